@@ -1,0 +1,71 @@
+//! A graph together with its split and provenance.
+
+use rand::SeedableRng;
+use rand::rngs::StdRng;
+use rand::seq::SliceRandom;
+
+use crate::error::{GraphError, Result};
+use crate::graph::Graph;
+
+/// Node-id splits of a dataset. Ids are global; each list keeps the order it was given in.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Split {
+    /// Training nodes.
+    pub train: Vec<u32>,
+    /// Validation nodes (empty for the synthetic benchmarks).
+    pub valid: Vec<u32>,
+    /// Test nodes.
+    pub test: Vec<u32>,
+}
+
+impl Split {
+    /// A seeded random split: `train_fraction` of the nodes (rounded down) go to train, the rest
+    /// to test. The same seed always gives the same split.
+    ///
+    /// ```
+    /// use induce_graph::Split;
+    /// let s = Split::random(10, 0.8, 42).unwrap();
+    /// assert_eq!((s.train.len(), s.test.len()), (8, 2));
+    /// assert_eq!(s, Split::random(10, 0.8, 42).unwrap());
+    /// ```
+    pub fn random(num_nodes: usize, train_fraction: f64, seed: u64) -> Result<Self> {
+        if !(0.0..=1.0).contains(&train_fraction) {
+            return Err(GraphError::InvalidParameter {
+                name: "train_fraction",
+                value: train_fraction.to_string(),
+                reason: "must lie in [0, 1]",
+            });
+        }
+        let mut ids: Vec<u32> = (0..num_nodes as u32).collect();
+        ids.shuffle(&mut StdRng::seed_from_u64(seed));
+        let k = (num_nodes as f64 * train_fraction).floor() as usize;
+        let test = ids.split_off(k);
+        Ok(Self { train: ids, valid: Vec::new(), test })
+    }
+
+    /// Checks that every id is a node of a graph with `num_nodes` nodes.
+    pub fn validate(&self, num_nodes: usize) -> Result<()> {
+        for &u in self.train.iter().chain(&self.valid).chain(&self.test) {
+            if u as usize >= num_nodes {
+                return Err(GraphError::NodeOutOfRange { node: u as u64, num_nodes });
+            }
+        }
+        Ok(())
+    }
+}
+
+/// A named graph with its split, optional fixed evaluation targets, and notes on anything a
+/// loader normalised (symmetrised edges, dropped self loops, ...).
+#[derive(Debug, Clone)]
+pub struct Dataset {
+    /// Short name (`ba-shapes`, `syn1`, `cora`, ...).
+    pub name: String,
+    /// The graph.
+    pub graph: Graph,
+    /// Train / validation / test nodes.
+    pub split: Split,
+    /// Fixed evaluation targets shipped with the data (the reference `eval_idx`), if any.
+    pub eval_targets: Option<Vec<u32>>,
+    /// What a loader changed on the way in, one line each; empty when the input was clean.
+    pub notes: Vec<String>,
+}
