@@ -1,2 +1,29 @@
-//! placeholder
+//! Neural networks of `induce`, in Burn: the black-box [`Gcn`] the explainer explains and the
+//! GAT [`policy`] network it learns with.
+//!
+//! * [`BlackBox`]: the model-agnostic view of any classifier (implement it for your own model).
+//! * [`Gcn`] / [`GcnConfig`]: the paper's black box; [`train`] trains it, [`checkpoint`] saves and
+//!   loads it, [`reference`] imports the authors' weights.
+//! * [`device`]: the one place a backend is chosen.
+
+pub mod black_box;
+pub mod checkpoint;
+pub mod device;
+mod error;
+pub mod gat;
+pub mod gcn;
+mod init;
+pub mod policy;
+pub mod reference;
+pub mod tensors;
+pub mod train;
+
+pub use black_box::{BlackBox, GcnBlackBox, LogProbs};
+pub use error::{ModelError, Result};
+pub use gat::GatConv;
+pub use gcn::{Gcn, GcnConfig, GraphConv};
+pub use policy::{CandidateTensors, Policy, PolicyConfig};
+pub use tensors::GraphTensors;
+pub use train::{GcnTrainingConfig, TrainReport, train_gcn};
+
 pub use burn;

@@ -1,0 +1,179 @@
+//! The black box: the only view an explainer has of the classifier it explains.
+
+use burn::module::Module;
+use burn::tensor::Device;
+use induce_graph::Features;
+
+use crate::error::{ModelError, Result};
+use crate::gcn::Gcn;
+use crate::tensors::{GraphTensors, matrix, to_vec};
+
+/// Per-node class log-probabilities, `[n, C]` row-major, as returned by a [`BlackBox`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct LogProbs {
+    n: usize,
+    c: usize,
+    data: Vec<f32>,
+}
+
+impl LogProbs {
+    /// Wraps a row-major `[n, c]` buffer; errors if the length is not `n × c`.
+    pub fn new(n: usize, c: usize, data: Vec<f32>) -> Result<Self> {
+        if data.len() != n * c {
+            return Err(ModelError::DimensionMismatch {
+                what: format!("log-probability buffer for {n} nodes × {c} classes"),
+                expected: n * c,
+                got: data.len(),
+            });
+        }
+        Ok(Self { n, c, data })
+    }
+
+    /// Number of nodes.
+    pub fn num_nodes(&self) -> usize {
+        self.n
+    }
+
+    /// Number of classes.
+    pub fn num_classes(&self) -> usize {
+        self.c
+    }
+
+    /// Log-probabilities of node `i`.
+    pub fn row(&self, i: usize) -> &[f32] {
+        &self.data[i * self.c..(i + 1) * self.c]
+    }
+
+    /// The predicted class of node `i`: argmax, first index on ties (NaN never wins).
+    pub fn argmax(&self, i: usize) -> usize {
+        let mut best = 0;
+        let r = self.row(i);
+        for (k, &v) in r.iter().enumerate() {
+            if v > r[best] || r[best].is_nan() {
+                best = k;
+            }
+        }
+        best
+    }
+
+    /// Predicted classes of all nodes.
+    pub fn predictions(&self) -> Vec<usize> {
+        (0..self.n).map(|i| self.argmax(i)).collect()
+    }
+
+    /// Shannon entropy (nats) of node `i`'s predicted distribution, `−Σ p log p` with
+    /// `0 · log 0 = 0`.
+    pub fn entropy(&self, i: usize) -> f32 {
+        -self
+            .row(i)
+            .iter()
+            .map(|&lp| {
+                if lp == f32::NEG_INFINITY {
+                    0.0
+                } else {
+                    lp.exp() * lp
+                }
+            })
+            .sum::<f32>()
+    }
+
+    /// The flat row-major buffer.
+    pub fn as_slice(&self) -> &[f32] {
+        &self.data
+    }
+}
+
+/// A trained node classifier seen from outside: given a graph (usually a k-hop neighbourhood,
+/// possibly edited), it returns class log-probabilities for every node.
+///
+/// Any model can be explained by implementing this trait; nothing else of the model is used
+/// (the explainer is model-agnostic).
+///
+/// ```
+/// use induce_graph::Features;
+/// use induce_models::{BlackBox, LogProbs, Result};
+///
+/// /// Predicts class 1 for nodes with at least two neighbours.
+/// struct DegreeRule;
+/// impl BlackBox for DegreeRule {
+///     fn input_dim(&self) -> usize { 1 }
+///     fn num_classes(&self) -> usize { 2 }
+///     fn log_probs(&self, x: &Features, edges: &[(u32, u32)]) -> Result<LogProbs> {
+///         let mut deg = vec![0; x.num_nodes()];
+///         for &(u, w) in edges { deg[u as usize] += 1; deg[w as usize] += 1; }
+///         let data = deg.iter().flat_map(|&d| if d >= 2 { [-5.0, 0.0] } else { [0.0, -5.0] });
+///         LogProbs::new(x.num_nodes(), 2, data.collect())
+///     }
+/// }
+/// let lp = DegreeRule.log_probs(&Features::constant(3, 1, 1.0), &[(0, 1), (1, 2)]).unwrap();
+/// assert_eq!(lp.predictions(), vec![0, 1, 0]);
+/// ```
+pub trait BlackBox: Send + Sync {
+    /// Feature dimension the model expects.
+    fn input_dim(&self) -> usize;
+
+    /// Number of classes.
+    fn num_classes(&self) -> usize;
+
+    /// Class log-probabilities of every node of the graph with features `x` (`n × d`) and
+    /// undirected `edges` (each pair once, local ids `< n`, no self loops).
+    fn log_probs(&self, x: &Features, edges: &[(u32, u32)]) -> Result<LogProbs>;
+}
+
+/// Checks a feature matrix against a model's input dimension.
+pub fn check_features(x: &Features, input_dim: usize) -> Result<()> {
+    if x.dim() != input_dim {
+        return Err(ModelError::DimensionMismatch {
+            what: "node feature dimension (model input)".into(),
+            expected: input_dim,
+            got: x.dim(),
+        });
+    }
+    Ok(())
+}
+
+/// A Burn [`Gcn`] on a device, as a [`BlackBox`]. Runs without autodiff.
+#[derive(Debug, Clone)]
+pub struct GcnBlackBox {
+    model: Gcn,
+    device: Device,
+}
+
+impl GcnBlackBox {
+    /// Wraps a trained model; it is moved to `device` in inference mode.
+    pub fn new(model: Gcn, device: &Device) -> Self {
+        Self {
+            model: model.valid().to_device(device),
+            device: device.clone(),
+        }
+    }
+
+    /// The wrapped model.
+    pub fn model(&self) -> &Gcn {
+        &self.model
+    }
+
+    /// The device it runs on.
+    pub fn device(&self) -> &Device {
+        &self.device
+    }
+}
+
+impl BlackBox for GcnBlackBox {
+    fn input_dim(&self) -> usize {
+        self.model.input_dim()
+    }
+
+    fn num_classes(&self) -> usize {
+        self.model.num_classes()
+    }
+
+    fn log_probs(&self, x: &Features, edges: &[(u32, u32)]) -> Result<LogProbs> {
+        check_features(x, self.input_dim())?;
+        let n = x.num_nodes();
+        let g = GraphTensors::new(n, edges, &self.device)?;
+        let xt = matrix(x.as_slice(), n, x.dim(), &self.device);
+        let out = to_vec(self.model.forward(xt, &g));
+        LogProbs::new(n, self.num_classes(), out)
+    }
+}

@@ -1,0 +1,121 @@
+//! Saving and loading models: Burn records (burnpack) written atomically, with their config in a
+//! JSON file beside them.
+//!
+//! A checkpoint `model.bpk` is accompanied by `model.json` (the model's `Config`). Loading reads
+//! the config, builds the module and applies the record; a checkpoint whose dimensions do not match
+//! the data it is used with is a [`ModelError::DimensionMismatch`] naming both numbers.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use burn::module::Module;
+use burn::store::ModuleRecord;
+use burn::tensor::{Bytes, Device};
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+
+use crate::error::{ModelError, Result};
+use crate::gcn::{Gcn, GcnConfig};
+
+/// Writes `bytes` to `path` atomically: a temporary file in the same directory, flushed and
+/// synced, then renamed over `path`. Either the old or the new content is visible, never a
+/// partial file; the temporary file is removed on failure.
+pub fn atomic_write(path: &Path, bytes: &[u8]) -> Result<()> {
+    let io = |source| ModelError::Io {
+        path: path.to_path_buf(),
+        source,
+    };
+    let dir = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    std::fs::create_dir_all(&dir).map_err(io)?;
+    let name = path
+        .file_name()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let tmp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
+    let result = (|| {
+        let mut f = std::fs::File::create(&tmp)?;
+        f.write_all(bytes)?;
+        f.sync_all()?;
+        std::fs::rename(&tmp, path)
+    })();
+    if let Err(e) = result {
+        let _ = std::fs::remove_file(&tmp);
+        return Err(io(e));
+    }
+    Ok(())
+}
+
+/// The config file that sits beside a checkpoint: `model.bpk` → `model.json`.
+pub fn config_path(checkpoint: &Path) -> PathBuf {
+    checkpoint.with_extension("json")
+}
+
+/// Saves `module` as a burnpack record at `path` and `config` as JSON beside it, both atomically.
+pub fn save_module<M: Module, C: Serialize>(module: &M, config: &C, path: &Path) -> Result<()> {
+    let json = serde_json::to_vec_pretty(config)
+        .map_err(|e| ModelError::checkpoint(config_path(path), e.to_string()))?;
+    let bytes = module
+        .clone()
+        .into_record()
+        .into_bytes()
+        .map_err(|e| ModelError::checkpoint(path, format!("cannot serialise record: {e}")))?;
+    atomic_write(&config_path(path), &json)?;
+    atomic_write(path, &bytes)
+}
+
+/// Reads the JSON config beside a checkpoint.
+pub fn load_config<C: DeserializeOwned>(checkpoint: &Path) -> Result<C> {
+    let p = config_path(checkpoint);
+    let text = std::fs::read(&p).map_err(|source| ModelError::Io {
+        path: p.clone(),
+        source,
+    })?;
+    serde_json::from_slice(&text).map_err(|e| ModelError::checkpoint(p, format!("bad config: {e}")))
+}
+
+/// Applies the burnpack record at `path` to an initialised `module` of the same shape.
+pub fn load_record<M: Module>(module: M, path: &Path) -> Result<M> {
+    let bytes = std::fs::read(path).map_err(|source| ModelError::Io {
+        path: path.into(),
+        source,
+    })?;
+    let record = ModuleRecord::from_bytes(Bytes::from_bytes_vec(bytes))
+        .map_err(|e| ModelError::checkpoint(path, format!("not a valid burnpack record: {e}")))?;
+    module
+        .try_load_record(record)
+        .map_err(|e| ModelError::checkpoint(path, format!("record does not fit the model: {e}")))
+}
+
+/// Saves a GCN and its config (`path` and `path.json`).
+pub fn save_gcn(model: &Gcn, config: &GcnConfig, path: &Path) -> Result<()> {
+    save_module(model, config, path)
+}
+
+/// Loads a GCN saved by [`save_gcn`]. When `expect` is `Some((input_dim, num_classes))` (the
+/// dataset's), a checkpoint with other dimensions is a [`ModelError::DimensionMismatch`].
+pub fn load_gcn(path: &Path, expect: Option<(usize, usize)>, device: &Device) -> Result<Gcn> {
+    let config: GcnConfig = load_config(path)?;
+    if let Some((d, c)) = expect {
+        check_dims(path, "input feature dimension", config.input_dim, d)?;
+        check_dims(path, "number of classes", config.num_classes, c)?;
+    }
+    load_record(config.init(device), path)
+}
+
+/// Errors unless a checkpoint's `found` size equals the data's `expected` one.
+pub fn check_dims(path: &Path, what: &str, found: usize, expected: usize) -> Result<()> {
+    if found == expected {
+        return Ok(());
+    }
+    Err(ModelError::DimensionMismatch {
+        what: format!(
+            "{what} of checkpoint {} (checkpoint vs dataset)",
+            path.display()
+        ),
+        expected,
+        got: found,
+    })
+}

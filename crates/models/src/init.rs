@@ -1,0 +1,36 @@
+//! Seeded parameter initialisation from a host RNG (reproducible regardless of test threads).
+
+use burn::module::Param;
+use burn::tensor::{Device, Tensor, TensorData};
+use rand::Rng;
+use rand::rngs::StdRng;
+
+/// `U(-bound, bound)` matrix parameter of shape `[rows, cols]`.
+pub fn uniform2(
+    rng: &mut StdRng,
+    rows: usize,
+    cols: usize,
+    bound: f32,
+    d: &Device,
+) -> Param<Tensor<2>> {
+    let v: Vec<f32> = (0..rows * cols)
+        .map(|_| rng.random_range(-bound..=bound))
+        .collect();
+    Param::from_tensor(Tensor::from_data(TensorData::new(v, [rows, cols]), d))
+}
+
+/// `U(-bound, bound)` vector parameter of length `n`.
+pub fn uniform1(rng: &mut StdRng, n: usize, bound: f32, d: &Device) -> Param<Tensor<1>> {
+    let v: Vec<f32> = (0..n).map(|_| rng.random_range(-bound..=bound)).collect();
+    Param::from_tensor(Tensor::from_data(TensorData::new(v, [n]), d))
+}
+
+/// Vector parameter filled with `value`.
+pub fn constant1(n: usize, value: f32, d: &Device) -> Param<Tensor<1>> {
+    Param::from_tensor(Tensor::from_data(TensorData::new(vec![value; n], [n]), d))
+}
+
+/// Glorot/Xavier uniform bound for a `[fan_in, fan_out]` weight.
+pub fn glorot(fan_in: usize, fan_out: usize) -> f32 {
+    (6.0 / (fan_in + fan_out) as f32).sqrt()
+}

@@ -1,0 +1,181 @@
+//! Uploading graphs to a device and the sparse kernels shared by the GCN and GAT layers.
+
+use burn::tensor::{Device, IndexingUpdateOp, Int, Tensor, TensorData};
+
+use crate::error::{ModelError, Result};
+
+/// A graph on a device as a directed message list: both directions of every undirected edge plus
+/// one self loop per node, with the GCN normalisation of each message.
+///
+/// For undirected edges `E` and `n` nodes there are `E' = 2E + n` messages. Message `k` flows from
+/// `src[k]` to `dst[k]` with weight `gcn_norm[k] = 1 / sqrt(d̃(src) d̃(dst))`, where `d̃` is the
+/// degree plus one (the self loop): the entries of `Â = D̃^{-1/2} (A + I) D̃^{-1/2}`.
+///
+/// ```text
+///  0 ─ 1     edges [(0, 1)], n = 3  →  src [0, 1, 0, 1, 2]
+///            2 isolated                  dst [1, 0, 0, 1, 2]
+/// ```
+#[derive(Debug, Clone)]
+pub struct GraphTensors {
+    /// Number of nodes `n`.
+    pub num_nodes: usize,
+    /// Message sources, shape `[E']`.
+    pub src: Tensor<1, Int>,
+    /// Message destinations, shape `[E']`.
+    pub dst: Tensor<1, Int>,
+    /// GCN weights of the messages, shape `[E', 1]`.
+    pub gcn_norm: Tensor<2>,
+}
+
+/// The host-side message list behind [`GraphTensors`] (useful for tests and plain-Rust kernels).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Messages {
+    /// Message sources.
+    pub src: Vec<u32>,
+    /// Message destinations.
+    pub dst: Vec<u32>,
+    /// GCN normalisation per message.
+    pub norm: Vec<f32>,
+}
+
+impl Messages {
+    /// Builds the message list of an undirected graph given as `(u, w)` pairs (each pair once,
+    /// either orientation). Rejects out-of-range endpoints and self loops.
+    pub fn new(num_nodes: usize, edges: &[(u32, u32)]) -> Result<Self> {
+        let mut deg = vec![1u32; num_nodes];
+        for &(u, w) in edges {
+            for x in [u, w] {
+                if x as usize >= num_nodes {
+                    return Err(ModelError::InvalidInput(format!(
+                        "edge ({u}, {w}) has endpoint {x} outside the graph's {num_nodes} nodes"
+                    )));
+                }
+            }
+            if u == w {
+                return Err(ModelError::InvalidInput(format!(
+                    "self loop ({u}, {u}) in edge list"
+                )));
+            }
+            deg[u as usize] += 1;
+            deg[w as usize] += 1;
+        }
+        let m = 2 * edges.len() + num_nodes;
+        let (mut src, mut dst, mut norm) = (
+            Vec::with_capacity(m),
+            Vec::with_capacity(m),
+            Vec::with_capacity(m),
+        );
+        let inv: Vec<f32> = deg.iter().map(|&d| 1.0 / (d as f32).sqrt()).collect();
+        for &(u, w) in edges {
+            let nw = inv[u as usize] * inv[w as usize];
+            src.extend([u, w]);
+            dst.extend([w, u]);
+            norm.extend([nw, nw]);
+        }
+        for u in 0..num_nodes as u32 {
+            src.push(u);
+            dst.push(u);
+            norm.push(inv[u as usize] * inv[u as usize]);
+        }
+        Ok(Self { src, dst, norm })
+    }
+}
+
+impl GraphTensors {
+    /// Uploads an undirected graph (see [`Messages::new`]) to `device`.
+    pub fn new(num_nodes: usize, edges: &[(u32, u32)], device: &Device) -> Result<Self> {
+        let m = Messages::new(num_nodes, edges)?;
+        Ok(Self::from_messages(num_nodes, &m, device))
+    }
+
+    /// Uploads a prepared message list.
+    pub fn from_messages(num_nodes: usize, m: &Messages, device: &Device) -> Self {
+        let e = m.src.len();
+        let ints = |v: &[u32]| {
+            let data: Vec<i64> = v.iter().map(|&x| x as i64).collect();
+            Tensor::<1, Int>::from_data(TensorData::new(data, [e]), device)
+        };
+        Self {
+            num_nodes,
+            src: ints(&m.src),
+            dst: ints(&m.dst),
+            gcn_norm: Tensor::from_data(TensorData::new(m.norm.clone(), [e, 1]), device),
+        }
+    }
+}
+
+/// Uploads a row-major `[rows, cols]` matrix.
+pub fn matrix(data: &[f32], rows: usize, cols: usize, device: &Device) -> Tensor<2> {
+    Tensor::from_data(TensorData::new(data.to_vec(), [rows, cols]), device)
+}
+
+/// Uploads a vector of indices.
+pub fn indices(data: &[u32], device: &Device) -> Tensor<1, Int> {
+    let v: Vec<i64> = data.iter().map(|&x| x as i64).collect();
+    Tensor::from_data(TensorData::new(v, [data.len()]), device)
+}
+
+/// Sums rows of `values` into `n` output rows: `out[index[k]] += values[k]`.
+///
+/// # Shapes
+/// - values: `[E, F]`
+/// - index: `[E]`
+/// - output: `[n, F]`
+pub fn scatter_add_rows(values: Tensor<2>, index: Tensor<1, Int>, n: usize) -> Tensor<2> {
+    let f = values.dims()[1];
+    Tensor::<2>::zeros([n, f], &values.device()).select_assign(
+        0,
+        index,
+        values,
+        IndexingUpdateOp::Add,
+    )
+}
+
+/// Softmax of edge scores over the incoming messages of each destination node.
+///
+/// The per-node maximum is subtracted for stability; it is detached (a constant shift does not
+/// change the softmax, so no gradient is lost).
+///
+/// # Shapes
+/// - scores: `[E, 1]`
+/// - dst: `[E]`
+/// - output: `[E, 1]`, summing to 1 over the messages of each destination
+pub fn segment_softmax(scores: Tensor<2>, dst: Tensor<1, Int>, n: usize) -> Tensor<2> {
+    let device = scores.device();
+    let seg_max = Tensor::<2>::full([n, 1], -1e30, &device).select_assign(
+        0,
+        dst.clone(),
+        scores.clone().detach(),
+        IndexingUpdateOp::Max,
+    );
+    let ex = (scores - seg_max.select(0, dst.clone())).exp();
+    let denom = scatter_add_rows(ex.clone(), dst.clone(), n);
+    ex / denom.select(0, dst)
+}
+
+/// Reads a float tensor back to the host as a flat row-major vector.
+pub fn to_vec(t: Tensor<2>) -> Vec<f32> {
+    t.into_data()
+        .convert::<f32>()
+        .try_into_vec::<f32>()
+        .expect("float tensor converts to f32")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn message_list_and_norms() {
+        // path 0 - 1 - 2: degrees with self loop 2, 3, 2
+        let m = Messages::new(3, &[(0, 1), (2, 1)]).unwrap();
+        assert_eq!(m.src, vec![0, 1, 2, 1, 0, 1, 2]);
+        assert_eq!(m.dst, vec![1, 0, 1, 2, 0, 1, 2]);
+        let n01 = 1.0 / (6.0f32).sqrt();
+        assert!((m.norm[0] - n01).abs() < 1e-7);
+        assert!((m.norm[4] - 0.5).abs() < 1e-7);
+        assert!((m.norm[5] - 1.0 / 3.0).abs() < 1e-7);
+        assert!(Messages::new(2, &[(0, 2)]).is_err());
+        assert!(Messages::new(2, &[(1, 1)]).is_err());
+    }
+}
