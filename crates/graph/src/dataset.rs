@@ -40,14 +40,21 @@ impl Split {
         ids.shuffle(&mut StdRng::seed_from_u64(seed));
         let k = (num_nodes as f64 * train_fraction).floor() as usize;
         let test = ids.split_off(k);
-        Ok(Self { train: ids, valid: Vec::new(), test })
+        Ok(Self {
+            train: ids,
+            valid: Vec::new(),
+            test,
+        })
     }
 
     /// Checks that every id is a node of a graph with `num_nodes` nodes.
     pub fn validate(&self, num_nodes: usize) -> Result<()> {
         for &u in self.train.iter().chain(&self.valid).chain(&self.test) {
             if u as usize >= num_nodes {
-                return Err(GraphError::NodeOutOfRange { node: u as u64, num_nodes });
+                return Err(GraphError::NodeOutOfRange {
+                    node: u as u64,
+                    num_nodes,
+                });
             }
         }
         Ok(())

@@ -42,7 +42,10 @@ impl EditGraph {
             a.dedup();
             num_edges += a.len();
         }
-        Self { adj, num_edges: num_edges / 2 }
+        Self {
+            adj,
+            num_edges: num_edges / 2,
+        }
     }
 
     /// Number of nodes.
@@ -77,7 +80,9 @@ impl EditGraph {
         match self.adj[u].binary_search(&(w as u32)) {
             Ok(i) => {
                 self.adj[u].remove(i);
-                let j = self.adj[w].binary_search(&(u as u32)).expect("symmetric adjacency");
+                let j = self.adj[w]
+                    .binary_search(&(u as u32))
+                    .expect("symmetric adjacency");
                 self.adj[w].remove(j);
                 self.num_edges -= 1;
                 false
@@ -96,7 +101,11 @@ impl EditGraph {
     pub fn edges(&self) -> Vec<(u32, u32)> {
         let mut out = Vec::with_capacity(self.num_edges);
         for (u, a) in self.adj.iter().enumerate() {
-            out.extend(a.iter().filter(|&&w| w as usize > u).map(|&w| (u as u32, w)));
+            out.extend(
+                a.iter()
+                    .filter(|&&w| w as usize > u)
+                    .map(|&w| (u as u32, w)),
+            );
         }
         out
     }

@@ -79,17 +79,49 @@ pub enum GraphError {
         /// What is wrong, naming the array, column or row.
         message: String,
     },
+    /// An error found in the content of a file (an out-of-range node id, a non-finite feature, a
+    /// label vector of the wrong length, ...), wrapped with the file and the array, column or
+    /// line where it was found.
+    #[error("{}: {context}: {source}", path.display())]
+    InFile {
+        /// The file.
+        path: PathBuf,
+        /// Where in the file: the array, column or line.
+        context: String,
+        /// The error itself.
+        #[source]
+        source: Box<GraphError>,
+    },
 }
 
 impl GraphError {
     /// Shorthand for a [`GraphError::Format`].
     pub fn format(path: impl Into<PathBuf>, message: impl Into<String>) -> Self {
-        GraphError::Format { path: path.into(), message: message.into() }
+        GraphError::Format {
+            path: path.into(),
+            message: message.into(),
+        }
+    }
+
+    /// Shorthand for a [`GraphError::InFile`].
+    pub fn in_file(
+        path: impl Into<PathBuf>,
+        context: impl Into<String>,
+        source: GraphError,
+    ) -> Self {
+        GraphError::InFile {
+            path: path.into(),
+            context: context.into(),
+            source: Box::new(source),
+        }
     }
 
     /// Shorthand for a [`GraphError::Io`].
     pub fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Self {
-        GraphError::Io { path: path.into(), source }
+        GraphError::Io {
+            path: path.into(),
+            source,
+        }
     }
 }
 

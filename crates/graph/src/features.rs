@@ -22,17 +22,29 @@ impl Features {
     /// values (naming the first offending entry).
     pub fn new(n: usize, d: usize, data: Vec<f32>) -> Result<Self> {
         if data.len() != n * d {
-            return Err(GraphError::FeatureShape { nodes: n, dim: d, got: data.len() });
+            return Err(GraphError::FeatureShape {
+                nodes: n,
+                dim: d,
+                got: data.len(),
+            });
         }
         if let Some(i) = data.iter().position(|x| !x.is_finite()) {
-            return Err(GraphError::NonFiniteFeature { node: i / d, dim: i % d, value: data[i] });
+            return Err(GraphError::NonFiniteFeature {
+                node: i / d,
+                dim: i % d,
+                value: data[i],
+            });
         }
         Ok(Self { n, d, data })
     }
 
     /// `n × d` matrix filled with `value` (the synthetic benchmarks use constant ones).
     pub fn constant(n: usize, d: usize, value: f32) -> Self {
-        Self { n, d, data: vec![value; n * d] }
+        Self {
+            n,
+            d,
+            data: vec![value; n * d],
+        }
     }
 
     /// Number of rows (nodes).
@@ -61,6 +73,10 @@ impl Features {
         for &i in ids {
             data.extend_from_slice(self.row(i as usize));
         }
-        Features { n: ids.len(), d: self.d, data }
+        Features {
+            n: ids.len(),
+            d: self.d,
+            data,
+        }
     }
 }

@@ -88,7 +88,8 @@ impl Graph {
         pairs.dedup();
         g.topo.reserve_edges(pairs.len());
         for (u, v) in pairs {
-            g.topo.add_edge(NodeIndex::new(u as usize), NodeIndex::new(v as usize), ());
+            g.topo
+                .add_edge(NodeIndex::new(u as usize), NodeIndex::new(v as usize), ());
         }
         Ok(g)
     }
@@ -97,7 +98,11 @@ impl Graph {
     pub fn empty(features: Features, labels: Vec<u32>) -> Result<Self> {
         let n = features.num_nodes();
         if labels.len() != n {
-            return Err(GraphError::PerNodeLength { what: "labels", nodes: n, got: labels.len() });
+            return Err(GraphError::PerNodeLength {
+                what: "labels",
+                nodes: n,
+                got: labels.len(),
+            });
         }
         if n > u32::MAX as usize {
             return Err(GraphError::InvalidParameter {
@@ -110,7 +115,12 @@ impl Graph {
         for _ in 0..n {
             topo.add_node(());
         }
-        Ok(Self { topo, features, labels, motif: None })
+        Ok(Self {
+            topo,
+            features,
+            labels,
+            motif: None,
+        })
     }
 
     /// Attaches motif ground truth: the motif-instance id of each node (`None` off-motif).
@@ -148,7 +158,11 @@ impl Graph {
 
     /// Number of classes: `max(label) + 1` (0 for an empty graph).
     pub fn num_classes(&self) -> usize {
-        self.labels.iter().map(|&l| l as usize + 1).max().unwrap_or(0)
+        self.labels
+            .iter()
+            .map(|&l| l as usize + 1)
+            .max()
+            .unwrap_or(0)
     }
 
     /// Motif-instance id per node, when the graph has ground truth.
@@ -172,13 +186,18 @@ impl Graph {
         if (u as usize) < self.num_nodes() {
             Ok(())
         } else {
-            Err(GraphError::NodeOutOfRange { node: u as u64, num_nodes: self.num_nodes() })
+            Err(GraphError::NodeOutOfRange {
+                node: u as u64,
+                num_nodes: self.num_nodes(),
+            })
         }
     }
 
     /// Neighbours of `u` (unordered). Panics if `u` is out of range.
     pub fn neighbors(&self, u: u32) -> impl Iterator<Item = u32> + '_ {
-        self.topo.neighbors(NodeIndex::new(u as usize)).map(|x| x.index() as u32)
+        self.topo
+            .neighbors(NodeIndex::new(u as usize))
+            .map(|x| x.index() as u32)
     }
 
     /// Degree of `u`. Panics if `u` is out of range.
@@ -191,7 +210,8 @@ impl Graph {
         if u as usize >= n || w as usize >= n || u == w {
             return None;
         }
-        self.topo.find_edge(NodeIndex::new(u as usize), NodeIndex::new(w as usize))
+        self.topo
+            .find_edge(NodeIndex::new(u as usize), NodeIndex::new(w as usize))
     }
 
     /// True when the undirected edge `{u, w}` exists (false for out-of-range ids).
@@ -210,7 +230,8 @@ impl Graph {
         if self.has_edge(u, w) {
             return Ok(false);
         }
-        self.topo.add_edge(NodeIndex::new(u as usize), NodeIndex::new(w as usize), ());
+        self.topo
+            .add_edge(NodeIndex::new(u as usize), NodeIndex::new(w as usize), ());
         Ok(true)
     }
 
@@ -227,7 +248,11 @@ impl Graph {
 
     /// Adds `{u, w}` if absent, removes it if present. Returns `true` when the edge now exists.
     pub fn toggle_edge(&mut self, u: u32, w: u32) -> Result<bool> {
-        if self.remove_edge(u, w) { Ok(false) } else { self.add_edge(u, w) }
+        if self.remove_edge(u, w) {
+            Ok(false)
+        } else {
+            self.add_edge(u, w)
+        }
     }
 
     /// Every undirected edge once, as `(u, w)` with `u < w`, sorted.
@@ -277,7 +302,10 @@ impl Graph {
         let csr = self.to_csr();
         let mut src = Vec::with_capacity(csr.indices.len());
         for u in 0..self.num_nodes() {
-            src.extend(std::iter::repeat_n(u as u32, csr.indptr[u + 1] - csr.indptr[u]));
+            src.extend(std::iter::repeat_n(
+                u as u32,
+                csr.indptr[u + 1] - csr.indptr[u],
+            ));
         }
         (src, csr.indices)
     }
@@ -293,9 +321,12 @@ mod tests {
     use super::*;
 
     fn path4() -> Graph {
-        Graph::from_edges(4, &[(0, 1), (2, 1), (1, 0), (2, 3)], Features::constant(4, 2, 1.0), vec![
-            0, 1, 1, 0,
-        ])
+        Graph::from_edges(
+            4,
+            &[(0, 1), (2, 1), (1, 0), (2, 3)],
+            Features::constant(4, 2, 1.0),
+            vec![0, 1, 1, 0],
+        )
         .unwrap()
     }
 
@@ -307,7 +338,10 @@ mod tests {
         let csr = g.to_csr();
         assert_eq!(csr.indptr, vec![0, 1, 3, 5, 6]);
         assert_eq!(csr.indices, vec![1, 0, 2, 1, 3, 2]);
-        assert_eq!(g.edge_index(), (vec![0, 1, 1, 2, 2, 3], vec![1, 0, 2, 1, 3, 2]));
+        assert_eq!(
+            g.edge_index(),
+            (vec![0, 1, 1, 2, 2, 3], vec![1, 0, 2, 1, 3, 2])
+        );
     }
 
     #[test]
@@ -318,8 +352,14 @@ mod tests {
         assert!(g.toggle_edge(3, 0).unwrap());
         assert!(g.has_edge(0, 3));
         assert_eq!(g.num_edges(), 3);
-        assert!(matches!(g.add_edge(0, 9), Err(GraphError::NodeOutOfRange { node: 9, .. })));
-        assert!(matches!(g.add_edge(2, 2), Err(GraphError::SelfLoop { node: 2 })));
+        assert!(matches!(
+            g.add_edge(0, 9),
+            Err(GraphError::NodeOutOfRange { node: 9, .. })
+        ));
+        assert!(matches!(
+            g.add_edge(2, 2),
+            Err(GraphError::SelfLoop { node: 2 })
+        ));
         assert!(!g.remove_edge(7, 8));
         assert!(!g.add_edge(0, 3).unwrap());
     }
@@ -333,7 +373,10 @@ mod tests {
         ));
         assert!(matches!(
             Graph::from_edges(3, &[(0, 3)], f.clone(), vec![0; 3]),
-            Err(GraphError::NodeOutOfRange { node: 3, num_nodes: 3 })
+            Err(GraphError::NodeOutOfRange {
+                node: 3,
+                num_nodes: 3
+            })
         ));
         assert!(matches!(
             Graph::from_edges(3, &[], f, vec![0; 2]),
@@ -343,7 +386,9 @@ mod tests {
 
     #[test]
     fn motif_edges() {
-        let g = path4().with_motifs(vec![None, Some(0), Some(0), Some(1)]).unwrap();
+        let g = path4()
+            .with_motifs(vec![None, Some(0), Some(0), Some(1)])
+            .unwrap();
         assert!(g.is_motif_edge(1, 2));
         assert!(!g.is_motif_edge(2, 3));
         assert!(!g.is_motif_edge(0, 1));

@@ -116,8 +116,16 @@ pub fn k_hop(g: &Graph, target: u32, h: u32) -> Result<Subgraph> {
         nb.sort_unstable();
         edges.extend(nb.into_iter().map(|lw| (lu as u32, lw)));
     }
-    let target_local = nodes.binary_search(&target).expect("target is in its own neighbourhood");
-    Ok(Subgraph { target, target_local, nodes, hops, edges })
+    let target_local = nodes
+        .binary_search(&target)
+        .expect("target is in its own neighbourhood");
+    Ok(Subgraph {
+        target,
+        target_local,
+        nodes,
+        hops,
+        edges,
+    })
 }
 
 #[cfg(test)]
@@ -164,7 +172,10 @@ mod tests {
         assert!(s.edges.is_empty());
         let s = k_hop(&g(), 2, 0).unwrap();
         assert_eq!(s.nodes, vec![2]);
-        assert!(matches!(k_hop(&g(), 7, 2), Err(GraphError::NodeOutOfRange { node: 7, .. })));
+        assert!(matches!(
+            k_hop(&g(), 7, 2),
+            Err(GraphError::NodeOutOfRange { node: 7, .. })
+        ));
     }
 
     #[test]

@@ -11,7 +11,9 @@ mod dataset;
 mod edit;
 mod error;
 mod features;
+pub mod generators;
 mod graph;
+pub mod io;
 mod khop;
 
 pub use dataset::{Dataset, Split};
