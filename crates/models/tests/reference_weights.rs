@@ -37,7 +37,7 @@ fn close(got: &[f32], want: &[f32]) {
 fn syn1_accuracy_and_logits_match_the_reference() {
     let Some(dir) = reference_dir() else { return };
     let dev = default_device().unwrap();
-    let data = load_reference_npz(&dir.join("syn1.npz")).unwrap();
+    let data = load_reference_npz(dir.join("syn1.npz")).unwrap();
     let gcn = load_reference_gcn(&dir.join("syn1_gcn.safetensors"), &dev).unwrap();
     assert_eq!(
         (gcn.input_dim(), gcn.num_classes(), gcn.hidden()),
@@ -83,7 +83,7 @@ fn every_eval_target_is_predicted_correctly_on_its_subgraph() {
     let Some(dir) = reference_dir() else { return };
     let dev = default_device().unwrap();
     for (ds, n_eval) in [("syn1", 76), ("syn4", 72), ("syn5", 129)] {
-        let data = load_reference_npz(&dir.join(format!("{ds}.npz"))).unwrap();
+        let data = load_reference_npz(dir.join(format!("{ds}.npz"))).unwrap();
         let gcn = load_reference_gcn(&dir.join(format!("{ds}_gcn.safetensors")), &dev).unwrap();
         let bb = GcnBlackBox::new(gcn, &dev);
         let targets = data.eval_targets.clone().unwrap();
