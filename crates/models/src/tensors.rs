@@ -153,6 +153,30 @@ pub fn segment_softmax(scores: Tensor<2>, dst: Tensor<1, Int>, n: usize) -> Tens
     ex / denom.select(0, dst)
 }
 
+/// Log-softmax of scores within segments (e.g. the candidate actions of each of a batch of
+/// states): `out[k] = s[k] − log Σ_{j: seg[j] = seg[k]} exp(s[j])`.
+///
+/// # Shapes
+/// - scores: `[C, 1]`
+/// - seg: `[C]`, values in `0..num_segments`
+/// - output: `[C, 1]`
+pub fn segment_log_softmax(
+    scores: Tensor<2>,
+    seg: Tensor<1, Int>,
+    num_segments: usize,
+) -> Tensor<2> {
+    let device = scores.device();
+    let seg_max = Tensor::<2>::full([num_segments, 1], -1e30, &device).select_assign(
+        0,
+        seg.clone(),
+        scores.clone().detach(),
+        IndexingUpdateOp::Max,
+    );
+    let shifted = scores - seg_max.select(0, seg.clone());
+    let denom = scatter_add_rows(shifted.clone().exp(), seg.clone(), num_segments);
+    shifted - denom.log().select(0, seg)
+}
+
 /// Reads a float tensor back to the host as a flat row-major vector.
 pub fn to_vec(t: Tensor<2>) -> Vec<f32> {
     t.into_data()
@@ -177,5 +201,18 @@ mod tests {
         assert!((m.norm[5] - 1.0 / 3.0).abs() < 1e-7);
         assert!(Messages::new(2, &[(0, 2)]).is_err());
         assert!(Messages::new(2, &[(1, 1)]).is_err());
+    }
+
+    #[test]
+    fn segment_log_softmax_normalises_each_segment() {
+        let d = crate::device::default_device().unwrap();
+        let s = matrix(&[1.0, 2.0, 3.0, -1.0, 1000.0], 5, 1, &d);
+        let seg = indices(&[0, 0, 1, 1, 2], &d);
+        let out = to_vec(segment_log_softmax(s, seg, 3));
+        let l = |a: f64, b: f64| (a - (a.exp() + b.exp()).ln()) as f32;
+        let want = [l(1.0, 2.0), l(2.0, 1.0), l(3.0, -1.0), l(-1.0, 3.0), 0.0];
+        for (o, w) in out.iter().zip(want) {
+            assert!((o - w).abs() < 1e-6, "{out:?}");
+        }
     }
 }

@@ -1,1 +1,63 @@
-//! placeholder
+//! InduCE: counterfactual explanations for graph neural networks by reinforcement learning
+//! over graph edits.
+//!
+//! A counterfactual explanation of a node classifier's prediction for a target node `v` is a
+//! small set of edge edits (deletions and additions) that changes the prediction. This crate
+//! holds the pieces every explainer shares and the edit MDP of InduCE (spec §2):
+//!
+//! * [`Episode`] / [`EnvConfig`]: the MDP for one target on its `h`-hop neighbourhood: per-node
+//!   state, candidate actions ([`Candidates`]), [`Episode::step`], done rules;
+//! * [`Reward`]: the paper's reward (guarded) and a shaped alternative;
+//! * [`Explanation`], [`Edit`], [`EditKind`] and the [`Explainer`] trait every method implements;
+//! * [`metrics`]: fidelity, size, accuracy (paper and strict), sparsity, composition, size
+//!   histogram, and a [`metrics::Summary`];
+//! * [`RlError`]: typed errors.
+//!
+//! The explainer only calls the classifier through [`induce_models::BlackBox`]
+//! (model-agnostic).
+//!
+//! ```
+//! use induce_graph::{Features, Graph};
+//! use induce_models::{BlackBox, LogProbs};
+//! use induce_rl::{EnvConfig, Episode};
+//!
+//! /// Class 1 iff degree ≥ 2.
+//! struct DegreeRule;
+//! impl BlackBox for DegreeRule {
+//!     fn input_dim(&self) -> usize { 1 }
+//!     fn num_classes(&self) -> usize { 2 }
+//!     fn log_probs(&self, x: &Features, edges: &[(u32, u32)])
+//!         -> induce_models::Result<LogProbs> {
+//!         let mut deg = vec![0; x.num_nodes()];
+//!         for &(u, w) in edges { deg[u as usize] += 1; deg[w as usize] += 1; }
+//!         let data = deg.iter().flat_map(|&d| if d >= 2 { [-2.0, -0.2] } else { [-0.2, -2.0] });
+//!         LogProbs::new(x.num_nodes(), 2, data.collect())
+//!     }
+//! }
+//!
+//! //  0 ─ 1 ─ 2 : node 1 has degree 2 (class 1); deleting (0, 1) flips it
+//! let g = Graph::from_edges(3, &[(0, 1), (1, 2)], Features::constant(3, 1, 1.0), vec![0; 3])
+//!     .unwrap();
+//! let mut ep = Episode::new(&g, &DegreeRule, 1, &EnvConfig::default()).unwrap();
+//! assert_eq!(ep.original_label(), 1);
+//! assert_eq!(ep.candidates().len(), 2); // delete (0, 1), delete (1, 2)
+//! let step = ep.step(0).unwrap();
+//! assert!(step.flipped && step.done);
+//! assert_eq!(ep.explanation().edits, vec![induce_rl::Edit::delete(0, 1)]);
+//! ```
+
+pub mod env;
+mod error;
+pub mod explanation;
+pub mod induce;
+pub mod metrics;
+pub mod reward;
+
+pub use env::{Candidates, EditMode, EnvConfig, Episode, Step, state_dim};
+pub use error::{Result, RlError};
+pub use explanation::{Edit, EditKind, Explainer, Explanation};
+pub use induce::{
+    EpochStats, InduceConfig, InduceExplainer, explain_greedy, explain_transductive,
+    train_inductive,
+};
+pub use reward::Reward;

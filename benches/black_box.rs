@@ -1,0 +1,43 @@
+//! Black-box GCN forward latency on 4-hop neighbourhoods of the generated benchmarks.
+//!
+//! `cargo bench --bench black_box`. For each dataset the target is the first test node with a
+//! non-zero label (a motif node, as the explainer's targets are); the subgraph size is printed.
+
+use criterion::{Criterion, criterion_group, criterion_main};
+use induce::graph::generators::SyntheticKind;
+use induce::graph::k_hop;
+use induce::models::device::default_device;
+use induce::models::{BlackBox, GcnBlackBox, GcnConfig};
+
+fn forward(c: &mut Criterion) {
+    let dev = default_device().expect("a CPU backend is compiled in");
+    for kind in [
+        SyntheticKind::TreeCycles,
+        SyntheticKind::BaShapes,
+        SyntheticKind::TreeGrid,
+    ] {
+        let data = kind.generate(42).expect("generator");
+        let g = &data.graph;
+        let target = *data
+            .split
+            .test
+            .iter()
+            .find(|&&u| g.labels()[u as usize] != 0)
+            .expect("motif node");
+        let sub = k_hop(g, target, 4).expect("k-hop");
+        let x = sub.features(g);
+        let bb = GcnBlackBox::new(GcnConfig::new(10, g.num_classes()).init(&dev), &dev);
+        let name = format!(
+            "gcn_forward/{}/4hop_{}nodes_{}edges",
+            kind.name(),
+            sub.num_nodes(),
+            sub.num_edges()
+        );
+        c.bench_function(&name, |b| {
+            b.iter(|| bb.log_probs(&x, &sub.edges).expect("forward"))
+        });
+    }
+}
+
+criterion_group!(benches, forward);
+criterion_main!(benches);

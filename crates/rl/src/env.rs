@@ -1,0 +1,1025 @@
+//! The edit MDP of InduCE (spec §2): one [`Episode`] per target node.
+
+use std::collections::HashSet;
+
+use burn::tensor::{Device, Tensor};
+use induce_graph::{EditGraph, Features, Graph, Subgraph, k_hop};
+use induce_models::tensors::matrix;
+use induce_models::{BlackBox, CandidateTensors, GraphTensors, LogProbs};
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Result, RlError};
+use crate::explanation::{Edit, EditKind, Explanation};
+use crate::reward::Reward;
+
+/// Which edit types an episode may use.
+///
+/// Serialised as `"both"`, `"delete_only"`, `"add_only"`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EditMode {
+    /// Deletions and additions (InduCE).
+    #[default]
+    Both,
+    /// Deletions only (InduCE−−, the `V_c ⊆ E` special case).
+    DeleteOnly,
+    /// Additions only (the `V_c ∩ E = ∅` special case).
+    AddOnly,
+}
+
+/// Configuration of an [`Episode`].
+///
+/// Every field has a default, so a partial JSON object deserialises:
+///
+/// ```
+/// use induce_rl::{EditMode, EnvConfig};
+/// let c: EnvConfig = serde_json::from_str(r#"{"mode": "delete_only"}"#).unwrap();
+/// assert_eq!((c.hops, c.budget, c.mode), (4, 15, EditMode::DeleteOnly));
+/// ```
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct EnvConfig {
+    /// Radius `h` of the neighbourhood the episode works on (default 4).
+    pub hops: u32,
+    /// Edit budget `δ`: the episode ends after this many edits (default 15; 0 is an error).
+    pub budget: usize,
+    /// Which edit types are offered (default both).
+    pub mode: EditMode,
+    /// The optional allowed set `V_c`: unordered node pairs in ORIGINAL ids. When given, only
+    /// candidates whose pair is in the set are offered (pairs outside the neighbourhood are
+    /// ignored). `None` allows every pair.
+    pub allowed: Option<Vec<(u32, u32)>>,
+    /// The reward of an edit.
+    pub reward: Reward,
+}
+
+impl Default for EnvConfig {
+    fn default() -> Self {
+        Self {
+            hops: 4,
+            budget: 15,
+            mode: EditMode::Both,
+            allowed: None,
+            reward: Reward::default(),
+        }
+    }
+}
+
+/// Width of the per-node state vector: `feature_dim` original features, the degree, the
+/// entropy, and a one-hot of `num_classes` predicted labels.
+///
+/// ```
+/// assert_eq!(induce_rl::state_dim(10, 4), 16);
+/// ```
+pub fn state_dim(feature_dim: usize, num_classes: usize) -> usize {
+    feature_dim + 2 + num_classes
+}
+
+/// The candidate actions of an episode in LOCAL (subgraph) ids, one entry per action in the
+/// three parallel vectors.
+///
+/// Order: additions `(target, u)` by ascending local `u`, then deletions `(j, k)`, `j < k`, in
+/// row-major order. The order is fixed at the start of an episode; a used action is removed and
+/// the others keep their relative order.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Candidates {
+    /// First endpoints (the target for an addition; `j` for a deletion `(j, k)`).
+    pub u: Vec<u32>,
+    /// Second endpoints.
+    pub w: Vec<u32>,
+    /// Edit type of each action.
+    pub kind: Vec<EditKind>,
+}
+
+impl Candidates {
+    /// Number of actions.
+    pub fn len(&self) -> usize {
+        self.u.len()
+    }
+
+    /// True when there is no action.
+    pub fn is_empty(&self) -> bool {
+        self.u.is_empty()
+    }
+
+    /// Action `i` as `(u, w, kind)`. Panics if `i` is out of range.
+    pub fn get(&self, i: usize) -> (u32, u32, EditKind) {
+        (self.u[i], self.w[i], self.kind[i])
+    }
+
+    /// The action-type feature of each action: 1.0 for an addition, 0.0 for a deletion (the
+    /// `flag` argument of [`CandidateTensors::new`]).
+    pub fn flag(&self) -> Vec<f32> {
+        self.kind
+            .iter()
+            .map(|k| if *k == EditKind::Add { 1.0 } else { 0.0 })
+            .collect()
+    }
+
+    /// Uploads the actions for the policy.
+    ///
+    /// # Shapes
+    /// - output: `u`, `w`: `[C]`; `flag`: `[C, 1]`
+    pub fn to_tensors(&self, device: &Device) -> CandidateTensors {
+        CandidateTensors::new(&self.u, &self.w, &self.flag(), device)
+    }
+
+    fn push(&mut self, u: usize, w: usize, kind: EditKind) {
+        self.u.push(u as u32);
+        self.w.push(w as u32);
+        self.kind.push(kind);
+    }
+
+    fn remove(&mut self, i: usize) -> (u32, u32, EditKind) {
+        (self.u.remove(i), self.w.remove(i), self.kind.remove(i))
+    }
+}
+
+/// The outcome of one [`Episode::step`].
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Step {
+    /// The reward of the edit (see [`Reward`]).
+    pub reward: f32,
+    /// True when the target's prediction now differs from its original label.
+    pub flipped: bool,
+    /// True when the episode is over (flip, budget reached, or no candidate left).
+    pub done: bool,
+}
+
+/// One explanation episode for a target node: the MDP of spec §2.
+///
+/// On creation the `h`-hop neighbourhood of the target is extracted (fixed for the episode),
+/// the black box is run on it, the target's predicted label `y` is recorded and the candidate
+/// actions are built:
+/// * deletions of every edge of the neighbourhood, and
+/// * additions `(target, u)` for every node `u ≠ target` of the neighbourhood not adjacent to it,
+///
+/// restricted by [`EnvConfig::mode`] and [`EnvConfig::allowed`]. A pair edited once is never
+/// offered again, so after an edit the candidate list only loses the used action (a deleted
+/// edge is not offered for re-addition, an added edge not for deletion).
+///
+/// The per-node state is `[original features ‖ degree in the current subgraph ‖ entropy (nats)
+/// of the black box's distribution ‖ one-hot of the predicted label]`, recomputed after every
+/// edit from a fresh black-box run on the edited subgraph. The episode ends when the label
+/// flips, when `budget` edits were made, or when no candidate is left.
+///
+/// ```text
+///  target 2, hops 2 (local ids in brackets; 7 is 3 hops away, 5 is isolated):
+///
+///    0[0] ─ 1[1] ─ 2[2] ─ 4[4] ─ 6[5] ─ 7        5
+///            │
+///           3[3]
+///
+///  candidates: add (2,0) (2,3) (2,5), then delete (0,1) (1,2) (1,3) (2,4) (4,5)
+/// ```
+///
+/// The episode borrows the black box; it is cheap to [`Episode::reset`] for another episode on
+/// the same target.
+#[derive(Clone)]
+pub struct Episode<'a> {
+    black_box: &'a dyn BlackBox,
+    sub: Subgraph,
+    features: Features,
+    edit: EditGraph,
+    budget: usize,
+    reward: Reward,
+    num_classes: usize,
+    original_label: usize,
+    log_probs: LogProbs,
+    candidates: Candidates,
+    state: Vec<f32>,
+    dim: usize,
+    edits: Vec<Edit>,
+    done: bool,
+    initial_log_probs: LogProbs,
+    initial_candidates: Candidates,
+}
+
+impl std::fmt::Debug for Episode<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Episode")
+            .field("target", &self.sub.target)
+            .field("num_nodes", &self.sub.num_nodes())
+            .field("original_label", &self.original_label)
+            .field("current_label", &self.current_label())
+            .field("candidates", &self.candidates.len())
+            .field("edits", &self.edits)
+            .field("done", &self.done)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<'a> Episode<'a> {
+    /// Starts an episode for `target` (original id) of `graph`.
+    ///
+    /// Errors: [`RlError::ZeroBudget`], [`RlError::TargetOutOfRange`],
+    /// [`RlError::FeatureDimension`] (graph features vs the black box's input),
+    /// [`RlError::NoCandidate`] (empty neighbourhood or nothing allowed),
+    /// [`RlError::OutputShape`] / [`RlError::NanOutput`] for a bad black-box output, and any
+    /// error of the black box itself.
+    pub fn new(
+        graph: &Graph,
+        black_box: &'a dyn BlackBox,
+        target: u32,
+        config: &EnvConfig,
+    ) -> Result<Self> {
+        if config.budget == 0 {
+            return Err(RlError::ZeroBudget);
+        }
+        if target as usize >= graph.num_nodes() {
+            return Err(RlError::TargetOutOfRange {
+                target,
+                num_nodes: graph.num_nodes(),
+            });
+        }
+        let d = graph.features().dim();
+        if d != black_box.input_dim() {
+            return Err(RlError::FeatureDimension {
+                expected: black_box.input_dim(),
+                got: d,
+            });
+        }
+        let sub = k_hop(graph, target, config.hops)?;
+        let edit = sub.to_edit_graph();
+        let candidates = build_candidates(&sub, &edit, config);
+        if candidates.is_empty() {
+            return Err(RlError::NoCandidate { target });
+        }
+        let features = sub.features(graph);
+        let num_classes = black_box.num_classes();
+        let log_probs = run_black_box(black_box, &sub, &features, &edit, num_classes)?;
+        let original_label = log_probs.argmax(sub.target_local);
+        let n = sub.num_nodes();
+        let dim = state_dim(d, num_classes);
+        let mut state = vec![0.0; n * dim];
+        for (i, row) in state.chunks_exact_mut(dim).enumerate() {
+            row[..d].copy_from_slice(features.row(i));
+        }
+        let mut ep = Self {
+            black_box,
+            sub,
+            features,
+            edit,
+            budget: config.budget,
+            reward: config.reward,
+            num_classes,
+            original_label,
+            initial_log_probs: log_probs.clone(),
+            log_probs,
+            initial_candidates: candidates.clone(),
+            candidates,
+            state,
+            dim,
+            edits: Vec::new(),
+            done: false,
+        };
+        ep.refresh_state();
+        Ok(ep)
+    }
+
+    /// Restores the episode to its start (no edit, the original neighbourhood and candidates)
+    /// without re-extracting the neighbourhood or re-running the black box.
+    pub fn reset(&mut self) {
+        self.edit = self.sub.to_edit_graph();
+        self.log_probs = self.initial_log_probs.clone();
+        self.candidates = self.initial_candidates.clone();
+        self.edits.clear();
+        self.done = false;
+        self.refresh_state();
+    }
+
+    /// Rewrites the dynamic state columns (degree, entropy, one-hot) from the current edit
+    /// graph and black-box output. O(n · dim).
+    fn refresh_state(&mut self) {
+        let d = self.features.dim();
+        for (i, row) in self.state.chunks_exact_mut(self.dim).enumerate() {
+            row[d] = self.edit.degree(i) as f32;
+            row[d + 1] = self.log_probs.entropy(i);
+            let onehot = &mut row[d + 2..];
+            onehot.fill(0.0);
+            onehot[self.log_probs.argmax(i)] = 1.0;
+        }
+    }
+
+    /// Applies candidate `action` (an index into [`Episode::candidates`]), re-runs the black box
+    /// on the edited neighbourhood, updates the state and the candidates, and returns the
+    /// reward and whether the episode is over.
+    ///
+    /// Errors: [`RlError::EpisodeOver`] after the end, [`RlError::ActionOutOfRange`], and the
+    /// black-box errors of [`Episode::new`].
+    pub fn step(&mut self, action: usize) -> Result<Step> {
+        if self.done {
+            return Err(RlError::EpisodeOver {
+                target: self.sub.target,
+            });
+        }
+        if action >= self.candidates.len() {
+            return Err(RlError::ActionOutOfRange {
+                action,
+                num_candidates: self.candidates.len(),
+            });
+        }
+        let before = self.log_prob_original();
+        let (u, w, kind) = self.candidates.remove(action);
+        let exists = self.edit.toggle(u as usize, w as usize);
+        debug_assert_eq!(
+            exists,
+            kind == EditKind::Add,
+            "candidate type matches the edge"
+        );
+        self.edits.push(Edit {
+            u: self.sub.global_of(u as usize),
+            w: self.sub.global_of(w as usize),
+            kind,
+        });
+        self.log_probs = run_black_box(
+            self.black_box,
+            &self.sub,
+            &self.features,
+            &self.edit,
+            self.num_classes,
+        )?;
+        self.refresh_state();
+        let after = self.log_prob_original();
+        let flipped = self.is_flipped();
+        let reward = self
+            .reward
+            .compute(before, after, flipped, self.edits.len());
+        self.done = flipped || self.edits.len() >= self.budget || self.candidates.is_empty();
+        Ok(Step {
+            reward,
+            flipped,
+            done: self.done,
+        })
+    }
+
+    /// The per-node state, row-major `[n, dim]` (a copy), with `n` and `dim`.
+    ///
+    /// # Shapes
+    /// - output: `(data of length n·dim, n, dim)`, `dim = state_dim(feature_dim, classes)`
+    pub fn state(&self) -> (Vec<f32>, usize, usize) {
+        (self.state.clone(), self.num_nodes(), self.dim)
+    }
+
+    /// The per-node state without copying, row-major `[n, dim]`.
+    pub fn state_slice(&self) -> &[f32] {
+        &self.state
+    }
+
+    /// Width of a state row ([`state_dim`] of this episode's features and classes).
+    pub fn state_width(&self) -> usize {
+        self.dim
+    }
+
+    /// The state uploaded as a tensor.
+    ///
+    /// # Shapes
+    /// - output: `[n, dim]`
+    pub fn state_tensor(&self, device: &Device) -> Tensor<2> {
+        matrix(&self.state, self.num_nodes(), self.dim, device)
+    }
+
+    /// The current (edited) neighbourhood uploaded for the policy's GAT layers.
+    pub fn graph_tensors(&self, device: &Device) -> Result<GraphTensors> {
+        Ok(GraphTensors::new(
+            self.num_nodes(),
+            &self.edit.edges(),
+            device,
+        )?)
+    }
+
+    /// The current candidate actions (local ids).
+    pub fn candidates(&self) -> &Candidates {
+        &self.candidates
+    }
+
+    /// True once the episode is over.
+    pub fn is_done(&self) -> bool {
+        self.done
+    }
+
+    /// True when the target's current prediction differs from its original label.
+    pub fn is_flipped(&self) -> bool {
+        self.current_label() != self.original_label
+    }
+
+    /// The edits made so far, in order, in ORIGINAL node ids.
+    pub fn edits(&self) -> &[Edit] {
+        &self.edits
+    }
+
+    /// Number of edits made so far.
+    pub fn num_edits(&self) -> usize {
+        self.edits.len()
+    }
+
+    /// The edit budget `δ`.
+    pub fn budget(&self) -> usize {
+        self.budget
+    }
+
+    /// Number of nodes of the neighbourhood.
+    pub fn num_nodes(&self) -> usize {
+        self.sub.num_nodes()
+    }
+
+    /// The target (original id).
+    pub fn target(&self) -> u32 {
+        self.sub.target
+    }
+
+    /// The target's local id.
+    pub fn target_local(&self) -> usize {
+        self.sub.target_local
+    }
+
+    /// The original neighbourhood (local ↔ original ids, original edges).
+    pub fn subgraph(&self) -> &Subgraph {
+        &self.sub
+    }
+
+    /// The current (edited) neighbourhood in local ids.
+    pub fn edit_graph(&self) -> &EditGraph {
+        &self.edit
+    }
+
+    /// The black box's current log-probabilities on the edited neighbourhood, `[n, C]`.
+    pub fn log_probs(&self) -> &LogProbs {
+        &self.log_probs
+    }
+
+    /// The target's predicted label before any edit (`y`).
+    pub fn original_label(&self) -> usize {
+        self.original_label
+    }
+
+    /// The target's current predicted label.
+    pub fn current_label(&self) -> usize {
+        self.log_probs.argmax(self.sub.target_local)
+    }
+
+    /// `log p(y)`: the target's current log-probability of its original label.
+    pub fn log_prob_original(&self) -> f32 {
+        self.log_probs.row(self.sub.target_local)[self.original_label]
+    }
+
+    /// The episode as an explanation (found = the label flipped).
+    pub fn explanation(&self) -> Explanation {
+        Explanation {
+            target: self.sub.target,
+            found: self.is_flipped(),
+            original_label: self.original_label,
+            new_label: self.current_label(),
+            edits: self.edits.clone(),
+        }
+    }
+}
+
+/// The initial candidate list (see [`Candidates`] for the order).
+fn build_candidates(sub: &Subgraph, edit: &EditGraph, config: &EnvConfig) -> Candidates {
+    let allowed: Option<HashSet<(u32, u32)>> = config
+        .allowed
+        .as_ref()
+        .map(|pairs| pairs.iter().map(|&(a, b)| (a.min(b), a.max(b))).collect());
+    let ok = |a: usize, b: usize| match &allowed {
+        None => true,
+        Some(set) => {
+            let (ga, gb) = (sub.global_of(a), sub.global_of(b));
+            set.contains(&(ga.min(gb), ga.max(gb)))
+        }
+    };
+    let t = sub.target_local;
+    let mut c = Candidates::default();
+    if config.mode != EditMode::DeleteOnly {
+        for u in 0..sub.num_nodes() {
+            if u != t && !edit.has_edge(t, u) && ok(t, u) {
+                c.push(t, u, EditKind::Add);
+            }
+        }
+    }
+    if config.mode != EditMode::AddOnly {
+        for &(j, k) in &sub.edges {
+            if ok(j as usize, k as usize) {
+                c.push(j as usize, k as usize, EditKind::Delete);
+            }
+        }
+    }
+    c
+}
+
+/// Runs the black box on the current neighbourhood and checks its output's shape and values.
+fn run_black_box(
+    black_box: &dyn BlackBox,
+    sub: &Subgraph,
+    features: &Features,
+    edit: &EditGraph,
+    num_classes: usize,
+) -> Result<LogProbs> {
+    let lp = black_box.log_probs(features, &edit.edges())?;
+    let n = sub.num_nodes();
+    if lp.num_nodes() != n || lp.num_classes() != num_classes {
+        return Err(RlError::OutputShape {
+            expected_nodes: n,
+            expected_classes: num_classes,
+            got_nodes: lp.num_nodes(),
+            got_classes: lp.num_classes(),
+        });
+    }
+    if let Some(i) = lp.as_slice().iter().position(|x| x.is_nan()) {
+        return Err(RlError::NanOutput {
+            target: sub.target,
+            node: sub.global_of(i / num_classes),
+        });
+    }
+    Ok(lp)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use induce_models::{ModelError, Result as ModelResult};
+
+    /// A three-class degree rule: the predicted class is `min(degree, 2)` with probability 0.5
+    /// (0.25 for each other class); an isolated node is class 0 with certainty (log 0 = −∞ for
+    /// the others, which exercises the `0 · log 0 = 0` entropy guard).
+    struct DegreeRule {
+        input_dim: usize,
+        nan: bool,
+    }
+
+    const RULE: DegreeRule = DegreeRule {
+        input_dim: 1,
+        nan: false,
+    };
+
+    impl BlackBox for DegreeRule {
+        fn input_dim(&self) -> usize {
+            self.input_dim
+        }
+        fn num_classes(&self) -> usize {
+            3
+        }
+        fn log_probs(&self, x: &Features, edges: &[(u32, u32)]) -> ModelResult<LogProbs> {
+            let mut deg = vec![0usize; x.num_nodes()];
+            for &(u, w) in edges {
+                deg[u as usize] += 1;
+                deg[w as usize] += 1;
+            }
+            let (hi, lo) = (0.5f32.ln(), 0.25f32.ln());
+            let mut data = Vec::new();
+            for &d in &deg {
+                let mut row = if d == 0 {
+                    [f32::NEG_INFINITY; 3]
+                } else {
+                    [lo; 3]
+                };
+                row[d.min(2)] = if d == 0 { 0.0 } else { hi };
+                if self.nan {
+                    row[0] = f32::NAN;
+                }
+                data.extend(row);
+            }
+            LogProbs::new(x.num_nodes(), 3, data)
+        }
+    }
+
+    /// Wraps a rule but returns one class too many.
+    struct BadShape;
+    impl BlackBox for BadShape {
+        fn input_dim(&self) -> usize {
+            1
+        }
+        fn num_classes(&self) -> usize {
+            2
+        }
+        fn log_probs(&self, x: &Features, e: &[(u32, u32)]) -> ModelResult<LogProbs> {
+            RULE.log_probs(x, e)
+        }
+    }
+
+    /// Always fails.
+    struct Failing;
+    impl BlackBox for Failing {
+        fn input_dim(&self) -> usize {
+            1
+        }
+        fn num_classes(&self) -> usize {
+            3
+        }
+        fn log_probs(&self, _: &Features, _: &[(u32, u32)]) -> ModelResult<LogProbs> {
+            Err(ModelError::InvalidInput("boom".into()))
+        }
+    }
+
+    /// ```text
+    ///    0 ─ 1 ─ 2 ─ 4 ─ 6 ─ 7        5 (isolated)
+    ///        │
+    ///        3
+    /// ```
+    /// Feature of node `i` is `i` (one column), so state rows show which node they are.
+    fn graph() -> Graph {
+        let f = Features::new(8, 1, (0..8).map(|i| i as f32).collect()).unwrap();
+        Graph::from_edges(
+            8,
+            &[(0, 1), (1, 2), (1, 3), (2, 4), (4, 6), (6, 7)],
+            f,
+            vec![0; 8],
+        )
+        .unwrap()
+    }
+
+    fn cfg() -> EnvConfig {
+        EnvConfig {
+            hops: 2,
+            ..EnvConfig::default()
+        }
+    }
+
+    fn list(c: &Candidates) -> Vec<(u32, u32, EditKind)> {
+        (0..c.len()).map(|i| c.get(i)).collect()
+    }
+
+    use EditKind::{Add as A, Delete as D};
+
+    const H: f32 = 1.039_720_8; // 1.5 ln 2: entropy of (0.5, 0.25, 0.25)
+
+    fn assert_row(ep: &Episode, i: usize, want: [f32; 6]) {
+        let s = ep.state_slice();
+        let row = &s[i * 6..(i + 1) * 6];
+        for (k, (&a, &b)) in row.iter().zip(&want).enumerate() {
+            assert!((a - b).abs() < 1e-6, "row {i} col {k}: {row:?} vs {want:?}");
+        }
+    }
+
+    #[test]
+    fn neighbourhood_and_candidates() {
+        let g = graph();
+        let ep = Episode::new(&g, &RULE, 2, &cfg()).unwrap();
+        assert_eq!(ep.subgraph().nodes, vec![0, 1, 2, 3, 4, 6]);
+        assert_eq!(ep.num_nodes(), 6);
+        assert_eq!(ep.target(), 2);
+        assert_eq!(ep.target_local(), 2);
+        assert_eq!(
+            list(ep.candidates()),
+            vec![
+                (2, 0, A),
+                (2, 3, A),
+                (2, 5, A),
+                (0, 1, D),
+                (1, 2, D),
+                (1, 3, D),
+                (2, 4, D),
+                (4, 5, D)
+            ]
+        );
+        assert_eq!(
+            ep.candidates().flag(),
+            vec![1.0, 1.0, 1.0, 0.0, 0.0, 0.0, 0.0, 0.0]
+        );
+        // degree 2 → class 2, p(y) = 0.5
+        assert_eq!(ep.original_label(), 2);
+        assert_eq!(ep.current_label(), 2);
+        assert!((ep.log_prob_original() - 0.5f32.ln()).abs() < 1e-7);
+        assert!(!ep.is_done() && !ep.is_flipped());
+        assert_eq!(ep.budget(), 15);
+        assert_eq!(ep.num_edits(), 0);
+    }
+
+    #[test]
+    fn state_features_before_and_after_an_edit() {
+        let g = graph();
+        let mut ep = Episode::new(&g, &RULE, 2, &cfg()).unwrap();
+        let (data, n, dim) = ep.state();
+        assert_eq!((data.len(), n, dim), (36, 6, 6));
+        assert_eq!(ep.state_width(), state_dim(1, 3));
+        // [feature ‖ degree ‖ entropy ‖ one-hot(min(deg, 2))]
+        assert_row(&ep, 0, [0.0, 1.0, H, 0.0, 1.0, 0.0]);
+        assert_row(&ep, 1, [1.0, 3.0, H, 0.0, 0.0, 1.0]);
+        assert_row(&ep, 2, [2.0, 2.0, H, 0.0, 0.0, 1.0]);
+        assert_row(&ep, 3, [3.0, 1.0, H, 0.0, 1.0, 0.0]);
+        assert_row(&ep, 4, [4.0, 2.0, H, 0.0, 0.0, 1.0]);
+        // global 6 has degree 2 in the graph but 1 in the 2-hop neighbourhood
+        assert_row(&ep, 5, [6.0, 1.0, H, 0.0, 1.0, 0.0]);
+
+        // delete (0, 1): node 0 becomes isolated (class 0 with certainty, entropy exactly 0)
+        let s = ep.step(3).unwrap();
+        assert!(!s.flipped && !s.done);
+        assert_row(&ep, 0, [0.0, 0.0, 0.0, 1.0, 0.0, 0.0]);
+        assert_row(&ep, 1, [1.0, 2.0, H, 0.0, 0.0, 1.0]);
+        assert_row(&ep, 2, [2.0, 2.0, H, 0.0, 0.0, 1.0]);
+        // add (2, 5): node 6 gets degree 2 → class 2; target degree 3 → still class 2
+        ep.step(2).unwrap();
+        assert_row(&ep, 2, [2.0, 3.0, H, 0.0, 0.0, 1.0]);
+        assert_row(&ep, 5, [6.0, 2.0, H, 0.0, 0.0, 1.0]);
+        assert!(ep.state_slice().iter().all(|x| x.is_finite()));
+    }
+
+    #[test]
+    fn pairs_are_never_offered_again() {
+        let g = graph();
+        let mut ep = Episode::new(&g, &RULE, 2, &cfg()).unwrap();
+        // add (2, 0): the new edge is not offered for deletion
+        let s = ep.step(0).unwrap();
+        assert!(!s.flipped && !s.done);
+        assert!(ep.edit_graph().has_edge(2, 0));
+        assert_eq!(
+            list(ep.candidates()),
+            vec![
+                (2, 3, A),
+                (2, 5, A),
+                (0, 1, D),
+                (1, 2, D),
+                (1, 3, D),
+                (2, 4, D),
+                (4, 5, D)
+            ]
+        );
+        // delete (2, 4) (now index 5): the pair is not offered for re-addition
+        assert_eq!(ep.candidates().get(5), (2, 4, D));
+        ep.step(5).unwrap();
+        assert!(!ep.edit_graph().has_edge(2, 4));
+        assert_eq!(
+            list(ep.candidates()),
+            vec![
+                (2, 3, A),
+                (2, 5, A),
+                (0, 1, D),
+                (1, 2, D),
+                (1, 3, D),
+                (4, 5, D)
+            ]
+        );
+        assert_eq!(ep.edits(), &[Edit::add(2, 0), Edit::delete(2, 4)]);
+    }
+
+    #[test]
+    fn edits_are_reported_in_original_ids() {
+        let g = graph();
+        let mut ep = Episode::new(&g, &RULE, 2, &cfg()).unwrap();
+        ep.step(7).unwrap(); // delete local (4, 5) = global (4, 6)
+        ep.step(2).unwrap(); // add local (2, 5) = global (2, 6)
+        assert_eq!(ep.edits(), &[Edit::delete(4, 6), Edit::add(2, 6)]);
+        let e = ep.explanation();
+        assert_eq!(e.target, 2);
+        assert!(!e.found);
+        assert_eq!((e.original_label, e.new_label), (2, 2));
+        assert_eq!(e.edits, vec![Edit::delete(4, 6), Edit::add(2, 6)]);
+    }
+
+    #[test]
+    fn flip_ends_the_episode_with_rewards() {
+        let g = graph();
+        // delete (1, 2): target degree 1 → class 1, p(y = 2) = 0.25
+        let mut ep = Episode::new(&g, &RULE, 2, &cfg()).unwrap();
+        let s = ep.step(4).unwrap();
+        assert!(s.flipped && s.done);
+        assert!(
+            (s.reward - (2f32.ln() - 0.1 + 1.0)).abs() < 1e-6,
+            "{}",
+            s.reward
+        );
+        assert!(ep.is_done() && ep.is_flipped());
+        assert_eq!(ep.current_label(), 1);
+        assert!((ep.log_prob_original() - 0.25f32.ln()).abs() < 1e-7);
+        let e = ep.explanation();
+        assert!(e.found);
+        assert_eq!((e.original_label, e.new_label), (2, 1));
+        assert_eq!(e.edits, vec![Edit::delete(1, 2)]);
+        assert!(matches!(
+            ep.step(0),
+            Err(RlError::EpisodeOver { target: 2 })
+        ));
+
+        // the paper's reward: flipped → 1 / (0 + 0.5 · 1) = 2
+        let c = EnvConfig {
+            reward: Reward::paper(),
+            ..cfg()
+        };
+        let mut ep = Episode::new(&g, &RULE, 2, &c).unwrap();
+        assert_eq!(ep.step(4).unwrap().reward, 2.0);
+        // not flipped: add (2, 0): 1 / (log 0.5 + 0.5) ...
+        let mut ep = Episode::new(&g, &RULE, 2, &c).unwrap();
+        let r = ep.step(0).unwrap().reward;
+        assert!((r - 1.0 / (0.5f32.ln() + 0.5)).abs() < 1e-5, "{r}");
+        // ... then add (2, 3): 1 / (log 0.5 + 1.0)
+        let r = ep.step(0).unwrap().reward;
+        assert!((r - 1.0 / (0.5f32.ln() + 1.0)).abs() < 1e-5, "{r}");
+    }
+
+    #[test]
+    fn shaped_reward_without_flip() {
+        let g = graph();
+        let mut ep = Episode::new(&g, &RULE, 2, &cfg()).unwrap();
+        // add (2, 0): p(y) stays 0.5 → reward = 0 − 0.1
+        let s = ep.step(0).unwrap();
+        assert!((s.reward + 0.1).abs() < 1e-7);
+    }
+
+    #[test]
+    fn budget_ends_the_episode() {
+        let g = graph();
+        let c = EnvConfig { budget: 2, ..cfg() };
+        let mut ep = Episode::new(&g, &RULE, 2, &c).unwrap();
+        assert!(!ep.step(0).unwrap().done);
+        let s = ep.step(0).unwrap();
+        assert!(s.done && !s.flipped);
+        assert_eq!(ep.edits(), &[Edit::add(2, 0), Edit::add(2, 3)]);
+        assert!(!ep.explanation().found);
+        assert!(matches!(ep.step(0), Err(RlError::EpisodeOver { .. })));
+    }
+
+    #[test]
+    fn running_out_of_candidates_ends_the_episode() {
+        let g = graph();
+        let c = EnvConfig {
+            allowed: Some(vec![(0, 2)]),
+            ..cfg()
+        };
+        let mut ep = Episode::new(&g, &RULE, 2, &c).unwrap();
+        assert_eq!(list(ep.candidates()), vec![(2, 0, A)]);
+        let s = ep.step(0).unwrap();
+        assert!(s.done && !s.flipped);
+        assert!(ep.candidates().is_empty());
+    }
+
+    #[test]
+    fn modes_and_allowed_set() {
+        let g = graph();
+        let c = EnvConfig {
+            mode: EditMode::DeleteOnly,
+            ..cfg()
+        };
+        let ep = Episode::new(&g, &RULE, 2, &c).unwrap();
+        assert_eq!(
+            list(ep.candidates()),
+            vec![(0, 1, D), (1, 2, D), (1, 3, D), (2, 4, D), (4, 5, D)]
+        );
+        let c = EnvConfig {
+            mode: EditMode::AddOnly,
+            ..cfg()
+        };
+        let ep = Episode::new(&g, &RULE, 2, &c).unwrap();
+        assert_eq!(list(ep.candidates()), vec![(2, 0, A), (2, 3, A), (2, 5, A)]);
+        // V_c in original ids, either orientation; (7, 6) and (5, 2) lie outside the
+        // neighbourhood and are ignored
+        let vc = vec![(4, 2), (6, 4), (0, 2), (7, 6), (5, 2)];
+        let c = EnvConfig {
+            allowed: Some(vc.clone()),
+            ..cfg()
+        };
+        let ep = Episode::new(&g, &RULE, 2, &c).unwrap();
+        assert_eq!(list(ep.candidates()), vec![(2, 0, A), (2, 4, D), (4, 5, D)]);
+        // V_c combined with a mode
+        let c = EnvConfig {
+            allowed: Some(vc),
+            mode: EditMode::AddOnly,
+            ..cfg()
+        };
+        let ep = Episode::new(&g, &RULE, 2, &c).unwrap();
+        assert_eq!(list(ep.candidates()), vec![(2, 0, A)]);
+    }
+
+    #[test]
+    fn errors() {
+        let g = graph();
+        let c = EnvConfig { budget: 0, ..cfg() };
+        assert!(matches!(
+            Episode::new(&g, &RULE, 2, &c),
+            Err(RlError::ZeroBudget)
+        ));
+        assert!(matches!(
+            Episode::new(&g, &RULE, 8, &cfg()),
+            Err(RlError::TargetOutOfRange {
+                target: 8,
+                num_nodes: 8
+            })
+        ));
+        // isolated node, zero hops, nothing allowed, an add-only leaf whose only node is adjacent
+        assert!(matches!(
+            Episode::new(&g, &RULE, 5, &cfg()),
+            Err(RlError::NoCandidate { target: 5 })
+        ));
+        let c = EnvConfig { hops: 0, ..cfg() };
+        assert!(matches!(
+            Episode::new(&g, &RULE, 2, &c),
+            Err(RlError::NoCandidate { target: 2 })
+        ));
+        let c = EnvConfig {
+            allowed: Some(vec![]),
+            ..cfg()
+        };
+        assert!(matches!(
+            Episode::new(&g, &RULE, 2, &c),
+            Err(RlError::NoCandidate { .. })
+        ));
+        let c = EnvConfig {
+            hops: 1,
+            mode: EditMode::AddOnly,
+            ..cfg()
+        };
+        assert!(matches!(
+            Episode::new(&g, &RULE, 0, &c),
+            Err(RlError::NoCandidate { target: 0 })
+        ));
+        let wide = DegreeRule {
+            input_dim: 2,
+            nan: false,
+        };
+        assert!(matches!(
+            Episode::new(&g, &wide, 2, &cfg()),
+            Err(RlError::FeatureDimension {
+                expected: 2,
+                got: 1
+            })
+        ));
+        // target 4's 2-hop neighbourhood is global [1, 2, 4, 6, 7]: local row 0 is node 1
+        let nan = DegreeRule {
+            input_dim: 1,
+            nan: true,
+        };
+        assert!(matches!(
+            Episode::new(&g, &nan, 4, &cfg()),
+            Err(RlError::NanOutput { target: 4, node: 1 })
+        ));
+        assert!(matches!(
+            Episode::new(&g, &BadShape, 2, &cfg()),
+            Err(RlError::OutputShape {
+                expected_classes: 2,
+                got_classes: 3,
+                ..
+            })
+        ));
+        assert!(matches!(
+            Episode::new(&g, &Failing, 2, &cfg()),
+            Err(RlError::Model(ModelError::InvalidInput(_)))
+        ));
+        let mut ep = Episode::new(&g, &RULE, 2, &cfg()).unwrap();
+        assert!(matches!(
+            ep.step(8),
+            Err(RlError::ActionOutOfRange {
+                action: 8,
+                num_candidates: 8
+            })
+        ));
+        // errors display their numbers
+        let msg = RlError::TargetOutOfRange {
+            target: 8,
+            num_nodes: 8,
+        }
+        .to_string();
+        assert!(msg.contains('8'), "{msg}");
+    }
+
+    #[test]
+    fn reset_restores_the_start() {
+        let g = graph();
+        let fresh = Episode::new(&g, &RULE, 2, &cfg()).unwrap();
+        let mut ep = fresh.clone();
+        ep.step(0).unwrap();
+        ep.step(3).unwrap();
+        ep.reset();
+        assert_eq!(ep.state(), fresh.state());
+        assert_eq!(ep.candidates(), fresh.candidates());
+        assert_eq!(ep.edit_graph(), fresh.edit_graph());
+        assert!(ep.edits().is_empty() && !ep.is_done());
+        // and it plays again
+        assert!(ep.step(4).unwrap().flipped);
+    }
+
+    #[test]
+    fn tensors_for_the_policy() {
+        let dev = induce_models::device::default_device().unwrap();
+        let g = graph();
+        let ep = Episode::new(&g, &RULE, 2, &cfg()).unwrap();
+        assert_eq!(ep.state_tensor(&dev).dims(), [6, 6]);
+        let gt = ep.graph_tensors(&dev).unwrap();
+        assert_eq!(gt.num_nodes, 6);
+        assert_eq!(gt.src.dims(), [2 * 5 + 6]);
+        let ct = ep.candidates().to_tensors(&dev);
+        assert_eq!(ct.len(), 8);
+        assert_eq!(ct.flag.dims(), [8, 1]);
+    }
+
+    #[test]
+    fn config_serde() {
+        let c = EnvConfig {
+            allowed: Some(vec![(1, 2)]),
+            mode: EditMode::AddOnly,
+            reward: Reward::paper(),
+            ..EnvConfig::default()
+        };
+        let j = serde_json::to_string(&c).unwrap();
+        assert_eq!(
+            j,
+            concat!(
+                r#"{"hops":4,"budget":15,"mode":"add_only","allowed":[[1,2]],"#,
+                r#""reward":{"kind":"paper","beta":0.5}}"#
+            )
+        );
+        assert_eq!(serde_json::from_str::<EnvConfig>(&j).unwrap(), c);
+        assert_eq!(
+            serde_json::from_str::<EnvConfig>("{}").unwrap(),
+            EnvConfig::default()
+        );
+    }
+}

@@ -1,0 +1,96 @@
+//! Typed errors of the reinforcement-learning crate.
+
+/// Everything that can go wrong setting up or stepping an explanation episode, or computing a
+/// metric.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum RlError {
+    /// The target node id is not a node of the graph.
+    #[error("target node {target} is out of range: the graph has {num_nodes} nodes")]
+    TargetOutOfRange {
+        /// The requested target.
+        target: u32,
+        /// Number of nodes in the graph.
+        num_nodes: usize,
+    },
+    /// A node id inside an explanation (an edit endpoint) or a per-node input is out of range.
+    #[error("node {node} is out of range: {what} covers {num_nodes} nodes")]
+    NodeOutOfRange {
+        /// The offending node id.
+        node: u32,
+        /// Number of nodes covered.
+        num_nodes: usize,
+        /// What the id was looked up in (the graph, the prediction vector, ...).
+        what: &'static str,
+    },
+    /// The target has no candidate action: its neighbourhood is empty (isolated node, `hops = 0`)
+    /// or the edit mode and the allowed set `V_c` leave nothing to edit.
+    #[error("no candidate action for target {target}: empty neighbourhood or nothing allowed")]
+    NoCandidate {
+        /// The target node (original id).
+        target: u32,
+    },
+    /// The edit budget `δ` is zero: no edit could ever be made.
+    #[error("the edit budget is 0: an episode needs at least one edit")]
+    ZeroBudget,
+    /// The graph's node features do not have the width the black box expects.
+    #[error("feature dimension mismatch: the black box expects {expected}, the graph has {got}")]
+    FeatureDimension {
+        /// Width the black box expects.
+        expected: usize,
+        /// Width of the graph's features.
+        got: usize,
+    },
+    /// The black box returned log-probabilities of the wrong shape.
+    #[error(
+        "black box output has shape [{got_nodes}, {got_classes}], expected \
+         [{expected_nodes}, {expected_classes}]"
+    )]
+    OutputShape {
+        /// Nodes in the evaluated (sub)graph.
+        expected_nodes: usize,
+        /// Classes the black box declares.
+        expected_classes: usize,
+        /// Rows returned.
+        got_nodes: usize,
+        /// Columns returned.
+        got_classes: usize,
+    },
+    /// The black box returned NaN log-probabilities while explaining `target`.
+    #[error("black box returned NaN for node {node} while explaining target {target}")]
+    NanOutput {
+        /// The target of the episode (original id).
+        target: u32,
+        /// The first node (original id) whose output contains a NaN.
+        node: u32,
+    },
+    /// `step` was called with an index outside the candidate list.
+    #[error("action {action} is out of range: there are {num_candidates} candidates")]
+    ActionOutOfRange {
+        /// The requested action index.
+        action: usize,
+        /// Number of candidates.
+        num_candidates: usize,
+    },
+    /// `step` was called after the episode ended.
+    #[error("the episode for target {target} is over")]
+    EpisodeOver {
+        /// The target node (original id).
+        target: u32,
+    },
+    /// A configuration value is unusable (named in the message).
+    #[error("invalid configuration: {0}")]
+    InvalidConfig(String),
+    /// A metric needs motif ground truth the graph does not have.
+    #[error("the graph has no motif ground truth")]
+    NoGroundTruth,
+    /// An error from the graph crate.
+    #[error(transparent)]
+    Graph(#[from] induce_graph::GraphError),
+    /// An error from the models crate (black box, tensors).
+    #[error(transparent)]
+    Model(#[from] induce_models::ModelError),
+}
+
+/// Result alias of the reinforcement-learning crate.
+pub type Result<T, E = RlError> = std::result::Result<T, E>;

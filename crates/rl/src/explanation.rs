@@ -1,0 +1,104 @@
+//! The interface every explainer implements (InduCE, and the baselines) and the explanation it
+//! returns.
+
+use induce_graph::Graph;
+use serde::{Deserialize, Serialize};
+
+use crate::error::Result;
+
+/// The type of an edge edit.
+///
+/// Serialised as `"add"` / `"del"`.
+///
+/// ```
+/// use induce_rl::EditKind;
+/// assert_eq!(serde_json::to_string(&EditKind::Delete).unwrap(), "\"del\"");
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub enum EditKind {
+    /// The edge `(u, w)` was added.
+    #[serde(rename = "add")]
+    Add,
+    /// The edge `(u, w)` was deleted.
+    #[serde(rename = "del")]
+    Delete,
+}
+
+/// One edge edit `(u, w)` in ORIGINAL (whole-graph) node ids.
+///
+/// For an InduCE addition `u` is the target; for a deletion `u < w`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct Edit {
+    /// First endpoint (original id).
+    pub u: u32,
+    /// Second endpoint (original id).
+    pub w: u32,
+    /// Addition or deletion.
+    pub kind: EditKind,
+}
+
+impl Edit {
+    /// An addition of `(u, w)`.
+    pub fn add(u: u32, w: u32) -> Self {
+        Self {
+            u,
+            w,
+            kind: EditKind::Add,
+        }
+    }
+
+    /// A deletion of `(u, w)`.
+    pub fn delete(u: u32, w: u32) -> Self {
+        Self {
+            u,
+            w,
+            kind: EditKind::Delete,
+        }
+    }
+}
+
+/// The outcome of explaining one target node.
+///
+/// When `found` is true, applying `edits` to the graph changes the black box's prediction for
+/// `target` from `original_label` to `new_label`: the edits are a counterfactual explanation.
+/// When `found` is false, `edits` lists what was tried (it is not a counterfactual) and
+/// `new_label == original_label`; the metrics ignore the edits of such explanations.
+///
+/// ```
+/// use induce_rl::{Edit, Explanation};
+/// let e = Explanation { target: 7, found: true, original_label: 1, new_label: 0,
+///     edits: vec![Edit::delete(3, 7)] };
+/// let json = serde_json::to_string(&e).unwrap();
+/// assert_eq!(json, concat!(r#"{"target":7,"found":true,"original_label":1,"new_label":0,"#,
+///     r#""edits":[{"u":3,"w":7,"kind":"del"}]}"#));
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Explanation {
+    /// The explained node (original id).
+    pub target: u32,
+    /// True when a counterfactual was found (the prediction flipped).
+    pub found: bool,
+    /// The black box's prediction for the target before any edit.
+    pub original_label: usize,
+    /// The prediction after the edits (equal to `original_label` when not found).
+    pub new_label: usize,
+    /// The edits, in the order they were made, in original node ids.
+    pub edits: Vec<Edit>,
+}
+
+impl Explanation {
+    /// Number of edits.
+    pub fn size(&self) -> usize {
+        self.edits.len()
+    }
+}
+
+/// A counterfactual explainer: InduCE (inductive or transductive), CF-GNNExplainer, random
+/// edits, ... Each explains one target at a time against its own black box.
+pub trait Explainer {
+    /// Short method name used in reports (`"induce-inductive"`, `"random"`, ...).
+    fn name(&self) -> &str;
+
+    /// Explains `target` (original id) of `graph`.
+    fn explain(&mut self, graph: &Graph, target: u32) -> Result<Explanation>;
+}
