@@ -3,7 +3,7 @@
 //!
 //! * [`BlackBox`]: the model-agnostic view of any classifier (implement it for your own model).
 //! * [`Gcn`] / [`GcnConfig`]: the paper's black box; [`train`] trains it, [`checkpoint`] saves and
-//!   loads it, [`reference`] imports the authors' weights.
+//!   loads it, [`mod@reference`] imports the authors' weights.
 //! * [`device`]: the one place a backend is chosen.
 
 pub mod black_box;

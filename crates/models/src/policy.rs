@@ -46,6 +46,31 @@ pub struct PolicyConfig {
     pub init_seed: u64,
 }
 
+impl PolicyConfig {
+    /// The authors' network (spec §7, the parity preset): `K = 3` GAT layers of width 16, each
+    /// followed by [`NodeBatchNorm`] (batch statistics) and LeakyReLU 0.01, NaN embeddings
+    /// replaced by 1e-14, and an MLP `33 → 8 → 8 → 1` with LeakyReLU 0.01.
+    ///
+    /// `input_dim` is the width of the reference state (`2 + classes + features`: 16 for
+    /// BA-Shapes, 14 for Tree-Cycles and Tree-Grid).
+    ///
+    /// ```
+    /// let c = induce_models::PolicyConfig::reference(16);
+    /// assert!(c.batch_norm && c.nan_to_num);
+    /// assert_eq!((c.hidden, c.gat_layers, c.mlp_hidden), (16, 3, 8));
+    /// ```
+    pub fn reference(input_dim: usize) -> Self {
+        Self::new(input_dim)
+            .with_hidden(16)
+            .with_gat_layers(3)
+            .with_mlp_hidden(8)
+            .with_attention_slope(0.2)
+            .with_activation_slope(0.01)
+            .with_batch_norm(true)
+            .with_nan_to_num(true)
+    }
+}
+
 /// Affine BatchNorm over nodes that always uses the current batch's statistics.
 #[derive(Module, Debug)]
 pub struct NodeBatchNorm {

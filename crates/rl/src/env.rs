@@ -27,6 +27,44 @@ pub enum EditMode {
     AddOnly,
 }
 
+/// How the per-node state of an [`Episode`] is built. Chosen once per episode.
+///
+/// Serialised as `"paper"` / `"reference"`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StateLayout {
+    /// Spec §2 (our default): `[original features ‖ degree in the current subgraph ‖ entropy
+    /// (nats, `0 · log 0 = 0`) of the black box's current distribution ‖ one-hot of the
+    /// current predicted label]`, recomputed after every edit.
+    #[default]
+    Paper,
+    /// The authors' code (spec §7, parity): `[entropy ‖ degree in the current subgraph ‖
+    /// one-hot of the GROUND-TRUTH label ‖ original features]`, where the entropy is the base-2
+    /// entropy `−Σ_c q_c log2 q_c` of `q = sigmoid(log p)`, computed in f32 once on the
+    /// original neighbourhood and never updated. A NaN is kept on purpose: `sigmoid` underflows
+    /// to exactly 0 below `log p ≈ −88.7`, and `0 · log2 0` is NaN, as in PyTorch. Only the
+    /// degree column changes after an edit.
+    Reference,
+}
+
+/// The scalar action-type feature `flag` each candidate carries into the policy's MLP.
+///
+/// Serialised as `"is_addition"` / `"target_neighbour"`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ActionFlag {
+    /// Spec §2 (our default): 1 for an addition, 0 for a deletion.
+    #[default]
+    IsAddition,
+    /// The authors' code (spec §7): 0 for an addition; for a deletion `(j, k)`, 1 when `j` is
+    /// adjacent to the target in the ORIGINAL neighbourhood, else 0.
+    TargetNeighbour,
+}
+
+fn is_default<T: Default + PartialEq>(v: &T) -> bool {
+    *v == T::default()
+}
+
 /// Configuration of an [`Episode`].
 ///
 /// Every field has a default, so a partial JSON object deserialises:
@@ -36,6 +74,9 @@ pub enum EditMode {
 /// let c: EnvConfig = serde_json::from_str(r#"{"mode": "delete_only"}"#).unwrap();
 /// assert_eq!((c.hops, c.budget, c.mode), (4, 15, EditMode::DeleteOnly));
 /// ```
+///
+/// The last three fields are the *reference* switches (spec §7); [`EnvConfig::reference`] sets
+/// them all. They are omitted from the JSON while at their defaults.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct EnvConfig {
@@ -51,6 +92,16 @@ pub struct EnvConfig {
     pub allowed: Option<Vec<(u32, u32)>>,
     /// The reward of an edit.
     pub reward: Reward,
+    /// *Reference switch:* how the per-node state is built (default [`StateLayout::Paper`]).
+    #[serde(skip_serializing_if = "is_default")]
+    pub state: StateLayout,
+    /// *Reference switch:* the action-type feature (default [`ActionFlag::IsAddition`]).
+    #[serde(skip_serializing_if = "is_default")]
+    pub action_flag: ActionFlag,
+    /// *Reference switch:* the episode ends once no more than this many candidates are left
+    /// (default 0: when none is left; the authors' loop runs while more than one is left, 1).
+    #[serde(skip_serializing_if = "is_default")]
+    pub min_candidates: usize,
 }
 
 impl Default for EnvConfig {
@@ -61,12 +112,44 @@ impl Default for EnvConfig {
             mode: EditMode::Both,
             allowed: None,
             reward: Reward::default(),
+            state: StateLayout::Paper,
+            action_flag: ActionFlag::IsAddition,
+            min_candidates: 0,
+        }
+    }
+}
+
+impl EnvConfig {
+    /// The reference-compatibility preset (spec §7): the environment of the authors' code, which
+    /// with their shipped policy ([`induce_models::reference::load_reference_policy`]) and
+    /// greedy inference reproduces their explanations (see `docs/PARITY.md`).
+    ///
+    /// 4 hops, budget 15, additions and deletions, [`StateLayout::Reference`],
+    /// [`ActionFlag::TargetNeighbour`], and the episode ends when one candidate is left
+    /// (`min_candidates = 1`). The reward is the default one (inference does not use it).
+    ///
+    /// ```
+    /// use induce_rl::{ActionFlag, EnvConfig, StateLayout};
+    /// let c = EnvConfig::reference();
+    /// assert_eq!((c.hops, c.budget, c.min_candidates), (4, 15, 1));
+    /// assert_eq!((c.state, c.action_flag), (StateLayout::Reference, ActionFlag::TargetNeighbour));
+    /// ```
+    pub fn reference() -> Self {
+        Self {
+            hops: 4,
+            budget: 15,
+            mode: EditMode::Both,
+            allowed: None,
+            reward: Reward::default(),
+            state: StateLayout::Reference,
+            action_flag: ActionFlag::TargetNeighbour,
+            min_candidates: 1,
         }
     }
 }
 
 /// Width of the per-node state vector: `feature_dim` original features, the degree, the
-/// entropy, and a one-hot of `num_classes` predicted labels.
+/// entropy, and a one-hot of `num_classes` labels (the same width in both [`StateLayout`]s).
 ///
 /// ```
 /// assert_eq!(induce_rl::state_dim(10, 4), 16);
@@ -76,7 +159,7 @@ pub fn state_dim(feature_dim: usize, num_classes: usize) -> usize {
 }
 
 /// The candidate actions of an episode in LOCAL (subgraph) ids, one entry per action in the
-/// three parallel vectors.
+/// four parallel vectors.
 ///
 /// Order: additions `(target, u)` by ascending local `u`, then deletions `(j, k)`, `j < k`, in
 /// row-major order. The order is fixed at the start of an episode; a used action is removed and
@@ -89,6 +172,9 @@ pub struct Candidates {
     pub w: Vec<u32>,
     /// Edit type of each action.
     pub kind: Vec<EditKind>,
+    /// The action-type feature of each action fed to the policy, `true` = 1.0 (see
+    /// [`ActionFlag`]).
+    pub type_flag: Vec<bool>,
 }
 
 impl Candidates {
@@ -107,12 +193,13 @@ impl Candidates {
         (self.u[i], self.w[i], self.kind[i])
     }
 
-    /// The action-type feature of each action: 1.0 for an addition, 0.0 for a deletion (the
-    /// `flag` argument of [`CandidateTensors::new`]).
+    /// The action-type feature of each action ([`Candidates::type_flag`] as 0.0 / 1.0: by
+    /// default 1.0 for an addition, 0.0 for a deletion; see [`ActionFlag`]), the `flag`
+    /// argument of [`CandidateTensors::new`].
     pub fn flag(&self) -> Vec<f32> {
-        self.kind
+        self.type_flag
             .iter()
-            .map(|k| if *k == EditKind::Add { 1.0 } else { 0.0 })
+            .map(|&f| f32::from(u8::from(f)))
             .collect()
     }
 
@@ -124,13 +211,15 @@ impl Candidates {
         CandidateTensors::new(&self.u, &self.w, &self.flag(), device)
     }
 
-    fn push(&mut self, u: usize, w: usize, kind: EditKind) {
+    fn push(&mut self, u: usize, w: usize, kind: EditKind, flag: bool) {
         self.u.push(u as u32);
         self.w.push(w as u32);
         self.kind.push(kind);
+        self.type_flag.push(flag);
     }
 
     fn remove(&mut self, i: usize) -> (u32, u32, EditKind) {
+        self.type_flag.remove(i);
         (self.u.remove(i), self.w.remove(i), self.kind.remove(i))
     }
 }
@@ -142,7 +231,8 @@ pub struct Step {
     pub reward: f32,
     /// True when the target's prediction now differs from its original label.
     pub flipped: bool,
-    /// True when the episode is over (flip, budget reached, or no candidate left).
+    /// True when the episode is over (flip, budget reached, or no more than
+    /// [`EnvConfig::min_candidates`] candidates left).
     pub done: bool,
 }
 
@@ -160,8 +250,9 @@ pub struct Step {
 ///
 /// The per-node state is `[original features ‖ degree in the current subgraph ‖ entropy (nats)
 /// of the black box's distribution ‖ one-hot of the predicted label]`, recomputed after every
-/// edit from a fresh black-box run on the edited subgraph. The episode ends when the label
-/// flips, when `budget` edits were made, or when no candidate is left.
+/// edit from a fresh black-box run on the edited subgraph (or, with [`StateLayout::Reference`],
+/// the authors' static layout). The episode ends when the label flips, when `budget` edits
+/// were made, or when no candidate is left (no more than [`EnvConfig::min_candidates`]).
 ///
 /// ```text
 ///  target 2, hops 2 (local ids in brackets; 7 is 3 hops away, 5 is isolated):
@@ -189,6 +280,8 @@ pub struct Episode<'a> {
     candidates: Candidates,
     state: Vec<f32>,
     dim: usize,
+    layout: StateLayout,
+    min_candidates: usize,
     edits: Vec<Edit>,
     done: bool,
     initial_log_probs: LogProbs,
@@ -212,9 +305,14 @@ impl std::fmt::Debug for Episode<'_> {
 impl<'a> Episode<'a> {
     /// Starts an episode for `target` (original id) of `graph`.
     ///
+    /// With [`EnvConfig::min_candidates`] ≥ the number of candidates, the episode is over at
+    /// once (no edit is made).
+    ///
     /// Errors: [`RlError::ZeroBudget`], [`RlError::TargetOutOfRange`],
     /// [`RlError::FeatureDimension`] (graph features vs the black box's input),
     /// [`RlError::NoCandidate`] (empty neighbourhood or nothing allowed),
+    /// [`RlError::InvalidConfig`] (with [`StateLayout::Reference`]: a ground-truth label not
+    /// below the black box's number of classes),
     /// [`RlError::OutputShape`] / [`RlError::NanOutput`] for a bad black-box output, and any
     /// error of the black box itself.
     pub fn new(
@@ -252,9 +350,30 @@ impl<'a> Episode<'a> {
         let n = sub.num_nodes();
         let dim = state_dim(d, num_classes);
         let mut state = vec![0.0; n * dim];
-        for (i, row) in state.chunks_exact_mut(dim).enumerate() {
-            row[..d].copy_from_slice(features.row(i));
+        match config.state {
+            StateLayout::Paper => {
+                for (i, row) in state.chunks_exact_mut(dim).enumerate() {
+                    row[..d].copy_from_slice(features.row(i));
+                }
+            }
+            StateLayout::Reference => {
+                let labels = sub.labels(graph);
+                if let Some(pos) = labels.iter().position(|&l| l as usize >= num_classes) {
+                    return Err(RlError::InvalidConfig(format!(
+                        "reference state: node {} has label {} but the black box has {} classes",
+                        sub.global_of(pos),
+                        labels[pos],
+                        num_classes
+                    )));
+                }
+                for (i, row) in state.chunks_exact_mut(dim).enumerate() {
+                    row[0] = reference_entropy(log_probs.row(i));
+                    row[2 + labels[i] as usize] = 1.0;
+                    row[2 + num_classes..].copy_from_slice(features.row(i));
+                }
+            }
         }
+        let done = candidates.len() <= config.min_candidates;
         let mut ep = Self {
             black_box,
             sub,
@@ -270,8 +389,10 @@ impl<'a> Episode<'a> {
             candidates,
             state,
             dim,
+            layout: config.state,
+            min_candidates: config.min_candidates,
             edits: Vec::new(),
-            done: false,
+            done,
         };
         ep.refresh_state();
         Ok(ep)
@@ -284,20 +405,30 @@ impl<'a> Episode<'a> {
         self.log_probs = self.initial_log_probs.clone();
         self.candidates = self.initial_candidates.clone();
         self.edits.clear();
-        self.done = false;
+        self.done = self.candidates.len() <= self.min_candidates;
         self.refresh_state();
     }
 
-    /// Rewrites the dynamic state columns (degree, entropy, one-hot) from the current edit
-    /// graph and black-box output. O(n · dim).
+    /// Rewrites the dynamic state columns from the current edit graph and black-box output:
+    /// degree, entropy and one-hot ([`StateLayout::Paper`], O(n · dim)) or the degree only
+    /// ([`StateLayout::Reference`], O(n)).
     fn refresh_state(&mut self) {
-        let d = self.features.dim();
-        for (i, row) in self.state.chunks_exact_mut(self.dim).enumerate() {
-            row[d] = self.edit.degree(i) as f32;
-            row[d + 1] = self.log_probs.entropy(i);
-            let onehot = &mut row[d + 2..];
-            onehot.fill(0.0);
-            onehot[self.log_probs.argmax(i)] = 1.0;
+        match self.layout {
+            StateLayout::Paper => {
+                let d = self.features.dim();
+                for (i, row) in self.state.chunks_exact_mut(self.dim).enumerate() {
+                    row[d] = self.edit.degree(i) as f32;
+                    row[d + 1] = self.log_probs.entropy(i);
+                    let onehot = &mut row[d + 2..];
+                    onehot.fill(0.0);
+                    onehot[self.log_probs.argmax(i)] = 1.0;
+                }
+            }
+            StateLayout::Reference => {
+                for (i, row) in self.state.chunks_exact_mut(self.dim).enumerate() {
+                    row[1] = self.edit.degree(i) as f32;
+                }
+            }
         }
     }
 
@@ -345,7 +476,9 @@ impl<'a> Episode<'a> {
         let reward = self
             .reward
             .compute(before, after, flipped, self.edits.len());
-        self.done = flipped || self.edits.len() >= self.budget || self.candidates.is_empty();
+        self.done = flipped
+            || self.edits.len() >= self.budget
+            || self.candidates.len() <= self.min_candidates;
         Ok(Step {
             reward,
             flipped,
@@ -489,22 +622,51 @@ fn build_candidates(sub: &Subgraph, edit: &EditGraph, config: &EnvConfig) -> Can
         }
     };
     let t = sub.target_local;
+    let (add_flag, target_neighbour) = match config.action_flag {
+        ActionFlag::IsAddition => (true, false),
+        ActionFlag::TargetNeighbour => (false, true),
+    };
     let mut c = Candidates::default();
     if config.mode != EditMode::DeleteOnly {
         for u in 0..sub.num_nodes() {
             if u != t && !edit.has_edge(t, u) && ok(t, u) {
-                c.push(t, u, EditKind::Add);
+                c.push(t, u, EditKind::Add, add_flag);
             }
         }
     }
     if config.mode != EditMode::AddOnly {
         for &(j, k) in &sub.edges {
-            if ok(j as usize, k as usize) {
-                c.push(j as usize, k as usize, EditKind::Delete);
+            let (j, k) = (j as usize, k as usize);
+            if ok(j, k) {
+                let flag = target_neighbour && edit.has_edge(t, j);
+                c.push(j, k, EditKind::Delete, flag);
             }
         }
     }
     c
+}
+
+/// The authors' entropy feature of one node (spec §7), in f32 like their PyTorch code:
+/// `q = sigmoid(log p) = 1 / (1 + exp(−log p))` per class, then `−Σ_c q_c · log2(q_c)` summed in
+/// class order. Not a distribution's entropy (the `q` do not sum to 1), and deliberately
+/// unguarded: for `log p < ≈ −88.7`, `exp` overflows to +∞, `q` is exactly 0 and
+/// `0 · log2(0) = 0 · (−∞)` is NaN, which the reference policy then propagates (see
+/// [`StateLayout::Reference`]).
+///
+/// ```
+/// use induce_rl::env::reference_entropy;
+/// let h = reference_entropy(&[0.5f32.ln(), 0.5f32.ln()]);
+/// let q = 1.0 / (1.0 + 2.0f32); // sigmoid(ln 0.5) = 1/3
+/// assert!((h - 2.0 * -(q * q.log2())).abs() < 1e-6);
+/// assert!(reference_entropy(&[0.0, -100.0]).is_nan());
+/// ```
+pub fn reference_entropy(log_probs: &[f32]) -> f32 {
+    let mut acc = 0.0f32;
+    for &lp in log_probs {
+        let q = 1.0f32 / (1.0f32 + (-lp).exp());
+        acc += q * q.log2();
+    }
+    -acc
 }
 
 /// Runs the black box on the current neighbourhood and checks its output's shape and values.
@@ -984,6 +1146,129 @@ mod tests {
         assert!(ep.edits().is_empty() && !ep.is_done());
         // and it plays again
         assert!(ep.step(4).unwrap().flipped);
+    }
+
+    /// The graph of [`graph`] with ground-truth labels `i % 3`.
+    fn labelled() -> Graph {
+        let f = Features::new(8, 1, (0..8).map(|i| i as f32).collect()).unwrap();
+        let edges = [(0, 1), (1, 2), (1, 3), (2, 4), (4, 6), (6, 7)];
+        Graph::from_edges(8, &edges, f, (0..8).map(|i| i % 3).collect()).unwrap()
+    }
+
+    fn reference_cfg() -> EnvConfig {
+        EnvConfig {
+            hops: 2,
+            ..EnvConfig::reference()
+        }
+    }
+
+    #[test]
+    fn reference_state_is_static_except_the_degree() {
+        let g = labelled();
+        let mut ep = Episode::new(&g, &RULE, 2, &reference_cfg()).unwrap();
+        // every node of the neighbourhood has degree ≥ 1: log p is a permutation of
+        // (ln .5, ln .25, ln .25), so q = sigmoid(log p) = p / (1 + p) = (1/3, 1/5, 1/5)
+        let (a, b) = (1.0f32 / 3.0, 0.2f32);
+        let h = -(a * a.log2() + 2.0 * b * b.log2());
+        assert!((reference_entropy(&[0.5f32.ln(), 0.25f32.ln(), 0.25f32.ln()]) - h).abs() < 1e-6);
+        // [entropy ‖ degree ‖ one-hot(ground truth = global id % 3) ‖ feature]
+        let start = [
+            [h, 1.0, 1.0, 0.0, 0.0, 0.0],
+            [h, 3.0, 0.0, 1.0, 0.0, 1.0],
+            [h, 2.0, 0.0, 0.0, 1.0, 2.0],
+            [h, 1.0, 1.0, 0.0, 0.0, 3.0],
+            [h, 2.0, 0.0, 1.0, 0.0, 4.0],
+            [h, 1.0, 1.0, 0.0, 0.0, 6.0],
+        ];
+        for (i, row) in start.iter().enumerate() {
+            assert_row(&ep, i, *row);
+        }
+        // delete (0, 1): node 0 is isolated now (the paper layout would show entropy 0 and
+        // class 0); here only the degrees change
+        ep.step(3).unwrap();
+        let mut after = start;
+        after[0][1] = 0.0;
+        after[1][1] = 2.0;
+        for (i, row) in after.iter().enumerate() {
+            assert_row(&ep, i, *row);
+        }
+        ep.reset();
+        for (i, row) in start.iter().enumerate() {
+            assert_row(&ep, i, *row);
+        }
+    }
+
+    #[test]
+    fn reference_flags_and_candidate_order() {
+        let g = labelled();
+        let ep = Episode::new(&g, &RULE, 2, &reference_cfg()).unwrap();
+        // same order as the default; a deletion (j, k) carries A_orig[target][j]
+        // (the target, local 2, is adjacent to 1 and 4), an addition 0
+        assert_eq!(
+            list(ep.candidates()),
+            list(Episode::new(&g, &RULE, 2, &cfg()).unwrap().candidates())
+        );
+        assert_eq!(
+            ep.candidates().flag(),
+            vec![0.0, 0.0, 0.0, 0.0, 1.0, 1.0, 0.0, 1.0]
+        );
+        assert_eq!(
+            ep.candidates()
+                .to_tensors(&induce_models::device::default_device().unwrap())
+                .len(),
+            8
+        );
+    }
+
+    #[test]
+    fn reference_episode_ends_with_one_candidate_left() {
+        let g = labelled();
+        let c = EnvConfig {
+            allowed: Some(vec![(0, 2), (1, 3)]),
+            ..reference_cfg()
+        };
+        let mut ep = Episode::new(&g, &RULE, 2, &c).unwrap();
+        assert_eq!(list(ep.candidates()), vec![(2, 0, A), (1, 3, D)]);
+        assert!(!ep.is_done());
+        let s = ep.step(1).unwrap();
+        assert!(s.done && !s.flipped);
+        assert_eq!(ep.candidates().len(), 1);
+        ep.reset();
+        assert!(!ep.is_done());
+        // a single candidate: over before any edit
+        let c = EnvConfig {
+            allowed: Some(vec![(0, 2)]),
+            ..reference_cfg()
+        };
+        let ep = Episode::new(&g, &RULE, 2, &c).unwrap();
+        assert!(ep.is_done());
+        let e = ep.explanation();
+        assert!(!e.found && e.edits.is_empty());
+    }
+
+    #[test]
+    fn reference_state_rejects_labels_beyond_the_classes() {
+        let f = Features::constant(3, 1, 1.0);
+        let g = Graph::from_edges(3, &[(0, 1), (1, 2)], f, vec![0, 3, 0]).unwrap();
+        assert!(matches!(
+            Episode::new(&g, &RULE, 0, &reference_cfg()),
+            Err(RlError::InvalidConfig(_))
+        ));
+    }
+
+    #[test]
+    fn reference_preset_serde() {
+        let j = serde_json::to_string(&EnvConfig::reference()).unwrap();
+        assert!(
+            j.ends_with(
+                r#""state":"reference","action_flag":"target_neighbour","min_candidates":1}"#
+            ),
+            "{j}"
+        );
+        assert_eq!(
+            serde_json::from_str::<EnvConfig>(&j).unwrap(),
+            EnvConfig::reference()
+        );
     }
 
     #[test]

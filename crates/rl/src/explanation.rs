@@ -26,8 +26,10 @@ pub enum EditKind {
 
 /// One edge edit `(u, w)` in ORIGINAL (whole-graph) node ids.
 ///
-/// For an InduCE addition `u` is the target; for a deletion `u < w`.
+/// For an InduCE addition `u` is the target; for a deletion `u < w`. Serialised as the
+/// triple `[u, w, "add" | "del"]`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(from = "(u32, u32, EditKind)", into = "(u32, u32, EditKind)")]
 pub struct Edit {
     /// First endpoint (original id).
     pub u: u32,
@@ -35,6 +37,18 @@ pub struct Edit {
     pub w: u32,
     /// Addition or deletion.
     pub kind: EditKind,
+}
+
+impl From<(u32, u32, EditKind)> for Edit {
+    fn from((u, w, kind): (u32, u32, EditKind)) -> Self {
+        Self { u, w, kind }
+    }
+}
+
+impl From<Edit> for (u32, u32, EditKind) {
+    fn from(e: Edit) -> Self {
+        (e.u, e.w, e.kind)
+    }
 }
 
 impl Edit {
@@ -70,7 +84,8 @@ impl Edit {
 ///     edits: vec![Edit::delete(3, 7)] };
 /// let json = serde_json::to_string(&e).unwrap();
 /// assert_eq!(json, concat!(r#"{"target":7,"found":true,"original_label":1,"new_label":0,"#,
-///     r#""edits":[{"u":3,"w":7,"kind":"del"}]}"#));
+///     r#""edits":[[3,7,"del"]]}"#));
+/// assert_eq!(serde_json::from_str::<Explanation>(&json).unwrap(), e);
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Explanation {

@@ -11,6 +11,8 @@
 //! * [`Explanation`], [`Edit`], [`EditKind`] and the [`Explainer`] trait every method implements;
 //! * [`metrics`]: fidelity, size, accuracy (paper and strict), sparsity, composition, size
 //!   histogram, and a [`metrics::Summary`];
+//! * [`parity`]: the reference-compatibility check against the authors' shipped explanations
+//!   ([`EnvConfig::reference`], spec §7);
 //! * [`RlError`]: typed errors.
 //!
 //! The explainer only calls the classifier through [`induce_models::BlackBox`]
@@ -48,16 +50,19 @@
 
 pub mod env;
 mod error;
+pub mod experiment;
 pub mod explanation;
 pub mod induce;
 pub mod metrics;
+pub mod parity;
 pub mod reward;
 
-pub use env::{Candidates, EditMode, EnvConfig, Episode, Step, state_dim};
+pub use env::{ActionFlag, Candidates, EditMode, EnvConfig, Episode, StateLayout, Step, state_dim};
 pub use error::{Result, RlError};
 pub use explanation::{Edit, EditKind, Explainer, Explanation};
 pub use induce::{
     EpochStats, InduceConfig, InduceExplainer, explain_greedy, explain_transductive,
     train_inductive,
 };
+pub use parity::{DatasetParity, ParityError, ParityReport};
 pub use reward::Reward;

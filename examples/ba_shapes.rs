@@ -1,0 +1,7 @@
+//! InduCE on ba-shapes: `cargo run --release --example ba_shapes -- --help`.
+
+mod common;
+
+fn main() -> anyhow::Result<()> {
+    common::main_for(induce::graph::generators::SyntheticKind::BaShapes)
+}

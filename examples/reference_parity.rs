@@ -1,0 +1,68 @@
+//! Parity with the authors' numerics (spec §7, `docs/PARITY.md`): greedy inference with their
+//! shipped policy, in the reference-compatibility configuration, on each dataset's eval targets,
+//! compared with their shipped explanations.
+//!
+//! ```text
+//! cargo run --release --example reference_parity -- --data ../shared/reference
+//! ```
+//!
+//! Prints `syn1: N/76 identical` (and syn4, syn5), every differing target with its first
+//! differing step, and writes `parity.json` into `--out` (default `runs/parity`). Exits with an
+//! error when a dataset misses its required count (syn1 76, syn4 72, syn5 128).
+
+use std::path::PathBuf;
+
+use anyhow::{Result, bail};
+use clap::Parser;
+use induce::models::device::{BackendKind, default_backend, device};
+use induce::rl::ParityReport;
+use induce::rl::parity::{REQUIRED, run_dataset};
+
+/// Reproduce the InduCE authors' shipped inductive explanations with the reference preset.
+#[derive(Debug, Parser)]
+struct Args {
+    /// Directory holding the reference export (`synX.npz`, `synX_gcn.safetensors`,
+    /// `synX_policy.safetensors`, `synX_inductive_expected.json`).
+    #[arg(long, default_value = "../shared/reference")]
+    data: PathBuf,
+    /// Datasets to check, in order.
+    #[arg(long, value_delimiter = ',', default_value = "syn1,syn4,syn5")]
+    datasets: Vec<String>,
+    /// Backend: flex, ndarray or cuda (default: $INDUCE_BACKEND, else flex).
+    #[arg(long)]
+    backend: Option<String>,
+    /// Output directory for `parity.json`.
+    #[arg(long, default_value = "runs/parity")]
+    out: PathBuf,
+}
+
+fn main() -> Result<()> {
+    let args = Args::parse();
+    let kind: BackendKind = match &args.backend {
+        Some(name) => name.parse()?,
+        None => default_backend()?,
+    };
+    let dev = device(kind)?;
+    let mut report = ParityReport::default();
+    for name in &args.datasets {
+        let d = run_dataset(&args.data, name, &dev)?;
+        println!(
+            "{}: {}/{} identical ({:.2} s, {kind} backend)",
+            d.name, d.identical, d.total, d.seconds
+        );
+        for m in &d.mismatches {
+            println!("  {m}");
+        }
+        report.datasets.push(d);
+    }
+    let path = report.write(&args.out)?;
+    println!("wrote {}", path.display());
+    if !report.passes() {
+        let need: Vec<String> = REQUIRED
+            .iter()
+            .map(|(n, t, r)| format!("{n} {r}/{t}"))
+            .collect();
+        bail!("parity below the required counts ({})", need.join(", "));
+    }
+    Ok(())
+}

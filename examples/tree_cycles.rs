@@ -1,0 +1,7 @@
+//! InduCE on tree-cycles: `cargo run --release --example tree_cycles -- --help`.
+
+mod common;
+
+fn main() -> anyhow::Result<()> {
+    common::main_for(induce::graph::generators::SyntheticKind::TreeCycles)
+}

@@ -1,0 +1,7 @@
+//! InduCE on tree-grid: `cargo run --release --example tree_grid -- --help`.
+
+mod common;
+
+fn main() -> anyhow::Result<()> {
+    common::main_for(induce::graph::generators::SyntheticKind::TreeGrid)
+}
