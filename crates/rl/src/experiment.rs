@@ -15,7 +15,7 @@ use burn::tensor::Device;
 use indicatif::{ProgressBar, ProgressStyle};
 use induce_graph::generators::SyntheticKind;
 use induce_graph::{Dataset, Graph, k_hop};
-use induce_models::checkpoint::{atomic_write, load_gcn, save_gcn, save_module};
+use induce_models::checkpoint::{atomic_write, load_gcn, save_gcn};
 use induce_models::train::split_accuracy;
 use induce_models::{BlackBox, GcnBlackBox, GcnConfig, GcnTrainingConfig, Policy, train_gcn};
 use serde::{Deserialize, Serialize};
@@ -23,7 +23,10 @@ use serde::{Deserialize, Serialize};
 use crate::env::EditMode;
 use crate::error::{Result, RlError};
 use crate::explanation::Explanation;
-use crate::induce::{InduceConfig, explain_greedy, explain_transductive, timed, train_inductive};
+use crate::induce::{
+    InduceConfig, PolicyMeta, explain_greedy, explain_transductive, save_policy, timed,
+    train_inductive,
+};
 use crate::metrics::{Summary, neighbourhood_edges, summarize};
 
 /// Everything that defines a run; saved as `config.json` next to the results.
@@ -330,7 +333,12 @@ pub fn run(config: &ExperimentConfig, out: &Path, device: &Device) -> Result<Exp
         "train induce-inductive",
         device,
     )?;
-    save_module(&policy, &config.inductive, &out.join("policy.bpk"))?;
+    let meta = |induce: &InduceConfig| PolicyMeta {
+        feature_dim: d,
+        num_classes: c,
+        induce: induce.clone(),
+    };
+    save_policy(&policy, &meta(icfg), &out.join("policy.bpk"))?;
     let (e, ex) = explain_all(&eval_targets, show, "explain induce-inductive", |t| {
         explain_greedy(&policy, g, &bb, t, &icfg.env, device)
     })?;
@@ -356,7 +364,7 @@ pub fn run(config: &ExperimentConfig, out: &Path, device: &Device) -> Result<Exp
         })
         .collect();
     let (dpolicy, tr) = train_policy(g, &bb, &del_targets, &dcfg, show, "train del-only", device)?;
-    save_module(&dpolicy, &dcfg, &out.join("policy-del-only.bpk"))?;
+    save_policy(&dpolicy, &meta(&dcfg), &out.join("policy-del-only.bpk"))?;
     let (e, ex) = explain_all(&eval_targets, show, "explain del-only", |t| {
         explain_greedy(&dpolicy, g, &bb, t, &dcfg.env, device)
     })?;

@@ -425,6 +425,47 @@ impl Explainer for InduceExplainer<'_> {
     }
 }
 
+/// What is saved beside a policy checkpoint (`policy.json`): the InduCE config and the data
+/// layout the policy was trained for.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PolicyMeta {
+    /// Node feature dimension of the graph the policy was trained on.
+    pub feature_dim: usize,
+    /// Number of classes of the black box it was trained with.
+    pub num_classes: usize,
+    /// The training configuration.
+    pub induce: InduceConfig,
+}
+
+/// Saves a trained policy (`path`, burnpack) with its [`PolicyMeta`] beside it (`path.json`),
+/// both atomically.
+pub fn save_policy(policy: &Policy, meta: &PolicyMeta, path: &std::path::Path) -> Result<()> {
+    Ok(induce_models::checkpoint::save_module(policy, meta, path)?)
+}
+
+/// Loads a policy saved by [`save_policy`] to explain a graph with `feature_dim` features through
+/// a black box with `num_classes` classes (new nodes or a new graph with the same layout). A
+/// policy trained for another layout is a typed
+/// [`induce_models::ModelError::DimensionMismatch`] naming both numbers.
+pub fn load_policy(
+    path: &std::path::Path,
+    feature_dim: usize,
+    num_classes: usize,
+    device: &Device,
+) -> Result<(Policy, PolicyMeta)> {
+    use induce_models::checkpoint::{check_dims, load_config, load_record};
+    let meta: PolicyMeta = load_config(path)?;
+    check_dims(
+        path,
+        "node feature dimension",
+        meta.feature_dim,
+        feature_dim,
+    )?;
+    check_dims(path, "number of classes", meta.num_classes, num_classes)?;
+    let pcfg = meta.induce.policy_config(feature_dim, num_classes);
+    Ok((load_record(pcfg.init(device), path)?, meta))
+}
+
 /// Wall-clock helper for reports.
 pub fn timed<T>(f: impl FnOnce() -> T) -> (T, f64) {
     let t = Instant::now();

@@ -2,10 +2,13 @@
 
 use induce_graph::generators::SyntheticKind;
 use induce_graph::{Dataset, k_hop};
+use induce_models::ModelError;
 use induce_models::device::default_device;
 use induce_models::{BlackBox, GcnBlackBox, GcnConfig, GcnTrainingConfig, train_gcn};
 use induce_rl::metrics::{fidelity, size};
-use induce_rl::{InduceConfig, explain_greedy, train_inductive};
+use induce_rl::{
+    InduceConfig, PolicyMeta, RlError, explain_greedy, load_policy, save_policy, train_inductive,
+};
 
 /// Nodes of `nodes` with a non-zero label that the black box predicts correctly on their
 /// h-hop neighbourhood (the paper's target set).
@@ -71,4 +74,30 @@ fn training_beats_the_untrained_policy_on_held_out_nodes() {
         f1 < f0 || (f1 == f0 && s1 < s0),
         "trained ({f1}, {s1}) vs untrained ({f0}, {s0})"
     );
+
+    // Saved and reloaded, the policy explains exactly as before; other layouts are refused.
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("policy.bpk");
+    let meta = PolicyMeta {
+        feature_dim: 10,
+        num_classes: 2,
+        induce: cfg.clone(),
+    };
+    save_policy(&trained, &meta, &path).unwrap();
+    let (loaded, m) = load_policy(&path, 10, 2, &dev).unwrap();
+    assert_eq!(m, meta);
+    for &t in test.iter().take(10) {
+        let a = explain_greedy(&trained, &data.graph, &bb, t, &cfg.env, &dev).unwrap();
+        let b = explain_greedy(&loaded, &data.graph, &bb, t, &cfg.env, &dev).unwrap();
+        assert_eq!(a, b);
+    }
+    match load_policy(&path, 745, 2, &dev) {
+        Err(RlError::Model(ModelError::DimensionMismatch {
+            expected: 745,
+            got: 10,
+            ..
+        })) => {}
+        other => panic!("expected a dimension mismatch, got {other:?}"),
+    }
+    assert!(load_policy(&dir.path().join("missing.bpk"), 10, 2, &dev).is_err());
 }
