@@ -88,59 +88,19 @@ impl ExperimentConfig {
     }
 }
 
-/// One row of the results table (fractions in `[0, 1]`).
+/// One row of the results table: a method, its metrics (fractions in `[0, 1]`) and its times.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RunRow {
     /// `induce-inductive`, `induce-transductive`, `induce-inductive-del-only` or
     /// `untrained-policy`.
     pub method: String,
-    /// Targets explained.
-    pub targets: usize,
-    /// Targets with a counterfactual.
-    pub found: usize,
-    /// Share of targets without a counterfactual.
-    pub fidelity: Option<f64>,
-    /// Mean explanation size over found targets.
-    pub size_mean: Option<f64>,
-    /// Population standard deviation of the size.
-    pub size_std: Option<f64>,
-    /// Paper-protocol accuracy.
-    pub accuracy: Option<f64>,
-    /// Ground-truth-motif accuracy.
-    pub strict_accuracy: Option<f64>,
-    /// Mean sparsity.
-    pub sparsity: Option<f64>,
-    /// Total additions.
-    pub additions: usize,
-    /// Total deletions.
-    pub deletions: usize,
-    /// Size histogram (size → count).
-    pub size_histogram: std::collections::BTreeMap<usize, usize>,
+    /// The metrics (flattened into the row's JSON object).
+    #[serde(flatten)]
+    pub metrics: Summary,
     /// Policy training time.
     pub train_seconds: f64,
     /// Time to explain all targets.
     pub explain_seconds: f64,
-}
-
-impl RunRow {
-    fn new(method: &str, s: Summary, train_seconds: f64, explain_seconds: f64) -> Self {
-        Self {
-            method: method.to_string(),
-            targets: s.targets,
-            found: s.found,
-            fidelity: s.fidelity,
-            size_mean: s.size_mean,
-            size_std: s.size_std,
-            accuracy: s.accuracy,
-            strict_accuracy: s.strict_accuracy,
-            sparsity: s.sparsity,
-            additions: s.additions,
-            deletions: s.deletions,
-            size_histogram: s.size_histogram,
-            train_seconds,
-            explain_seconds,
-        }
-    }
 }
 
 /// Graph size in `summary.json`.
@@ -317,7 +277,12 @@ pub fn run(config: &ExperimentConfig, out: &Path, device: &Device) -> Result<Exp
     let mut lines: Vec<(String, Vec<Explanation>)> = Vec::new();
     let mut record = |method: &str, e: Vec<Explanation>, tr: f64, ex: f64| -> Result<()> {
         let s = summarize(&e, g, &full_pred, edges_of)?;
-        rows.push(RunRow::new(method, s, tr, ex));
+        rows.push(RunRow {
+            method: method.to_string(),
+            metrics: s,
+            train_seconds: tr,
+            explain_seconds: ex,
+        });
         lines.push((method.to_string(), e));
         Ok(())
     };
@@ -441,7 +406,8 @@ pub fn format_table(s: &ExperimentSummary) -> String {
         "train s",
         "explain s"
     );
-    for r in &s.runs {
+    for row in &s.runs {
+        let r = &row.metrics;
         let size = match (r.size_mean, r.size_std) {
             (Some(m), Some(sd)) => format!("{m:.2} ± {sd:.2}"),
             _ => "-".into(),
@@ -449,7 +415,7 @@ pub fn format_table(s: &ExperimentSummary) -> String {
         let _ = writeln!(
             out,
             "{:<27} {:>7} {:>8} {:>13} {:>8} {:>8} {:>8} {:>9} {:>8.1} {:>9.2}",
-            r.method,
+            row.method,
             r.targets,
             pct(r.fidelity),
             size,
@@ -459,8 +425,8 @@ pub fn format_table(s: &ExperimentSummary) -> String {
                 .map(|v| format!("{v:.3}"))
                 .unwrap_or_else(|| "-".into()),
             format!("{}/{}", r.additions, r.deletions),
-            r.train_seconds,
-            r.explain_seconds
+            row.train_seconds,
+            row.explain_seconds
         );
     }
     String::from_utf8(out).expect("utf-8")
