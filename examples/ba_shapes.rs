@@ -2,6 +2,6 @@
 
 mod common;
 
-fn main() -> anyhow::Result<()> {
+fn main() -> std::process::ExitCode {
     common::main_for(induce::graph::generators::SyntheticKind::BaShapes)
 }

@@ -9,6 +9,9 @@
 //! Writes `gcn.bpk` (+ `gcn.json`, its config), `report.json` and `run.json` (the arguments)
 //! into `--out` (default `runs/black-box/<dataset>`).
 
+#[allow(dead_code)]
+mod common;
+
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
@@ -82,8 +85,17 @@ fn load(args: &Args) -> Result<Dataset> {
     Ok(data)
 }
 
-fn main() -> Result<()> {
-    let args = Args::parse();
+fn main() -> std::process::ExitCode {
+    match run(Args::parse()) {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {}", common::message(&e));
+            std::process::ExitCode::FAILURE
+        }
+    }
+}
+
+fn run(args: Args) -> Result<()> {
     if args.epochs == 0 && args.weights.is_none() {
         bail!("--epochs must be at least 1");
     }

@@ -10,6 +10,9 @@
 //! differing step, and writes `parity.json` into `--out` (default `runs/parity`). Exits with an
 //! error when a dataset misses its required count (syn1 76, syn4 72, syn5 128).
 
+#[allow(dead_code)]
+mod common;
+
 use std::path::PathBuf;
 
 use anyhow::{Result, bail};
@@ -36,8 +39,17 @@ struct Args {
     out: PathBuf,
 }
 
-fn main() -> Result<()> {
-    let args = Args::parse();
+fn main() -> std::process::ExitCode {
+    match run(Args::parse()) {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {}", common::message(&e));
+            std::process::ExitCode::FAILURE
+        }
+    }
+}
+
+fn run(args: Args) -> Result<()> {
     let kind: BackendKind = match &args.backend {
         Some(name) => name.parse()?,
         None => default_backend()?,

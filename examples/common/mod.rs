@@ -39,9 +39,31 @@ pub struct Args {
     pub no_progress: bool,
 }
 
-/// Parses the command line and runs the experiment on `kind`.
-pub fn main_for(kind: SyntheticKind) -> Result<()> {
-    let args = Args::parse();
+/// Parses the command line and runs the experiment on `kind`; an error is printed as one clear
+/// message (with its causes) and a non-zero exit code.
+pub fn main_for(kind: SyntheticKind) -> std::process::ExitCode {
+    match run_for(kind, Args::parse()) {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {}", message(&e));
+            std::process::ExitCode::FAILURE
+        }
+    }
+}
+
+/// The error and its causes on one line, leaving out a cause already quoted by its parent.
+pub fn message(e: &anyhow::Error) -> String {
+    let mut out = e.to_string();
+    for cause in e.chain().skip(1) {
+        let c = cause.to_string();
+        if !out.contains(&c) {
+            out = format!("{out}: {c}");
+        }
+    }
+    out
+}
+
+fn run_for(kind: SyntheticKind, args: Args) -> Result<()> {
     let backend: BackendKind = match &args.backend {
         Some(name) => name.parse()?,
         None => default_backend()?,
