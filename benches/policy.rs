@@ -1,0 +1,59 @@
+//! Policy network latency: forward (inference, plain device) and forward + backward (autodiff)
+//! on a BA-Shapes 4-hop neighbourhood, for a few hundred and a few thousand candidate actions.
+//!
+//! `cargo bench --bench policy`.
+
+use criterion::{Criterion, criterion_group, criterion_main};
+use induce::graph::generators::SyntheticKind;
+use induce::graph::k_hop;
+use induce::models::device::default_device;
+use induce::models::tensors::matrix;
+use induce::models::{CandidateTensors, GraphTensors, PolicyConfig};
+
+fn policy(c: &mut Criterion) {
+    let dev = default_device().expect("a CPU backend is compiled in");
+    let data = SyntheticKind::BaShapes.generate(42).expect("generator");
+    let g = &data.graph;
+    let target = *data
+        .split
+        .test
+        .iter()
+        .find(|&&u| g.labels()[u as usize] != 0)
+        .expect("motif");
+    let sub = k_hop(g, target, 4).expect("k-hop");
+    let n = sub.num_nodes();
+    let dim = 10 + 2 + 4;
+    let x: Vec<f32> = (0..n * dim).map(|i| (i % 7) as f32 * 0.1).collect();
+    for (label, count) in [("300", 300usize), ("3000", 3000)] {
+        let (mut u, mut w, mut f) = (Vec::new(), Vec::new(), Vec::new());
+        for k in 0..count {
+            u.push(sub.target_local as u32);
+            w.push((k % n) as u32);
+            f.push((k % 2) as f32);
+        }
+        let name = format!("{n}nodes_{}edges_{label}cands", sub.num_edges());
+        let p = PolicyConfig::new(dim).init(&dev);
+        let gt = GraphTensors::new(n, &sub.edges, &dev).expect("graph");
+        let ct = CandidateTensors::new(&u, &w, &f, &dev);
+        c.bench_function(&format!("policy_forward/{name}"), |b| {
+            b.iter(|| {
+                let lp = p.log_probs(matrix(&x, n, dim, &dev), &gt, &ct);
+                lp.into_data()
+            })
+        });
+        let ad = dev.clone().autodiff();
+        let p = PolicyConfig::new(dim).init(&ad);
+        let gt = GraphTensors::new(n, &sub.edges, &ad).expect("graph");
+        let ct = CandidateTensors::new(&u, &w, &f, &ad);
+        c.bench_function(&format!("policy_forward_backward/{name}"), |b| {
+            b.iter(|| {
+                let lp = p.log_probs(matrix(&x, n, dim, &ad), &gt, &ct);
+                let loss = -(lp.clone().exp() * lp).sum();
+                loss.backward()
+            })
+        });
+    }
+}
+
+criterion_group!(benches, policy);
+criterion_main!(benches);
