@@ -186,18 +186,15 @@ fn explain_all(
     targets: &[u32],
     show: bool,
     what: &str,
-    mut f: impl FnMut(u32) -> Result<Explanation>,
+    f: impl Fn(u32) -> Result<Explanation> + Sync,
 ) -> Result<(Vec<Explanation>, f64)> {
     let pb = bar(show, targets.len(), what);
     let (res, secs) = timed(|| {
-        targets
-            .iter()
-            .map(|&t| {
-                let e = f(t);
-                pb.inc(1);
-                e
-            })
-            .collect::<Result<Vec<_>>>()
+        crate::parallel::map(targets, crate::parallel::default_threads(), |&t| {
+            let e = f(t);
+            pb.inc(1);
+            e
+        })
     });
     pb.finish_and_clear();
     Ok((res?, secs))

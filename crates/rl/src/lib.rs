@@ -54,6 +54,7 @@ pub mod experiment;
 pub mod explanation;
 pub mod induce;
 pub mod metrics;
+pub mod parallel;
 pub mod parity;
 pub mod reward;
 

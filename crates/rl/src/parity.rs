@@ -363,10 +363,9 @@ fn explain_all(
     env: &EnvConfig,
     device: &Device,
 ) -> Result<Vec<Explanation>, RlError> {
-    targets
-        .iter()
-        .map(|&t| explain_greedy(policy, graph, black_box, t, env, device))
-        .collect()
+    crate::parallel::map(targets, crate::parallel::default_threads(), |&t| {
+        explain_greedy(policy, graph, black_box, t, env, device)
+    })
 }
 
 /// The parity outcome of several datasets.
