@@ -55,6 +55,12 @@ pub fn config_path(checkpoint: &Path) -> PathBuf {
 
 /// Saves `module` as a burnpack record at `path` and `config` as JSON beside it, both atomically.
 pub fn save_module<M: Module, C: Serialize>(module: &M, config: &C, path: &Path) -> Result<()> {
+    if path.extension().is_some_and(|e| e == "json") {
+        return Err(ModelError::checkpoint(
+            path,
+            "a checkpoint may not end in .json: its config is written beside it as <name>.json",
+        ));
+    }
     let json = serde_json::to_vec_pretty(config)
         .map_err(|e| ModelError::checkpoint(config_path(path), e.to_string()))?;
     let bytes = module
@@ -118,4 +124,26 @@ pub fn check_dims(path: &Path, what: &str, found: usize, expected: usize) -> Res
         expected,
         got: found,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::device::default_device;
+
+    #[test]
+    fn a_json_checkpoint_path_is_refused_and_leaves_nothing_behind() {
+        let dev = default_device().unwrap();
+        let cfg = GcnConfig::new(3, 2);
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("model.json");
+        assert!(matches!(
+            save_gcn(&cfg.init(&dev), &cfg, &p),
+            Err(ModelError::Checkpoint { .. })
+        ));
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+        let ok = dir.path().join("model.bpk");
+        save_gcn(&cfg.init(&dev), &cfg, &ok).unwrap();
+        assert!(load_gcn(&ok, Some((3, 2)), &dev).is_ok());
+    }
 }

@@ -29,6 +29,19 @@ use crate::induce::{
 };
 use crate::metrics::{Summary, neighbourhood_edges, summarize};
 
+/// The files [`run`] writes (removed first when they exist, so a directory never mixes runs).
+pub const OUTPUT_FILES: [&str; 9] = [
+    "config.json",
+    "summary.json",
+    "explanations.jsonl",
+    "black_box.bpk",
+    "black_box.json",
+    "policy.bpk",
+    "policy.json",
+    "policy-del-only.bpk",
+    "policy-del-only.json",
+];
+
 /// Everything that defines a run; saved as `config.json` next to the results.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ExperimentConfig {
@@ -182,8 +195,12 @@ fn bar(show: bool, len: usize, what: &str) -> ProgressBar {
     pb
 }
 
+/// Explains every target; a target whose neighbourhood offers no allowed action counts as
+/// "no counterfactual found" (its label is the one the black box predicts, `labels[t]` for the
+/// experiment's correctly predicted targets) instead of aborting the run.
 fn explain_all(
     targets: &[u32],
+    labels: &[u32],
     show: bool,
     what: &str,
     f: impl Fn(u32) -> Result<Explanation> + Sync,
@@ -191,7 +208,19 @@ fn explain_all(
     let pb = bar(show, targets.len(), what);
     let (res, secs) = timed(|| {
         crate::parallel::map(targets, crate::parallel::default_threads(), |&t| {
-            let e = f(t);
+            let e = match f(t) {
+                Err(RlError::NoCandidate { target }) => {
+                    let label = labels[target as usize] as usize;
+                    Ok(Explanation {
+                        target,
+                        found: false,
+                        original_label: label,
+                        new_label: label,
+                        edits: Vec::new(),
+                    })
+                }
+                other => other,
+            };
             pb.inc(1);
             e
         })
@@ -229,6 +258,19 @@ fn train_policy(
 pub fn run(config: &ExperimentConfig, out: &Path, device: &Device) -> Result<ExperimentSummary> {
     let kind: SyntheticKind = config.dataset.parse()?;
     let show = config.progress;
+    // A rerun into the same directory must not leave files of an earlier run beside this one's.
+    for f in OUTPUT_FILES {
+        match std::fs::remove_file(out.join(f)) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                return Err(induce_models::ModelError::Io {
+                    path: out.join(f),
+                    source: e,
+                }
+                .into());
+            }
+            _ => {}
+        }
+    }
     let config_json =
         serde_json::to_vec_pretty(config).map_err(|e| RlError::InvalidConfig(e.to_string()))?;
     atomic_write(&out.join("config.json"), &config_json)?;
@@ -301,16 +343,24 @@ pub fn run(config: &ExperimentConfig, out: &Path, device: &Device) -> Result<Exp
         induce: induce.clone(),
     };
     save_policy(&policy, &meta(icfg), &out.join("policy.bpk"))?;
-    let (e, ex) = explain_all(&eval_targets, show, "explain induce-inductive", |t| {
-        explain_greedy(&policy, g, &bb, t, &icfg.env, device)
-    })?;
+    let (e, ex) = explain_all(
+        &eval_targets,
+        g.labels(),
+        show,
+        "explain induce-inductive",
+        |t| explain_greedy(&policy, g, &bb, t, &icfg.env, device),
+    )?;
     record("induce-inductive", e, tr, ex)?;
 
     // InduCE transductive.
     let tcfg = &config.transductive;
-    let (e, ex) = explain_all(&eval_targets, show, "induce-transductive", |t| {
-        explain_transductive(g, &bb, t, tcfg, device)
-    })?;
+    let (e, ex) = explain_all(
+        &eval_targets,
+        g.labels(),
+        show,
+        "induce-transductive",
+        |t| explain_transductive(g, &bb, t, tcfg, device),
+    )?;
     record("induce-transductive", e, 0.0, ex)?;
 
     // InduCE inductive, deletions only.
@@ -327,16 +377,20 @@ pub fn run(config: &ExperimentConfig, out: &Path, device: &Device) -> Result<Exp
         .collect();
     let (dpolicy, tr) = train_policy(g, &bb, &del_targets, &dcfg, show, "train del-only", device)?;
     save_policy(&dpolicy, &meta(&dcfg), &out.join("policy-del-only.bpk"))?;
-    let (e, ex) = explain_all(&eval_targets, show, "explain del-only", |t| {
+    let (e, ex) = explain_all(&eval_targets, g.labels(), show, "explain del-only", |t| {
         explain_greedy(&dpolicy, g, &bb, t, &dcfg.env, device)
     })?;
     record("induce-inductive-del-only", e, tr, ex)?;
 
     // The same network, untrained.
     let untrained = icfg.policy_config(d, c).init(device);
-    let (e, ex) = explain_all(&eval_targets, show, "explain untrained-policy", |t| {
-        explain_greedy(&untrained, g, &bb, t, &icfg.env, device)
-    })?;
+    let (e, ex) = explain_all(
+        &eval_targets,
+        g.labels(),
+        show,
+        "explain untrained-policy",
+        |t| explain_greedy(&untrained, g, &bb, t, &icfg.env, device),
+    )?;
     record("untrained-policy", e, 0.0, ex)?;
 
     let summary = ExperimentSummary {

@@ -221,6 +221,11 @@ fn update(
     if returns.is_empty() {
         return Ok(policy);
     }
+    if let Some(g) = returns.iter().find(|g| !g.is_finite()) {
+        return Err(RlError::InvalidConfig(format!(
+            "non-finite return {g}: check the reward and the black box's outputs"
+        )));
+    }
     normalise(&mut returns, config.return_std_floor);
     let steps: Vec<&StepRecord> = episodes.iter().flatten().collect();
     let dim = policy.input_dim();
@@ -278,6 +283,9 @@ pub fn train_inductive(
         return Err(RlError::InvalidConfig(
             "batch_size must be at least 1".into(),
         ));
+    }
+    if config.episodes == 0 {
+        return Err(RlError::InvalidConfig("episodes must be at least 1".into()));
     }
     let mut episodes: Vec<Episode<'_>> = Vec::with_capacity(targets.len());
     for &t in targets {
@@ -354,6 +362,9 @@ pub fn explain_transductive(
     config: &InduceConfig,
     device: &Device,
 ) -> Result<Explanation> {
+    if config.episodes == 0 {
+        return Err(RlError::InvalidConfig("episodes must be at least 1".into()));
+    }
     let mut ep = Episode::new(graph, black_box, target, &config.env)?;
     let ad = device.clone().autodiff();
     let seed = config.seed ^ (target as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);

@@ -104,7 +104,12 @@ impl Reward {
     /// // flipped: L masked to 0, d = 2: 1 / (0 + 1)
     /// assert_eq!(r.compute(0.0, -3.0, true, 2), 1.0);
     /// ```
+    ///
+    /// Log-probabilities are clamped to at least [`MIN_LOG_PROB`] first, so a black box that
+    /// returns `−∞` (probability exactly 0) yields a finite reward.
     pub fn compute(&self, log_p_before: f32, log_p_after: f32, flipped: bool, edits: usize) -> f32 {
+        let log_p_before = log_p_before.max(MIN_LOG_PROB);
+        let log_p_after = log_p_after.max(MIN_LOG_PROB);
         match *self {
             Reward::Paper { beta } => {
                 let l = if flipped { 0.0 } else { log_p_after };
@@ -127,9 +132,24 @@ impl Reward {
     }
 }
 
+/// Floor applied to log-probabilities before computing a reward (`exp(−1e4)` is 0 in f32).
+pub const MIN_LOG_PROB: f32 = -1e4;
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn infinite_log_probabilities_give_finite_rewards() {
+        let r = Reward::shaped().compute(-0.1, f32::NEG_INFINITY, true, 1);
+        assert!(r.is_finite());
+        assert!((r - (-0.1 + 1e4 - 0.1 + 1.0)).abs() < 1e-2);
+        assert!(
+            Reward::paper()
+                .compute(-0.1, f32::NEG_INFINITY, false, 1)
+                .is_finite()
+        );
+    }
 
     fn close(a: f32, b: f32) -> bool {
         (a - b).abs() <= 1e-6 * b.abs().max(1.0)

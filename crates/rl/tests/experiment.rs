@@ -71,4 +71,12 @@ fn quick_tree_cycles_run_writes_summary_explanations_and_config() {
         lines,
         std::fs::read_to_string(dir2.path().join("explanations.jsonl")).unwrap()
     );
+
+    // A stale file of an earlier run in the output directory is removed by the next run.
+    std::fs::write(dir2.path().join("policy-del-only.json"), b"stale").unwrap();
+    let mut c2 = cfg.clone();
+    c2.max_targets = Some(2);
+    run(&c2, dir2.path(), &dev).unwrap();
+    let text = std::fs::read_to_string(dir2.path().join("policy-del-only.json")).unwrap();
+    assert_ne!(text, "stale");
 }

@@ -100,4 +100,18 @@ fn training_beats_the_untrained_policy_on_held_out_nodes() {
         other => panic!("expected a dimension mismatch, got {other:?}"),
     }
     assert!(load_policy(&dir.path().join("missing.bpk"), 10, 2, &dev).is_err());
+
+    // Zero episodes is a typed error, not a panic or a silently untrained policy.
+    let zero = InduceConfig {
+        episodes: 0,
+        ..cfg.clone()
+    };
+    assert!(matches!(
+        train_inductive(&data.graph, &bb, &train, &zero, &dev, |_| {}),
+        Err(RlError::InvalidConfig(_))
+    ));
+    assert!(matches!(
+        induce_rl::explain_transductive(&data.graph, &bb, test[0], &zero, &dev),
+        Err(RlError::InvalidConfig(_))
+    ));
 }
