@@ -1,0 +1,982 @@
+//! A fused CPU kernel of the [`Policy`]: the same network (GAT layers, optional node BatchNorm,
+//! LeakyReLU, NaN guard, scoring MLP, log-softmax) as plain Rust loops over a flat parameter
+//! vector, with a hand-written backward pass and an Adam step identical to Burn's.
+//!
+//! Why: a policy state is small (tens to a few thousand nodes, 16-wide embeddings), so Burn's
+//! per-operation cost (allocation, dispatch, autodiff bookkeeping) dominates the arithmetic.
+//! The kernel fuses each GAT layer's gather / attention / softmax / scatter into one pass over an
+//! incoming-message CSR, and scores candidates with the first MLP layer split per endpoint:
+//! `W1 · [X_u ‖ X_w ‖ f] = (X W1ᵤ)[u] + (X W1_w)[w] + f · w_f`, so the `2·hidden`-wide product is
+//! computed once per node instead of once per candidate.
+//!
+//! The Burn [`Policy`] stays the reference: tests pin the kernel's log-probabilities and
+//! gradients to Burn's forward and autodiff, and [`HostPolicy::from_policy`] /
+//! [`HostPolicy::to_policy`] convert parameters both ways exactly.
+//!
+//! ```
+//! use induce_models::host_policy::{HostGraph, HostPolicy};
+//! use induce_models::{PolicyConfig, device::default_device};
+//! let dev = default_device().unwrap();
+//! let policy = HostPolicy::from_policy(&PolicyConfig::new(2).init(&dev));
+//! //  0 ─ 1 ─ 2 : candidates delete (0, 1), add (0, 2)
+//! let g = HostGraph::new(3, &[(0, 1), (1, 2)]).unwrap();
+//! let trace = policy.forward(&[1.0; 6], &g, &[0, 0], &[1, 2], &[0.0, 1.0]);
+//! let p: f32 = trace.log_probs().iter().map(|l| l.exp()).sum();
+//! assert!((p - 1.0).abs() < 1e-5);
+//! ```
+
+use burn::module::Param;
+use burn::nn::Linear;
+use burn::tensor::{Device, Tensor, TensorData};
+
+use crate::error::{ModelError, Result};
+use crate::gat::GatConv;
+use crate::policy::{NodeBatchNorm, Policy};
+
+const BN_EPS: f32 = 1e-5;
+
+/// A graph as incoming-message lists for the GAT layers: for each destination node `i`, the
+/// sources `j` of its messages (its neighbours and itself, the self loop).
+///
+/// ```text
+///  0 ─ 1     incoming(0) = [1, 0], incoming(1) = [0, 1], incoming(2) = [2]
+///  2
+/// ```
+#[derive(Debug, Clone, PartialEq)]
+pub struct HostGraph {
+    num_nodes: usize,
+    offsets: Vec<usize>,
+    src: Vec<u32>,
+}
+
+impl HostGraph {
+    /// Builds the message lists of an undirected graph given as `(u, w)` pairs (each pair once).
+    /// Rejects out-of-range endpoints and self loops.
+    pub fn new(num_nodes: usize, edges: &[(u32, u32)]) -> Result<Self> {
+        let mut deg = vec![1usize; num_nodes];
+        for &(u, w) in edges {
+            if u as usize >= num_nodes || w as usize >= num_nodes {
+                return Err(ModelError::InvalidInput(format!(
+                    "edge ({u}, {w}) has an endpoint outside the graph's {num_nodes} nodes"
+                )));
+            }
+            if u == w {
+                return Err(ModelError::InvalidInput(format!(
+                    "self loop ({u}, {u}) in edge list"
+                )));
+            }
+            deg[u as usize] += 1;
+            deg[w as usize] += 1;
+        }
+        let mut offsets = Vec::with_capacity(num_nodes + 1);
+        offsets.push(0);
+        for d in &deg {
+            offsets.push(offsets.last().copied().unwrap_or(0) + d);
+        }
+        let mut fill: Vec<usize> = offsets[..num_nodes].to_vec();
+        let mut src = vec![0u32; offsets[num_nodes]];
+        for &(u, w) in edges {
+            src[fill[w as usize]] = u;
+            fill[w as usize] += 1;
+            src[fill[u as usize]] = w;
+            fill[u as usize] += 1;
+        }
+        for (i, f) in fill.iter().enumerate() {
+            src[*f] = i as u32;
+        }
+        Ok(Self {
+            num_nodes,
+            offsets,
+            src,
+        })
+    }
+
+    /// Number of nodes.
+    pub fn num_nodes(&self) -> usize {
+        self.num_nodes
+    }
+
+    /// Number of messages (`2E + n`).
+    pub fn num_messages(&self) -> usize {
+        self.src.len()
+    }
+
+    fn incoming(&self, i: usize) -> std::ops::Range<usize> {
+        self.offsets[i]..self.offsets[i + 1]
+    }
+}
+
+/// Where one GAT layer's parameters sit in the flat vector.
+#[derive(Debug, Clone, Copy)]
+struct GatSlots {
+    input: usize,
+    out: usize,
+    w: usize,
+    a_src: usize,
+    a_dst: usize,
+    bias: usize,
+    bn: Option<(usize, usize)>,
+}
+
+/// Where one linear layer's parameters sit in the flat vector.
+#[derive(Debug, Clone, Copy)]
+struct LinSlots {
+    input: usize,
+    out: usize,
+    w: usize,
+    b: usize,
+}
+
+/// The [`Policy`] as a flat parameter vector with a fused forward and backward pass.
+///
+/// Only the architecture of [`Policy`] is supported: any number of GAT layers, an MLP of three
+/// linear layers (`2·hidden + 1 → m → m → 1`) with biases.
+#[derive(Debug, Clone)]
+pub struct HostPolicy {
+    /// All parameters, layer by layer (see [`HostPolicy::num_params`]).
+    pub params: Vec<f32>,
+    gat: Vec<GatSlots>,
+    mlp: [LinSlots; 3],
+    attention_slope: f32,
+    activation_slope: f32,
+    nan_to_num: bool,
+}
+
+/// Everything the backward pass needs from one forward pass, and its result.
+#[derive(Debug, Clone, Default)]
+pub struct Trace {
+    layers: Vec<LayerTrace>,
+    emb: Vec<f32>,
+    nan_mask: Vec<bool>,
+    z1: Vec<f32>,
+    z2: Vec<f32>,
+    log_probs: Vec<f32>,
+}
+
+#[derive(Debug, Clone, Default)]
+struct LayerTrace {
+    /// Layer input `[n, in]` (empty for the first layer: the caller's state).
+    input: Vec<f32>,
+    /// `h = x W`, `[n, out]`.
+    h: Vec<f32>,
+    a_src: Vec<f32>,
+    a_dst: Vec<f32>,
+    /// Attention of each message (CSR order).
+    alpha: Vec<f32>,
+    /// Pre-activation after the optional BatchNorm, `[n, out]`.
+    y: Vec<f32>,
+    /// BatchNorm: normalised `x̂` and `1 / sqrt(var + eps)` per feature.
+    xhat: Vec<f32>,
+    inv_std: Vec<f32>,
+}
+
+impl Trace {
+    /// `log Π(a | S)` of every candidate, `[C]`.
+    pub fn log_probs(&self) -> &[f32] {
+        &self.log_probs
+    }
+
+    /// Node embeddings after the last GAT layer, row-major `[n, hidden]`.
+    pub fn embeddings(&self) -> &[f32] {
+        &self.emb
+    }
+}
+
+fn lrelu(x: f32, slope: f32) -> f32 {
+    if x >= 0.0 { x } else { slope * x }
+}
+
+fn lrelu_grad(x: f32, slope: f32) -> f32 {
+    if x >= 0.0 { 1.0 } else { slope }
+}
+
+/// `out[r, :] += x[r, :] · W` for a row-major `W` of shape `[k, m]`.
+fn matmul_acc(x: &[f32], w: &[f32], k: usize, m: usize, out: &mut [f32]) {
+    for (xr, or) in x.chunks_exact(k).zip(out.chunks_exact_mut(m)) {
+        for (&xv, wr) in xr.iter().zip(w.chunks_exact(m)) {
+            if xv != 0.0 {
+                for (o, &wv) in or.iter_mut().zip(wr) {
+                    *o += xv * wv;
+                }
+            }
+        }
+    }
+}
+
+/// `dW[k, m] += xᵀ · d` for `x: [n, k]`, `d: [n, m]`.
+fn matmul_tn_acc(x: &[f32], d: &[f32], k: usize, m: usize, dw: &mut [f32]) {
+    for (xr, dr) in x.chunks_exact(k).zip(d.chunks_exact(m)) {
+        for (&xv, dwr) in xr.iter().zip(dw.chunks_exact_mut(m)) {
+            if xv != 0.0 {
+                for (o, &dv) in dwr.iter_mut().zip(dr) {
+                    *o += xv * dv;
+                }
+            }
+        }
+    }
+}
+
+/// `dx[r, :] += d[r, :] · Wᵀ` for `W: [k, m]`, `d: [n, m]`, `dx: [n, k]`.
+fn matmul_nt_acc(d: &[f32], w: &[f32], k: usize, m: usize, dx: &mut [f32]) {
+    for (dr, xr) in d.chunks_exact(m).zip(dx.chunks_exact_mut(k)) {
+        for (o, wr) in xr.iter_mut().zip(w.chunks_exact(m)) {
+            *o += dr.iter().zip(wr).map(|(a, b)| a * b).sum::<f32>();
+        }
+    }
+}
+
+fn read<const D: usize>(p: &Param<Tensor<D>>) -> Vec<f32> {
+    p.val()
+        .into_data()
+        .convert::<f32>()
+        .try_into_vec::<f32>()
+        .expect("float parameter converts to f32")
+}
+
+impl HostPolicy {
+    /// Copies a Burn [`Policy`]'s parameters (exactly) into a host kernel.
+    pub fn from_policy(policy: &Policy) -> Self {
+        assert_eq!(policy.mlp.len(), 3, "the policy MLP has three layers");
+        let mut params = Vec::new();
+        let mut push = |v: Vec<f32>| {
+            let at = params.len();
+            params.extend(v);
+            at
+        };
+        // Burn's visiting order: every GAT layer, then every BatchNorm, then the MLP.
+        let mut gat = Vec::with_capacity(policy.gat.len());
+        for layer in &policy.gat {
+            let [input, out] = layer.lin.weight.dims();
+            let w = push(read(&layer.lin.weight));
+            let a_src = push(read(&layer.att_src));
+            let a_dst = push(read(&layer.att_dst));
+            let bias = push(read(&layer.bias));
+            gat.push(GatSlots {
+                input,
+                out,
+                w,
+                a_src,
+                a_dst,
+                bias,
+                bn: None,
+            });
+        }
+        for (slots, bn) in gat.iter_mut().zip(&policy.norm) {
+            slots.bn = Some((push(read(&bn.weight)), push(read(&bn.bias))));
+        }
+        let mut lin = |l: &Linear| {
+            let [input, out] = l.weight.dims();
+            let w = push(read(&l.weight));
+            let b = push(read(
+                l.bias.as_ref().expect("policy MLP layers have a bias"),
+            ));
+            LinSlots { input, out, w, b }
+        };
+        let mlp = [
+            lin(&policy.mlp[0]),
+            lin(&policy.mlp[1]),
+            lin(&policy.mlp[2]),
+        ];
+        Self {
+            params,
+            gat,
+            mlp,
+            attention_slope: policy.gat.first().map_or(0.2, |l| l.attention_slope as f32),
+            activation_slope: policy.activation_slope as f32,
+            nan_to_num: policy.nan_to_num,
+        }
+    }
+
+    /// The parameters as a Burn [`Policy`] on `device` (exact copy).
+    pub fn to_policy(&self, device: &Device) -> Policy {
+        let p2 = |at: usize, r: usize, c: usize| {
+            Param::from_tensor(Tensor::<2>::from_data(
+                TensorData::new(self.params[at..at + r * c].to_vec(), [r, c]),
+                device,
+            ))
+        };
+        let p1 = |at: usize, n: usize| {
+            Param::from_tensor(Tensor::<1>::from_data(
+                TensorData::new(self.params[at..at + n].to_vec(), [n]),
+                device,
+            ))
+        };
+        let gat = self
+            .gat
+            .iter()
+            .map(|s| GatConv {
+                lin: Linear {
+                    weight: p2(s.w, s.input, s.out),
+                    bias: None,
+                },
+                att_src: p2(s.a_src, s.out, 1),
+                att_dst: p2(s.a_dst, s.out, 1),
+                bias: p1(s.bias, s.out),
+                attention_slope: f64::from(self.attention_slope),
+            })
+            .collect();
+        let norm = self
+            .gat
+            .iter()
+            .filter_map(|s| {
+                s.bn.map(|(g, b)| NodeBatchNorm {
+                    weight: p1(g, s.out),
+                    bias: p1(b, s.out),
+                })
+            })
+            .collect();
+        let mlp = self
+            .mlp
+            .iter()
+            .map(|s| Linear {
+                weight: p2(s.w, s.input, s.out),
+                bias: Some(p1(s.b, s.out)),
+            })
+            .collect();
+        Policy {
+            gat,
+            norm,
+            mlp,
+            activation_slope: f64::from(self.activation_slope),
+            nan_to_num: self.nan_to_num,
+        }
+    }
+
+    /// Number of scalar parameters.
+    pub fn num_params(&self) -> usize {
+        self.params.len()
+    }
+
+    /// Width of the state vector the policy expects.
+    pub fn input_dim(&self) -> usize {
+        self.gat.first().map_or(0, |s| s.input)
+    }
+
+    fn hidden(&self) -> usize {
+        self.gat.last().map_or(0, |s| s.out)
+    }
+
+    /// Forward pass: `log Π(a | S)` of every candidate `a = (u[k], w[k], flag[k])`, with the
+    /// intermediate values the backward pass needs.
+    ///
+    /// # Shapes
+    /// - x: `[n, input_dim]`, row-major (the per-node state)
+    /// - u, w, flag: `[C]`
+    /// - output: a [`Trace`] whose [`Trace::log_probs`] is `[C]`
+    ///
+    /// Panics if `x` or the candidate lists do not match the graph and each other.
+    pub fn forward(&self, x: &[f32], g: &HostGraph, u: &[u32], w: &[u32], flag: &[f32]) -> Trace {
+        let n = g.num_nodes;
+        assert_eq!(x.len(), n * self.input_dim(), "state is [n, input_dim]");
+        assert!(
+            u.len() == w.len() && w.len() == flag.len(),
+            "candidate lists differ"
+        );
+        let p = &self.params;
+        let mut layers = Vec::with_capacity(self.gat.len());
+        let mut cur: Vec<f32> = Vec::new();
+        for (li, s) in self.gat.iter().enumerate() {
+            let input: &[f32] = if li == 0 { x } else { &cur };
+            let (o, k) = (s.out, s.input);
+            let mut h = vec![0.0; n * o];
+            matmul_acc(input, &p[s.w..s.w + k * o], k, o, &mut h);
+            let att_s = &p[s.a_src..s.a_src + o];
+            let att_d = &p[s.a_dst..s.a_dst + o];
+            let dot = |r: &[f32], a: &[f32]| r.iter().zip(a).map(|(x, y)| x * y).sum::<f32>();
+            let a_src: Vec<f32> = h.chunks_exact(o).map(|r| dot(r, att_s)).collect();
+            let a_dst: Vec<f32> = h.chunks_exact(o).map(|r| dot(r, att_d)).collect();
+            let mut alpha = vec![0.0; g.num_messages()];
+            let mut y = vec![0.0; n * o];
+            let bias = &p[s.bias..s.bias + o];
+            for i in 0..n {
+                let range = g.incoming(i);
+                let mut mx = f32::NEG_INFINITY;
+                for m in range.clone() {
+                    let e = lrelu(a_dst[i] + a_src[g.src[m] as usize], self.attention_slope);
+                    alpha[m] = e;
+                    mx = mx.max(e);
+                }
+                let mut z = 0.0;
+                for a in &mut alpha[range.clone()] {
+                    *a = (*a - mx).exp();
+                    z += *a;
+                }
+                let yi = &mut y[i * o..(i + 1) * o];
+                yi.copy_from_slice(bias);
+                for m in range {
+                    alpha[m] /= z;
+                    let hj = &h[g.src[m] as usize * o..(g.src[m] as usize + 1) * o];
+                    for (acc, &v) in yi.iter_mut().zip(hj) {
+                        *acc += alpha[m] * v;
+                    }
+                }
+            }
+            let (mut xhat, mut inv_std) = (Vec::new(), Vec::new());
+            if let Some((gamma, beta)) = s.bn {
+                (xhat, inv_std) = batch_norm(&mut y, n, o, &p[gamma..gamma + o], &p[beta..]);
+            }
+            let next: Vec<f32> = y.iter().map(|&v| lrelu(v, self.activation_slope)).collect();
+            layers.push(LayerTrace {
+                input: if li == 0 {
+                    Vec::new()
+                } else {
+                    std::mem::take(&mut cur)
+                },
+                h,
+                a_src,
+                a_dst,
+                alpha,
+                y,
+                xhat,
+                inv_std,
+            });
+            cur = next;
+        }
+        let mut emb = cur;
+        let mut nan_mask = Vec::new();
+        if self.nan_to_num {
+            nan_mask = emb.iter().map(|v| v.is_nan()).collect();
+            for v in emb.iter_mut().filter(|v| v.is_nan()) {
+                *v = 1e-14;
+            }
+        }
+        let (z1, z2, scores) = self.mlp_forward(&emb, n, u, w, flag);
+        Trace {
+            layers,
+            emb,
+            nan_mask,
+            z1,
+            z2,
+            log_probs: log_softmax(&scores),
+        }
+    }
+
+    /// The scoring MLP: pre-activations of the two hidden layers and the scores.
+    fn mlp_forward(
+        &self,
+        emb: &[f32],
+        n: usize,
+        u: &[u32],
+        w: &[u32],
+        flag: &[f32],
+    ) -> (Vec<f32>, Vec<f32>, Vec<f32>) {
+        let p = &self.params;
+        let h = self.hidden();
+        let [l1, l2, l3] = self.mlp;
+        let m = l1.out;
+        let w1 = &p[l1.w..l1.w + l1.input * m];
+        let (mut pu, mut qw) = (vec![0.0; n * m], vec![0.0; n * m]);
+        matmul_acc(emb, &w1[..h * m], h, m, &mut pu);
+        matmul_acc(emb, &w1[h * m..2 * h * m], h, m, &mut qw);
+        let wf = &w1[2 * h * m..];
+        let b1 = &p[l1.b..l1.b + m];
+        let c = u.len();
+        let mut z1 = vec![0.0; c * m];
+        for (k, row) in z1.chunks_exact_mut(m).enumerate() {
+            let (a, b) = (u[k] as usize * m, w[k] as usize * m);
+            for j in 0..m {
+                row[j] = pu[a + j] + qw[b + j] + flag[k] * wf[j] + b1[j];
+            }
+        }
+        let slope = self.activation_slope;
+        let a1: Vec<f32> = z1.iter().map(|&v| lrelu(v, slope)).collect();
+        let m2 = l2.out;
+        let mut z2 = vec![0.0; c * m2];
+        for row in z2.chunks_exact_mut(m2) {
+            row.copy_from_slice(&p[l2.b..l2.b + m2]);
+        }
+        matmul_acc(&a1, &p[l2.w..l2.w + m * m2], m, m2, &mut z2);
+        let w3 = &p[l3.w..l3.w + m2];
+        let b3 = p[l3.b];
+        let scores = z2
+            .chunks_exact(m2)
+            .map(|r| {
+                b3 + r
+                    .iter()
+                    .zip(w3)
+                    .map(|(&z, &wv)| lrelu(z, slope) * wv)
+                    .sum::<f32>()
+            })
+            .collect();
+        (z1, z2, scores)
+    }
+
+    /// Backward pass: adds `∂L/∂θ` to `grads` given `dscores[k] = ∂L/∂s_k`, the gradient of a
+    /// loss with respect to the candidates' unnormalised scores (see [`reinforce_score_grad`]).
+    ///
+    /// # Shapes
+    /// - x, u, w, flag: as given to [`HostPolicy::forward`] (which produced `trace`)
+    /// - dscores: `[C]`
+    /// - grads: `[num_params]`
+    #[allow(clippy::too_many_arguments)]
+    pub fn backward(
+        &self,
+        trace: &Trace,
+        x: &[f32],
+        g: &HostGraph,
+        u: &[u32],
+        w: &[u32],
+        flag: &[f32],
+        dscores: &[f32],
+        grads: &mut [f32],
+    ) {
+        assert_eq!(grads.len(), self.params.len(), "one gradient per parameter");
+        let n = g.num_nodes;
+        let p = &self.params;
+        let slope = self.activation_slope;
+        let h = self.hidden();
+        let [l1, l2, l3] = self.mlp;
+        let (m, m2) = (l1.out, l2.out);
+        let c = u.len();
+        // Layer 3: s = a2 · w3 + b3.
+        let w3 = &p[l3.w..l3.w + m2];
+        let mut dz2 = vec![0.0; c * m2];
+        for (k, (row, zr)) in dz2
+            .chunks_exact_mut(m2)
+            .zip(trace.z2.chunks_exact(m2))
+            .enumerate()
+        {
+            let ds = dscores[k];
+            grads[l3.b] += ds;
+            for j in 0..m2 {
+                grads[l3.w + j] += lrelu(zr[j], slope) * ds;
+                row[j] = ds * w3[j] * lrelu_grad(zr[j], slope);
+            }
+        }
+        // Layer 2: z2 = a1 · W2 + b2.
+        let a1: Vec<f32> = trace.z1.iter().map(|&v| lrelu(v, slope)).collect();
+        matmul_tn_acc(&a1, &dz2, m, m2, &mut grads[l2.w..l2.w + m * m2]);
+        for row in dz2.chunks_exact(m2) {
+            for (gb, &d) in grads[l2.b..l2.b + m2].iter_mut().zip(row) {
+                *gb += d;
+            }
+        }
+        let mut dz1 = vec![0.0; c * m];
+        matmul_nt_acc(&dz2, &p[l2.w..l2.w + m * m2], m, m2, &mut dz1);
+        for (d, &z) in dz1.iter_mut().zip(&trace.z1) {
+            *d *= lrelu_grad(z, slope);
+        }
+        // Layer 1, split per endpoint.
+        let (mut dpu, mut dqw) = (vec![0.0; n * m], vec![0.0; n * m]);
+        let wf = l1.w + 2 * h * m;
+        for (k, row) in dz1.chunks_exact(m).enumerate() {
+            let (a, b) = (u[k] as usize * m, w[k] as usize * m);
+            for j in 0..m {
+                dpu[a + j] += row[j];
+                dqw[b + j] += row[j];
+                grads[wf + j] += flag[k] * row[j];
+                grads[l1.b + j] += row[j];
+            }
+        }
+        let emb = &trace.emb;
+        matmul_tn_acc(emb, &dpu, h, m, &mut grads[l1.w..l1.w + h * m]);
+        matmul_tn_acc(emb, &dqw, h, m, &mut grads[l1.w + h * m..l1.w + 2 * h * m]);
+        let mut dcur = vec![0.0; n * h];
+        matmul_nt_acc(&dpu, &p[l1.w..l1.w + h * m], h, m, &mut dcur);
+        matmul_nt_acc(&dqw, &p[l1.w + h * m..l1.w + 2 * h * m], h, m, &mut dcur);
+        for (d, &nan) in dcur.iter_mut().zip(&trace.nan_mask) {
+            if nan {
+                *d = 0.0;
+            }
+        }
+        // GAT layers, last to first.
+        for (li, s) in self.gat.iter().enumerate().rev() {
+            let lt = &trace.layers[li];
+            let (o, k) = (s.out, s.input);
+            let mut dy: Vec<f32> = dcur
+                .iter()
+                .zip(&lt.y)
+                .map(|(&d, &y)| d * lrelu_grad(y, slope))
+                .collect();
+            if let Some((gamma, beta)) = s.bn {
+                batch_norm_backward(&mut dy, n, o, lt, &p[gamma..gamma + o], grads, gamma, beta);
+            }
+            for row in dy.chunks_exact(o) {
+                for (gb, &d) in grads[s.bias..s.bias + o].iter_mut().zip(row) {
+                    *gb += d;
+                }
+            }
+            let mut dh = vec![0.0; n * o];
+            let mut dalpha: Vec<f32> = Vec::new();
+            let (mut da_src, mut da_dst) = (vec![0.0; n], vec![0.0; n]);
+            for i in 0..n {
+                let range = g.incoming(i);
+                let dyi = &dy[i * o..(i + 1) * o];
+                let mut dalpha_dot = 0.0;
+                dalpha.clear();
+                for mi in range.clone() {
+                    let j = g.src[mi] as usize;
+                    let hj = &lt.h[j * o..(j + 1) * o];
+                    let da: f32 = dyi.iter().zip(hj).map(|(a, b)| a * b).sum();
+                    dalpha.push(da);
+                    dalpha_dot += lt.alpha[mi] * da;
+                    let a = lt.alpha[mi];
+                    for (t, &d) in dh[j * o..(j + 1) * o].iter_mut().zip(dyi) {
+                        *t += a * d;
+                    }
+                }
+                for (mi, &da) in range.zip(&dalpha) {
+                    let j = g.src[mi] as usize;
+                    let de = lt.alpha[mi] * (da - dalpha_dot);
+                    let dpre = de * lrelu_grad(lt.a_dst[i] + lt.a_src[j], self.attention_slope);
+                    da_dst[i] += dpre;
+                    da_src[j] += dpre;
+                }
+            }
+            let att_s = &p[s.a_src..s.a_src + o];
+            let att_d = &p[s.a_dst..s.a_dst + o];
+            for i in 0..n {
+                let hi = &lt.h[i * o..(i + 1) * o];
+                for f in 0..o {
+                    grads[s.a_src + f] += da_src[i] * hi[f];
+                    grads[s.a_dst + f] += da_dst[i] * hi[f];
+                    dh[i * o + f] += da_src[i] * att_s[f] + da_dst[i] * att_d[f];
+                }
+            }
+            let input: &[f32] = if li == 0 { x } else { &lt.input };
+            matmul_tn_acc(input, &dh, k, o, &mut grads[s.w..s.w + k * o]);
+            if li > 0 {
+                dcur = vec![0.0; n * k];
+                matmul_nt_acc(&dh, &p[s.w..s.w + k * o], k, o, &mut dcur);
+            }
+        }
+    }
+}
+
+/// In-place BatchNorm over nodes (batch statistics, biased variance); returns `x̂` and the
+/// per-feature `1 / sqrt(var + eps)`.
+fn batch_norm(
+    y: &mut [f32],
+    n: usize,
+    o: usize,
+    gamma: &[f32],
+    beta: &[f32],
+) -> (Vec<f32>, Vec<f32>) {
+    let mut mean = vec![0.0f32; o];
+    for row in y.chunks_exact(o) {
+        for (m, &v) in mean.iter_mut().zip(row) {
+            *m += v;
+        }
+    }
+    mean.iter_mut().for_each(|m| *m /= n as f32);
+    let mut var = vec![0.0f32; o];
+    for row in y.chunks_exact(o) {
+        for f in 0..o {
+            let c = row[f] - mean[f];
+            var[f] += c * c;
+        }
+    }
+    let inv_std: Vec<f32> = var
+        .iter()
+        .map(|v| 1.0 / (v / n as f32 + BN_EPS).sqrt())
+        .collect();
+    let mut xhat = vec![0.0; n * o];
+    for (row, xr) in y.chunks_exact_mut(o).zip(xhat.chunks_exact_mut(o)) {
+        for f in 0..o {
+            xr[f] = (row[f] - mean[f]) * inv_std[f];
+            row[f] = xr[f] * gamma[f] + beta[f];
+        }
+    }
+    (xhat, inv_std)
+}
+
+/// Backward of [`batch_norm`]: turns `dy` (w.r.t. the output) into the gradient w.r.t. its input
+/// and accumulates the gradients of `γ` and `β`.
+#[allow(clippy::too_many_arguments)]
+fn batch_norm_backward(
+    dy: &mut [f32],
+    n: usize,
+    o: usize,
+    lt: &LayerTrace,
+    gamma: &[f32],
+    grads: &mut [f32],
+    g_at: usize,
+    b_at: usize,
+) {
+    let (mut sum_d, mut sum_dx) = (vec![0.0f32; o], vec![0.0f32; o]);
+    for (row, xr) in dy.chunks_exact(o).zip(lt.xhat.chunks_exact(o)) {
+        for f in 0..o {
+            grads[g_at + f] += row[f] * xr[f];
+            grads[b_at + f] += row[f];
+            let dxhat = row[f] * gamma[f];
+            sum_d[f] += dxhat;
+            sum_dx[f] += dxhat * xr[f];
+        }
+    }
+    let nf = n as f32;
+    for (row, xr) in dy.chunks_exact_mut(o).zip(lt.xhat.chunks_exact(o)) {
+        for f in 0..o {
+            let dxhat = row[f] * gamma[f];
+            row[f] = lt.inv_std[f] / nf * (nf * dxhat - sum_d[f] - xr[f] * sum_dx[f]);
+        }
+    }
+}
+
+/// Log-softmax of a score vector (max-shifted).
+fn log_softmax(s: &[f32]) -> Vec<f32> {
+    let mx = s.iter().copied().fold(f32::NEG_INFINITY, f32::max);
+    let lse = mx + s.iter().map(|v| (v - mx).exp()).sum::<f32>().ln();
+    s.iter().map(|v| v - lse).collect()
+}
+
+/// `∂L/∂s` for one state of the REINFORCE loss `L = −scale · (log Π(a) · Ĝ + η · H(Π))`, where
+/// `Π = softmax(s)` and `H` is its entropy:
+/// `∂L/∂s_k = −scale · (Ĝ (δ_ak − p_k) − η p_k (log p_k + H))`.
+///
+/// # Shapes
+/// - log_probs: `[C]`
+/// - output: `[C]`
+pub fn reinforce_score_grad(
+    log_probs: &[f32],
+    action: usize,
+    advantage: f32,
+    entropy_coef: f32,
+    scale: f32,
+) -> Vec<f32> {
+    let entropy: f32 = -log_probs.iter().map(|&l| l.exp() * l).sum::<f32>();
+    log_probs
+        .iter()
+        .enumerate()
+        .map(|(k, &l)| {
+            let p = l.exp();
+            let onehot = if k == action { 1.0 } else { 0.0 };
+            -scale * (advantage * (onehot - p) - entropy_coef * p * (l + entropy))
+        })
+        .collect()
+}
+
+/// Adam on a flat parameter vector, step for step identical to `burn::optim::AdamConfig::new()`
+/// (β₁ 0.9, β₂ 0.999, ε 1e-5, no weight decay): `θ −= lr · m̂ / (√v̂ + ε)` with Burn's placement
+/// of the bias corrections.
+#[derive(Debug, Clone)]
+pub struct HostAdam {
+    m: Vec<f32>,
+    v: Vec<f32>,
+    t: i32,
+    beta_1: f32,
+    beta_2: f32,
+    epsilon: f32,
+}
+
+impl HostAdam {
+    /// Zero moments for `num_params` parameters.
+    pub fn new(num_params: usize) -> Self {
+        Self {
+            m: vec![0.0; num_params],
+            v: vec![0.0; num_params],
+            t: 0,
+            beta_1: 0.9,
+            beta_2: 0.999,
+            epsilon: 1e-5,
+        }
+    }
+
+    /// One update of `params` with `grads` at learning rate `lr`.
+    pub fn step(&mut self, params: &mut [f32], grads: &[f32], lr: f64) {
+        assert!(params.len() == self.m.len() && grads.len() == self.m.len());
+        self.t += 1;
+        let bc2 = (1.0 - self.beta_2.powi(self.t)).sqrt();
+        let factor = bc2 / (1.0 - self.beta_1.powi(self.t));
+        let eps = self.epsilon * bc2;
+        let lr = lr as f32;
+        for i in 0..params.len() {
+            let g = grads[i];
+            self.m[i] = self.m[i] * self.beta_1 + g * (1.0 - self.beta_1);
+            self.v[i] = self.v[i] * self.beta_2 + g * g * (1.0 - self.beta_2);
+            params[i] -= lr * (self.m[i] * factor / (self.v[i].sqrt() + eps));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::PolicyConfig;
+    use crate::device::default_device;
+    use crate::policy::CandidateTensors;
+    use crate::tensors::{GraphTensors, matrix, to_vec};
+    use burn::module::Module;
+    use burn::module::ModuleVisitor;
+    use burn::optim::{AdamConfig, GradientsParams};
+
+    /// Flattens parameters (or their gradients) in module visiting order.
+    struct Flat<'a> {
+        out: Vec<f32>,
+        grads: Option<&'a GradientsParams>,
+    }
+    impl ModuleVisitor for Flat<'_> {
+        fn visit_float<const D: usize>(&mut self, p: &Param<Tensor<D>>) {
+            let t = match self.grads {
+                None => p.val(),
+                Some(g) => g.get::<D>(p.id).expect("every parameter has a gradient"),
+            };
+            self.out.extend(
+                t.into_data()
+                    .convert::<f32>()
+                    .try_into_vec::<f32>()
+                    .unwrap(),
+            );
+        }
+    }
+    fn flat(p: &Policy, grads: Option<&GradientsParams>) -> Vec<f32> {
+        let mut v = Flat {
+            out: Vec::new(),
+            grads,
+        };
+        p.visit(&mut v);
+        v.out
+    }
+
+    //  0 ─ 1 ─ 2 ─ 3    4 isolated
+    //   ╲     ╱
+    //     ─5─
+    const EDGES: [(u32, u32); 5] = [(0, 1), (1, 2), (2, 3), (0, 5), (5, 2)];
+    const U: [u32; 6] = [0, 0, 0, 1, 2, 4];
+    const W: [u32; 6] = [2, 3, 4, 2, 3, 5];
+    const F: [f32; 6] = [1.0, 1.0, 1.0, 0.0, 0.0, 1.0];
+
+    fn state(dim: usize) -> Vec<f32> {
+        (0..6 * dim)
+            .map(|i| ((i * 7 % 11) as f32) * 0.25 - 1.0)
+            .collect()
+    }
+
+    /// The kernel's log-probabilities and gradients equal Burn's forward and autodiff, with and
+    /// without BatchNorm, and the parameter round trip is exact.
+    #[test]
+    fn kernel_matches_burn_forward_and_autodiff() {
+        for batch_norm in [false, true] {
+            let dev = default_device().unwrap().autodiff();
+            let dim = 5;
+            let cfg = PolicyConfig::new(dim)
+                .with_batch_norm(batch_norm)
+                .with_init_seed(3);
+            let policy = cfg.init(&dev);
+            let host = HostPolicy::from_policy(&policy);
+            assert_eq!(flat(&host.to_policy(&dev), None), flat(&policy, None));
+            assert_eq!(host.params.len(), flat(&policy, None).len());
+
+            let x = state(dim);
+            let g = HostGraph::new(6, &EDGES).unwrap();
+            let trace = host.forward(&x, &g, &U, &W, &F);
+            let gt = GraphTensors::new(6, &EDGES, &dev).unwrap();
+            let c = CandidateTensors::new(&U, &W, &F, &dev);
+            let logp = policy.log_probs(matrix(&x, 6, dim, &dev), &gt, &c);
+            let want = to_vec(logp.clone().unsqueeze_dim(0));
+            for (a, b) in trace.log_probs().iter().zip(&want) {
+                assert!((a - b).abs() < 1e-5, "{:?} vs {want:?}", trace.log_probs());
+            }
+
+            // Loss of one REINFORCE state: action 4, advantage −0.7, entropy 0.1, scale 0.5.
+            let (action, adv, eta, scale) = (4usize, -0.7f32, 0.1f32, 0.5f32);
+            let entropy = -(logp.clone().exp() * logp.clone()).sum();
+            let chosen = logp
+                .select(0, crate::tensors::indices(&[action as u32], &dev))
+                .sum();
+            let loss = -(chosen * adv + entropy * eta) * scale;
+            let grads = GradientsParams::from_grads(loss.backward(), &policy);
+            let want = flat(&policy, Some(&grads));
+            let ds = reinforce_score_grad(trace.log_probs(), action, adv, eta, scale);
+            let mut got = vec![0.0; host.num_params()];
+            host.backward(&trace, &x, &g, &U, &W, &F, &ds, &mut got);
+            let max = want.iter().fold(0.0f32, |m, v| m.max(v.abs()));
+            assert!(max > 1e-3, "gradients are not trivially zero");
+            for (i, (a, b)) in got.iter().zip(&want).enumerate() {
+                assert!(
+                    (a - b).abs() < 1e-5 + 1e-4 * b.abs(),
+                    "batch_norm {batch_norm}: parameter {i}: kernel {a} vs burn {b}"
+                );
+            }
+
+            // Two Adam steps agree with Burn's optimiser.
+            let mut adam = HostAdam::new(host.num_params());
+            let mut burn_adam = AdamConfig::new().init();
+            let mut params = host.params.clone();
+            let mut bp = policy;
+            for _ in 0..2 {
+                adam.step(&mut params, &got, 0.01);
+                let gp = {
+                    let mut gp = GradientsParams::new();
+                    let tmp = HostPolicy {
+                        params: got.clone(),
+                        ..host.clone()
+                    }
+                    .to_policy(&dev);
+                    register_like(&bp, &tmp, &mut gp);
+                    gp
+                };
+                bp = burn_adam.step(0.01, bp, gp);
+            }
+            for (a, b) in params.iter().zip(flat(&bp, None)) {
+                assert!((a - b).abs() < 1e-6, "adam: {a} vs {b}");
+            }
+        }
+    }
+
+    /// Registers the values of `src`'s parameters as gradients of `dst`'s (same structure).
+    fn register_like(dst: &Policy, src: &Policy, gp: &mut GradientsParams) {
+        struct Ids(Vec<burn::module::ParamId>);
+        impl ModuleVisitor for Ids {
+            fn visit_float<const D: usize>(&mut self, p: &Param<Tensor<D>>) {
+                self.0.push(p.id);
+            }
+        }
+        struct Reg<'a> {
+            ids: std::vec::IntoIter<burn::module::ParamId>,
+            gp: &'a mut GradientsParams,
+        }
+        impl ModuleVisitor for Reg<'_> {
+            fn visit_float<const D: usize>(&mut self, p: &Param<Tensor<D>>) {
+                let id = self.ids.next().unwrap();
+                self.gp.register::<D>(id, p.val().inner());
+            }
+        }
+        let mut ids = Ids(Vec::new());
+        dst.visit(&mut ids);
+        src.visit(&mut Reg {
+            ids: ids.0.into_iter(),
+            gp,
+        });
+    }
+
+    #[test]
+    fn nan_embeddings_are_replaced_and_get_no_gradient() {
+        let dev = default_device().unwrap();
+        let policy = PolicyConfig::reference(4).with_init_seed(1).init(&dev);
+        let host = HostPolicy::from_policy(&policy);
+        let mut x = state(4);
+        x[0] = f32::NAN; // node 0 is NaN; the NaN spreads to its neighbourhood
+        let g = HostGraph::new(6, &EDGES).unwrap();
+        let trace = host.forward(&x, &g, &U, &W, &F);
+        let gt = GraphTensors::new(6, &EDGES, &dev).unwrap();
+        let c = CandidateTensors::new(&U, &W, &F, &dev);
+        let want = to_vec(
+            policy
+                .log_probs(matrix(&x, 6, 4, &dev), &gt, &c)
+                .unsqueeze_dim(0),
+        );
+        for (a, b) in trace.log_probs().iter().zip(&want) {
+            assert!(a.is_nan() == b.is_nan() && (a.is_nan() || (a - b).abs() < 1e-5));
+        }
+        assert!(trace.embeddings().iter().all(|v| !v.is_nan()));
+    }
+
+    #[test]
+    fn graph_lists_and_errors() {
+        let g = HostGraph::new(3, &[(0, 1)]).unwrap();
+        assert_eq!(g.src, vec![1, 0, 0, 1, 2]);
+        assert_eq!(g.offsets, vec![0, 2, 4, 5]);
+        assert_eq!(g.num_messages(), 5);
+        assert!(HostGraph::new(2, &[(0, 2)]).is_err());
+        assert!(HostGraph::new(2, &[(1, 1)]).is_err());
+    }
+
+    #[test]
+    fn score_gradient_by_hand() {
+        // Two actions, p = (0.25, 0.75), chosen 0, advantage 2, no entropy, scale 1:
+        // ∂L/∂s = −2 (1 − 0.25, −0.75) = (−1.5, 1.5).
+        let lp = [0.25f32.ln(), 0.75f32.ln()];
+        let d = reinforce_score_grad(&lp, 0, 2.0, 0.0, 1.0);
+        assert!((d[0] + 1.5).abs() < 1e-6 && (d[1] - 1.5).abs() < 1e-6);
+    }
+}
