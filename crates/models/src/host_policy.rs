@@ -401,14 +401,17 @@ impl HostPolicy {
                     *a = (*a - mx).exp();
                     z += *a;
                 }
+                // Same summation order as Burn's scatter-add: messages from zero, then the bias.
                 let yi = &mut y[i * o..(i + 1) * o];
-                yi.copy_from_slice(bias);
                 for m in range {
                     alpha[m] /= z;
                     let hj = &h[g.src[m] as usize * o..(g.src[m] as usize + 1) * o];
                     for (acc, &v) in yi.iter_mut().zip(hj) {
-                        *acc += alpha[m] * v;
+                        *acc += v * alpha[m];
                     }
+                }
+                for (acc, &b) in yi.iter_mut().zip(bias) {
+                    *acc += b;
                 }
             }
             let (mut xhat, mut inv_std) = (Vec::new(), Vec::new());

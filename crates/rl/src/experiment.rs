@@ -16,6 +16,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 use induce_graph::generators::SyntheticKind;
 use induce_graph::{Dataset, Graph, k_hop};
 use induce_models::checkpoint::{atomic_write, load_gcn, save_gcn};
+use induce_models::host_policy::HostPolicy;
 use induce_models::train::split_accuracy;
 use induce_models::{BlackBox, GcnBlackBox, GcnConfig, GcnTrainingConfig, Policy, train_gcn};
 use serde::{Deserialize, Serialize};
@@ -24,8 +25,8 @@ use crate::env::EditMode;
 use crate::error::{Result, RlError};
 use crate::explanation::Explanation;
 use crate::induce::{
-    InduceConfig, PolicyMeta, explain_greedy, explain_transductive, save_policy, timed,
-    train_inductive,
+    InduceConfig, PolicyKernel, PolicyMeta, explain_greedy, explain_greedy_host,
+    explain_transductive, save_policy, timed, train_inductive,
 };
 use crate::metrics::{Summary, neighbourhood_edges, summarize};
 
@@ -326,6 +327,16 @@ pub fn run(config: &ExperimentConfig, out: &Path, device: &Device) -> Result<Exp
         Ok(())
     };
 
+    // Greedy inference with a trained policy, in the configured kernel.
+    let greedy = |p: &Policy, cfg: &InduceConfig| {
+        let host = HostPolicy::from_policy(p);
+        let (p, cfg, bb) = (p.clone(), cfg.clone(), &bb);
+        move |t| match cfg.kernel {
+            PolicyKernel::Host => explain_greedy_host(&host, g, bb, t, &cfg.env),
+            PolicyKernel::Burn => explain_greedy(&p, g, bb, t, &cfg.env, device),
+        }
+    };
+
     // InduCE inductive.
     let icfg = &config.inductive;
     let (policy, tr) = train_policy(
@@ -348,7 +359,7 @@ pub fn run(config: &ExperimentConfig, out: &Path, device: &Device) -> Result<Exp
         g.labels(),
         show,
         "explain induce-inductive",
-        |t| explain_greedy(&policy, g, &bb, t, &icfg.env, device),
+        greedy(&policy, icfg),
     )?;
     record("induce-inductive", e, tr, ex)?;
 
@@ -377,9 +388,13 @@ pub fn run(config: &ExperimentConfig, out: &Path, device: &Device) -> Result<Exp
         .collect();
     let (dpolicy, tr) = train_policy(g, &bb, &del_targets, &dcfg, show, "train del-only", device)?;
     save_policy(&dpolicy, &meta(&dcfg), &out.join("policy-del-only.bpk"))?;
-    let (e, ex) = explain_all(&eval_targets, g.labels(), show, "explain del-only", |t| {
-        explain_greedy(&dpolicy, g, &bb, t, &dcfg.env, device)
-    })?;
+    let (e, ex) = explain_all(
+        &eval_targets,
+        g.labels(),
+        show,
+        "explain del-only",
+        greedy(&dpolicy, &dcfg),
+    )?;
     record("induce-inductive-del-only", e, tr, ex)?;
 
     // The same network, untrained.
@@ -389,7 +404,7 @@ pub fn run(config: &ExperimentConfig, out: &Path, device: &Device) -> Result<Exp
         g.labels(),
         show,
         "explain untrained-policy",
-        |t| explain_greedy(&untrained, g, &bb, t, &icfg.env, device),
+        greedy(&untrained, icfg),
     )?;
     record("untrained-policy", e, 0.0, ex)?;
 

@@ -62,8 +62,8 @@ pub use env::{ActionFlag, Candidates, EditMode, EnvConfig, Episode, StateLayout,
 pub use error::{Result, RlError};
 pub use explanation::{Edit, EditKind, Explainer, Explanation};
 pub use induce::{
-    EpochStats, InduceConfig, InduceExplainer, PolicyMeta, explain_greedy, explain_transductive,
-    load_policy, save_policy, train_inductive,
+    EpochStats, InduceConfig, InduceExplainer, PolicyKernel, PolicyMeta, explain_greedy,
+    explain_greedy_host, explain_transductive, load_policy, save_policy, train_inductive,
 };
 pub use parity::{DatasetParity, ParityError, ParityReport};
 pub use reward::Reward;

@@ -44,3 +44,39 @@ pub fn map<T: Sync, R: Send>(
     }
     Ok(out)
 }
+
+/// [`map`] over mutable items: applies `f` to every item on up to `threads` scoped threads and
+/// returns the results in input order.
+///
+/// ```
+/// let mut v = vec![1u32, 2, 3];
+/// let old = induce_rl::parallel::map_mut(&mut v, 2, |x| { *x += 1; Ok(*x - 1) }).unwrap();
+/// assert_eq!((old, v), (vec![1, 2, 3], vec![2, 3, 4]));
+/// ```
+pub fn map_mut<T: Send, R: Send>(
+    items: &mut [T],
+    threads: usize,
+    f: impl Fn(&mut T) -> Result<R> + Sync,
+) -> Result<Vec<R>> {
+    let threads = threads.clamp(1, items.len().max(1));
+    if threads == 1 {
+        return items.iter_mut().map(&f).collect();
+    }
+    let chunk = items.len().div_ceil(threads);
+    let f = &f;
+    let parts: Vec<Result<Vec<R>>> = std::thread::scope(|s| {
+        let handles: Vec<_> = items
+            .chunks_mut(chunk)
+            .map(|part| s.spawn(move || part.iter_mut().map(f).collect::<Result<Vec<R>>>()))
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().expect("worker thread panicked"))
+            .collect()
+    });
+    let mut out = Vec::with_capacity(items.len());
+    for p in parts {
+        out.extend(p?);
+    }
+    Ok(out)
+}

@@ -8,7 +8,8 @@ use std::path::{Path, PathBuf};
 use induce_models::GcnBlackBox;
 use induce_models::device::default_device;
 use induce_models::reference::load_reference_gcn;
-use induce_rl::parity::{REQUIRED, run_dataset};
+use induce_rl::PolicyKernel;
+use induce_rl::parity::{REQUIRED, run_dataset, run_dataset_with};
 use induce_rl::{EnvConfig, Episode};
 
 fn reference_dir() -> Option<PathBuf> {
@@ -22,6 +23,29 @@ fn reference_dir() -> Option<PathBuf> {
     } else {
         eprintln!("skipped: {} not found (set INDUCE_SHARED)", dir.display());
         None
+    }
+}
+
+/// The host kernel computes the same function in another summation order: it may differ from
+/// the reference only where candidates tie within float noise (one such syn5 target, 681).
+#[test]
+fn the_host_kernel_reproduces_all_but_float_noise_ties() {
+    let Some(dir) = reference_dir() else { return };
+    let dev = default_device().unwrap();
+    for (name, total, required) in REQUIRED {
+        let d = run_dataset_with(&dir, name, &dev, PolicyKernel::Host).unwrap();
+        for m in &d.mismatches {
+            eprintln!("{name} (host kernel): {m}");
+        }
+        assert_eq!(d.total, total, "{name}: eval targets");
+        let allowed = usize::from(name == "syn5");
+        assert!(
+            d.identical + allowed >= required,
+            "{name}: {}/{} identical with the host kernel, need {}",
+            d.identical,
+            d.total,
+            required - allowed
+        );
     }
 }
 
