@@ -48,6 +48,7 @@
 //! assert_eq!(ep.explanation().edits, vec![induce_rl::Edit::delete(0, 1)]);
 //! ```
 
+pub mod bench;
 pub mod env;
 mod error;
 pub mod experiment;

@@ -30,7 +30,7 @@ use induce_graph::GraphError;
 use induce_graph::io::load_reference_npz;
 use induce_models::checkpoint::atomic_write;
 use induce_models::reference::{load_reference_gcn, load_reference_policy};
-use induce_models::{BlackBox, GcnBlackBox, ModelError, Policy};
+use induce_models::{BlackBox, GcnBlackBox, ModelError};
 use serde::{Deserialize, Serialize};
 
 use crate::env::{EnvConfig, state_dim};

@@ -1,0 +1,229 @@
+//! Whole-pipeline performance measurements (the `bench` example): inductive inference with the
+//! authors' weights, inductive training, transductive explanation, with wall time and peak
+//! resident memory per row.
+//!
+//! Peak memory is the process's high-water mark (`VmHWM` in `/proc/self/status`), reset before
+//! each row by writing `5` to `/proc/self/clear_refs` (Linux ≥ 4.0); elsewhere it is `None`.
+//! It includes everything resident: the loaded data, the models and the allocator's caches.
+
+use std::path::Path;
+use std::time::Instant;
+
+use burn::tensor::Device;
+use induce_graph::generators::SyntheticKind;
+use induce_graph::io::load_reference_npz;
+use induce_models::reference::load_reference_gcn;
+use induce_models::train::GcnTrainingConfig;
+use induce_models::{GcnBlackBox, GcnConfig, train_gcn};
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Result, RlError};
+use crate::experiment::select_targets;
+use crate::induce::{InduceConfig, PolicyKernel, explain_transductive, train_inductive};
+use crate::parity::run_dataset_with;
+
+/// One measured row.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BenchRow {
+    /// What was measured, e.g. `inductive inference syn1 (host)`.
+    pub name: String,
+    /// Wall time of the measured work (loading and black-box training excluded).
+    pub seconds: f64,
+    /// Number of target nodes processed.
+    pub targets: usize,
+    /// `seconds / targets`.
+    pub seconds_per_target: f64,
+    /// Peak resident memory of the process during the row, in MiB (see the module docs).
+    pub peak_rss_mib: Option<f64>,
+    /// A short outcome check (e.g. parity count, found counterfactuals, mean size).
+    pub detail: String,
+}
+
+/// Resets the process's resident-memory high-water mark; false where unsupported.
+pub fn reset_peak_rss() -> bool {
+    std::fs::write("/proc/self/clear_refs", "5").is_ok()
+}
+
+/// The process's resident-memory high-water mark in bytes (`VmHWM`), if available.
+pub fn peak_rss_bytes() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib * 1024)
+}
+
+/// Runs `work` (which returns the measured seconds, the number of targets and a detail string)
+/// with the peak-memory mark reset before and read after.
+pub fn measure(
+    name: impl Into<String>,
+    work: impl FnOnce() -> Result<(f64, usize, String)>,
+) -> Result<BenchRow> {
+    let reset = reset_peak_rss();
+    let (seconds, targets, detail) = work()?;
+    let peak = if reset { peak_rss_bytes() } else { None };
+    Ok(BenchRow {
+        name: name.into(),
+        seconds,
+        targets,
+        seconds_per_target: seconds / targets.max(1) as f64,
+        peak_rss_mib: peak.map(|b| b as f64 / (1024.0 * 1024.0)),
+        detail,
+    })
+}
+
+fn kernel_name(k: PolicyKernel) -> &'static str {
+    match k {
+        PolicyKernel::Host => "host",
+        PolicyKernel::Burn => "burn",
+    }
+}
+
+/// Greedy inductive inference with the authors' shipped policy and GCN in the parity preset on
+/// every eval target of `dataset` (`syn1`, `syn4`, `syn5` in `dir`); the explanation loop only.
+pub fn inductive_inference(
+    dir: &Path,
+    dataset: &str,
+    kernel: PolicyKernel,
+    device: &Device,
+) -> Result<BenchRow> {
+    let name = format!("inductive inference {dataset} ({})", kernel_name(kernel));
+    measure(name, || {
+        let d = run_dataset_with(dir, dataset, device, kernel)
+            .map_err(|e| RlError::InvalidConfig(e.to_string()))?;
+        Ok((
+            d.seconds,
+            d.total,
+            format!("{}/{} identical to the authors'", d.identical, d.total),
+        ))
+    })
+}
+
+/// Inductive training on our BA-Shapes (seed 42, black box trained first, not timed): `epochs`
+/// passes over the training targets with the default configuration.
+pub fn inductive_training(
+    epochs: usize,
+    kernel: PolicyKernel,
+    device: &Device,
+) -> Result<BenchRow> {
+    let data = SyntheticKind::BaShapes.generate(42)?;
+    let (d, c) = (data.graph.features().dim(), data.graph.num_classes());
+    let gcfg = GcnConfig::new(d, c).with_init_seed(42);
+    let (model, _) = train_gcn(&data, &GcnTrainingConfig::new(gcfg), device)?;
+    let bb = GcnBlackBox::new(model, device);
+    let config = InduceConfig {
+        episodes: epochs,
+        kernel,
+        ..InduceConfig::default()
+    };
+    let targets = select_targets(&data, &bb, &data.split.train, config.env.hops)?;
+    let name = format!(
+        "inductive training ba-shapes, {epochs} epoch(s) ({})",
+        kernel_name(kernel)
+    );
+    measure(name, || {
+        let mut last = None;
+        let start = Instant::now();
+        train_inductive(&data.graph, &bb, &targets, &config, device, |s| {
+            last = Some(s.clone());
+        })?;
+        let secs = start.elapsed().as_secs_f64();
+        let detail = last.map_or(String::new(), |s| {
+            format!(
+                "last epoch: flipped {:.0}%, {:.2} edits/episode",
+                100.0 * s.flipped,
+                s.mean_edits
+            )
+        });
+        Ok((secs, targets.len() * epochs, detail))
+    })
+}
+
+/// Transductive InduCE (one fresh policy per target, at most `cap` episodes, γ = 0.6, default
+/// state and reward) on every eval target of the reference `dataset` with its shipped GCN,
+/// targets explained on all cores.
+pub fn transductive(
+    dir: &Path,
+    dataset: &str,
+    cap: usize,
+    kernel: PolicyKernel,
+    device: &Device,
+) -> Result<BenchRow> {
+    let data = load_reference_npz(dir.join(format!("{dataset}.npz")))?;
+    let targets = data.eval_targets.clone().unwrap_or_default();
+    let gcn = load_reference_gcn(&dir.join(format!("{dataset}_gcn.safetensors")), device)?;
+    let bb = GcnBlackBox::new(gcn, device);
+    let config = InduceConfig {
+        episodes: cap,
+        gamma: 0.6,
+        kernel,
+        ..InduceConfig::default()
+    };
+    let name = format!(
+        "transductive {dataset}, cap {cap} ({})",
+        kernel_name(kernel)
+    );
+    measure(name, || {
+        let start = Instant::now();
+        let expl = crate::parallel::map(&targets, crate::parallel::default_threads(), |&t| {
+            match explain_transductive(&data.graph, &bb, t, &config, device) {
+                Err(RlError::NoCandidate { .. }) => Ok(None),
+                other => other.map(Some),
+            }
+        })?;
+        let secs = start.elapsed().as_secs_f64();
+        let found: Vec<usize> = expl
+            .iter()
+            .flatten()
+            .filter(|e| e.found)
+            .map(|e| e.size())
+            .collect();
+        let mean = found.iter().sum::<usize>() as f64 / found.len().max(1) as f64;
+        Ok((
+            secs,
+            targets.len(),
+            format!(
+                "found {}/{}, mean size {mean:.2}",
+                found.len(),
+                targets.len()
+            ),
+        ))
+    })
+}
+
+/// A Markdown table of rows.
+pub fn format_rows(rows: &[BenchRow]) -> String {
+    let mut s = String::from(
+        "| row | targets | seconds | ms / target | peak RSS (MiB) | check |\n|---|---:|---:|---:|---:|---|\n",
+    );
+    for r in rows {
+        let rss = r
+            .peak_rss_mib
+            .map_or("n/a".to_string(), |m| format!("{m:.0}"));
+        s.push_str(&format!(
+            "| {} | {} | {:.3} | {:.2} | {} | {} |\n",
+            r.name,
+            r.targets,
+            r.seconds,
+            1e3 * r.seconds_per_target,
+            rss,
+            r.detail
+        ));
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn measure_divides_and_reports_memory() {
+        let row = measure("x", || Ok((2.0, 4, "ok".into()))).unwrap();
+        assert_eq!(row.seconds_per_target, 0.5);
+        if cfg!(target_os = "linux") {
+            assert!(row.peak_rss_mib.is_some_and(|m| m > 0.0));
+        }
+        let t = format_rows(&[row]);
+        assert!(t.contains("| x | 4 | 2.000 | 500.00 |"), "{t}");
+    }
+}
