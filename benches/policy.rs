@@ -1,5 +1,6 @@
 //! Policy network latency: forward (inference, plain device) and forward + backward (autodiff)
-//! on a BA-Shapes 4-hop neighbourhood, for a few hundred and a few thousand candidate actions.
+//! on a BA-Shapes 4-hop neighbourhood, for a few hundred and a few thousand candidate actions,
+//! with Burn (`policy_*`) and with the fused host kernel (`host_policy_*`) side by side.
 //!
 //! `cargo bench --bench policy`.
 
@@ -7,6 +8,7 @@ use criterion::{Criterion, criterion_group, criterion_main};
 use induce::graph::generators::SyntheticKind;
 use induce::graph::k_hop;
 use induce::models::device::default_device;
+use induce::models::host_policy::{HostGraph, HostPolicy, reinforce_score_grad};
 use induce::models::tensors::matrix;
 use induce::models::{CandidateTensors, GraphTensors, PolicyConfig};
 
@@ -39,6 +41,19 @@ fn policy(c: &mut Criterion) {
             b.iter(|| {
                 let lp = p.log_probs(matrix(&x, n, dim, &dev), &gt, &ct);
                 lp.into_data()
+            })
+        });
+        let hp = HostPolicy::from_policy(&p);
+        let hg = HostGraph::new(n, &sub.edges).expect("graph");
+        c.bench_function(&format!("host_policy_forward/{name}"), |b| {
+            b.iter(|| hp.forward(&x, &hg, &u, &w, &f))
+        });
+        let mut grads = vec![0.0; hp.num_params()];
+        c.bench_function(&format!("host_policy_forward_backward/{name}"), |b| {
+            b.iter(|| {
+                let t = hp.forward(&x, &hg, &u, &w, &f);
+                let ds = reinforce_score_grad(t.log_probs(), 0, 1.0, 0.1, 1.0);
+                hp.backward(&t, &x, &hg, &u, &w, &f, &ds, &mut grads);
             })
         });
         let ad = dev.clone().autodiff();

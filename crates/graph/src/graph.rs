@@ -1,5 +1,7 @@
 //! The undirected simple graph with node features, labels and motif ground truth.
 
+use std::sync::OnceLock;
+
 use petgraph::graph::{NodeIndex, UnGraph};
 
 use crate::error::{GraphError, Result};
@@ -56,6 +58,10 @@ pub struct Graph {
     features: Features,
     labels: Vec<u32>,
     motif: Option<Vec<Option<u32>>>,
+    /// The CSR of `topo`, built on first use by [`Graph::csr`] (k-hop extraction walks it:
+    /// contiguous sorted lists instead of petgraph's linked edge lists); reset by every
+    /// topology change.
+    csr: OnceLock<Csr>,
 }
 
 impl Graph {
@@ -120,6 +126,7 @@ impl Graph {
             features,
             labels,
             motif: None,
+            csr: OnceLock::new(),
         })
     }
 
@@ -232,6 +239,7 @@ impl Graph {
         }
         self.topo
             .add_edge(NodeIndex::new(u as usize), NodeIndex::new(w as usize), ());
+        self.csr.take();
         Ok(true)
     }
 
@@ -240,6 +248,7 @@ impl Graph {
         match self.find(u, w) {
             Some(e) => {
                 self.topo.remove_edge(e);
+                self.csr.take();
                 true
             }
             None => false,
@@ -274,7 +283,13 @@ impl Graph {
     pub fn to_csr(&self) -> Csr {
         let n = self.num_nodes();
         let mut deg = vec![0usize; n + 1];
-        for (u, w) in self.edges() {
+        let endpoints = || {
+            self.topo
+                .edge_indices()
+                .filter_map(|e| self.topo.edge_endpoints(e))
+                .map(|(a, b)| (a.index() as u32, b.index() as u32))
+        };
+        for (u, w) in endpoints() {
             deg[u as usize + 1] += 1;
             deg[w as usize + 1] += 1;
         }
@@ -284,7 +299,7 @@ impl Graph {
         let indptr = deg;
         let mut fill = indptr.clone();
         let mut indices = vec![0u32; indptr[n]];
-        for (u, w) in self.edges() {
+        for (u, w) in endpoints() {
             indices[fill[u as usize]] = w;
             fill[u as usize] += 1;
             indices[fill[w as usize]] = u;
@@ -294,6 +309,12 @@ impl Graph {
             indices[indptr[u]..indptr[u + 1]].sort_unstable();
         }
         Csr { indptr, indices }
+    }
+
+    /// The [`Csr`] of the current topology, built on the first call (as [`Graph::to_csr`]) and
+    /// kept until the next edge change. Concurrent first calls build it once.
+    pub(crate) fn csr(&self) -> &Csr {
+        self.csr.get_or_init(|| self.to_csr())
     }
 
     /// Directed edge list `(src, dst)` with both directions of every edge, sorted by source then
@@ -362,6 +383,21 @@ mod tests {
         ));
         assert!(!g.remove_edge(7, 8));
         assert!(!g.add_edge(0, 3).unwrap());
+    }
+
+    #[test]
+    fn cached_csr_follows_edge_changes() {
+        let mut g = path4();
+        assert_eq!(g.csr(), &g.to_csr());
+        assert_eq!(g.csr().neighbors(0), &[1]);
+        assert!(g.toggle_edge(0, 3).unwrap());
+        assert_eq!(g.csr().neighbors(0), &[1, 3]);
+        assert!(g.remove_edge(1, 0));
+        assert_eq!(g.csr().neighbors(0), &[3]);
+        assert!(!g.add_edge(0, 3).unwrap());
+        assert_eq!(g.csr(), &g.to_csr());
+        let c = g.clone();
+        assert_eq!(c.csr(), g.csr());
     }
 
     #[test]

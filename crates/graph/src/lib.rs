@@ -4,7 +4,8 @@
 //!   ground truth; [`Csr`] and edge-list export for the models.
 //! * [`k_hop`] / [`Subgraph`]: the neighbourhood of a target with local ↔ global id maps.
 //! * [`EditGraph`]: a fast mutable graph for editing a neighbourhood edge by edge.
-//! * [`generators`]: BA-Shapes, Tree-Cycles and Tree-Grid (seeded, exact counts).
+//! * [`generators`]: BA-Shapes, Tree-Cycles and Tree-Grid (seeded, exact counts), and an
+//!   ogbn-arxiv-sized synthetic graph for scale benchmarks.
 //! * [`io`]: loaders for the reference npz layout, the gnn-benchmark npz layout and OGB folders.
 
 mod dataset;

@@ -190,6 +190,20 @@ fn lrelu_grad(x: f32, slope: f32) -> f32 {
     if x >= 0.0 { 1.0 } else { slope }
 }
 
+/// Dot product with eight independent partial sums (vectorises; the summation order differs
+/// from a sequential loop by rounding only).
+fn dot(a: &[f32], b: &[f32]) -> f32 {
+    let mut acc = [0.0f32; 8];
+    let (ca, cb) = (a.chunks_exact(8), b.chunks_exact(8));
+    let tail: f32 = ca.remainder().iter().zip(cb.remainder()).map(|(x, y)| x * y).sum();
+    for (x, y) in ca.zip(cb) {
+        for l in 0..8 {
+            acc[l] += x[l] * y[l];
+        }
+    }
+    ((acc[0] + acc[4]) + (acc[1] + acc[5])) + ((acc[2] + acc[6]) + (acc[3] + acc[7])) + tail
+}
+
 /// `out[r, :] += x[r, :] · W` for a row-major `W` of shape `[k, m]`.
 fn matmul_acc(x: &[f32], w: &[f32], k: usize, m: usize, out: &mut [f32]) {
     for (xr, or) in x.chunks_exact(k).zip(out.chunks_exact_mut(m)) {
@@ -216,13 +230,16 @@ fn matmul_tn_acc(x: &[f32], d: &[f32], k: usize, m: usize, dw: &mut [f32]) {
     }
 }
 
-/// `dx[r, :] += d[r, :] · Wᵀ` for `W: [k, m]`, `d: [n, m]`, `dx: [n, k]`.
+/// `dx[r, :] += d[r, :] · Wᵀ` for `W: [k, m]`, `d: [n, m]`, `dx: [n, k]` (through an explicit
+/// transpose so that the inner loop runs over `dx`'s row and vectorises).
 fn matmul_nt_acc(d: &[f32], w: &[f32], k: usize, m: usize, dx: &mut [f32]) {
-    for (dr, xr) in d.chunks_exact(m).zip(dx.chunks_exact_mut(k)) {
-        for (o, wr) in xr.iter_mut().zip(w.chunks_exact(m)) {
-            *o += dr.iter().zip(wr).map(|(a, b)| a * b).sum::<f32>();
+    let mut wt = vec![0.0; k * m];
+    for (r, row) in w.chunks_exact(m).enumerate() {
+        for (c, &v) in row.iter().enumerate() {
+            wt[c * k + r] = v;
         }
     }
+    matmul_acc(d, &wt, m, k, dx);
 }
 
 fn read<const D: usize>(p: &Param<Tensor<D>>) -> Vec<f32> {
@@ -382,7 +399,6 @@ impl HostPolicy {
             matmul_acc(input, &p[s.w..s.w + k * o], k, o, &mut h);
             let att_s = &p[s.a_src..s.a_src + o];
             let att_d = &p[s.a_dst..s.a_dst + o];
-            let dot = |r: &[f32], a: &[f32]| r.iter().zip(a).map(|(x, y)| x * y).sum::<f32>();
             let a_src: Vec<f32> = h.chunks_exact(o).map(|r| dot(r, att_s)).collect();
             let a_dst: Vec<f32> = h.chunks_exact(o).map(|r| dot(r, att_d)).collect();
             let mut alpha = vec![0.0; g.num_messages()];
@@ -485,22 +501,17 @@ impl HostPolicy {
         let a1: Vec<f32> = z1.iter().map(|&v| lrelu(v, slope)).collect();
         let m2 = l2.out;
         let mut z2 = vec![0.0; c * m2];
-        for row in z2.chunks_exact_mut(m2) {
-            row.copy_from_slice(&p[l2.b..l2.b + m2]);
-        }
         matmul_acc(&a1, &p[l2.w..l2.w + m * m2], m, m2, &mut z2);
+        let b2 = &p[l2.b..l2.b + m2];
+        for row in z2.chunks_exact_mut(m2) {
+            for (z, &b) in row.iter_mut().zip(b2) {
+                *z += b;
+            }
+        }
+        let a2: Vec<f32> = z2.iter().map(|&v| lrelu(v, slope)).collect();
         let w3 = &p[l3.w..l3.w + m2];
         let b3 = p[l3.b];
-        let scores = z2
-            .chunks_exact(m2)
-            .map(|r| {
-                b3 + r
-                    .iter()
-                    .zip(w3)
-                    .map(|(&z, &wv)| lrelu(z, slope) * wv)
-                    .sum::<f32>()
-            })
-            .collect();
+        let scores = a2.chunks_exact(m2).map(|r| dot(r, w3) + b3).collect();
         (z1, z2, scores)
     }
 
@@ -610,7 +621,7 @@ impl HostPolicy {
                 for mi in range.clone() {
                     let j = g.src[mi] as usize;
                     let hj = &lt.h[j * o..(j + 1) * o];
-                    let da: f32 = dyi.iter().zip(hj).map(|(a, b)| a * b).sum();
+                    let da = dot(dyi, hj);
                     dalpha.push(da);
                     dalpha_dot += lt.alpha[mi] * da;
                     let a = lt.alpha[mi];

@@ -65,7 +65,13 @@
 //! assert_eq!(grid.generate().unwrap().graph.num_edges(), 1550);
 //! assert_eq!("tree-cycles".parse::<SyntheticKind>().unwrap(), SyntheticKind::TreeCycles);
 //! ```
+//!
+//! **Scale benchmarks.** [`ArxivLikeConfig`] generates a different kind of graph, not one of the
+//! paper's benchmarks (so not a [`SyntheticKind`]): a seeded synthetic graph of the size of
+//! ogbn-arxiv (169,343 nodes, 1,166,243 edges, 128 features, 40 classes) with heavy-tailed
+//! degrees, homophilous edges and class-informative features.
 
+mod arxiv_like;
 mod ba_shapes;
 mod common;
 mod tree_cycles;
@@ -74,6 +80,7 @@ mod tree_grid;
 use std::fmt;
 use std::str::FromStr;
 
+pub use arxiv_like::ArxivLikeConfig;
 pub use ba_shapes::BaShapesConfig;
 pub use tree_cycles::TreeCyclesConfig;
 pub use tree_grid::TreeGridConfig;
