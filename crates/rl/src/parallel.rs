@@ -1,5 +1,8 @@
 //! Explaining independent targets on several CPU cores.
 
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
 use crate::error::Result;
 
 /// Number of worker threads to use by default: the machine's available parallelism.
@@ -10,8 +13,10 @@ pub fn default_threads() -> usize {
 }
 
 /// Applies `f` to every item on up to `threads` scoped threads and returns the results in input
-/// order. Items are split into contiguous chunks, one per thread; `f` must be deterministic for
-/// the output to be (greedy explanation is). The first error (in input order) is returned.
+/// order. Items are handed out one at a time (a thread that finishes early takes the next
+/// item), so uneven items balance; since each result depends only on its item, the output does
+/// not depend on the number of threads when `f` is deterministic (greedy explanation is). The
+/// first error (in input order) is returned.
 ///
 /// ```
 /// let squares = induce_rl::parallel::map(&[1u32, 2, 3, 4, 5], 2, |&x| Ok(x * x)).unwrap();
@@ -26,27 +31,33 @@ pub fn map<T: Sync, R: Send>(
     if threads == 1 {
         return items.iter().map(&f).collect();
     }
-    let chunk = items.len().div_ceil(threads);
-    let f = &f;
-    let parts: Vec<Result<Vec<R>>> = std::thread::scope(|s| {
-        let handles: Vec<_> = items
-            .chunks(chunk)
-            .map(|part| s.spawn(move || part.iter().map(f).collect::<Result<Vec<R>>>()))
+    let next = AtomicUsize::new(0);
+    let (next, f) = (&next, &f);
+    let mut done: Vec<(usize, Result<R>)> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..threads)
+            .map(|_| {
+                s.spawn(move || {
+                    let mut out = Vec::new();
+                    loop {
+                        let i = next.fetch_add(1, Ordering::Relaxed);
+                        let Some(item) = items.get(i) else { break };
+                        out.push((i, f(item)));
+                    }
+                    out
+                })
+            })
             .collect();
         handles
             .into_iter()
-            .map(|h| h.join().expect("explainer thread panicked"))
+            .flat_map(|h| h.join().expect("worker thread panicked"))
             .collect()
     });
-    let mut out = Vec::with_capacity(items.len());
-    for p in parts {
-        out.extend(p?);
-    }
-    Ok(out)
+    done.sort_by_key(|(i, _)| *i);
+    done.into_iter().map(|(_, r)| r).collect()
 }
 
-/// [`map`] over mutable items: applies `f` to every item on up to `threads` scoped threads and
-/// returns the results in input order.
+/// [`map`] over mutable items: applies `f` to every item on up to `threads` scoped threads
+/// (handed out one at a time) and returns the results in input order.
 ///
 /// ```
 /// let mut v = vec![1u32, 2, 3];
@@ -58,25 +69,9 @@ pub fn map_mut<T: Send, R: Send>(
     threads: usize,
     f: impl Fn(&mut T) -> Result<R> + Sync,
 ) -> Result<Vec<R>> {
-    let threads = threads.clamp(1, items.len().max(1));
-    if threads == 1 {
-        return items.iter_mut().map(&f).collect();
-    }
-    let chunk = items.len().div_ceil(threads);
-    let f = &f;
-    let parts: Vec<Result<Vec<R>>> = std::thread::scope(|s| {
-        let handles: Vec<_> = items
-            .chunks_mut(chunk)
-            .map(|part| s.spawn(move || part.iter_mut().map(f).collect::<Result<Vec<R>>>()))
-            .collect();
-        handles
-            .into_iter()
-            .map(|h| h.join().expect("worker thread panicked"))
-            .collect()
-    });
-    let mut out = Vec::with_capacity(items.len());
-    for p in parts {
-        out.extend(p?);
-    }
-    Ok(out)
+    let cells: Vec<Mutex<&mut T>> = items.iter_mut().map(Mutex::new).collect();
+    map(&cells, threads, |cell| {
+        let mut item = cell.lock().expect("each item is taken by one thread");
+        f(&mut item)
+    })
 }
