@@ -14,7 +14,7 @@ use induce_graph::generators::SyntheticKind;
 use induce_graph::io::load_reference_npz;
 use induce_models::reference::load_reference_gcn;
 use induce_models::train::GcnTrainingConfig;
-use induce_models::{GcnBlackBox, GcnConfig, train_gcn};
+use induce_models::{BlackBox, Gcn, GcnBlackBox, GcnConfig, HostGcn, train_gcn};
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Result, RlError};
@@ -71,6 +71,14 @@ pub fn measure(
     })
 }
 
+/// The black box that goes with a policy kernel: its host copy for the host kernel.
+fn black_box(gcn: Gcn, kernel: PolicyKernel, device: &Device) -> Result<Box<dyn BlackBox>> {
+    Ok(match kernel {
+        PolicyKernel::Host => Box::new(HostGcn::from_gcn(&gcn)?),
+        PolicyKernel::Burn => Box::new(GcnBlackBox::new(gcn, device)),
+    })
+}
+
 fn kernel_name(k: PolicyKernel) -> &'static str {
     match k {
         PolicyKernel::Host => "host",
@@ -109,13 +117,14 @@ pub fn inductive_training(
     let (d, c) = (data.graph.features().dim(), data.graph.num_classes());
     let gcfg = GcnConfig::new(d, c).with_init_seed(42);
     let (model, _) = train_gcn(&data, &GcnTrainingConfig::new(gcfg), device)?;
-    let bb = GcnBlackBox::new(model, device);
+    let bb = black_box(model, kernel, device)?;
+    let bb = bb.as_ref();
     let config = InduceConfig {
         episodes: epochs,
         kernel,
         ..InduceConfig::default()
     };
-    let targets = select_targets(&data, &bb, &data.split.train, config.env.hops)?;
+    let targets = select_targets(&data, bb, &data.split.train, config.env.hops)?;
     let name = format!(
         "inductive training ba-shapes, {epochs} epoch(s) ({})",
         kernel_name(kernel)
@@ -123,7 +132,7 @@ pub fn inductive_training(
     measure(name, || {
         let mut last = None;
         let start = Instant::now();
-        train_inductive(&data.graph, &bb, &targets, &config, device, |s| {
+        train_inductive(&data.graph, bb, &targets, &config, device, |s| {
             last = Some(s.clone());
         })?;
         let secs = start.elapsed().as_secs_f64();
@@ -151,7 +160,8 @@ pub fn transductive(
     let data = load_reference_npz(dir.join(format!("{dataset}.npz")))?;
     let targets = data.eval_targets.clone().unwrap_or_default();
     let gcn = load_reference_gcn(&dir.join(format!("{dataset}_gcn.safetensors")), device)?;
-    let bb = GcnBlackBox::new(gcn, device);
+    let bb = black_box(gcn, kernel, device)?;
+    let bb = bb.as_ref();
     let config = InduceConfig {
         episodes: cap,
         gamma: 0.6,
@@ -165,7 +175,7 @@ pub fn transductive(
     measure(name, || {
         let start = Instant::now();
         let expl = crate::parallel::map(&targets, crate::parallel::default_threads(), |&t| {
-            match explain_transductive(&data.graph, &bb, t, &config, device) {
+            match explain_transductive(&data.graph, bb, t, &config, device) {
                 Err(RlError::NoCandidate { .. }) => Ok(None),
                 other => other.map(Some),
             }

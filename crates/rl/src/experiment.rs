@@ -18,7 +18,9 @@ use induce_graph::{Dataset, Graph, k_hop};
 use induce_models::checkpoint::{atomic_write, load_gcn, save_gcn};
 use induce_models::host_policy::HostPolicy;
 use induce_models::train::split_accuracy;
-use induce_models::{BlackBox, GcnBlackBox, GcnConfig, GcnTrainingConfig, Policy, train_gcn};
+use induce_models::{
+    BlackBox, GcnBlackBox, GcnConfig, GcnTrainingConfig, HostGcn, Policy, train_gcn,
+};
 use serde::{Deserialize, Serialize};
 
 use crate::env::EditMode;
@@ -289,13 +291,19 @@ pub fn run(config: &ExperimentConfig, out: &Path, device: &Device) -> Result<Exp
             m
         }
     };
-    let bb = GcnBlackBox::new(model, device);
-    let (train_accuracy, test_accuracy) = split_accuracy(&bb, &data)?;
+    // With the host kernel the black box runs as its host copy too (same function, pinned by
+    // tests to the Burn model).
+    let bb: Box<dyn BlackBox> = match config.inductive.kernel {
+        PolicyKernel::Host => Box::new(HostGcn::from_gcn(&model)?),
+        PolicyKernel::Burn => Box::new(GcnBlackBox::new(model, device)),
+    };
+    let bb = bb.as_ref();
+    let (train_accuracy, test_accuracy) = split_accuracy(bb, &data)?;
     let full_pred = bb.log_probs(g.features(), &g.edges())?.predictions();
 
     let hops = config.inductive.env.hops;
-    let train_targets = select_targets(&data, &bb, &data.split.train, hops)?;
-    let mut eval_targets = select_targets(&data, &bb, &data.split.test, hops)?;
+    let train_targets = select_targets(&data, bb, &data.split.train, hops)?;
+    let mut eval_targets = select_targets(&data, bb, &data.split.test, hops)?;
     if let Some(k) = config.max_targets {
         eval_targets.truncate(k);
     }
@@ -330,7 +338,7 @@ pub fn run(config: &ExperimentConfig, out: &Path, device: &Device) -> Result<Exp
     // Greedy inference with a trained policy, in the configured kernel.
     let greedy = |p: &Policy, cfg: &InduceConfig| {
         let host = HostPolicy::from_policy(p);
-        let (p, cfg, bb) = (p.clone(), cfg.clone(), &bb);
+        let (p, cfg) = (p.clone(), cfg.clone());
         move |t| match cfg.kernel {
             PolicyKernel::Host => explain_greedy_host(&host, g, bb, t, &cfg.env),
             PolicyKernel::Burn => explain_greedy(&p, g, bb, t, &cfg.env, device),
@@ -341,7 +349,7 @@ pub fn run(config: &ExperimentConfig, out: &Path, device: &Device) -> Result<Exp
     let icfg = &config.inductive;
     let (policy, tr) = train_policy(
         g,
-        &bb,
+        bb,
         &train_targets,
         icfg,
         show,
@@ -370,7 +378,7 @@ pub fn run(config: &ExperimentConfig, out: &Path, device: &Device) -> Result<Exp
         g.labels(),
         show,
         "induce-transductive",
-        |t| explain_transductive(g, &bb, t, tcfg, device),
+        |t| explain_transductive(g, bb, t, tcfg, device),
     )?;
     record("induce-transductive", e, 0.0, ex)?;
 
@@ -386,7 +394,7 @@ pub fn run(config: &ExperimentConfig, out: &Path, device: &Device) -> Result<Exp
                 .unwrap_or(false)
         })
         .collect();
-    let (dpolicy, tr) = train_policy(g, &bb, &del_targets, &dcfg, show, "train del-only", device)?;
+    let (dpolicy, tr) = train_policy(g, bb, &del_targets, &dcfg, show, "train del-only", device)?;
     save_policy(&dpolicy, &meta(&dcfg), &out.join("policy-del-only.bpk"))?;
     let (e, ex) = explain_all(
         &eval_targets,

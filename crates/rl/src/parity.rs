@@ -30,7 +30,7 @@ use induce_graph::GraphError;
 use induce_graph::io::load_reference_npz;
 use induce_models::checkpoint::atomic_write;
 use induce_models::reference::{load_reference_gcn, load_reference_policy};
-use induce_models::{BlackBox, GcnBlackBox, ModelError};
+use induce_models::{BlackBox, GcnBlackBox, HostGcn, ModelError};
 use serde::{Deserialize, Serialize};
 
 use crate::env::{EnvConfig, state_dim};
@@ -331,7 +331,13 @@ pub fn run_dataset_with(
         .ok_or_else(|| ParityError::NoEvalTargets {
             path: files.npz.clone(),
         })?;
-    let black_box = GcnBlackBox::new(load_reference_gcn(&files.gcn, device)?, device);
+    let gcn = load_reference_gcn(&files.gcn, device)?;
+    // The host kernel pairs with the host copy of the black box (same function, no Burn).
+    let black_box: Box<dyn BlackBox> = match kernel {
+        PolicyKernel::Burn => Box::new(GcnBlackBox::new(gcn, device)),
+        PolicyKernel::Host => Box::new(HostGcn::from_gcn(&gcn)?),
+    };
+    let black_box = black_box.as_ref();
     let policy = load_reference_policy(&files.policy, device)?;
     let width = state_dim(data.graph.features().dim(), black_box.num_classes());
     if policy.input_dim() != width {
@@ -350,13 +356,13 @@ pub fn run_dataset_with(
     let explanations = match kernel {
         PolicyKernel::Burn => {
             crate::parallel::map(&targets, crate::parallel::default_threads(), |&t| {
-                explain_greedy(&policy, &data.graph, &black_box, t, &env, device)
+                explain_greedy(&policy, &data.graph, black_box, t, &env, device)
             })?
         }
         PolicyKernel::Host => {
             let host = HostPolicy::from_policy(&policy);
             crate::parallel::map(&targets, crate::parallel::default_threads(), |&t| {
-                explain_greedy_host(&host, &data.graph, &black_box, t, &env)
+                explain_greedy_host(&host, &data.graph, black_box, t, &env)
             })?
         }
     };
