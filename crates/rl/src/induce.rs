@@ -318,13 +318,26 @@ fn host_update(
     config: &InduceConfig,
     threads: usize,
 ) -> Result<()> {
+    if let Some(grads) = host_batch_grads(policy, episodes, config, threads)? {
+        adam.step(&mut policy.params, &grads, config.lr);
+    }
+    Ok(())
+}
+
+/// The gradient of the batch loss with the host kernel (`None` for a batch without steps).
+fn host_batch_grads(
+    policy: &HostPolicy,
+    episodes: &[Vec<HostStep>],
+    config: &InduceConfig,
+    threads: usize,
+) -> Result<Option<Vec<f32>>> {
     let rewards: Vec<Vec<f32>> = episodes
         .iter()
         .map(|e| e.iter().map(|s| s.reward).collect())
         .collect();
     let returns = batch_returns(&rewards, config)?;
     if returns.is_empty() {
-        return Ok(());
+        return Ok(None);
     }
     let mut jobs = Vec::with_capacity(episodes.len());
     let mut at = 0;
@@ -342,8 +355,7 @@ fn host_update(
             *a += b;
         }
     }
-    adam.step(&mut policy.params, &grads, config.lr);
-    Ok(())
+    Ok(Some(grads))
 }
 
 /// One policy-gradient update from a batch of rolled-out episodes. Returns the updated policy.
@@ -354,13 +366,29 @@ fn update(
     config: &InduceConfig,
     ad: &Device,
 ) -> Result<Policy> {
+    match batch_loss(&policy, episodes, config, ad)? {
+        None => Ok(policy),
+        Some(loss) => {
+            let grads = GradientsParams::from_grads(loss.backward(), &policy);
+            Ok(optim.step(config.lr, policy, grads))
+        }
+    }
+}
+
+/// The batch loss on the autodiff device (`None` for a batch without steps).
+fn batch_loss(
+    policy: &Policy,
+    episodes: &[Vec<StepRecord>],
+    config: &InduceConfig,
+    ad: &Device,
+) -> Result<Option<Tensor<1>>> {
     let rewards: Vec<Vec<f32>> = episodes
         .iter()
         .map(|e| e.iter().map(|s| s.reward).collect())
         .collect();
     let returns = batch_returns(&rewards, config)?;
     if returns.is_empty() {
-        return Ok(policy);
+        return Ok(None);
     }
     let steps: Vec<&StepRecord> = episodes.iter().flatten().collect();
     let dim = policy.input_dim();
@@ -396,9 +424,7 @@ fn update(
     let chosen_logp = logp.select(0, indices(&chosen, ad));
     let adv = Tensor::<2>::from_data(TensorData::new(returns, [num_steps, 1]), ad);
     let objective = chosen_logp * adv + entropy * config.entropy_coef;
-    let loss = -objective.sum() / episodes.len() as f32;
-    let grads = GradientsParams::from_grads(loss.backward(), &policy);
-    Ok(optim.step(config.lr, policy, grads))
+    Ok(Some(-objective.sum() / episodes.len() as f32))
 }
 
 /// Trains a policy inductively on `targets` (typically training-split nodes with a non-zero
@@ -729,6 +755,79 @@ mod tests {
     fn greedy_argmax_takes_the_first_of_ties() {
         assert_eq!(argmax(&[0.1, 0.5, 0.5]), 1);
         assert_eq!(argmax(&[f32::NAN, 0.2]), 1);
+    }
+
+    /// The host kernel's batch gradient (parallel per-episode backward passes reusing the
+    /// rollouts' forward passes) equals Burn's autodiff of the block-diagonal replay.
+    #[test]
+    fn host_batch_gradient_equals_burn_autodiff() {
+        use burn::module::{ModuleVisitor, Param};
+        struct Grads<'a>(&'a GradientsParams, Vec<f32>);
+        impl ModuleVisitor for Grads<'_> {
+            fn visit_float<const D: usize>(&mut self, p: &Param<Tensor<D>>) {
+                let g = self.0.get::<D>(p.id).expect("gradient");
+                self.1.extend(to_vec(g.reshape([1, -1])));
+            }
+        }
+        let dev = induce_models::device::default_device().unwrap();
+        let ad = dev.clone().autodiff();
+        let config = InduceConfig::default();
+        let policy = PolicyConfig::new(3).with_init_seed(9).init(&ad);
+        let host = HostPolicy::from_policy(&policy);
+        //  0 ─ 1 ─ 2 ─ 3 (then edited), candidates over local ids
+        let rec = |edges: Vec<(u32, u32)>, action: usize, reward: f32, shift: f32| StepRecord {
+            state: (0..12).map(|i| (i % 5) as f32 * 0.3 - shift).collect(),
+            num_nodes: 4,
+            edges,
+            cand_u: vec![0, 0, 1, 2],
+            cand_w: vec![2, 3, 2, 3],
+            flag: vec![1.0, 1.0, 0.0, 0.0],
+            action,
+            reward,
+        };
+        let path = vec![(0, 1), (1, 2), (2, 3)];
+        let episodes = vec![
+            vec![
+                rec(path.clone(), 2, -0.2, 0.1),
+                rec(vec![(0, 1), (2, 3)], 1, 1.5, 0.4),
+            ],
+            vec![rec(path, 0, 0.7, -0.3)],
+        ];
+        let loss = batch_loss(&policy, &episodes, &config, &ad).unwrap().unwrap();
+        let gp = GradientsParams::from_grads(loss.backward(), &policy);
+        let mut want = Grads(&gp, Vec::new());
+        policy.visit(&mut want);
+        let host_eps: Vec<Vec<HostStep>> = episodes
+            .iter()
+            .map(|e| {
+                e.iter()
+                    .map(|r| {
+                        let graph = HostGraph::new(r.num_nodes, &r.edges).unwrap();
+                        let trace = host.forward(&r.state, &graph, &r.cand_u, &r.cand_w, &r.flag);
+                        HostStep {
+                            state: r.state.clone(),
+                            graph,
+                            cand_u: r.cand_u.clone(),
+                            cand_w: r.cand_w.clone(),
+                            flag: r.flag.clone(),
+                            trace,
+                            action: r.action,
+                            reward: r.reward,
+                        }
+                    })
+                    .collect()
+            })
+            .collect();
+        for threads in [1, 2] {
+            let got = host_batch_grads(&host, &host_eps, &config, threads)
+                .unwrap()
+                .unwrap();
+            assert_eq!(got.len(), want.1.len());
+            assert!(want.1.iter().any(|g| g.abs() > 1e-3));
+            for (i, (a, b)) in got.iter().zip(&want.1).enumerate() {
+                assert!((a - b).abs() < 1e-5 + 1e-4 * b.abs(), "param {i}: {a} vs {b}");
+            }
+        }
     }
 
     #[test]
