@@ -9,6 +9,9 @@
 //! Writes `bench.json` (`{"rows": [{"name", "seconds", "targets", "seconds_per_target",
 //! "peak_rss_mib", "detail"}]}`), `bench.md` (the table) and `config.json` (these arguments)
 //! into `--out`.
+//!
+//! `--scale` instead runs InduCE on an ogbn-arxiv-sized graph (`induce::rl::scale`; several
+//! minutes, most of it training the black box) and also writes `scale.json` (its report).
 
 #[allow(dead_code)]
 mod common;
@@ -23,6 +26,7 @@ use induce::rl::PolicyKernel;
 use induce::rl::bench::{
     BenchRow, format_rows, inductive_inference, inductive_training, transductive,
 };
+use induce::rl::scale::{self, ScaleConfig};
 
 /// Measure InduCE's inference, training and transductive explanation times.
 #[derive(Debug, Parser, serde::Serialize)]
@@ -39,6 +43,12 @@ struct Args {
     /// Also time the Burn kernel (inference and training rows) beside the host kernel.
     #[arg(long)]
     compare_burn: bool,
+    /// Run the ogbn-arxiv-scale experiment instead of the table (see `induce::rl::scale`).
+    #[arg(long)]
+    scale: bool,
+    /// With `--scale`: a JSON file of `ScaleConfig` fields overriding the defaults.
+    #[arg(long)]
+    scale_config: Option<PathBuf>,
     /// Backend: flex, ndarray or cuda (default: $INDUCE_BACKEND, else flex).
     #[arg(long)]
     backend: Option<String>,
@@ -71,6 +81,9 @@ fn run(args: Args) -> Result<()> {
     } else {
         &[PolicyKernel::Host]
     };
+    if args.scale {
+        return run_scale(&args, &dev, kind);
+    }
     let mut rows: Vec<BenchRow> = Vec::new();
     let mut push = |r: BenchRow| {
         eprintln!("{}: {:.3} s ({})", r.name, r.seconds, r.detail);
@@ -105,5 +118,37 @@ fn run(args: Args) -> Result<()> {
     )?;
     atomic_write(&args.out.join("bench.md"), table.as_bytes())?;
     println!("wrote {}", args.out.join("bench.json").display());
+    Ok(())
+}
+
+fn run_scale(
+    args: &Args,
+    dev: &induce::models::burn::tensor::Device,
+    kind: BackendKind,
+) -> Result<()> {
+    let config: ScaleConfig = match &args.scale_config {
+        Some(path) => serde_json::from_slice(&std::fs::read(path)?)
+            .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?,
+        None => ScaleConfig::default(),
+    };
+    atomic_write(
+        &args.out.join("scale-config.json"),
+        &serde_json::to_vec_pretty(&config)?,
+    )?;
+    let (report, rows) = scale::run(&config, dev, |line| eprintln!("{line}"))?;
+    let table = format_rows(&rows);
+    print!("{table}");
+    println!("{}", serde_json::to_string_pretty(&report)?);
+    let json = serde_json::json!({ "backend": kind.to_string(), "rows": rows });
+    atomic_write(
+        &args.out.join("bench.json"),
+        &serde_json::to_vec_pretty(&json)?,
+    )?;
+    atomic_write(&args.out.join("bench.md"), table.as_bytes())?;
+    atomic_write(
+        &args.out.join("scale.json"),
+        &serde_json::to_vec_pretty(&report)?,
+    )?;
+    println!("wrote {}", args.out.join("scale.json").display());
     Ok(())
 }

@@ -22,4 +22,4 @@ pub use edit::EditGraph;
 pub use error::{GraphError, Result};
 pub use features::Features;
 pub use graph::{Csr, Graph};
-pub use khop::{Subgraph, k_hop};
+pub use khop::{Subgraph, k_hop, k_hop_sampled};

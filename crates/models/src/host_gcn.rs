@@ -263,6 +263,188 @@ impl HostGcn {
     }
 }
 
+/// `out[i] = Σ_{w ∈ N(v) ∪ {v}} â_vw · input(w)` for the rows `v = rows[i]`, where `input(w)` is
+/// row `pos(w)` of `input` (`width` floats).
+fn aggregate_rows(
+    graph: &dyn Neighbours,
+    rows: &[u32],
+    input: &[f32],
+    width: usize,
+    pos: &dyn Fn(u32) -> Option<usize>,
+) -> Result<Vec<f32>> {
+    let inv_sqrt = |v: u32| 1.0 / ((graph.degree(v) + 1) as f32).sqrt();
+    let mut out = vec![0.0f32; rows.len() * width];
+    let mut nb = Vec::new();
+    for (&v, o) in rows.iter().zip(out.chunks_exact_mut(width.max(1))) {
+        nb.clear();
+        graph.neighbours(v, &mut nb);
+        let iv = inv_sqrt(v);
+        for &w in nb.iter().chain(std::iter::once(&v)) {
+            let norm = if w == v { iv * iv } else { iv * inv_sqrt(w) };
+            let at = pos(w).ok_or_else(|| {
+                ModelError::InvalidInput(format!("node {w} outside the receptive field"))
+            })?;
+            for (a, &r) in o.iter_mut().zip(&input[at * width..(at + 1) * width]) {
+                *a += norm * r;
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Adds the bias (and applies ReLU) to every `m`-wide row.
+fn bias_relu(h: &mut [f32], bias: &[f32], m: usize, relu: bool) {
+    for row in h.chunks_exact_mut(m.max(1)) {
+        for (o, &b) in row.iter_mut().zip(bias) {
+            *o += b;
+            if relu {
+                *o = o.max(0.0);
+            }
+        }
+    }
+}
+
+/// The first layer's feature transform `X W₁` of every node of a graph (see
+/// [`HostGcn::project`]): the part of the GCN an edit cannot change, computed once per graph.
+#[derive(Debug, Clone)]
+pub struct Projected {
+    rows: Vec<f32>,
+    width: usize,
+    num_nodes: usize,
+}
+
+impl Projected {
+    /// Number of nodes.
+    pub fn num_nodes(&self) -> usize {
+        self.num_nodes
+    }
+}
+
+/// Read access to a (possibly edited) undirected graph for [`HostGcn::log_probs_at`]: lets the
+/// caller evaluate one node of a huge graph with edits applied as an overlay, without copying
+/// the graph or gathering its features.
+pub trait Neighbours {
+    /// Number of nodes.
+    fn num_nodes(&self) -> usize;
+    /// Appends the neighbours of `v` (each once, no self loop) to `out`.
+    fn neighbours(&self, v: u32, out: &mut Vec<u32>);
+    /// The degree of `v` (the length of its neighbour list).
+    fn degree(&self, v: u32) -> usize;
+}
+
+impl HostGcn {
+    /// `X W₁` for every node: node features never change during an explanation, so on a large
+    /// graph this is computed once and shared by all targets and edits
+    /// ([`HostGcn::log_probs_at`]).
+    ///
+    /// # Shapes
+    /// - x: `[n, input_dim]`
+    pub fn project(&self, x: &Features) -> Result<Projected> {
+        check_features(x, self.input_dim())?;
+        let n = x.num_nodes();
+        let c1 = &self.convs[0];
+        let x0: Cow<'_, [f32]> = if c1.k == c1.d_in {
+            Cow::Borrowed(x.as_slice())
+        } else {
+            Cow::Owned(pad_matrix(x.as_slice(), n, c1.d_in, n, c1.k))
+        };
+        let mut rows = vec![0.0f32; n * c1.m];
+        matmul_acc(&x0, c1.k, &c1.weight, c1.m, &mut rows);
+        Ok(Projected {
+            rows,
+            width: c1.m,
+            num_nodes: n,
+        })
+    }
+
+    /// The log-probabilities of one node, computed on its receptive field only: a 3-layer GCN's
+    /// output at `node` depends on layer-1 outputs within 2 hops, layer-2 outputs within 1 hop
+    /// and the layer-3 output at `node`, and through the normalisation on the degrees of the
+    /// nodes within 3 hops. Each layer is computed on exactly those rows, from the projected
+    /// features ([`HostGcn::project`]), so the cost is the number of edges incident to the
+    /// 2-hop neighbourhood times the hidden width, independent of the rest of the graph. Equal
+    /// to `forward(..).row(node)` up to rounding (a test pins it).
+    ///
+    /// This is what makes explanations checkable on graphs with hubs: after an edit only this
+    /// receptive field is recomputed, and the graph is read through [`Neighbours`] (edits as an
+    /// overlay).
+    ///
+    /// # Shapes
+    /// - xw: `[graph.num_nodes(), hidden]` (from [`HostGcn::project`])
+    /// - output: `[num_classes]`
+    pub fn log_probs_at(
+        &self,
+        xw: &Projected,
+        graph: &dyn Neighbours,
+        node: u32,
+    ) -> Result<Vec<f32>> {
+        let n = graph.num_nodes();
+        if xw.num_nodes != n || node as usize >= n || xw.width != self.convs[0].m {
+            return Err(ModelError::InvalidInput(format!(
+                "node {node} of a graph with {n} nodes and projected features for {} nodes",
+                xw.num_nodes
+            )));
+        }
+        // Rows needing layer 1 (≤ 2 hops), layer 2 (≤ 1 hop), layer 3 (the node), in BFS order:
+        // `order[..n1]` are within 1 hop, `order` within 2.
+        // Position of each reached node in `order` (a dense array: hashing costs more here).
+        let mut pos = vec![u32::MAX; n];
+        pos[node as usize] = 0;
+        let mut order = vec![node];
+        let mut nb = Vec::new();
+        let mut n1 = 1;
+        for depth in 0..2 {
+            let (lo, hi) = (if depth == 0 { 0 } else { 1 }, order.len());
+            for i in lo..hi {
+                nb.clear();
+                graph.neighbours(order[i], &mut nb);
+                for &w in &nb {
+                    if pos[w as usize] == u32::MAX {
+                        pos[w as usize] = order.len() as u32;
+                        order.push(w);
+                    }
+                }
+            }
+            if depth == 0 {
+                n1 = order.len();
+            }
+        }
+        let [c1, c2, c3] = &self.convs;
+        let at = |v: u32| {
+            Some(pos[v as usize])
+                .filter(|&p| p != u32::MAX)
+                .map(|p| p as usize)
+        };
+        let mut h1 = aggregate_rows(graph, &order, &xw.rows, c1.m, &|v| Some(v as usize))?;
+        bias_relu(&mut h1, &c1.bias, c1.m, true);
+        let a2 = aggregate_rows(graph, &order[..n1], &h1, c1.m, &at)?;
+        let mut h2 = vec![0.0f32; n1 * c2.m];
+        matmul_acc(&a2, c2.k, &c2.weight, c2.m, &mut h2);
+        bias_relu(&mut h2, &c2.bias, c2.m, true);
+        let a3 = aggregate_rows(graph, &[node], &h2, c2.m, &at)?;
+        let mut h3 = vec![0.0f32; c3.m];
+        matmul_acc(&a3, c3.k, &c3.weight, c3.m, &mut h3);
+        bias_relu(&mut h3, &c3.bias, c3.m, false);
+        let mc = padded(self.num_classes);
+        let mut z = vec![0.0f32; mc];
+        let mut row0 = 0;
+        for (h, conv) in [&h1[..c1.m], &h2[..c2.m], &h3[..]]
+            .into_iter()
+            .zip(&self.convs)
+        {
+            let w = &self.lin_weight[row0 * mc..(row0 + conv.m) * mc];
+            matmul_acc(h, conv.m, w, mc, &mut z);
+            row0 += conv.m;
+        }
+        let row = &mut z[..self.num_classes];
+        for (v, &b) in row.iter_mut().zip(&self.lin_bias) {
+            *v += b;
+        }
+        log_softmax_in_place(row);
+        Ok(row.to_vec())
+    }
+}
+
 impl BlackBox for HostGcn {
     fn input_dim(&self) -> usize {
         self.convs[0].d_in
@@ -482,6 +664,73 @@ fn log_softmax_in_place(row: &mut [f32]) {
     let lse = sum.ln();
     for v in row.iter_mut() {
         *v -= lse;
+    }
+}
+
+#[cfg(test)]
+mod receptive_tests {
+    use super::*;
+    use crate::GcnConfig;
+    use crate::device::default_device;
+
+    struct Lists(Vec<Vec<u32>>);
+    impl Neighbours for Lists {
+        fn num_nodes(&self) -> usize {
+            self.0.len()
+        }
+        fn neighbours(&self, v: u32, out: &mut Vec<u32>) {
+            out.extend(&self.0[v as usize]);
+        }
+        fn degree(&self, v: u32) -> usize {
+            self.0[v as usize].len()
+        }
+    }
+
+    /// The receptive-field evaluation equals the full forward at every node of a graph with a
+    /// hub, long paths (nodes beyond 3 hops) and an isolated node.
+    #[test]
+    fn one_node_equals_the_full_forward() {
+        let dev = default_device().unwrap();
+        let gcn = GcnConfig::new(6, 3).with_init_seed(4).init(&dev);
+        let host = HostGcn::from_gcn(&gcn).unwrap();
+        let n = 40u32;
+        let mut edges = Vec::new();
+        for v in 1..n - 1 {
+            edges.push((v - 1, v)); // a path through every node but the last
+        }
+        for v in (3..30).step_by(3) {
+            edges.push((5, v)); // node 5 is a hub
+        }
+        edges.retain(|&(a, b)| a != b);
+        edges.sort();
+        edges.dedup();
+        let x = Features::new(
+            n as usize,
+            6,
+            (0..n * 6)
+                .map(|i| ((i * 37 % 17) as f32) * 0.2 - 1.0)
+                .collect(),
+        )
+        .unwrap();
+        let full = host.forward(&x, &edges).unwrap();
+        let mut lists = vec![Vec::new(); n as usize];
+        for &(a, b) in &edges {
+            lists[a as usize].push(b);
+            lists[b as usize].push(a);
+        }
+        let g = Lists(lists);
+        let xw = host.project(&x).unwrap();
+        for v in 0..n {
+            let one = host.log_probs_at(&xw, &g, v).unwrap();
+            for (a, b) in one.iter().zip(full.row(v as usize)) {
+                assert!(
+                    (a - b).abs() < 1e-5,
+                    "node {v}: {one:?} vs {:?}",
+                    full.row(v as usize)
+                );
+            }
+        }
+        assert!(host.log_probs_at(&xw, &g, n).is_err());
     }
 }
 

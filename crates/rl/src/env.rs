@@ -330,6 +330,24 @@ impl<'a> Episode<'a> {
                 num_nodes: graph.num_nodes(),
             });
         }
+        let sub = k_hop(graph, target, config.hops)?;
+        Self::with_subgraph(graph, black_box, sub, config)
+    }
+
+    /// Starts an episode on a given neighbourhood of its target (`sub.target`) instead of the
+    /// exact `config.hops`-hop one, e.g. a fan-out-capped sample around hubs
+    /// (`induce_graph::k_hop_sampled`); `config.hops` is not used. Same errors as
+    /// [`Episode::new`].
+    pub fn with_subgraph(
+        graph: &Graph,
+        black_box: &'a dyn BlackBox,
+        sub: Subgraph,
+        config: &EnvConfig,
+    ) -> Result<Self> {
+        if config.budget == 0 {
+            return Err(RlError::ZeroBudget);
+        }
+        let target = sub.target;
         let d = graph.features().dim();
         if d != black_box.input_dim() {
             return Err(RlError::FeatureDimension {
@@ -337,7 +355,6 @@ impl<'a> Episode<'a> {
                 got: d,
             });
         }
-        let sub = k_hop(graph, target, config.hops)?;
         let edit = sub.to_edit_graph();
         let candidates = build_candidates(&sub, &edit, config);
         if candidates.is_empty() {

@@ -438,7 +438,7 @@ pub fn train_inductive(
     targets: &[u32],
     config: &InduceConfig,
     device: &Device,
-    mut progress: impl FnMut(&EpochStats),
+    progress: impl FnMut(&EpochStats),
 ) -> Result<Policy> {
     if config.batch_size == 0 {
         return Err(RlError::InvalidConfig(
@@ -456,12 +456,33 @@ pub fn train_inductive(
             Err(e) => return Err(e),
         }
     }
+    let dims = (graph.features().dim(), black_box.num_classes());
+    train_on_episodes(&mut episodes, dims, config, device, progress)
+}
+
+/// [`train_inductive`] on prepared episodes (e.g. on fan-out-capped neighbourhoods built with
+/// [`Episode::with_subgraph`]); `dims` is `(feature_dim, num_classes)`.
+pub fn train_on_episodes(
+    episodes: &mut [Episode<'_>],
+    dims: (usize, usize),
+    config: &InduceConfig,
+    device: &Device,
+    mut progress: impl FnMut(&EpochStats),
+) -> Result<Policy> {
+    if config.batch_size == 0 {
+        return Err(RlError::InvalidConfig(
+            "batch_size must be at least 1".into(),
+        ));
+    }
+    if config.episodes == 0 {
+        return Err(RlError::InvalidConfig("episodes must be at least 1".into()));
+    }
     if episodes.is_empty() {
         return Err(RlError::InvalidConfig(
             "no training target has a candidate action".into(),
         ));
     }
-    let pcfg = config.policy_config(graph.features().dim(), black_box.num_classes());
+    let pcfg = config.policy_config(dims.0, dims.1);
     let mut rng = StdRng::seed_from_u64(config.seed);
     let mut order: Vec<usize> = (0..episodes.len()).collect();
     let k = episodes.len() as f32;
@@ -793,7 +814,9 @@ mod tests {
             ],
             vec![rec(path, 0, 0.7, -0.3)],
         ];
-        let loss = batch_loss(&policy, &episodes, &config, &ad).unwrap().unwrap();
+        let loss = batch_loss(&policy, &episodes, &config, &ad)
+            .unwrap()
+            .unwrap();
         let gp = GradientsParams::from_grads(loss.backward(), &policy);
         let mut want = Grads(&gp, Vec::new());
         policy.visit(&mut want);
@@ -825,7 +848,10 @@ mod tests {
             assert_eq!(got.len(), want.1.len());
             assert!(want.1.iter().any(|g| g.abs() > 1e-3));
             for (i, (a, b)) in got.iter().zip(&want.1).enumerate() {
-                assert!((a - b).abs() < 1e-5 + 1e-4 * b.abs(), "param {i}: {a} vs {b}");
+                assert!(
+                    (a - b).abs() < 1e-5 + 1e-4 * b.abs(),
+                    "param {i}: {a} vs {b}"
+                );
             }
         }
     }

@@ -58,6 +58,7 @@ pub mod metrics;
 pub mod parallel;
 pub mod parity;
 pub mod reward;
+pub mod scale;
 
 pub use env::{ActionFlag, Candidates, EditMode, EnvConfig, Episode, StateLayout, Step, state_dim};
 pub use error::{Result, RlError};
