@@ -440,14 +440,7 @@ pub fn train_inductive(
     device: &Device,
     progress: impl FnMut(&EpochStats),
 ) -> Result<Policy> {
-    if config.batch_size == 0 {
-        return Err(RlError::InvalidConfig(
-            "batch_size must be at least 1".into(),
-        ));
-    }
-    if config.episodes == 0 {
-        return Err(RlError::InvalidConfig("episodes must be at least 1".into()));
-    }
+    check_training(config)?;
     let mut episodes: Vec<Episode<'_>> = Vec::with_capacity(targets.len());
     for &t in targets {
         match Episode::new(graph, black_box, t, &config.env) {
@@ -460,6 +453,19 @@ pub fn train_inductive(
     train_on_episodes(&mut episodes, dims, config, device, progress)
 }
 
+/// Rejects a training configuration without episodes or with empty batches.
+fn check_training(config: &InduceConfig) -> Result<()> {
+    if config.batch_size == 0 {
+        return Err(RlError::InvalidConfig(
+            "batch_size must be at least 1".into(),
+        ));
+    }
+    if config.episodes == 0 {
+        return Err(RlError::InvalidConfig("episodes must be at least 1".into()));
+    }
+    Ok(())
+}
+
 /// [`train_inductive`] on prepared episodes (e.g. on fan-out-capped neighbourhoods built with
 /// [`Episode::with_subgraph`]); `dims` is `(feature_dim, num_classes)`.
 pub fn train_on_episodes(
@@ -469,14 +475,7 @@ pub fn train_on_episodes(
     device: &Device,
     mut progress: impl FnMut(&EpochStats),
 ) -> Result<Policy> {
-    if config.batch_size == 0 {
-        return Err(RlError::InvalidConfig(
-            "batch_size must be at least 1".into(),
-        ));
-    }
-    if config.episodes == 0 {
-        return Err(RlError::InvalidConfig("episodes must be at least 1".into()));
-    }
+    check_training(config)?;
     if episodes.is_empty() {
         return Err(RlError::InvalidConfig(
             "no training target has a candidate action".into(),

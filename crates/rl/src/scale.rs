@@ -466,3 +466,42 @@ pub fn run(
     }
     Ok((report, rows))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::explanation::Edit;
+
+    #[test]
+    fn overlay_applies_edits() {
+        //  0 ─ 1 ─ 2 ; delete (1, 2), add (0, 2)
+        let csr = Csr {
+            indptr: vec![0, 1, 3, 4],
+            indices: vec![1, 0, 2, 1],
+        };
+        let e = Explanation {
+            target: 0,
+            found: true,
+            original_label: 0,
+            new_label: 1,
+            edits: vec![Edit::delete(1, 2), Edit::add(0, 2)],
+        };
+        let o = Overlay::new(&csr, &e);
+        let nb = |v| {
+            let mut out = Vec::new();
+            o.neighbours(v, &mut out);
+            out.sort();
+            out
+        };
+        assert_eq!((nb(0), nb(1), nb(2)), (vec![1, 2], vec![0], vec![0]));
+        assert_eq!((o.degree(0), o.degree(1), o.degree(2)), (2, 1, 1));
+        assert_eq!(o.num_nodes(), 3);
+    }
+
+    #[test]
+    fn size_stats() {
+        let s = SizeStats::of(vec![5, 1, 3, 100]);
+        assert_eq!((s.mean, s.median, s.max), (27.25, 5, 100));
+        assert_eq!(SizeStats::of(Vec::new()), SizeStats::default());
+    }
+}
