@@ -228,9 +228,38 @@ impl HostGcn {
     ///
     /// [`Messages::new`]: crate::tensors::Messages::new
     pub fn forward(&self, x: &Features, edges: &[(u32, u32)]) -> Result<LogProbs> {
+        self.forward_adj(x, edges, None)
+    }
+
+    /// [`HostGcn::forward`] on a SAMPLED subgraph whose node `v` has `hidden[v]` neighbours in
+    /// the whole graph that the subgraph leaves out (e.g. a hub of a fan-out-capped
+    /// neighbourhood). The GCN normalisation uses the whole-graph degrees, and each node's sum
+    /// over its listed neighbours is scaled by `(listed + hidden) / listed`: for a uniform sample
+    /// of neighbours this is an unbiased estimate of the whole-graph aggregation (the
+    /// GraphSAGE-style estimator), and exact when nothing is hidden or when the hidden
+    /// neighbours carry the same values as the listed ones.
+    ///
+    /// # Shapes
+    /// - x: `[n, input_dim]`; hidden: `[n]`
+    /// - output: `[n, num_classes]`
+    pub fn forward_sampled(
+        &self,
+        x: &Features,
+        edges: &[(u32, u32)],
+        hidden: &[u32],
+    ) -> Result<LogProbs> {
+        self.forward_adj(x, edges, Some(hidden))
+    }
+
+    fn forward_adj(
+        &self,
+        x: &Features,
+        edges: &[(u32, u32)],
+        hidden: Option<&[u32]>,
+    ) -> Result<LogProbs> {
         check_features(x, self.input_dim())?;
         let n = x.num_nodes();
-        let adj = Adjacency::new(n, edges)?;
+        let adj = Adjacency::build(n, edges, hidden)?;
         let [c1, c2, c3] = &self.convs;
         let x0: Cow<'_, [f32]> = if c1.k == c1.d_in {
             Cow::Borrowed(x.as_slice())
@@ -320,6 +349,13 @@ impl Projected {
     }
 }
 
+/// The first layer of a GCN on an unedited graph (see [`HostGcn::first_layer`]).
+#[derive(Debug, Clone)]
+pub struct FirstLayer {
+    h1: Vec<f32>,
+    num_nodes: usize,
+}
+
 /// Read access to a (possibly edited) undirected graph for [`HostGcn::log_probs_at`]: lets the
 /// caller evaluate one node of a huge graph with edits applied as an overlay, without copying
 /// the graph or gathering its features.
@@ -355,6 +391,129 @@ impl HostGcn {
             width: c1.m,
             num_nodes: n,
         })
+    }
+
+    /// The first layer's output `ReLU(Â X W₁ + b₁)` of every node of an unedited graph: with it,
+    /// [`HostGcn::log_probs_at_edited`] evaluates a node after a few edits by recomputing only
+    /// the first-layer rows the edits touch.
+    ///
+    /// # Shapes
+    /// - xw: `[n, hidden]`; output: `[n, hidden]`
+    pub fn first_layer(&self, xw: &Projected, graph: &dyn Neighbours) -> Result<FirstLayer> {
+        let n = graph.num_nodes();
+        if xw.num_nodes != n || xw.width != self.convs[0].m {
+            return Err(ModelError::InvalidInput(format!(
+                "projected features for {} nodes, graph of {n}",
+                xw.num_nodes
+            )));
+        }
+        let all: Vec<u32> = (0..n as u32).collect();
+        let c1 = &self.convs[0];
+        let mut h1 = aggregate_rows(graph, &all, &xw.rows, c1.m, &|v| Some(v as usize))?;
+        bias_relu(&mut h1, &c1.bias, c1.m, true);
+        Ok(FirstLayer { h1, num_nodes: n })
+    }
+
+    /// The log-probabilities of one node of an EDITED graph, incrementally: `base` is
+    /// [`HostGcn::first_layer`] of the unedited graph, `graph` the edited one and `changed` the
+    /// endpoints of every edited pair. A first-layer row changes only if its node is an endpoint
+    /// or adjacent to one (its neighbour set or a neighbour's degree changed); those rows are
+    /// recomputed, the rest read from `base`, then layers 2 and 3 are computed on the node's
+    /// 1-hop neighbourhood. Equal to [`HostGcn::log_probs_at`] on the edited graph (a test pins
+    /// it), at a fraction of the cost on graphs with hubs.
+    ///
+    /// # Shapes
+    /// - output: `[num_classes]`
+    pub fn log_probs_at_edited(
+        &self,
+        xw: &Projected,
+        base: &FirstLayer,
+        graph: &dyn Neighbours,
+        changed: &[u32],
+        node: u32,
+    ) -> Result<Vec<f32>> {
+        let n = graph.num_nodes();
+        if base.num_nodes != n || xw.num_nodes != n || node as usize >= n {
+            return Err(ModelError::InvalidInput(format!(
+                "node {node} of a graph with {n} nodes and cached layers for {} nodes",
+                base.num_nodes
+            )));
+        }
+        let [c1, c2, c3] = &self.convs;
+        let mut nb = Vec::new();
+        let mut affected: Vec<u32> = changed.to_vec();
+        for &a in changed {
+            graph.neighbours(a, &mut affected);
+        }
+        affected.sort_unstable();
+        affected.dedup();
+        // Layer 2 on the node and its neighbours, layer 3 on the node; layer-1 rows on those and
+        // their neighbours, recomputed where an edit touches them.
+        graph.neighbours(node, &mut nb);
+        let mut rows1 = vec![node];
+        rows1.extend(nb.iter().copied().filter(|&w| w != node));
+        let mut needed: Vec<u32> = rows1.clone();
+        let mut nb2 = Vec::new();
+        for &v in &rows1 {
+            graph.neighbours(v, &mut nb2);
+        }
+        needed.extend(nb2);
+        needed.sort_unstable();
+        needed.dedup();
+        let stale: Vec<u32> = needed
+            .iter()
+            .copied()
+            .filter(|v| affected.binary_search(v).is_ok())
+            .collect();
+        let mut fresh = aggregate_rows(graph, &stale, &xw.rows, c1.m, &|v| Some(v as usize))?;
+        bias_relu(&mut fresh, &c1.bias, c1.m, true);
+        let h1_row = |v: u32| -> &[f32] {
+            match stale.binary_search(&v) {
+                Ok(i) => &fresh[i * c1.m..(i + 1) * c1.m],
+                Err(_) => &base.h1[v as usize * c1.m..(v as usize + 1) * c1.m],
+            }
+        };
+        let mut h1 = Vec::with_capacity(needed.len() * c1.m);
+        for &v in &needed {
+            h1.extend_from_slice(h1_row(v));
+        }
+        let at1 = |v: u32| needed.binary_search(&v).ok();
+        let a2 = aggregate_rows(graph, &rows1, &h1, c1.m, &at1)?;
+        let mut h2 = vec![0.0f32; rows1.len() * c2.m];
+        matmul_acc(&a2, c2.k, &c2.weight, c2.m, &mut h2);
+        bias_relu(&mut h2, &c2.bias, c2.m, true);
+        let mut sorted1: Vec<(u32, usize)> =
+            rows1.iter().enumerate().map(|(i, &v)| (v, i)).collect();
+        sorted1.sort_unstable();
+        let at2 = |v: u32| {
+            sorted1
+                .binary_search_by_key(&v, |&(w, _)| w)
+                .ok()
+                .map(|i| sorted1[i].1)
+        };
+        let a3 = aggregate_rows(graph, &[node], &h2, c2.m, &at2)?;
+        let mut h3 = vec![0.0f32; c3.m];
+        matmul_acc(&a3, c3.k, &c3.weight, c3.m, &mut h3);
+        bias_relu(&mut h3, &c3.bias, c3.m, false);
+        Ok(self.output_row(h1_row(node), &h2[..c2.m], &h3))
+    }
+
+    /// `log_softmax([h1 ‖ h2 ‖ h3] W + b)` of one node.
+    fn output_row(&self, h1: &[f32], h2: &[f32], h3: &[f32]) -> Vec<f32> {
+        let mc = padded(self.num_classes);
+        let mut z = vec![0.0f32; mc];
+        let mut row0 = 0;
+        for (h, conv) in [h1, h2, h3].into_iter().zip(&self.convs) {
+            let w = &self.lin_weight[row0 * mc..(row0 + conv.m) * mc];
+            matmul_acc(h, conv.m, w, mc, &mut z);
+            row0 += conv.m;
+        }
+        let row = &mut z[..self.num_classes];
+        for (v, &b) in row.iter_mut().zip(&self.lin_bias) {
+            *v += b;
+        }
+        log_softmax_in_place(row);
+        row.to_vec()
     }
 
     /// The log-probabilities of one node, computed on its receptive field only: a 3-layer GCN's
@@ -425,23 +584,7 @@ impl HostGcn {
         let mut h3 = vec![0.0f32; c3.m];
         matmul_acc(&a3, c3.k, &c3.weight, c3.m, &mut h3);
         bias_relu(&mut h3, &c3.bias, c3.m, false);
-        let mc = padded(self.num_classes);
-        let mut z = vec![0.0f32; mc];
-        let mut row0 = 0;
-        for (h, conv) in [&h1[..c1.m], &h2[..c2.m], &h3[..]]
-            .into_iter()
-            .zip(&self.convs)
-        {
-            let w = &self.lin_weight[row0 * mc..(row0 + conv.m) * mc];
-            matmul_acc(h, conv.m, w, mc, &mut z);
-            row0 += conv.m;
-        }
-        let row = &mut z[..self.num_classes];
-        for (v, &b) in row.iter_mut().zip(&self.lin_bias) {
-            *v += b;
-        }
-        log_softmax_in_place(row);
-        Ok(row.to_vec())
+        Ok(self.output_row(&h1[..c1.m], &h2[..c2.m], &h3))
     }
 }
 
@@ -479,8 +622,10 @@ struct Adjacency {
 
 impl Adjacency {
     /// Validates `edges` with the errors of [`crate::tensors::Messages::new`] and builds the
-    /// rows (a counting sort: `O(n + E)`).
-    fn new(n: usize, edges: &[(u32, u32)]) -> Result<Self> {
+    /// rows (a counting sort: `O(n + E)`). With `hidden`, for a subgraph whose node `v` has `hidden[v]` more neighbours in the
+    /// whole graph: degrees count them, and each row's neighbour messages are scaled by
+    /// `(listed + hidden) / listed` (the listed neighbours stand in for the hidden ones).
+    fn build(n: usize, edges: &[(u32, u32)], hidden: Option<&[u32]>) -> Result<Self> {
         let mut deg = vec![1u32; n];
         for &(u, w) in edges {
             for x in [u, w] {
@@ -498,11 +643,35 @@ impl Adjacency {
             deg[u as usize] += 1;
             deg[w as usize] += 1;
         }
+        let listed = deg.clone();
+        let mut scale = Vec::new();
+        if let Some(h) = hidden {
+            if h.len() != n {
+                return Err(ModelError::InvalidInput(format!(
+                    "{} hidden-neighbour counts for {n} nodes",
+                    h.len()
+                )));
+            }
+            scale = listed
+                .iter()
+                .zip(h)
+                .map(|(&l, &x)| {
+                    if l > 1 {
+                        (l - 1 + x) as f32 / (l - 1) as f32
+                    } else {
+                        1.0
+                    }
+                })
+                .collect();
+            for (d, &x) in deg.iter_mut().zip(h) {
+                *d += x;
+            }
+        }
         let inv: Vec<f32> = deg.iter().map(|&d| 1.0 / (d as f32).sqrt()).collect();
         let mut start = Vec::with_capacity(n + 1);
         let mut total = 0usize;
         start.push(0);
-        for &d in &deg {
+        for &d in &listed {
             total += d as usize - 1;
             start.push(total);
         }
@@ -513,7 +682,10 @@ impl Adjacency {
             for (from, to) in [(u, w), (w, u)] {
                 let slot = &mut next[to as usize];
                 src[*slot] = from;
-                weight[*slot] = s;
+                weight[*slot] = match scale.get(to as usize) {
+                    Some(&k) => s * k,
+                    None => s,
+                };
                 *slot += 1;
             }
         }
@@ -731,6 +903,77 @@ mod receptive_tests {
             }
         }
         assert!(host.log_probs_at(&xw, &g, n).is_err());
+    }
+
+    /// The incremental evaluation after edits equals the receptive-field evaluation on the
+    /// edited graph, at every node, for deletions and additions touching the hub.
+    #[test]
+    fn incremental_equals_receptive_after_edits() {
+        let dev = default_device().unwrap();
+        let host = HostGcn::from_gcn(&GcnConfig::new(3, 2).with_init_seed(2).init(&dev)).unwrap();
+        let n = 30u32;
+        let mut edges: Vec<(u32, u32)> = (1..n).map(|v| (v - 1, v)).collect();
+        edges.extend((4..n).step_by(4).map(|v| (2, v)));
+        let x = Features::new(
+            n as usize,
+            3,
+            (0..n * 3)
+                .map(|i| ((i * 13 % 7) as f32) * 0.3 - 0.8)
+                .collect(),
+        )
+        .unwrap();
+        let lists = |e: &[(u32, u32)]| {
+            let mut l = vec![Vec::new(); n as usize];
+            for &(a, b) in e {
+                l[a as usize].push(b);
+                l[b as usize].push(a);
+            }
+            Lists(l)
+        };
+        let xw = host.project(&x).unwrap();
+        let base = host.first_layer(&xw, &lists(&edges)).unwrap();
+        let mut edited = edges.clone();
+        edited.retain(|&e| e != (2, 8) && e != (10, 11));
+        edited.push((0, 25));
+        let g = lists(&edited);
+        let changed = [2, 8, 10, 11, 0, 25];
+        for v in 0..n {
+            let want = host.log_probs_at(&xw, &g, v).unwrap();
+            let got = host
+                .log_probs_at_edited(&xw, &base, &g, &changed, v)
+                .unwrap();
+            for (a, b) in got.iter().zip(&want) {
+                assert!((a - b).abs() < 1e-5, "node {v}: {got:?} vs {want:?}");
+            }
+        }
+    }
+
+    /// A star whose leaves all carry the same features: a subgraph keeping 3 of its 6 leaves,
+    /// told that the centre has 3 hidden neighbours, gives the whole star's outputs exactly; with
+    /// nothing hidden it is the plain forward.
+    #[test]
+    fn sampled_forward_restores_hidden_neighbours() {
+        let dev = default_device().unwrap();
+        let host = HostGcn::from_gcn(&GcnConfig::new(2, 3).with_init_seed(8).init(&dev)).unwrap();
+        let feats = |n: usize| {
+            let mut v = vec![0.3f32, -1.2];
+            v.extend((1..n).flat_map(|_| [0.9f32, 0.4]));
+            Features::new(n, 2, v).unwrap()
+        };
+        let star = |leaves: u32| (1..=leaves).map(|l| (0, l)).collect::<Vec<_>>();
+        let full = host.forward(&feats(7), &star(6)).unwrap();
+        let sampled = host
+            .forward_sampled(&feats(4), &star(3), &[3, 0, 0, 0])
+            .unwrap();
+        for v in 0..4 {
+            for (a, b) in sampled.row(v).iter().zip(full.row(v)) {
+                assert!((a - b).abs() < 1e-5, "node {v}");
+            }
+        }
+        let plain = host.forward(&feats(4), &star(3)).unwrap();
+        let zero = host.forward_sampled(&feats(4), &star(3), &[0; 4]).unwrap();
+        assert_eq!(plain.as_slice(), zero.as_slice());
+        assert!(host.forward_sampled(&feats(4), &star(3), &[0; 3]).is_err());
     }
 }
 

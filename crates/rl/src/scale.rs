@@ -26,10 +26,14 @@ use std::time::Instant;
 
 use burn::tensor::Device;
 use induce_graph::generators::ArxivLikeConfig;
-use induce_graph::{Csr, Graph, k_hop, k_hop_sampled};
-use induce_models::host_gcn::Neighbours;
+use induce_graph::{Csr, Features, Graph, Subgraph, k_hop, k_hop_sampled};
+use induce_models::checkpoint::{load_gcn, save_gcn};
+use induce_models::host_gcn::{FirstLayer, Neighbours, Projected};
 use induce_models::host_policy::HostPolicy;
-use induce_models::{GcnConfig, GcnTrainingConfig, HostGcn, train_gcn};
+use induce_models::train::split_accuracy;
+use induce_models::{
+    BlackBox, GcnConfig, GcnTrainingConfig, HostGcn, LogProbs, Result as ModelResult, train_gcn,
+};
 use rand::SeedableRng;
 use rand::rngs::StdRng;
 use rand::seq::SliceRandom;
@@ -53,6 +57,9 @@ pub struct ScaleConfig {
     pub gcn_epochs: usize,
     /// Adam learning rate of the black box (the paper uses 0.01).
     pub gcn_lr: f64,
+    /// Load the black box from this checkpoint if it exists; otherwise train it and save it
+    /// there (with its config beside it).
+    pub gcn_checkpoint: Option<std::path::PathBuf>,
     /// Neighbourhood radius `h`.
     pub hops: u32,
     /// Neighbours expanded per node in the search neighbourhood.
@@ -63,6 +70,12 @@ pub struct ScaleConfig {
     pub explain_targets: usize,
     /// Of those, how many are also explained on their exact (uncapped) neighbourhood.
     pub exact_targets: usize,
+    /// Evaluate the black box on a search neighbourhood with whole-graph degrees and rescaled
+    /// neighbour sums ([`HostGcn::forward_sampled`]) instead of as a standalone graph.
+    pub degree_correction: bool,
+    /// Take the target's prediction (flip, reward) from the exact whole-graph evaluation at every
+    /// step instead of from the sampled neighbourhood.
+    pub exact_target: bool,
     /// InduCE (environment, policy, training epochs over the training targets).
     pub induce: InduceConfig,
     /// Seed of the target choice and of the neighbour samples.
@@ -81,11 +94,14 @@ impl Default for ScaleConfig {
             gcn_hidden: 20,
             gcn_epochs: 100,
             gcn_lr: 0.01,
+            gcn_checkpoint: None,
             hops: 3,
             fanout: 10,
             train_per_class: 2,
             explain_targets: 100,
             exact_targets: 3,
+            degree_correction: true,
+            exact_target: true,
             induce,
             seed: 42,
         }
@@ -222,6 +238,135 @@ impl Neighbours for Overlay<'_> {
     }
 }
 
+/// The black box's verdict on the target, exact: the target's row recomputed on the whole graph
+/// with the episode's current edits as an overlay ([`HostGcn::log_probs_at`]).
+struct ExactTarget<'a> {
+    xw: &'a Projected,
+    base: &'a FirstLayer,
+    csr: &'a Csr,
+    target_local: usize,
+    /// Original edges of the neighbourhood (local ids, `u < w`, sorted).
+    original: Vec<(u32, u32)>,
+    global: Vec<u32>,
+}
+
+impl ExactTarget<'_> {
+    /// The target's whole-graph log-probabilities with the edits that turn the neighbourhood's
+    /// original edges into `edges`.
+    fn row(&self, gcn: &HostGcn, edges: &[(u32, u32)]) -> ModelResult<Vec<f32>> {
+        let mut now: Vec<(u32, u32)> = edges.iter().map(|&(a, b)| (a.min(b), a.max(b))).collect();
+        now.sort_unstable();
+        let mut edits = Vec::new();
+        let (mut i, mut j) = (0, 0);
+        while i < now.len() || j < self.original.len() {
+            let (a, b) = (now.get(i), self.original.get(j));
+            match (a, b) {
+                (Some(x), Some(y)) if x == y => {
+                    i += 1;
+                    j += 1;
+                }
+                (Some(x), y) if y.is_none_or(|y| x < y) => {
+                    edits.push((x.0, x.1, true));
+                    i += 1;
+                }
+                (_, Some(y)) => {
+                    edits.push((y.0, y.1, false));
+                    j += 1;
+                }
+                _ => break,
+            }
+        }
+        let g = |v: u32| self.global[v as usize];
+        let overlay = Overlay {
+            csr: self.csr,
+            edits: edits.into_iter().map(|(u, w, a)| (g(u), g(w), a)).collect(),
+        };
+        let changed: Vec<u32> = overlay.edits.iter().flat_map(|e| [e.0, e.1]).collect();
+        gcn.log_probs_at_edited(
+            self.xw,
+            self.base,
+            &overlay,
+            &changed,
+            g(self.target_local as u32),
+        )
+    }
+}
+
+/// The black box as the search sees it on a sampled neighbourhood: with degree correction,
+/// [`HostGcn::forward_sampled`] told how many whole-graph neighbours of each node the sample
+/// leaves out, else the plain forward on the subgraph; with an [`ExactTarget`], the target's own
+/// row is the exact whole-graph prediction (so a flip is always a real counterfactual).
+struct SampledBlackBox<'a> {
+    gcn: &'a HostGcn,
+    hidden: Option<Vec<u32>>,
+    exact: Option<ExactTarget<'a>>,
+}
+
+impl<'a> SampledBlackBox<'a> {
+    fn new(
+        gcn: &'a HostGcn,
+        g: &Graph,
+        sub: &Subgraph,
+        config: &ScaleConfig,
+        exact: Option<(&'a Projected, &'a FirstLayer, &'a Csr)>,
+    ) -> Self {
+        let hidden = config.degree_correction.then(|| {
+            let mut listed = vec![0usize; sub.num_nodes()];
+            for &(u, w) in &sub.edges {
+                listed[u as usize] += 1;
+                listed[w as usize] += 1;
+            }
+            (0..sub.num_nodes())
+                .map(|v| (g.degree(sub.global_of(v)) - listed[v]) as u32)
+                .collect()
+        });
+        let exact = exact
+            .filter(|_| config.exact_target)
+            .map(|(xw, base, csr)| {
+                let mut original: Vec<(u32, u32)> = sub
+                    .edges
+                    .iter()
+                    .map(|&(a, b)| (a.min(b), a.max(b)))
+                    .collect();
+                original.sort_unstable();
+                ExactTarget {
+                    xw,
+                    base,
+                    csr,
+                    target_local: sub.target_local,
+                    original,
+                    global: (0..sub.num_nodes()).map(|v| sub.global_of(v)).collect(),
+                }
+            });
+        Self { gcn, hidden, exact }
+    }
+}
+
+impl BlackBox for SampledBlackBox<'_> {
+    fn input_dim(&self) -> usize {
+        self.gcn.input_dim()
+    }
+
+    fn num_classes(&self) -> usize {
+        self.gcn.num_classes()
+    }
+
+    fn log_probs(&self, x: &Features, edges: &[(u32, u32)]) -> ModelResult<LogProbs> {
+        let lp = match &self.hidden {
+            Some(h) => self.gcn.forward_sampled(x, edges, h)?,
+            None => self.gcn.forward(x, edges)?,
+        };
+        let Some(exact) = &self.exact else {
+            return Ok(lp);
+        };
+        let c = lp.num_classes();
+        let mut v = lp.as_slice().to_vec();
+        let t = exact.target_local;
+        v[t * c..(t + 1) * c].copy_from_slice(&exact.row(self.gcn, edges)?);
+        LogProbs::new(lp.num_nodes(), c, v)
+    }
+}
+
 /// `count` random nodes of `pool` with at least one edge, seeded.
 fn pick(g: &Graph, pool: &[u32], count: usize, rng: &mut StdRng) -> Vec<u32> {
     let mut p: Vec<u32> = pool.iter().copied().filter(|&u| g.degree(u) > 0).collect();
@@ -274,27 +419,52 @@ pub fn run(
         .with_lr(config.gcn_lr);
     let mut model = None;
     rows.push(measure(
-        format!("scale: train GCN, {} epochs, full graph", config.gcn_epochs),
+        match &config.gcn_checkpoint {
+            Some(p) if p.exists() => format!("scale: load GCN {}", p.display()),
+            _ => format!("scale: train GCN, {} epochs, full graph", config.gcn_epochs),
+        },
         || {
             let start = Instant::now();
-            let (m, r) = train_gcn(&data, &tcfg, device)?;
+            let (m, accuracy) = match &config.gcn_checkpoint {
+                Some(path) if path.exists() => {
+                    let m = load_gcn(path, Some((d, c)), device)?;
+                    let accuracy = split_accuracy(&HostGcn::from_gcn(&m)?, &data)?;
+                    (m, accuracy)
+                }
+                other => {
+                    let (m, r) = train_gcn(&data, &tcfg, device)?;
+                    if let Some(path) = other {
+                        save_gcn(&m, &tcfg.model, path)?;
+                    }
+                    (m, (r.train_accuracy, r.test_accuracy))
+                }
+            };
             let secs = start.elapsed().as_secs_f64();
-            report.gcn_train_accuracy = r.train_accuracy;
-            report.gcn_test_accuracy = r.test_accuracy;
+            (report.gcn_train_accuracy, report.gcn_test_accuracy) = accuracy;
             model = Some(m);
             Ok((
                 secs,
                 config.gcn_epochs,
                 format!(
                     "accuracy train {:.1}% test {:.1}%",
-                    100.0 * r.train_accuracy,
-                    100.0 * r.test_accuracy
+                    100.0 * accuracy.0,
+                    100.0 * accuracy.1
                 ),
             ))
         },
     )?);
     log(&rows[1].detail);
     let bb = HostGcn::from_gcn(&model.expect("trained"))?;
+
+    // Whole-graph structures for exact evaluation of single nodes.
+    let csr = g.to_csr();
+    let xw = bb.project(g.features())?;
+    let none = Overlay {
+        csr: &csr,
+        edits: Vec::new(),
+    };
+    let base = bb.first_layer(&xw, &none)?;
+    let exact = Some((&xw, &base, &csr));
 
     // The policy, trained inductively on capped neighbourhoods of a few nodes per class.
     let mut rng = StdRng::seed_from_u64(config.seed);
@@ -319,10 +489,23 @@ pub fn run(
         ),
         || {
             let start = Instant::now();
-            let mut episodes = Vec::new();
+            let mut subs = Vec::new();
             for &t in &train_targets {
-                let sub = k_hop_sampled(g, t, config.hops, config.fanout, config.seed)?;
-                match Episode::with_subgraph(g, &bb, sub, env) {
+                subs.push(k_hop_sampled(
+                    g,
+                    t,
+                    config.hops,
+                    config.fanout,
+                    config.seed,
+                )?);
+            }
+            let views: Vec<SampledBlackBox<'_>> = subs
+                .iter()
+                .map(|s| SampledBlackBox::new(&bb, g, s, config, exact))
+                .collect();
+            let mut episodes = Vec::new();
+            for (sub, view) in subs.into_iter().zip(&views) {
+                match Episode::with_subgraph(g, view, sub, env) {
                     Ok(ep) => episodes.push(ep),
                     Err(RlError::NoCandidate { .. }) => {}
                     Err(e) => return Err(e),
@@ -346,8 +529,7 @@ pub fn run(
     // Inductive explanation of random test nodes.
     let targets = pick(g, &data.split.test, config.explain_targets, &mut rng);
     report.targets = targets.len();
-    let csr = g.to_csr();
-    let xw = bb.project(g.features())?;
+
     struct One {
         expl: Explanation,
         sampled: (usize, usize),
@@ -370,7 +552,8 @@ pub fn run(
                 let t0 = Instant::now();
                 let sub = k_hop_sampled(g, t, config.hops, config.fanout, config.seed)?;
                 let sampled = (sub.num_nodes(), sub.num_edges());
-                let mut ep = Episode::with_subgraph(g, &bb, sub, env)?;
+                let view = SampledBlackBox::new(&bb, g, &sub, config, exact);
+                let mut ep = Episode::with_subgraph(g, &view, sub, env)?;
                 while !ep.is_done() {
                     let hg = induce_models::host_policy::HostGraph::new(
                         ep.num_nodes(),
