@@ -211,19 +211,60 @@ fn dot(a: &[f32], b: &[f32]) -> f32 {
 
 /// `out[r, :] += x[r, :] · W` for a row-major `W` of shape `[k, m]`.
 fn matmul_acc(x: &[f32], w: &[f32], k: usize, m: usize, out: &mut [f32]) {
-    for (xr, or) in x.chunks_exact(k).zip(out.chunks_exact_mut(m)) {
-        for (&xv, wr) in xr.iter().zip(w.chunks_exact(m)) {
-            if xv != 0.0 {
-                for (o, &wv) in or.iter_mut().zip(wr) {
-                    *o += xv * wv;
+    match m {
+        16 => matmul_acc_fixed::<16>(x, w, k, out),
+        8 => matmul_acc_fixed::<8>(x, w, k, out),
+        _ => {
+            for (xr, or) in x.chunks_exact(k).zip(out.chunks_exact_mut(m)) {
+                for (&xv, wr) in xr.iter().zip(w.chunks_exact(m)) {
+                    if xv != 0.0 {
+                        for (o, &wv) in or.iter_mut().zip(wr) {
+                            *o += xv * wv;
+                        }
+                    }
                 }
             }
         }
     }
 }
 
+/// [`matmul_acc`] for a width known at compile time: each output row is accumulated in
+/// registers over the whole of `k`, then added once.
+fn matmul_acc_fixed<const M: usize>(x: &[f32], w: &[f32], k: usize, out: &mut [f32]) {
+    for (xr, or) in x.chunks_exact(k).zip(out.chunks_exact_mut(M)) {
+        let mut acc = [0.0f32; M];
+        for (&xv, wr) in xr.iter().zip(w.chunks_exact(M)) {
+            if xv != 0.0 {
+                for j in 0..M {
+                    acc[j] += xv * wr[j];
+                }
+            }
+        }
+        for j in 0..M {
+            or[j] += acc[j];
+        }
+    }
+}
+
+/// `out += Σ_m weight[m] · h[src[m], :]` (rows of width `M`), accumulated in registers.
+fn weighted_sum_fixed<const M: usize>(weight: &[f32], src: &[u32], h: &[f32], out: &mut [f32]) {
+    let mut acc = [0.0f32; M];
+    for (&a, &j) in weight.iter().zip(src) {
+        let hj = &h[j as usize * M..(j as usize + 1) * M];
+        for l in 0..M {
+            acc[l] += hj[l] * a;
+        }
+    }
+    for l in 0..M {
+        out[l] += acc[l];
+    }
+}
+
 /// `dW[k, m] += xᵀ · d` for `x: [n, k]`, `d: [n, m]`.
 fn matmul_tn_acc(x: &[f32], d: &[f32], k: usize, m: usize, dw: &mut [f32]) {
+    if m == 16 {
+        return matmul_tn_acc_fixed::<16>(x, d, k, dw);
+    }
     for (xr, dr) in x.chunks_exact(k).zip(d.chunks_exact(m)) {
         for (&xv, dwr) in xr.iter().zip(dw.chunks_exact_mut(m)) {
             if xv != 0.0 {
@@ -231,6 +272,25 @@ fn matmul_tn_acc(x: &[f32], d: &[f32], k: usize, m: usize, dw: &mut [f32]) {
                     *o += xv * dv;
                 }
             }
+        }
+    }
+}
+
+/// [`matmul_tn_acc`] for a width known at compile time: one row of `dW` at a time, accumulated
+/// in registers over all `n` rows.
+fn matmul_tn_acc_fixed<const M: usize>(x: &[f32], d: &[f32], k: usize, dw: &mut [f32]) {
+    for (kk, dwr) in dw.chunks_exact_mut(M).enumerate().take(k) {
+        let mut acc = [0.0f32; M];
+        for (xr, dr) in x.chunks_exact(k).zip(d.chunks_exact(M)) {
+            let xv = xr[kk];
+            if xv != 0.0 {
+                for j in 0..M {
+                    acc[j] += xv * dr[j];
+                }
+            }
+        }
+        for j in 0..M {
+            dwr[j] += acc[j];
         }
     }
 }
@@ -424,11 +484,17 @@ impl HostPolicy {
                 }
                 // Same summation order as Burn's scatter-add: messages from zero, then the bias.
                 let yi = &mut y[i * o..(i + 1) * o];
-                for m in range {
-                    alpha[m] /= z;
-                    let hj = &h[g.src[m] as usize * o..(g.src[m] as usize + 1) * o];
-                    for (acc, &v) in yi.iter_mut().zip(hj) {
-                        *acc += v * alpha[m];
+                for a in &mut alpha[range.clone()] {
+                    *a /= z;
+                }
+                if o == 16 {
+                    weighted_sum_fixed::<16>(&alpha[range.clone()], &g.src[range], &h, yi);
+                } else {
+                    for m in range {
+                        let hj = &h[g.src[m] as usize * o..(g.src[m] as usize + 1) * o];
+                        for (acc, &v) in yi.iter_mut().zip(hj) {
+                            *acc += v * alpha[m];
+                        }
                     }
                 }
                 for (acc, &b) in yi.iter_mut().zip(bias) {
