@@ -19,7 +19,8 @@ use anyhow::{Result, bail};
 use clap::Parser;
 use induce::models::device::{BackendKind, default_backend, device};
 use induce::rl::ParityReport;
-use induce::rl::parity::{REQUIRED, run_dataset};
+use induce::rl::PolicyKernel;
+use induce::rl::parity::{REQUIRED, run_dataset_with};
 
 /// Reproduce the InduCE authors' shipped inductive explanations with the reference preset.
 #[derive(Debug, Parser)]
@@ -34,6 +35,10 @@ struct Args {
     /// Backend: flex, ndarray or cuda (default: $INDUCE_BACKEND, else flex).
     #[arg(long)]
     backend: Option<String>,
+    /// Policy and black-box implementation: `burn` (default; the exact reproduction) or `host`
+    /// (the fused CPU kernels, same functions in another summation order).
+    #[arg(long, default_value = "burn")]
+    kernel: String,
     /// Output directory for `parity.json`.
     #[arg(long, default_value = "runs/parity")]
     out: PathBuf,
@@ -55,9 +60,14 @@ fn run(args: Args) -> Result<()> {
         None => default_backend()?,
     };
     let dev = device(kind)?;
+    let kernel = match args.kernel.as_str() {
+        "burn" => PolicyKernel::Burn,
+        "host" => PolicyKernel::Host,
+        other => bail!("unknown kernel `{other}` (expected `burn` or `host`)"),
+    };
     let mut report = ParityReport::default();
     for name in &args.datasets {
-        let d = run_dataset(&args.data, name, &dev)?;
+        let d = run_dataset_with(&args.data, name, &dev, kernel)?;
         println!(
             "{}: {}/{} identical ({:.2} s, {kind} backend)",
             d.name, d.identical, d.total, d.seconds
