@@ -47,7 +47,7 @@ use crate::induce::{InduceConfig, explain_greedy_host, train_on_episodes};
 
 /// Configuration of the scale run. Every field has a default (the `bench --scale` run).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(default)]
+#[serde(default, deny_unknown_fields)]
 pub struct ScaleConfig {
     /// The graph (default: ogbn-arxiv's sizes).
     pub graph: ArxivLikeConfig,
@@ -85,7 +85,7 @@ pub struct ScaleConfig {
 impl Default for ScaleConfig {
     fn default() -> Self {
         let mut induce = InduceConfig {
-            episodes: 10,
+            episodes: 20,
             ..InduceConfig::default()
         };
         induce.env.hops = 3;
@@ -97,7 +97,7 @@ impl Default for ScaleConfig {
             gcn_checkpoint: None,
             hops: 3,
             fanout: 10,
-            train_per_class: 2,
+            train_per_class: 5,
             explain_targets: 100,
             exact_targets: 3,
             degree_correction: true,
