@@ -636,13 +636,20 @@ pub fn explain_greedy_host(
     env: &EnvConfig,
 ) -> Result<Explanation> {
     let mut ep = Episode::new(graph, black_box, target, env)?;
+    run_greedy_host(policy, &mut ep)?;
+    Ok(ep.explanation())
+}
+
+/// Plays an episode to its end greedily with the host kernel (the loop of
+/// [`explain_greedy_host`], for episodes built otherwise, e.g. [`Episode::with_subgraph`]).
+pub fn run_greedy_host(policy: &HostPolicy, ep: &mut Episode<'_>) -> Result<()> {
     while !ep.is_done() {
         let g = HostGraph::new(ep.num_nodes(), &ep.edit_graph().edges())?;
         let c = ep.candidates();
         let trace = policy.forward(ep.state_slice(), &g, &c.u, &c.w, &c.flag());
         ep.step(argmax(trace.log_probs()))?;
     }
-    Ok(ep.explanation())
+    Ok(())
 }
 
 /// InduCE with a trained policy as an [`Explainer`] (inductive inference).

@@ -43,7 +43,7 @@ use crate::bench::{BenchRow, measure};
 use crate::env::Episode;
 use crate::error::{Result, RlError};
 use crate::explanation::{EditKind, Explanation};
-use crate::induce::{InduceConfig, explain_greedy_host, train_on_episodes};
+use crate::induce::{InduceConfig, explain_greedy_host, run_greedy_host, train_on_episodes};
 
 /// Configuration of the scale run. Every field has a default (the `bench --scale` run).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -554,15 +554,7 @@ pub fn run(
                 let sampled = (sub.num_nodes(), sub.num_edges());
                 let view = SampledBlackBox::new(&bb, g, &sub, config, exact);
                 let mut ep = Episode::with_subgraph(g, &view, sub, env)?;
-                while !ep.is_done() {
-                    let hg = induce_models::host_policy::HostGraph::new(
-                        ep.num_nodes(),
-                        &ep.edit_graph().edges(),
-                    )?;
-                    let cand = ep.candidates();
-                    let tr = host.forward(ep.state_slice(), &hg, &cand.u, &cand.w, &cand.flag());
-                    ep.step(crate::induce::argmax(tr.log_probs()))?;
-                }
+                run_greedy_host(&host, &mut ep)?;
                 let expl = ep.explanation();
                 let search = t0.elapsed().as_secs_f64();
                 let t1 = Instant::now();
