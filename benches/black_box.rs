@@ -4,6 +4,8 @@
 //! `cargo bench --bench black_box`. For each dataset the target is the first test node with a
 //! non-zero label (a motif node, as the explainer's targets are); the subgraph size is printed.
 
+mod common;
+
 use criterion::{Criterion, criterion_group, criterion_main};
 use induce::graph::generators::SyntheticKind;
 use induce::graph::k_hop;
@@ -17,14 +19,8 @@ fn forward(c: &mut Criterion) {
         SyntheticKind::BaShapes,
         SyntheticKind::TreeGrid,
     ] {
-        let data = kind.generate(42).expect("generator");
+        let (data, target) = common::motif_target(kind);
         let g = &data.graph;
-        let target = *data
-            .split
-            .test
-            .iter()
-            .find(|&&u| g.labels()[u as usize] != 0)
-            .expect("motif node");
         let sub = k_hop(g, target, 4).expect("k-hop");
         let x = sub.features(g);
         let gcn = GcnConfig::new(10, g.num_classes()).init(&dev);

@@ -5,6 +5,8 @@
 //! `cargo bench --bench env_step`. Each iteration resets the episode and takes its first
 //! candidate action.
 
+mod common;
+
 use criterion::{Criterion, criterion_group, criterion_main};
 use induce::graph::generators::SyntheticKind;
 use induce::models::device::default_device;
@@ -18,14 +20,8 @@ fn env_step(c: &mut Criterion) {
         SyntheticKind::BaShapes,
         SyntheticKind::TreeGrid,
     ] {
-        let data = kind.generate(42).expect("generator");
+        let (data, target) = common::motif_target(kind);
         let g = &data.graph;
-        let target = *data
-            .split
-            .test
-            .iter()
-            .find(|&&u| g.labels()[u as usize] != 0)
-            .expect("motif node");
         let gcn = GcnConfig::new(10, g.num_classes()).init(&dev);
         let host = HostGcn::from_gcn(&gcn).expect("host copy");
         let burn = GcnBlackBox::new(gcn, &dev);

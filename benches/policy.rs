@@ -4,6 +4,8 @@
 //!
 //! `cargo bench --bench policy`.
 
+mod common;
+
 use criterion::{Criterion, criterion_group, criterion_main};
 use induce::graph::generators::SyntheticKind;
 use induce::graph::k_hop;
@@ -14,14 +16,8 @@ use induce::models::{CandidateTensors, GraphTensors, PolicyConfig};
 
 fn policy(c: &mut Criterion) {
     let dev = default_device().expect("a CPU backend is compiled in");
-    let data = SyntheticKind::BaShapes.generate(42).expect("generator");
+    let (data, target) = common::motif_target(SyntheticKind::BaShapes);
     let g = &data.graph;
-    let target = *data
-        .split
-        .test
-        .iter()
-        .find(|&&u| g.labels()[u as usize] != 0)
-        .expect("motif");
     let sub = k_hop(g, target, 4).expect("k-hop");
     let n = sub.num_nodes();
     let dim = 10 + 2 + 4;

@@ -55,13 +55,7 @@ struct Args {
 }
 
 fn main() -> std::process::ExitCode {
-    match run(Args::parse()) {
-        Ok(()) => std::process::ExitCode::SUCCESS,
-        Err(e) => {
-            eprintln!("error: {}", common::message(&e));
-            std::process::ExitCode::FAILURE
-        }
-    }
+    common::exit(run(Args::parse()))
 }
 
 fn run(args: Args) -> Result<()> {

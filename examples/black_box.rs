@@ -86,13 +86,7 @@ fn load(args: &Args) -> Result<Dataset> {
 }
 
 fn main() -> std::process::ExitCode {
-    match run(Args::parse()) {
-        Ok(()) => std::process::ExitCode::SUCCESS,
-        Err(e) => {
-            eprintln!("error: {}", common::message(&e));
-            std::process::ExitCode::FAILURE
-        }
-    }
+    common::exit(run(Args::parse()))
 }
 
 fn run(args: Args) -> Result<()> {

@@ -42,7 +42,12 @@ pub struct Args {
 /// Parses the command line and runs the experiment on `kind`; an error is printed as one clear
 /// message (with its causes) and a non-zero exit code.
 pub fn main_for(kind: SyntheticKind) -> std::process::ExitCode {
-    match run_for(kind, Args::parse()) {
+    exit(run_for(kind, Args::parse()))
+}
+
+/// The exit of every example: success, or the error on one line (`error: ...`) and code 1.
+pub fn exit(result: Result<()>) -> std::process::ExitCode {
+    match result {
         Ok(()) => std::process::ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("error: {}", message(&e));

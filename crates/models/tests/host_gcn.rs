@@ -3,27 +3,15 @@
 //!
 //! Needs `../shared/reference` (or `INDUCE_SHARED`); without it the tests say so and pass.
 
-use std::path::PathBuf;
+mod common;
+
+use common::reference_dir;
 
 use induce_graph::io::load_reference_npz;
 use induce_graph::{Features, k_hop};
 use induce_models::device::default_device;
 use induce_models::reference::load_reference_gcn;
 use induce_models::{BlackBox, GcnBlackBox, HostGcn};
-
-fn reference_dir() -> Option<PathBuf> {
-    let dir = match std::env::var_os("INDUCE_SHARED") {
-        Some(s) => PathBuf::from(s),
-        None => PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared"),
-    }
-    .join("reference");
-    if dir.join("syn1.npz").exists() {
-        Some(dir)
-    } else {
-        eprintln!("skipped: {} not found (set INDUCE_SHARED)", dir.display());
-        None
-    }
-}
 
 /// Largest `|host − burn| / max(1, |burn|)` over all entries; the predictions must agree.
 fn compare(host: &HostGcn, burn: &GcnBlackBox, x: &Features, edges: &[(u32, u32)]) -> f32 {

@@ -4,7 +4,9 @@
 //! Expected logits were computed independently with the numpy forward of
 //! `shared/reference/verify.py` (`gcn_forward`) on the dense adjacency.
 
-use std::path::PathBuf;
+mod common;
+
+use common::reference_dir;
 
 use induce_graph::io::load_reference_npz;
 use induce_graph::k_hop;
@@ -12,20 +14,6 @@ use induce_models::device::default_device;
 use induce_models::reference::load_reference_gcn;
 use induce_models::train::split_accuracy;
 use induce_models::{BlackBox, GcnBlackBox};
-
-fn reference_dir() -> Option<PathBuf> {
-    let dir = match std::env::var_os("INDUCE_SHARED") {
-        Some(s) => PathBuf::from(s),
-        None => PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared"),
-    }
-    .join("reference");
-    if dir.join("syn1.npz").exists() {
-        Some(dir)
-    } else {
-        eprintln!("skipped: {} not found (set INDUCE_SHARED)", dir.display());
-        None
-    }
-}
 
 fn close(got: &[f32], want: &[f32]) {
     for (g, w) in got.iter().zip(want) {

@@ -226,12 +226,19 @@ pub fn normalise(returns: &mut [f32], floor: f32) {
     }
 }
 
-/// The discounted returns of a batch of episodes (rewards per episode), normalised over the
+/// The discounted returns of a batch of episodes (`reward` of each step), normalised over the
 /// batch, flattened in step order. Non-finite returns are a typed error.
-fn batch_returns(rewards: &[Vec<f32>], config: &InduceConfig) -> Result<Vec<f32>> {
-    let mut returns: Vec<f32> = rewards
+fn batch_returns<S>(
+    episodes: &[Vec<S>],
+    reward: impl Fn(&S) -> f32,
+    config: &InduceConfig,
+) -> Result<Vec<f32>> {
+    let mut returns: Vec<f32> = episodes
         .iter()
-        .flat_map(|r| discounted_returns(r, config.gamma))
+        .flat_map(|e| {
+            let r: Vec<f32> = e.iter().map(&reward).collect();
+            discounted_returns(&r, config.gamma)
+        })
         .collect();
     if let Some(g) = returns.iter().find(|g| !g.is_finite()) {
         return Err(RlError::InvalidConfig(format!(
@@ -331,11 +338,7 @@ fn host_batch_grads(
     config: &InduceConfig,
     threads: usize,
 ) -> Result<Option<Vec<f32>>> {
-    let rewards: Vec<Vec<f32>> = episodes
-        .iter()
-        .map(|e| e.iter().map(|s| s.reward).collect())
-        .collect();
-    let returns = batch_returns(&rewards, config)?;
+    let returns = batch_returns(episodes, |s| s.reward, config)?;
     if returns.is_empty() {
         return Ok(None);
     }
@@ -382,11 +385,7 @@ fn batch_loss(
     config: &InduceConfig,
     ad: &Device,
 ) -> Result<Option<Tensor<1>>> {
-    let rewards: Vec<Vec<f32>> = episodes
-        .iter()
-        .map(|e| e.iter().map(|s| s.reward).collect())
-        .collect();
-    let returns = batch_returns(&rewards, config)?;
+    let returns = batch_returns(episodes, |s| s.reward, config)?;
     if returns.is_empty() {
         return Ok(None);
     }

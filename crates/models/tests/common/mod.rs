@@ -1,0 +1,19 @@
+//! Shared by the integration tests that read the authors' reference export.
+
+use std::path::PathBuf;
+
+/// `../shared/reference` beside the clone (or `$INDUCE_SHARED/reference`), or `None` with a
+/// printed note when it is absent (the calling test then passes without checking).
+pub fn reference_dir() -> Option<PathBuf> {
+    let dir = match std::env::var_os("INDUCE_SHARED") {
+        Some(s) => PathBuf::from(s),
+        None => PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared"),
+    }
+    .join("reference");
+    if dir.join("syn1.npz").exists() {
+        Some(dir)
+    } else {
+        eprintln!("skipped: {} not found (set INDUCE_SHARED)", dir.display());
+        None
+    }
+}
