@@ -132,11 +132,8 @@ fn run(args: Args) -> Result<()> {
     };
     let bb = GcnBlackBox::new(model.clone(), &dev);
     let (train, test) = split_accuracy(&bb, &data)?;
-    println!(
-        "train accuracy {:.2}%  test accuracy {:.2}%",
-        100.0 * train,
-        100.0 * test
-    );
+    let pct = |a: Option<f64>| a.map_or("- (empty split)".into(), |a| format!("{:.2}%", 100.0 * a));
+    println!("train accuracy {}  test accuracy {}", pct(train), pct(test));
     save_gcn(&model, &config, &out.join("gcn.bpk")).context("saving the model")?;
     let report = serde_json::json!({
         "dataset": data.name,

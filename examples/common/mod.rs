@@ -4,17 +4,19 @@ use std::path::PathBuf;
 
 use anyhow::Result;
 use clap::Parser;
+use induce::experiment::{ExperimentConfig, run};
 use induce::graph::generators::SyntheticKind;
 use induce::models::device::{BackendKind, default_backend, device};
+use induce::pipeline::format_table;
+use induce::progress::Bars;
 use induce::rl::Reward;
-use induce::rl::experiment::{ExperimentConfig, format_table, run};
 
 /// Generate the benchmark, train the black-box GCN (or load one), train InduCE, explain the test
 /// targets and print the paper's table; results go to `--out`.
 #[derive(Debug, Parser)]
 pub struct Args {
     /// Seed of everything (generator, split, black box, policy, sampling).
-    #[arg(long, default_value_t = 42)]
+    #[arg(long, default_value_t = induce::DEFAULT_SEED)]
     pub seed: u64,
     /// Load this black-box checkpoint (`.bpk` with its `.json`) instead of training one.
     #[arg(long)]
@@ -74,9 +76,8 @@ fn run_for(kind: SyntheticKind, args: Args) -> Result<()> {
         None => default_backend()?,
     };
     let dev = device(backend)?;
-    let mut cfg = ExperimentConfig::paper(kind, args.seed);
+    let mut cfg = ExperimentConfig::paper(kind.name(), args.seed);
     cfg.black_box = args.black_box.clone();
-    cfg.progress = !args.no_progress;
     if let Some(m) = args.episodes {
         anyhow::ensure!(m > 0, "--episodes must be at least 1");
         cfg.inductive.episodes = m;
@@ -95,8 +96,8 @@ fn run_for(kind: SyntheticKind, args: Args) -> Result<()> {
     let out = args
         .out
         .unwrap_or_else(|| PathBuf::from("runs").join(kind.name()));
-    let summary = run(&cfg, &out, &dev)?;
-    print!("{}", format_table(&summary));
+    let summary = run(&cfg, None, &out, &dev, &Bars::new(!args.no_progress))?;
+    print!("{}", format_table(&[&summary]));
     println!("results in {}", out.display());
     Ok(())
 }

@@ -8,6 +8,10 @@
 //!   ogbn-arxiv-sized synthetic graph for scale benchmarks.
 //! * [`io`]: loaders for the reference npz layout, the gnn-benchmark npz layout and OGB folders.
 
+/// The seed every configuration of induce uses unless told otherwise (generators, splits, model
+/// initialisation, InduCE, the examples and the command line).
+pub const DEFAULT_SEED: u64 = 42;
+
 mod dataset;
 mod edit;
 mod error;

@@ -74,6 +74,13 @@ pub fn save_module<M: Module, C: Serialize>(module: &M, config: &C, path: &Path)
 
 /// Reads the JSON config beside a checkpoint.
 pub fn load_config<C: DeserializeOwned>(checkpoint: &Path) -> Result<C> {
+    // Name the checkpoint itself when it is missing, not the config beside it.
+    if !checkpoint.is_file() {
+        return Err(ModelError::Io {
+            path: checkpoint.to_path_buf(),
+            source: std::io::Error::new(std::io::ErrorKind::NotFound, "no such checkpoint file"),
+        });
+    }
     let p = config_path(checkpoint);
     let text = std::fs::read(&p).map_err(|source| ModelError::Io {
         path: p.clone(),
@@ -111,14 +118,16 @@ pub fn load_gcn(path: &Path, expect: Option<(usize, usize)>, device: &Device) ->
     load_record(config.init(device), path)
 }
 
-/// Errors unless a checkpoint's `found` size equals the data's `expected` one.
+/// Errors unless a checkpoint's `found` size equals the data's `expected` one. The message reads
+/// "checkpoint PATH does not fit the data: WHAT (the data's vs the checkpoint's): expected
+/// DATA, got CHECKPOINT".
 pub fn check_dims(path: &Path, what: &str, found: usize, expected: usize) -> Result<()> {
     if found == expected {
         return Ok(());
     }
     Err(ModelError::DimensionMismatch {
         what: format!(
-            "{what} of checkpoint {} (checkpoint vs dataset)",
+            "checkpoint {} does not fit the data: {what} (the data's vs the checkpoint's)",
             path.display()
         ),
         expected,

@@ -44,8 +44,8 @@ pub struct GcnConfig {
     /// Width of each of the three graph convolutions.
     #[config(default = 20)]
     pub hidden: usize,
-    /// Seed of the (host-side) parameter initialisation.
-    #[config(default = 0)]
+    /// Seed of the (host-side) parameter initialisation (`induce_graph::DEFAULT_SEED`).
+    #[config(default = 42)]
     pub init_seed: u64,
 }
 

@@ -41,8 +41,8 @@ pub struct PolicyConfig {
     /// *Reference:* replace NaNs in the final node embeddings by 1e-14 (`torch.nan_to_num`).
     #[config(default = false)]
     pub nan_to_num: bool,
-    /// Seed of the host-side parameter initialisation.
-    #[config(default = 0)]
+    /// Seed of the host-side parameter initialisation (`induce_graph::DEFAULT_SEED`).
+    #[config(default = 42)]
     pub init_seed: u64,
 }
 

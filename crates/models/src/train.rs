@@ -38,10 +38,10 @@ pub struct GcnTrainingConfig {
 /// What training measured.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct TrainReport {
-    /// Accuracy on the training split, in `[0, 1]`.
-    pub train_accuracy: f64,
-    /// Accuracy on the test split, in `[0, 1]`.
-    pub test_accuracy: f64,
+    /// Accuracy on the training split, in `[0, 1]` (`None` for an empty split).
+    pub train_accuracy: Option<f64>,
+    /// Accuracy on the test split, in `[0, 1]` (`None` for an empty split).
+    pub test_accuracy: Option<f64>,
     /// Training loss (mean NLL) after the last epoch.
     pub final_loss: f32,
     /// Epochs run.
@@ -129,19 +129,28 @@ pub fn train_gcn(
     Ok((model, report))
 }
 
-/// Share of `nodes` whose predicted class (on the whole graph) equals their label.
-pub fn accuracy(pred: &[usize], graph: &Graph, nodes: &[u32]) -> f64 {
+/// Share of `nodes` whose predicted class (on the whole graph) equals their label; `None` for an
+/// empty node list (there is no accuracy to report, rather than a misleading 0 %).
+///
+/// ```
+/// use induce_graph::{Features, Graph};
+/// let g = Graph::empty(Features::constant(3, 1, 1.0), vec![0, 1, 1]).unwrap();
+/// assert_eq!(induce_models::train::accuracy(&[0, 1, 0], &g, &[0, 1, 2]), Some(2.0 / 3.0));
+/// assert_eq!(induce_models::train::accuracy(&[0, 1, 0], &g, &[]), None);
+/// ```
+pub fn accuracy(pred: &[usize], graph: &Graph, nodes: &[u32]) -> Option<f64> {
     if nodes.is_empty() {
-        return 0.0;
+        return None;
     }
     let ok = nodes
         .iter()
         .filter(|&&u| pred[u as usize] == graph.labels()[u as usize] as usize);
-    ok.count() as f64 / nodes.len() as f64
+    Some(ok.count() as f64 / nodes.len() as f64)
 }
 
-/// Train and test accuracy of any black box on a dataset, predicting on the whole graph.
-pub fn split_accuracy(bb: &dyn BlackBox, dataset: &Dataset) -> Result<(f64, f64)> {
+/// Train and test accuracy of any black box on a dataset, predicting on the whole graph (`None`
+/// for an empty split).
+pub fn split_accuracy(bb: &dyn BlackBox, dataset: &Dataset) -> Result<(Option<f64>, Option<f64>)> {
     let g = &dataset.graph;
     let pred = bb.log_probs(g.features(), &g.edges())?.predictions();
     Ok((

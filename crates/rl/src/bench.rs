@@ -18,7 +18,7 @@ use induce_models::{BlackBox, Gcn, GcnBlackBox, GcnConfig, HostGcn, train_gcn};
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Result, RlError};
-use crate::experiment::select_targets;
+use induce_explain::pipeline::select_targets;
 use crate::induce::{InduceConfig, PolicyKernel, explain_transductive, train_inductive};
 use crate::parity::run_dataset_with;
 

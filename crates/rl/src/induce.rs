@@ -698,7 +698,7 @@ impl Explainer for InduceExplainer<'_> {
         &self.name
     }
 
-    fn explain(&mut self, graph: &Graph, target: u32) -> Result<Explanation> {
+    fn explain(&self, graph: &Graph, target: u32) -> Result<Explanation> {
         if let Some(host) = &self.host {
             return explain_greedy_host(host, graph, self.black_box, target, &self.env);
         }
@@ -710,6 +710,43 @@ impl Explainer for InduceExplainer<'_> {
             &self.env,
             &self.device,
         )
+    }
+}
+
+/// Transductive InduCE as an [`Explainer`]: [`explain_transductive`] for every target (a fresh
+/// policy per target, seeded from the config and the target id, so results do not depend on the
+/// order or the number of threads).
+pub struct TransductiveExplainer<'a> {
+    black_box: &'a dyn BlackBox,
+    config: InduceConfig,
+    device: Device,
+    name: String,
+}
+
+impl<'a> TransductiveExplainer<'a> {
+    /// `name` labels its results (e.g. `transductive`); `config.episodes` is the per-target cap.
+    pub fn new(
+        name: impl Into<String>,
+        black_box: &'a dyn BlackBox,
+        config: InduceConfig,
+        device: &Device,
+    ) -> Self {
+        Self {
+            black_box,
+            config,
+            device: device.clone(),
+            name: name.into(),
+        }
+    }
+}
+
+impl Explainer for TransductiveExplainer<'_> {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn explain(&self, graph: &Graph, target: u32) -> Result<Explanation> {
+        explain_transductive(graph, self.black_box, target, &self.config, &self.device)
     }
 }
 

@@ -8,9 +8,9 @@
 //! * [`Episode`] / [`EnvConfig`]: the MDP for one target on its `h`-hop neighbourhood: per-node
 //!   state, candidate actions ([`Candidates`]), [`Episode::step`], done rules;
 //! * [`Reward`]: the paper's reward (guarded) and a shaped alternative;
-//! * [`Explanation`], [`Edit`], [`EditKind`] and the [`Explainer`] trait every method implements;
-//! * [`metrics`]: fidelity, size, accuracy (paper and strict), sparsity, composition, size
-//!   histogram, and a [`metrics::Summary`];
+//! * [`InduceExplainer`], [`train_inductive`], [`explain_transductive`], ...: the method;
+//! * [`Explanation`], [`Edit`], [`EditKind`], the [`Explainer`] trait and the [`metrics`] are
+//!   re-exported from `induce-explain`, where every method shares them;
 //! * [`parity`]: the reference-compatibility check against the authors' shipped explanations
 //!   ([`EnvConfig::reference`], spec §7);
 //! * [`RlError`]: typed errors.
@@ -50,22 +50,26 @@
 
 pub mod bench;
 pub mod env;
-mod error;
-pub mod experiment;
-pub mod explanation;
 pub mod induce;
-pub mod metrics;
-pub mod parallel;
 pub mod parity;
 pub mod reward;
 pub mod scale;
 
+mod error {
+    pub use induce_explain::{ExplainError as RlError, Result};
+}
+
+pub use induce_explain::{explanation, metrics, parallel};
+
 pub use env::{ActionFlag, Candidates, EditMode, EnvConfig, Episode, StateLayout, Step, state_dim};
-pub use error::{Result, RlError};
+/// The error type of every explainer (`induce_explain::ExplainError`), under its historical
+/// name in this crate.
+pub use error::RlError;
+pub use error::Result;
 pub use explanation::{Edit, EditKind, Explainer, Explanation};
 pub use induce::{
-    EpochStats, InduceConfig, InduceExplainer, PolicyKernel, PolicyMeta, explain_greedy,
-    explain_greedy_host, explain_transductive, load_policy, save_policy, train_inductive,
+    EpochStats, InduceConfig, InduceExplainer, PolicyKernel, PolicyMeta, TransductiveExplainer, explain_greedy,
+    explain_greedy_host, explain_transductive, load_policy, save_policy, timed, train_inductive,
 };
 pub use parity::{DatasetParity, ParityError, ParityReport};
 pub use reward::Reward;

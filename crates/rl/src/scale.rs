@@ -142,10 +142,10 @@ pub struct ScaleReport {
     pub edges: usize,
     /// Largest degree.
     pub max_degree: usize,
-    /// Black-box accuracy on the training split.
-    pub gcn_train_accuracy: f64,
-    /// Black-box accuracy on the test split.
-    pub gcn_test_accuracy: f64,
+    /// Black-box accuracy on the training split (`None` when it is empty).
+    pub gcn_train_accuracy: Option<f64>,
+    /// Black-box accuracy on the test split (`None` when it is empty).
+    pub gcn_test_accuracy: Option<f64>,
     /// Policy training targets.
     pub policy_train_targets: usize,
     /// Nodes of the exact `h`-hop neighbourhoods of the explained targets.
@@ -447,8 +447,8 @@ pub fn run(
                 config.gcn_epochs,
                 format!(
                     "accuracy train {:.1}% test {:.1}%",
-                    100.0 * accuracy.0,
-                    100.0 * accuracy.1
+                    100.0 * accuracy.0.unwrap_or(f64::NAN),
+                    100.0 * accuracy.1.unwrap_or(f64::NAN)
                 ),
             ))
         },

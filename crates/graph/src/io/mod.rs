@@ -19,6 +19,7 @@
 //! arrays may be in C or Fortran order. Every malformed input gives a [`GraphError`] naming the
 //! file and the fault (array, row or line), never a panic.
 
+mod format;
 mod gnn_benchmark;
 mod npz;
 mod ogb;
@@ -26,6 +27,7 @@ mod reference_npz;
 
 use std::path::Path;
 
+pub use format::{DataFormat, detect_format, load, save_npz};
 pub use gnn_benchmark::load_gnn_benchmark_npz;
 pub use ogb::load_ogb_dir;
 pub use reference_npz::load_reference_npz;

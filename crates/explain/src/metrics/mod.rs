@@ -42,12 +42,12 @@ pub use sparsity::{neighbourhood_edges, sparsity};
 pub use strict_accuracy::strict_accuracy;
 
 /// The explanations with a counterfactual.
-fn found(explanations: &[Explanation]) -> impl Iterator<Item = &Explanation> {
+pub(crate) fn found(explanations: &[Explanation]) -> impl Iterator<Item = &Explanation> {
     explanations.iter().filter(|e| e.found)
 }
 
 /// Mean of an iterator of values; `None` when it is empty.
-fn mean(values: impl Iterator<Item = f64>) -> Option<f64> {
+pub(crate) fn mean(values: impl Iterator<Item = f64>) -> Option<f64> {
     let (sum, count) = values.fold((0.0, 0usize), |(s, c), v| (s + v, c + 1));
     (count > 0).then(|| sum / count as f64)
 }
@@ -56,7 +56,7 @@ fn mean(values: impl Iterator<Item = f64>) -> Option<f64> {
 ///
 /// ```
 /// use induce_graph::{Features, Graph};
-/// use induce_rl::{Edit, Explanation, metrics::summarize};
+/// use induce_explain::{Edit, Explanation, metrics::summarize};
 /// let g = Graph::from_edges(3, &[(0, 1), (1, 2)], Features::constant(3, 1, 1.0), vec![1, 1, 0])
 ///     .unwrap();
 /// let e = vec![
@@ -93,7 +93,10 @@ pub struct Summary {
     pub additions: usize,
     /// Total deletions over found targets ([`composition`]).
     pub deletions: usize,
-    /// Number of found explanations of each size ([`size_histogram`]).
+    /// Number of found explanations of each size ([`size_histogram`]); a JSON object with the
+    /// sizes as keys (`{"1": 40, "2": 3}`), readable also when the summary is flattened into a
+    /// larger object.
+    #[serde(with = "histogram_keys")]
     pub size_histogram: BTreeMap<usize, usize>,
 }
 
@@ -130,6 +133,30 @@ pub fn summarize(
         deletions: comp.deletions,
         size_histogram: size_histogram(explanations),
     })
+}
+
+/// JSON object keys are strings: write the sizes as strings and parse them back (serde's
+/// flattening does not convert string keys to integers by itself).
+mod histogram_keys {
+    use std::collections::BTreeMap;
+
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+    pub fn serialize<S: Serializer>(h: &BTreeMap<usize, usize>, s: S) -> Result<S::Ok, S::Error> {
+        let m: BTreeMap<String, usize> = h.iter().map(|(k, v)| (k.to_string(), *v)).collect();
+        m.serialize(s)
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<BTreeMap<usize, usize>, D::Error> {
+        let m: BTreeMap<String, usize> = BTreeMap::deserialize(d)?;
+        m.into_iter()
+            .map(|(k, v)| {
+                k.parse::<usize>()
+                    .map(|k| (k, v))
+                    .map_err(|_| serde::de::Error::custom(format!("size `{k}` is not a number")))
+            })
+            .collect()
+    }
 }
 
 #[cfg(test)]

@@ -1,6 +1,6 @@
 //! Accuracy, the paper's protocol.
 
-use crate::error::{Result, RlError};
+use crate::error::{Result, ExplainError};
 use crate::explanation::{EditKind, Explanation};
 use crate::metrics::{found, mean};
 
@@ -11,10 +11,10 @@ use crate::metrics::{found, mean};
 ///
 /// Found explanations without edits have no share and are skipped; `None` when no found
 /// explanation has an edit. An endpoint outside `full_graph_pred` is
-/// [`RlError::NodeOutOfRange`].
+/// [`ExplainError::NodeOutOfRange`].
 ///
 /// ```
-/// use induce_rl::{Edit, Explanation, metrics::accuracy};
+/// use induce_explain::{Edit, Explanation, metrics::accuracy};
 /// let e = Explanation { target: 0, found: true, original_label: 1, new_label: 0,
 ///     edits: vec![Edit::delete(0, 1), Edit::delete(0, 2), Edit::add(0, 2)] };
 /// // node 2 is predicted class 0: the deletion (0, 2) is wrong, the addition is right
@@ -26,7 +26,7 @@ pub fn accuracy(explanations: &[Explanation], full_graph_pred: &[usize]) -> Resu
         full_graph_pred
             .get(u as usize)
             .copied()
-            .ok_or(RlError::NodeOutOfRange {
+            .ok_or(ExplainError::NodeOutOfRange {
                 node: u,
                 num_nodes: n,
                 what: "the full-graph predictions",
@@ -82,7 +82,7 @@ mod tests {
         };
         assert!(matches!(
             accuracy(std::slice::from_ref(&bad), &fixture::predictions()),
-            Err(RlError::NodeOutOfRange {
+            Err(ExplainError::NodeOutOfRange {
                 node: 50,
                 num_nodes: 43,
                 ..

@@ -2,7 +2,7 @@
 
 use induce_graph::Graph;
 
-use crate::error::{Result, RlError};
+use crate::error::{Result, ExplainError};
 use crate::explanation::Explanation;
 use crate::metrics::{found, mean};
 
@@ -11,12 +11,12 @@ use crate::metrics::{found, mean};
 /// ([`Graph::motifs`]). A target outside every motif has share 0.
 ///
 /// Found explanations without edits are skipped; `None` when no found explanation has an
-/// edit. Errors: [`RlError::NoGroundTruth`] for a graph without motifs,
-/// [`RlError::NodeOutOfRange`] for an id outside the graph.
+/// edit. Errors: [`ExplainError::NoGroundTruth`] for a graph without motifs,
+/// [`ExplainError::NodeOutOfRange`] for an id outside the graph.
 ///
 /// ```
 /// use induce_graph::{Features, Graph};
-/// use induce_rl::{Edit, Explanation, metrics::strict_accuracy};
+/// use induce_explain::{Edit, Explanation, metrics::strict_accuracy};
 /// let g = Graph::empty(Features::constant(4, 1, 1.0), vec![0; 4]).unwrap()
 ///     .with_motifs(vec![Some(0), Some(0), Some(1), None]).unwrap();
 /// let e = Explanation { target: 0, found: true, original_label: 1, new_label: 0,
@@ -24,12 +24,12 @@ use crate::metrics::{found, mean};
 /// assert_eq!(strict_accuracy(&[e], &g).unwrap(), Some(0.5));
 /// ```
 pub fn strict_accuracy(explanations: &[Explanation], graph: &Graph) -> Result<Option<f64>> {
-    let motifs = graph.motifs().ok_or(RlError::NoGroundTruth)?;
+    let motifs = graph.motifs().ok_or(ExplainError::NoGroundTruth)?;
     let motif = |u: u32| {
         motifs
             .get(u as usize)
             .copied()
-            .ok_or(RlError::NodeOutOfRange {
+            .ok_or(ExplainError::NodeOutOfRange {
                 node: u,
                 num_nodes: motifs.len(),
                 what: "the graph",
@@ -87,7 +87,7 @@ mod tests {
         };
         assert!(matches!(
             strict_accuracy(&[far], &g),
-            Err(RlError::NodeOutOfRange {
+            Err(ExplainError::NodeOutOfRange {
                 node: 43,
                 num_nodes: 43,
                 ..
@@ -96,7 +96,7 @@ mod tests {
         let plain = Graph::empty(Features::constant(43, 1, 1.0), vec![0; 43]).unwrap();
         assert!(matches!(
             strict_accuracy(&[e], &plain),
-            Err(RlError::NoGroundTruth)
+            Err(ExplainError::NoGroundTruth)
         ));
     }
 }

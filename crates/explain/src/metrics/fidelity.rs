@@ -6,7 +6,7 @@ use crate::explanation::Explanation;
 /// `None` for an empty input.
 ///
 /// ```
-/// use induce_rl::{Explanation, metrics::fidelity};
+/// use induce_explain::{Explanation, metrics::fidelity};
 /// let e = |found| Explanation { target: 0, found, original_label: 1, new_label: 0,
 ///     edits: vec![] };
 /// assert_eq!(fidelity(&[e(true), e(false), e(true), e(true)]), Some(0.25));

@@ -1,10 +1,10 @@
-//! Typed errors of the reinforcement-learning crate.
+//! Typed errors of the explainers, metrics and pipeline.
 
-/// Everything that can go wrong setting up or stepping an explanation episode, or computing a
-/// metric.
+/// Everything that can go wrong explaining a target (any method: setting up or stepping an
+/// episode, an optimisation), computing a metric, or reading and writing a run.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
-pub enum RlError {
+pub enum ExplainError {
     /// The target node id is not a node of the graph.
     #[error("target node {target} is out of range: the graph has {num_nodes} nodes")]
     TargetOutOfRange {
@@ -84,6 +84,41 @@ pub enum RlError {
     /// A metric needs motif ground truth the graph does not have.
     #[error("the graph has no motif ground truth")]
     NoGroundTruth,
+    /// A target list is empty (the split, the file or the shard selects no node).
+    #[error("no target to explain: {0}")]
+    NoTargets(String),
+    /// A command-line style value could not be understood (target spec, shard, method, ...).
+    #[error("invalid {what} `{value}`: {reason}")]
+    InvalidValue {
+        /// What the value is (`shard`, `target list`, ...).
+        what: &'static str,
+        /// The value as given.
+        value: String,
+        /// Why it is refused.
+        reason: String,
+    },
+    /// Reading or writing a file or directory failed.
+    #[error("{}: {source}", path.display())]
+    Io {
+        /// The file or directory at fault.
+        path: std::path::PathBuf,
+        /// The underlying error.
+        source: std::io::Error,
+    },
+    /// A run file (summary, explanations, config) is malformed.
+    #[error("{}{}: {message}", path.display(), line.map(|l| format!(" line {l}")).unwrap_or_default())]
+    BadRunFile {
+        /// The file at fault.
+        path: std::path::PathBuf,
+        /// The 1-based line, for line-oriented files.
+        line: Option<usize>,
+        /// What is wrong.
+        message: String,
+    },
+    /// Runs that cannot be merged or compared (different data, black box, method config or
+    /// shard layout), named in the message.
+    #[error("cannot merge runs: {0}")]
+    Merge(String),
     /// An error from the graph crate.
     #[error(transparent)]
     Graph(#[from] induce_graph::GraphError),
@@ -93,4 +128,4 @@ pub enum RlError {
 }
 
 /// Result alias of the reinforcement-learning crate.
-pub type Result<T, E = RlError> = std::result::Result<T, E>;
+pub type Result<T, E = ExplainError> = std::result::Result<T, E>;

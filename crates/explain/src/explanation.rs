@@ -11,7 +11,7 @@ use crate::error::Result;
 /// Serialised as `"add"` / `"del"`.
 ///
 /// ```
-/// use induce_rl::EditKind;
+/// use induce_explain::EditKind;
 /// assert_eq!(serde_json::to_string(&EditKind::Delete).unwrap(), "\"del\"");
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -79,7 +79,7 @@ impl Edit {
 /// `new_label == original_label`; the metrics ignore the edits of such explanations.
 ///
 /// ```
-/// use induce_rl::{Edit, Explanation};
+/// use induce_explain::{Edit, Explanation};
 /// let e = Explanation { target: 7, found: true, original_label: 1, new_label: 0,
 ///     edits: vec![Edit::delete(3, 7)] };
 /// let json = serde_json::to_string(&e).unwrap();
@@ -110,10 +110,35 @@ impl Explanation {
 
 /// A counterfactual explainer: InduCE (inductive or transductive), CF-GNNExplainer, random
 /// edits, ... Each explains one target at a time against its own black box.
-pub trait Explainer {
-    /// Short method name used in reports (`"induce-inductive"`, `"random"`, ...).
+///
+/// `explain` takes `&self` and explainers are `Send + Sync`, so the pipeline
+/// ([`crate::pipeline::explain_targets`]) explains independent targets on all cores. An
+/// explainer whose result depends on randomness derives its seed from its configuration and the
+/// target id, never from call order, so results do not depend on the number of threads.
+///
+/// ```
+/// use induce_explain::{Edit, Explainer, Explanation, Result};
+/// use induce_graph::{Features, Graph};
+///
+/// /// Deletes the target's first edge and claims a flip (a toy: no black box).
+/// struct FirstEdge;
+/// impl Explainer for FirstEdge {
+///     fn name(&self) -> &str { "first-edge" }
+///     fn explain(&self, graph: &Graph, target: u32) -> Result<Explanation> {
+///         let w = graph.neighbors(target).next().expect("an edge");
+///         Ok(Explanation { target, found: true, original_label: 1, new_label: 0,
+///             edits: vec![Edit::delete(target.min(w), target.max(w))] })
+///     }
+/// }
+/// //  0 ─ 1 ─ 2
+/// let g = Graph::from_edges(3, &[(0, 1), (1, 2)], Features::constant(3, 1, 1.0), vec![0; 3])
+///     .unwrap();
+/// assert_eq!(FirstEdge.explain(&g, 1).unwrap().edits, vec![Edit::delete(0, 1)]);
+/// ```
+pub trait Explainer: Send + Sync {
+    /// Short method name used in reports (`"inductive"`, `"random"`, ...).
     fn name(&self) -> &str;
 
     /// Explains `target` (original id) of `graph`.
-    fn explain(&mut self, graph: &Graph, target: u32) -> Result<Explanation>;
+    fn explain(&self, graph: &Graph, target: u32) -> Result<Explanation>;
 }

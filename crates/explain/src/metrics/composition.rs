@@ -17,7 +17,7 @@ pub struct Composition {
 /// Counts the additions and deletions of the explanations with a counterfactual.
 ///
 /// ```
-/// use induce_rl::{Edit, Explanation, metrics::composition};
+/// use induce_explain::{Edit, Explanation, metrics::composition};
 /// let e = Explanation { target: 0, found: true, original_label: 1, new_label: 0,
 ///     edits: vec![Edit::add(0, 4), Edit::delete(1, 2), Edit::delete(0, 1)] };
 /// let c = composition(&[e]);

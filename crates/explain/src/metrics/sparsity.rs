@@ -2,7 +2,7 @@
 
 use induce_graph::{Graph, k_hop};
 
-use crate::error::{Result, RlError};
+use crate::error::{Result, ExplainError};
 use crate::explanation::Explanation;
 use crate::metrics::{found, mean};
 
@@ -14,7 +14,7 @@ use crate::metrics::{found, mean};
 /// `m_v = 0` have no sparsity and are skipped; `None` when nothing is left.
 ///
 /// ```
-/// use induce_rl::{Edit, Explanation, metrics::sparsity};
+/// use induce_explain::{Edit, Explanation, metrics::sparsity};
 /// let e = Explanation { target: 3, found: true, original_label: 1, new_label: 0,
 ///     edits: vec![Edit::delete(3, 4)] };
 /// assert_eq!(sparsity(&[e], |_| 4), Some(0.75));
@@ -31,14 +31,14 @@ pub fn sparsity(explanations: &[Explanation], edges_of: impl Fn(u32) -> usize) -
 ///
 /// ```
 /// use induce_graph::{Features, Graph};
-/// use induce_rl::metrics::neighbourhood_edges;
+/// use induce_explain::metrics::neighbourhood_edges;
 /// let g = Graph::from_edges(4, &[(0, 1), (1, 2), (2, 3)], Features::constant(4, 1, 1.0),
 ///     vec![0; 4]).unwrap();
 /// assert_eq!(neighbourhood_edges(&g, 0, 2).unwrap(), 2);
 /// ```
 pub fn neighbourhood_edges(graph: &Graph, target: u32, hops: u32) -> Result<usize> {
     if target as usize >= graph.num_nodes() {
-        return Err(RlError::TargetOutOfRange {
+        return Err(ExplainError::TargetOutOfRange {
             target,
             num_nodes: graph.num_nodes(),
         });
@@ -87,7 +87,7 @@ mod tests {
         assert_eq!(neighbourhood_edges(&g, 0, 4).unwrap(), 5);
         assert!(matches!(
             neighbourhood_edges(&g, 5, 1),
-            Err(RlError::TargetOutOfRange {
+            Err(ExplainError::TargetOutOfRange {
                 target: 5,
                 num_nodes: 5
             })

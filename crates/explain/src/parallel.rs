@@ -19,7 +19,7 @@ pub fn default_threads() -> usize {
 /// first error (in input order) is returned.
 ///
 /// ```
-/// let squares = induce_rl::parallel::map(&[1u32, 2, 3, 4, 5], 2, |&x| Ok(x * x)).unwrap();
+/// let squares = induce_explain::parallel::map(&[1u32, 2, 3, 4, 5], 2, |&x| Ok(x * x)).unwrap();
 /// assert_eq!(squares, vec![1, 4, 9, 16, 25]);
 /// ```
 pub fn map<T: Sync, R: Send>(
@@ -61,7 +61,7 @@ pub fn map<T: Sync, R: Send>(
 ///
 /// ```
 /// let mut v = vec![1u32, 2, 3];
-/// let old = induce_rl::parallel::map_mut(&mut v, 2, |x| { *x += 1; Ok(*x - 1) }).unwrap();
+/// let old = induce_explain::parallel::map_mut(&mut v, 2, |x| { *x += 1; Ok(*x - 1) }).unwrap();
 /// assert_eq!((old, v), (vec![1, 2, 3], vec![2, 3, 4]));
 /// ```
 pub fn map_mut<T: Send, R: Send>(

@@ -1,0 +1,467 @@
+//! `induce`: counterfactual explanations for graph neural networks from the command line.
+//!
+//! `induce --help` lists the subcommands; `induce SUBCOMMAND --help` their options.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::{Context, Result};
+use clap::{Args, Parser, Subcommand};
+use induce::explain::pipeline::{RunWriter, format_table, merge_runs, read_run};
+use induce::graph::generators::SyntheticKind;
+use induce::graph::io::{DataFormat, save_npz};
+use induce::methods::{Method, Preset};
+use induce::models::checkpoint::{atomic_write, save_gcn};
+use induce::models::device::{BackendKind, default_backend, device};
+use induce::models::{GcnConfig, GcnTrainingConfig, train_gcn};
+use induce::progress::Bars;
+use induce::rl::{EditMode, PolicyKernel, save_policy};
+use induce::run::{ExplainJob, TrainJob, explain_job, load_data, read_pairs, train_job};
+use induce::{Shard, TargetSpec};
+
+/// Counterfactual explanations for graph neural networks (InduCE): the fewest edge edits that
+/// flip a node classifier's prediction.
+#[derive(Debug, Parser)]
+#[command(name = "induce", version)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Inspect or generate datasets.
+    #[command(subcommand)]
+    Data(DataCommand),
+    /// Train the paper's black-box GCN on a dataset and report its accuracy.
+    TrainBlackBox(TrainBlackBoxArgs),
+    /// Train an inductive InduCE policy.
+    Train(TrainArgs),
+    /// Explain target nodes with one or more methods and write a run directory.
+    Explain(ExplainArgs),
+    /// Merge the shard directories of one run (`explain --shard I/N`) into one run.
+    Merge(MergeArgs),
+    /// Print the paper-style table of one or several runs side by side.
+    Eval(EvalArgs),
+}
+
+#[derive(Debug, Subcommand)]
+enum DataCommand {
+    /// Print a dataset's size, classes, split, ground truth and loader notes.
+    Inspect {
+        /// A reference npz, gnn-benchmark npz, OGB folder, or a built-in name.
+        path: String,
+        #[command(flatten)]
+        data: FormatArg,
+    },
+    /// Generate a benchmark and write it as a reference-layout npz (`--data` reads it back).
+    Generate {
+        /// ba-shapes, tree-cycles or tree-grid.
+        #[arg(long)]
+        kind: SyntheticKind,
+        /// Seed of the generator and the 80/20 split.
+        #[arg(long, default_value_t = induce::DEFAULT_SEED)]
+        seed: u64,
+        /// Output file (`.npz`).
+        #[arg(long)]
+        out: PathBuf,
+    },
+}
+
+#[derive(Debug, Clone, Args)]
+struct FormatArg {
+    /// Data format: reference, gnn-benchmark or ogb [default: detected from the file].
+    #[arg(long)]
+    format: Option<DataFormat>,
+}
+
+#[derive(Debug, Clone, Args)]
+struct DataArgs {
+    /// The data: a reference npz (e.g. shared/reference/syn1.npz), a gnn-benchmark npz (Cora,
+    /// CiteSeer, Amazon-Photo), an OGB folder, or a built-in benchmark name (ba-shapes,
+    /// tree-cycles, tree-grid; generated with --seed).
+    #[arg(long)]
+    data: String,
+    #[command(flatten)]
+    format: FormatArg,
+    /// Seed of everything random (generated data, initialisation, sampling).
+    #[arg(long, default_value_t = induce::DEFAULT_SEED)]
+    seed: u64,
+    /// Backend: flex, ndarray or cuda [default: $INDUCE_BACKEND, else flex].
+    #[arg(long)]
+    backend: Option<BackendKind>,
+    /// No progress bars.
+    #[arg(long)]
+    no_progress: bool,
+}
+
+#[derive(Debug, Args)]
+struct TrainBlackBoxArgs {
+    #[command(flatten)]
+    data: DataArgs,
+    /// Hidden width of the three graph convolutions (paper: 20; 128 on Amazon-Photo).
+    #[arg(long, default_value_t = 20)]
+    hidden: usize,
+    /// Training epochs (paper: 1000).
+    #[arg(long, default_value_t = 1000)]
+    epochs: usize,
+    /// Output directory: black_box.bpk, black_box.json and report.json.
+    #[arg(long)]
+    out: PathBuf,
+}
+
+#[derive(Debug, Clone, Args)]
+struct InduceArgs {
+    /// Training episodes M [default: the paper's, 80 on BA-Shapes and real graphs, 500 on the
+    /// trees; for `transductive` the per-target cap].
+    #[arg(long)]
+    episodes: Option<usize>,
+    /// Edit types: add, del or both [default: both; inductive-del-only: del].
+    #[arg(long)]
+    edits: Option<Edits>,
+    /// Policy kernel: host (fused CPU kernel, default) or burn (Burn tensors on the backend).
+    #[arg(long, default_value = "host")]
+    kernel: Kernel,
+    /// Explain (or train on) every node of a broad target spec, not only the paper's targets
+    /// (non-zero label, predicted correctly).
+    #[arg(long)]
+    all_nodes: bool,
+}
+
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+enum Edits {
+    Add,
+    Del,
+    Both,
+}
+
+impl From<Edits> for EditMode {
+    fn from(e: Edits) -> Self {
+        match e {
+            Edits::Add => EditMode::AddOnly,
+            Edits::Del => EditMode::DeleteOnly,
+            Edits::Both => EditMode::Both,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+enum Kernel {
+    Host,
+    Burn,
+}
+
+impl From<Kernel> for PolicyKernel {
+    fn from(k: Kernel) -> Self {
+        match k {
+            Kernel::Host => PolicyKernel::Host,
+            Kernel::Burn => PolicyKernel::Burn,
+        }
+    }
+}
+
+#[derive(Debug, Args)]
+struct TrainArgs {
+    #[command(flatten)]
+    data: DataArgs,
+    /// The black box: the authors' .safetensors GCN, a .bpk checkpoint or a run directory.
+    #[arg(long)]
+    black_box: PathBuf,
+    /// Training targets: train, test, eval, all, a list 12,40,77 or @file.
+    #[arg(long, default_value = "train")]
+    targets: TargetSpec,
+    #[command(flatten)]
+    induce: InduceArgs,
+    /// Output directory: policy.bpk (policy-del-only.bpk with --edits del), its .json and
+    /// train.json.
+    #[arg(long)]
+    out: PathBuf,
+}
+
+#[derive(Debug, Args)]
+struct ExplainArgs {
+    #[command(flatten)]
+    data: DataArgs,
+    /// The black box: the authors' .safetensors GCN, a .bpk checkpoint or a run directory.
+    #[arg(long)]
+    black_box: PathBuf,
+    /// A trained policy (.bpk or the directory `induce train` wrote), for inductive and
+    /// inductive-del-only.
+    #[arg(long)]
+    policy: Option<PathBuf>,
+    /// Methods, comma-separated or repeated: inductive, transductive, inductive-del-only,
+    /// untrained.
+    #[arg(long, value_delimiter = ',', required = true)]
+    method: Vec<Method>,
+    /// Targets: test (the split's test nodes), train, eval (the file's evaluation set, e.g. a
+    /// reference npz's eval_idx), all, a list 12,40,77, or @file (one id a line). test, train
+    /// and all keep only the paper's targets unless --all-nodes.
+    #[arg(long, default_value = "test")]
+    targets: TargetSpec,
+    /// Explain only shard I of N (1-based, contiguous): `induce merge` joins the shards.
+    #[arg(long)]
+    shard: Option<Shard>,
+    /// Restrict edits to these node pairs (the paper's V_c): one pair `u w` a line.
+    #[arg(long)]
+    allowed: Option<PathBuf>,
+    #[command(flatten)]
+    induce: InduceArgs,
+    /// Worker threads [default: all cores]; results do not depend on it.
+    #[arg(long, default_value_t = 0)]
+    threads: usize,
+    /// Output directory (written all at once; an existing run there is replaced).
+    #[arg(long)]
+    out: PathBuf,
+}
+
+#[derive(Debug, Args)]
+struct MergeArgs {
+    /// The shard directories, in any order.
+    #[arg(required = true)]
+    dirs: Vec<PathBuf>,
+    /// Output directory of the merged run.
+    #[arg(long)]
+    out: PathBuf,
+}
+
+#[derive(Debug, Args)]
+struct EvalArgs {
+    /// Run directories.
+    #[arg(required = true)]
+    dirs: Vec<PathBuf>,
+}
+
+fn main() -> ExitCode {
+    match run(Cli::parse()) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {}", message(&e));
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// The error and its causes on one line, leaving out a cause already quoted by its parent.
+fn message(e: &anyhow::Error) -> String {
+    let mut out = e.to_string();
+    for cause in e.chain().skip(1) {
+        let c = cause.to_string();
+        if !out.contains(&c) {
+            out = format!("{out}: {c}");
+        }
+    }
+    out
+}
+
+fn pick_device(backend: Option<BackendKind>) -> Result<induce::Device> {
+    let kind = match backend {
+        Some(k) => k,
+        None => default_backend()?,
+    };
+    Ok(device(kind)?)
+}
+
+fn pct(v: Option<f64>) -> String {
+    v.map_or("-".into(), |v| format!("{:.2} %", 100.0 * v))
+}
+
+fn run(cli: Cli) -> Result<()> {
+    match cli.command {
+        Command::Data(DataCommand::Inspect { path, data }) => inspect(&path, data.format),
+        Command::Data(DataCommand::Generate { kind, seed, out }) => {
+            let d = kind.generate(seed)?;
+            save_npz(&d, &out)?;
+            println!(
+                "{}: {} nodes, {} edges, seed {seed} -> {}",
+                kind.name(),
+                d.graph.num_nodes(),
+                d.graph.num_edges(),
+                out.display()
+            );
+            Ok(())
+        }
+        Command::TrainBlackBox(a) => train_black_box(a),
+        Command::Train(a) => train(a),
+        Command::Explain(a) => explain(a),
+        Command::Merge(a) => {
+            let merged = merge_runs(&a.dirs)?;
+            let w = RunWriter::create(&a.out)?;
+            w.finish(&merged.config, &merged.summary, &merged.runs)?;
+            print!("{}", format_table(&[&merged.summary]));
+            println!("merged {} shards into {}", a.dirs.len(), a.out.display());
+            Ok(())
+        }
+        Command::Eval(a) => {
+            let runs = a.dirs.iter().map(read_run).collect::<Result<Vec<_>, _>>()?;
+            for (i, r) in runs.iter().enumerate() {
+                if runs.len() > 1 {
+                    println!("run {}: {}", i + 1, r.dir.display());
+                }
+            }
+            let s: Vec<_> = runs.iter().map(|r| &r.summary).collect();
+            print!("{}", format_table(&s));
+            Ok(())
+        }
+    }
+}
+
+fn inspect(path: &str, format: Option<DataFormat>) -> Result<()> {
+    let d = load_data(path, format, induce::DEFAULT_SEED)?;
+    let g = &d.graph;
+    println!("dataset      {}", d.name);
+    println!("nodes        {}", g.num_nodes());
+    println!("edges        {} (undirected)", g.num_edges());
+    println!("features     {}", g.features().dim());
+    let mut counts = vec![0usize; g.num_classes()];
+    for &l in g.labels() {
+        counts[l as usize] += 1;
+    }
+    let counts: Vec<String> = counts
+        .iter()
+        .enumerate()
+        .map(|(c, n)| format!("{c}: {n}"))
+        .collect();
+    println!("classes      {} ({})", g.num_classes(), counts.join(", "));
+    println!(
+        "split        train {}, valid {}, test {}",
+        d.split.train.len(),
+        d.split.valid.len(),
+        d.split.test.len()
+    );
+    println!(
+        "eval set     {}",
+        d.eval_targets
+            .as_ref()
+            .map_or("none".into(), |e| format!("{} nodes", e.len()))
+    );
+    let motifs = g.motifs().map(|m| {
+        let mut ids: Vec<u32> = m.iter().flatten().copied().collect();
+        ids.sort_unstable();
+        ids.dedup();
+        (m.iter().filter(|x| x.is_some()).count(), ids.len())
+    });
+    println!(
+        "ground truth {}",
+        motifs.map_or("none (strict accuracy undefined)".into(), |(n, k)| format!(
+            "{k} motif instances over {n} nodes"
+        ))
+    );
+    println!("family       {:?}", Preset::for_dataset(&d.name));
+    for n in &d.notes {
+        println!("note         {n}");
+    }
+    Ok(())
+}
+
+fn train_black_box(a: TrainBlackBoxArgs) -> Result<()> {
+    let dev = pick_device(a.data.backend)?;
+    let data = load_data(&a.data.data, a.data.format.format, a.data.seed)?;
+    anyhow::ensure!(
+        !data.split.train.is_empty(),
+        "{} has no training split: the black box cannot be trained on it",
+        a.data.data
+    );
+    anyhow::ensure!(a.epochs > 0, "--epochs must be at least 1");
+    let g = &data.graph;
+    let gcfg = GcnConfig::new(g.features().dim(), g.num_classes())
+        .with_hidden(a.hidden)
+        .with_init_seed(a.data.seed);
+    let tcfg = GcnTrainingConfig::new(gcfg.clone()).with_epochs(a.epochs);
+    let (model, report) = train_gcn(&data, &tcfg, &dev)?;
+    std::fs::create_dir_all(&a.out).with_context(|| format!("creating {}", a.out.display()))?;
+    save_gcn(&model, &gcfg, &a.out.join("black_box.bpk"))?;
+    let json = serde_json::json!({
+        "dataset": data.name, "data": a.data.data, "seed": a.data.seed,
+        "nodes": g.num_nodes(), "edges": g.num_edges(),
+        "hidden": a.hidden, "epochs": a.epochs,
+        "train_accuracy": report.train_accuracy, "test_accuracy": report.test_accuracy,
+        "final_loss": report.final_loss, "seconds": report.seconds,
+    });
+    atomic_write(
+        &a.out.join("report.json"),
+        &serde_json::to_vec_pretty(&json)?,
+    )?;
+    println!(
+        "{}: train accuracy {}, test accuracy {} ({} epochs, {:.1} s) -> {}",
+        data.name,
+        pct(report.train_accuracy),
+        pct(report.test_accuracy),
+        a.epochs,
+        report.seconds,
+        a.out.join("black_box.bpk").display()
+    );
+    Ok(())
+}
+
+fn train(a: TrainArgs) -> Result<()> {
+    let dev = pick_device(a.data.backend)?;
+    let mut job = TrainJob::new(a.data.data.clone(), a.black_box.clone());
+    job.format = a.data.format.format;
+    job.targets = a.targets.clone();
+    job.paper_filter = !a.induce.all_nodes;
+    job.induce.seed = a.data.seed;
+    job.induce.kernel = a.induce.kernel.into();
+    if let Some(m) = a.induce.episodes {
+        anyhow::ensure!(m > 0, "--episodes must be at least 1");
+        job.induce.episodes = m;
+    }
+    let del_only = matches!(a.induce.edits, Some(Edits::Del));
+    if let Some(e) = a.induce.edits {
+        job.induce.env.mode = e.into();
+    }
+    let bars = Bars::new(!a.data.no_progress);
+    let (policy, meta, outcome) = train_job(&job, &dev, &bars)?;
+    std::fs::create_dir_all(&a.out).with_context(|| format!("creating {}", a.out.display()))?;
+    let name = if del_only {
+        "policy-del-only.bpk"
+    } else {
+        "policy.bpk"
+    };
+    save_policy(&policy, &meta, &a.out.join(name))?;
+    let report = serde_json::json!({"job": job, "outcome": outcome});
+    atomic_write(
+        &a.out.join("train.json"),
+        &serde_json::to_vec_pretty(&report)?,
+    )?;
+    println!(
+        "trained on {} targets, {} episodes in {:.1} s -> {}",
+        outcome.targets,
+        job.induce.episodes,
+        outcome.seconds,
+        a.out.join(name).display()
+    );
+    Ok(())
+}
+
+fn explain(a: ExplainArgs) -> Result<()> {
+    let dev = pick_device(a.data.backend)?;
+    let mut job = ExplainJob::new(a.data.data.clone(), a.black_box.clone(), &a.method);
+    job.format = a.data.format.format;
+    job.policy = a.policy.clone();
+    job.targets = a.targets.clone();
+    job.paper_filter = !a.induce.all_nodes;
+    job.shard = a.shard;
+    job.edits = a.induce.edits.map(Into::into);
+    job.seed = a.data.seed;
+    job.induce.seed = a.data.seed;
+    job.induce.kernel = a.induce.kernel.into();
+    job.threads = a.threads;
+    if let Some(m) = a.induce.episodes {
+        anyhow::ensure!(m > 0, "--episodes must be at least 1");
+        job.induce.episodes = m;
+    }
+    if let Some(path) = &a.allowed {
+        // Node count for the range check: loading the data twice is cheap next to explaining.
+        let n = load_data(&job.data, job.format, job.seed)?.graph.num_nodes();
+        job.allowed = Some(read_pairs(path, n)?);
+    }
+    // Everything is checked (data, black box, policy, targets) before the directory exists.
+    let writer = RunWriter::create(&a.out)?;
+    let bars = Bars::new(!a.data.no_progress);
+    let (summary, runs) = explain_job(&job, &dev, &bars)?;
+    let config = serde_json::to_value(&job)?;
+    writer.finish(&config, &summary, &runs)?;
+    print!("{}", format_table(&[&summary]));
+    println!("results in {}", a.out.display());
+    Ok(())
+}

@@ -1,0 +1,204 @@
+//! The paper's experiment on one dataset, end to end: load or generate the graph, train (or
+//! load) the black box, pick the targets, train InduCE, explain with every method, measure,
+//! write the results. The per-dataset examples (`cargo run --release --example tree_cycles`,
+//! ...) are thin wrappers around [`run`].
+//!
+//! Results in `out` (written all at once, see
+//! [`RunWriter`](induce_explain::pipeline::RunWriter)): `summary.json`, `explanations.jsonl`,
+//! `config.json` (this [`ExperimentConfig`]), `black_box.bpk` (+ `.json`) when trained here, and
+//! the trained policies `policy.bpk`, `policy-del-only.bpk` (+ `.json`).
+
+use std::path::{Path, PathBuf};
+
+use burn::tensor::Device;
+use induce_explain::pipeline::{
+    EvalContext, ExplainOptions, MethodRun, Progress, RunSummary, RunWriter, explain_targets,
+    select_targets,
+};
+use induce_graph::io::DataFormat;
+use induce_graph::k_hop;
+use induce_models::checkpoint::{load_gcn, save_gcn};
+use induce_models::{GcnConfig, GcnTrainingConfig, train_gcn};
+use induce_rl::{EditMode, InduceConfig, PolicyMeta, save_policy, timed, train_inductive};
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Error, Result};
+use crate::methods::{Method, Preset, black_box_for, explainer};
+use crate::run::{load_data, summary_for};
+
+/// Everything that defines a run; saved as `config.json` next to the results.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ExperimentConfig {
+    /// The data: a built-in benchmark (`ba-shapes`, `tree-cycles`, `tree-grid`, generated with
+    /// `seed`) or a file / folder in any supported format.
+    pub dataset: String,
+    /// Seed of the generator, split, black-box initialisation and InduCE.
+    pub seed: u64,
+    /// Black-box training epochs (paper: 1000).
+    pub black_box_epochs: usize,
+    /// Hidden width of the black-box GCN (paper: 20; 128 on Amazon-Photo).
+    pub black_box_hidden: usize,
+    /// Load this black-box checkpoint instead of training one.
+    pub black_box: Option<PathBuf>,
+    /// Inductive InduCE (γ 0.4).
+    pub inductive: InduceConfig,
+    /// Transductive InduCE (γ 0.6); `episodes` is the per-target cap.
+    pub transductive: InduceConfig,
+    /// The methods to run, in order.
+    pub methods: Vec<Method>,
+    /// Explain at most this many evaluation targets (all when `None`).
+    pub max_targets: Option<usize>,
+}
+
+impl ExperimentConfig {
+    /// The paper's settings for `dataset` (a built-in name or a path), with the family's
+    /// episodes ([`Preset::for_dataset`]) and every InduCE method.
+    pub fn paper(dataset: &str, seed: u64) -> Self {
+        let stem = Path::new(dataset)
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let preset = Preset::for_dataset(&stem);
+        Self {
+            dataset: dataset.to_string(),
+            seed,
+            black_box_epochs: 1000,
+            black_box_hidden: 20,
+            black_box: None,
+            inductive: preset.inductive(seed),
+            transductive: preset.transductive(seed),
+            methods: Method::ALL.to_vec(),
+            max_targets: None,
+        }
+    }
+
+    /// A smoke run of well under a minute: few episodes, ten targets (the black box keeps its
+    /// full training: it takes seconds and the targets depend on its accuracy).
+    pub fn quick(mut self) -> Self {
+        self.inductive.episodes = self.inductive.episodes.min(2);
+        self.transductive.episodes = self.transductive.episodes.min(3);
+        self.max_targets = Some(self.max_targets.unwrap_or(10).min(10));
+        self
+    }
+}
+
+/// Runs the whole experiment and writes its results into `out`. `format` forces the data format
+/// of a file (detected when `None`).
+pub fn run(
+    config: &ExperimentConfig,
+    format: Option<DataFormat>,
+    out: impl AsRef<Path>,
+    device: &Device,
+    progress: &dyn Progress,
+) -> Result<RunSummary> {
+    let data = load_data(&config.dataset, format, config.seed)?;
+    let writer = RunWriter::create(out)?;
+    let g = &data.graph;
+    let (d, c) = (g.features().dim(), g.num_classes());
+    let model = match &config.black_box {
+        Some(path) => load_gcn(path, Some((d, c)), device)?,
+        None => {
+            let gcfg = GcnConfig::new(d, c)
+                .with_hidden(config.black_box_hidden)
+                .with_init_seed(config.seed);
+            let tcfg = GcnTrainingConfig::new(gcfg.clone()).with_epochs(config.black_box_epochs);
+            progress.message("training the black box");
+            let (m, _) = train_gcn(&data, &tcfg, device)?;
+            save_gcn(&m, &gcfg, &writer.path().join("black_box.bpk"))?;
+            m
+        }
+    };
+    let loaded = black_box_for(model, config.inductive.kernel, device)?;
+    let bb = loaded.black_box.as_ref();
+
+    let hops = config.inductive.env.hops;
+    let train_targets = select_targets(&data, bb, &data.split.train, hops)?;
+    let mut eval_targets = match &data.eval_targets {
+        Some(e) => e.clone(),
+        None => select_targets(&data, bb, &data.split.test, hops)?,
+    };
+    if let Some(k) = config.max_targets {
+        eval_targets.truncate(k);
+    }
+    if eval_targets.is_empty() {
+        return Err(induce_explain::ExplainError::NoTargets(format!(
+            "{} has no test node with a non-zero label that the black box predicts correctly",
+            data.name
+        ))
+        .into());
+    }
+    progress.message(&format!(
+        "{}: {} nodes, {} edges; {} training targets, {} evaluation targets",
+        data.name,
+        g.num_nodes(),
+        g.num_edges(),
+        train_targets.len(),
+        eval_targets.len()
+    ));
+    let ctx = EvalContext::new(g, bb, hops)?;
+    let opts = ExplainOptions {
+        progress,
+        ..Default::default()
+    };
+    let mut runs: Vec<MethodRun> = Vec::new();
+    for &method in &config.methods {
+        let mut icfg = match method {
+            Method::Transductive => config.transductive.clone(),
+            _ => config.inductive.clone(),
+        };
+        if let Some(mode) = method.edit_mode() {
+            icfg.env.mode = mode;
+        }
+        let (policy, train_seconds) = if method.needs_policy() {
+            let targets: Vec<u32> = match icfg.env.mode {
+                // Deletion-only training needs targets with at least one edge to delete.
+                EditMode::DeleteOnly => train_targets
+                    .iter()
+                    .copied()
+                    .filter(|&t| k_hop(g, t, hops).is_ok_and(|s| s.num_edges() > 0))
+                    .collect(),
+                _ => train_targets.clone(),
+            };
+            progress.begin(&format!("train {method}"), icfg.episodes);
+            let (p, secs) = timed(|| {
+                train_inductive(g, bb, &targets, &icfg, device, |s| {
+                    progress.message(&format!(
+                        "return {:.3} flipped {:.0}% edits {:.2}",
+                        s.mean_return,
+                        100.0 * s.flipped,
+                        s.mean_edits
+                    ));
+                    progress.advance(1);
+                })
+            });
+            progress.end();
+            let p = p?;
+            let name = match method {
+                Method::InductiveDelOnly => "policy-del-only.bpk",
+                _ => "policy.bpk",
+            };
+            let meta = PolicyMeta {
+                feature_dim: d,
+                num_classes: c,
+                induce: icfg.clone(),
+            };
+            save_policy(&p, &meta, &writer.path().join(name))?;
+            (Some(p), secs)
+        } else {
+            (None, 0.0)
+        };
+        let e = explainer(method, &data, bb, policy.as_ref(), &icfg, device)?;
+        let mut run = explain_targets(e.as_ref(), &ctx, &eval_targets, &opts)?;
+        run.train_seconds = train_seconds;
+        runs.push(run);
+    }
+    let summary = summary_for(&data, bb, config.seed, None, &runs)?;
+    let config_json = serde_json::to_value(config).map_err(|e| Error::InvalidValue {
+        what: "experiment config",
+        value: config.dataset.clone(),
+        reason: e.to_string(),
+    })?;
+    writer.finish(&config_json, &summary, &runs)?;
+    Ok(summary)
+}

@@ -1,0 +1,424 @@
+//! The jobs behind the command line, as library functions: load any data, train a policy,
+//! explain a target set with any method and write the run. `induce explain` is
+//! [`explain_job`] + [`RunWriter`](induce_explain::pipeline::RunWriter).
+
+use std::path::{Path, PathBuf};
+
+use burn::tensor::Device;
+use induce_explain::pipeline::{
+    BlackBoxAccuracy, EvalContext, ExplainOptions, GraphSize, MethodRun, Progress, RunSummary,
+    Shard, TargetSpec, explain_targets, select_targets,
+};
+use induce_graph::generators::SyntheticKind;
+use induce_graph::io::DataFormat;
+use induce_graph::{Dataset, GraphError};
+use induce_models::BlackBox;
+use induce_models::train::split_accuracy;
+use induce_rl::{EditMode, EpochStats, InduceConfig, PolicyMeta, timed, train_inductive};
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Error, Result};
+use crate::methods::{Method, Preset, explainer, load_black_box, load_trained_policy};
+
+/// Loads a dataset from `spec`: a file or folder in any supported format (detected, or
+/// `format`), or the name of a built-in benchmark (`ba-shapes`, `tree-cycles`, `tree-grid`)
+/// generated with `seed` when no such file exists.
+///
+/// ```
+/// let d = induce::run::load_data("tree-cycles", None, 42).unwrap();
+/// assert_eq!(d.graph.num_nodes(), 871);
+/// ```
+pub fn load_data(spec: &str, format: Option<DataFormat>, seed: u64) -> Result<Dataset> {
+    let path = Path::new(spec);
+    if path.exists() || format.is_some() {
+        return Ok(induce_graph::io::load(path, format)?);
+    }
+    match spec.parse::<SyntheticKind>() {
+        Ok(kind) => {
+            let mut d = kind.generate(seed)?;
+            d.notes.push(format!("generated {} with seed {seed}", kind.name()));
+            Ok(d)
+        }
+        Err(_) => Err(GraphError::io(
+            path,
+            std::io::Error::new(
+                std::io::ErrorKind::NotFound,
+                "no such file or directory, and not a built-in dataset (ba-shapes, \
+                 tree-cycles, tree-grid)",
+            ),
+        )
+        .into()),
+    }
+}
+
+/// Reads an allowed-pairs file (the paper's V_c): one pair `u w` or `u,w` a line, original ids;
+/// blank lines and `#` comments skipped.
+pub fn read_pairs(path: impl AsRef<Path>, num_nodes: usize) -> Result<Vec<(u32, u32)>> {
+    let path = path.as_ref();
+    let text = std::fs::read_to_string(path).map_err(|source| Error::Io {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    let mut out = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        let line = line.split('#').next().unwrap_or("").trim();
+        if line.is_empty() {
+            continue;
+        }
+        let bad = |reason: String| Error::InvalidValue {
+            what: "allowed pair",
+            value: format!("{}:{}: {line}", path.display(), i + 1),
+            reason,
+        };
+        let parts: Vec<&str> = line
+            .split(|c: char| c == ',' || c.is_whitespace())
+            .filter(|p| !p.is_empty())
+            .collect();
+        let [u, w] = parts.as_slice() else {
+            return Err(bad("expected two node ids".into()));
+        };
+        let id = |s: &str| -> Result<u32> {
+            let v: u32 = s
+                .parse()
+                .map_err(|_| bad(format!("`{s}` is not a node id")))?;
+            if v as usize >= num_nodes {
+                return Err(bad(format!("node {v} is out of range ({num_nodes} nodes)")));
+            }
+            Ok(v)
+        };
+        out.push((id(u)?, id(w)?));
+    }
+    Ok(out)
+}
+
+/// Everything that defines an `induce explain` run; saved as its `config.json`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ExplainJob {
+    /// The data (file, folder or built-in name).
+    pub data: String,
+    /// Its format (`None`: detected).
+    #[serde(with = "format_serde")]
+    pub format: Option<DataFormat>,
+    /// The black box: the authors' `.safetensors`, a `.bpk` checkpoint or a run directory.
+    pub black_box: PathBuf,
+    /// A trained policy (`.bpk` or the directory `induce train` wrote), for the inductive
+    /// methods.
+    pub policy: Option<PathBuf>,
+    /// The methods, in order.
+    pub methods: Vec<Method>,
+    /// Which nodes to explain.
+    pub targets: TargetSpec,
+    /// Keep only the paper's targets (non-zero label, predicted correctly) of a broad spec
+    /// (`train`, `test`, `all`).
+    pub paper_filter: bool,
+    /// Explain only this shard of the targets.
+    pub shard: Option<Shard>,
+    /// Edit types allowed (`None`: the method's own).
+    pub edits: Option<EditMode>,
+    /// The allowed pairs V_c (`None`: every pair).
+    pub allowed: Option<Vec<(u32, u32)>>,
+    /// Seed of the run (generated data, policy initialisation, sampling).
+    pub seed: u64,
+    /// InduCE settings of the transductive and untrained methods (the trained ones take theirs
+    /// from the checkpoint, apart from `edits` and `allowed`).
+    pub induce: InduceConfig,
+    /// Worker threads (0: all cores); results do not depend on it.
+    pub threads: usize,
+}
+
+mod format_serde {
+    use induce_graph::io::DataFormat;
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(f: &Option<DataFormat>, s: S) -> Result<S::Ok, S::Error> {
+        match f {
+            Some(f) => s.serialize_some(f.name()),
+            None => s.serialize_none(),
+        }
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<DataFormat>, D::Error> {
+        let s: Option<String> = Option::deserialize(d)?;
+        s.map(|s| s.parse().map_err(serde::de::Error::custom))
+            .transpose()
+    }
+}
+
+impl ExplainJob {
+    /// A job with the paper's settings for the dataset family of `data`'s name (see
+    /// [`Preset::for_dataset`]): transductive γ 0.6 and the family's episode cap, the paper's
+    /// target filter, all cores.
+    pub fn new(data: impl Into<String>, black_box: impl Into<PathBuf>, methods: &[Method]) -> Self {
+        let data = data.into();
+        let stem = Path::new(&data)
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let seed = induce_graph::DEFAULT_SEED;
+        Self {
+            induce: Preset::for_dataset(&stem).transductive(seed),
+            data,
+            format: None,
+            black_box: black_box.into(),
+            policy: None,
+            methods: methods.to_vec(),
+            targets: TargetSpec::Test,
+            paper_filter: true,
+            shard: None,
+            edits: None,
+            allowed: None,
+            seed,
+            threads: 0,
+        }
+    }
+}
+
+/// The notes a run's summary carries: the data's, and why a metric is undefined.
+pub fn run_notes(data: &Dataset) -> Vec<String> {
+    let mut notes = data.notes.clone();
+    if data.graph.motifs().is_none() {
+        notes.push(format!(
+            "strict_accuracy: undefined, {} has no motif ground truth",
+            data.name
+        ));
+    }
+    notes
+}
+
+/// The summary skeleton of a run on `data` (rows added by the caller).
+pub fn summary_for(
+    data: &Dataset,
+    black_box: &dyn BlackBox,
+    seed: u64,
+    shard: Option<Shard>,
+    runs: &[MethodRun],
+) -> Result<RunSummary> {
+    let (train, test) = split_accuracy(black_box, data)?;
+    Ok(RunSummary {
+        dataset: data.name.clone(),
+        seed,
+        graph: GraphSize {
+            nodes: data.graph.num_nodes(),
+            edges: data.graph.num_edges(),
+        },
+        black_box: BlackBoxAccuracy {
+            train_accuracy: train,
+            test_accuracy: test,
+        },
+        shard,
+        runs: runs.iter().map(MethodRun::row).collect(),
+        notes: run_notes(data),
+    })
+}
+
+/// Resolves the targets of a job on `data`: the spec, the paper's filter for broad specs, then
+/// the shard. An empty result is an error saying which step emptied it.
+pub fn resolve_targets(
+    spec: &TargetSpec,
+    paper_filter: bool,
+    shard: Option<Shard>,
+    data: &Dataset,
+    black_box: &dyn BlackBox,
+    hops: u32,
+) -> Result<Vec<u32>> {
+    let mut targets = spec.resolve(data)?;
+    if paper_filter && spec.is_broad() {
+        let n = targets.len();
+        targets = select_targets(data, black_box, &targets, hops)?;
+        if targets.is_empty() {
+            return Err(induce_explain::ExplainError::NoTargets(format!(
+                "none of the {n} nodes of `{spec}` has a non-zero label predicted correctly \
+                 (the paper's targets); pass --all-nodes to explain them anyway"
+            ))
+            .into());
+        }
+    }
+    if let Some(s) = shard {
+        let n = targets.len();
+        targets = s.select(&targets);
+        if targets.is_empty() {
+            return Err(induce_explain::ExplainError::NoTargets(format!(
+                "shard {s} of {n} targets is empty"
+            ))
+            .into());
+        }
+    }
+    Ok(targets)
+}
+
+fn threads(n: usize) -> usize {
+    if n == 0 {
+        induce_explain::parallel::default_threads()
+    } else {
+        n
+    }
+}
+
+/// Runs an explain job: loads the data, the black box and (for the inductive methods) the
+/// policy, checks everything before explaining anything, then explains the targets with every
+/// method. Returns the summary and the per-method records (write them with
+/// [`RunWriter`](induce_explain::pipeline::RunWriter)).
+pub fn explain_job(
+    job: &ExplainJob,
+    device: &Device,
+    progress: &dyn Progress,
+) -> Result<(RunSummary, Vec<MethodRun>)> {
+    if job.methods.is_empty() {
+        return Err(Error::InvalidValue {
+            what: "method list",
+            value: String::new(),
+            reason: "give at least one method".into(),
+        });
+    }
+    let data = load_data(&job.data, job.format, job.seed)?;
+    let bb = load_black_box(&job.black_box, &data, job.induce.kernel, device)?;
+    let bb = bb.black_box.as_ref();
+    let mut base = job.induce.clone();
+    if let Some(m) = job.edits {
+        base.env.mode = m;
+    }
+    if job.allowed.is_some() {
+        base.env.allowed = job.allowed.clone();
+    }
+    // Load every policy before explaining anything: a bad checkpoint fails fast.
+    let mut plans = Vec::new();
+    for &m in &job.methods {
+        let (policy, config) = if m.needs_policy() {
+            let path = job.policy.as_ref().ok_or_else(|| Error::InvalidValue {
+                what: "method",
+                value: m.name().into(),
+                reason: "needs a trained policy: pass --policy (a .bpk or the directory \
+                         `induce train` wrote)"
+                    .into(),
+            })?;
+            let (p, meta) = load_trained_policy(path, m, &data, bb, device)?;
+            let mut c = meta.induce;
+            c.kernel = job.induce.kernel;
+            if let Some(mode) = job.edits {
+                c.env.mode = mode;
+            }
+            if job.allowed.is_some() {
+                c.env.allowed = job.allowed.clone();
+            }
+            (Some(p), c)
+        } else {
+            (None, base.clone())
+        };
+        plans.push((m, policy, config));
+    }
+    let hops = base.env.hops;
+    let targets = resolve_targets(&job.targets, job.paper_filter, job.shard, &data, bb, hops)?;
+    let ctx = EvalContext::new(&data.graph, bb, hops)?;
+    let opts = ExplainOptions {
+        threads: threads(job.threads),
+        progress,
+    };
+    let mut runs = Vec::new();
+    for (m, policy, config) in &plans {
+        if config.env.hops != hops {
+            return Err(Error::InvalidValue {
+                what: "policy",
+                value: m.name().into(),
+                reason: format!(
+                    "trained on {}-hop neighbourhoods, the run uses {hops}",
+                    config.env.hops
+                ),
+            });
+        }
+        let e = explainer(*m, &data, bb, policy.as_ref(), config, device)?;
+        runs.push(explain_targets(e.as_ref(), &ctx, &targets, &opts)?);
+    }
+    let summary = summary_for(&data, bb, job.seed, job.shard, &runs)?;
+    Ok((summary, runs))
+}
+
+/// Everything that defines an `induce train` run; saved beside the policy.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TrainJob {
+    /// The data (file, folder or built-in name).
+    pub data: String,
+    /// Its format (`None`: detected).
+    #[serde(with = "format_serde")]
+    pub format: Option<DataFormat>,
+    /// The black box (see [`load_black_box`]).
+    pub black_box: PathBuf,
+    /// Training targets (default: the training split, filtered as the paper does).
+    pub targets: TargetSpec,
+    /// Keep only the paper's targets of a broad spec.
+    pub paper_filter: bool,
+    /// InduCE settings (γ, episodes, seed, environment).
+    pub induce: InduceConfig,
+}
+
+impl TrainJob {
+    /// The paper's inductive settings for the family of `data`'s name.
+    pub fn new(data: impl Into<String>, black_box: impl Into<PathBuf>) -> Self {
+        let data = data.into();
+        let stem = Path::new(&data)
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        Self {
+            induce: Preset::for_dataset(&stem).inductive(induce_graph::DEFAULT_SEED),
+            data,
+            format: None,
+            black_box: black_box.into(),
+            targets: TargetSpec::Train,
+            paper_filter: true,
+        }
+    }
+}
+
+/// What [`train_job`] measured.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TrainOutcome {
+    /// Number of training targets.
+    pub targets: usize,
+    /// Statistics of the last epoch.
+    pub last_epoch: Option<EpochStats>,
+    /// Training time.
+    pub seconds: f64,
+}
+
+/// Trains an inductive policy (InduCE, REINFORCE) on the job's targets. Returns the policy, the
+/// metadata to save beside it ([`induce_rl::save_policy`]) and what training measured.
+pub fn train_job(
+    job: &TrainJob,
+    device: &Device,
+    progress: &dyn Progress,
+) -> Result<(induce_models::Policy, PolicyMeta, TrainOutcome)> {
+    let data = load_data(&job.data, job.format, job.induce.seed)?;
+    let bb = load_black_box(&job.black_box, &data, job.induce.kernel, device)?;
+    let bb = bb.black_box.as_ref();
+    let hops = job.induce.env.hops;
+    let targets = resolve_targets(&job.targets, job.paper_filter, None, &data, bb, hops)?;
+    progress.begin("train policy", job.induce.episodes);
+    let mut last = None;
+    let (policy, seconds) = timed(|| {
+        train_inductive(&data.graph, bb, &targets, &job.induce, device, |s| {
+            progress.message(&format!(
+                "return {:.3} flipped {:.0}% edits {:.2}",
+                s.mean_return,
+                100.0 * s.flipped,
+                s.mean_edits
+            ));
+            progress.advance(1);
+            last = Some(s.clone());
+        })
+    });
+    progress.end();
+    let meta = PolicyMeta {
+        feature_dim: data.graph.features().dim(),
+        num_classes: bb.num_classes(),
+        induce: job.induce.clone(),
+    };
+    Ok((
+        policy?,
+        meta,
+        TrainOutcome {
+            targets: targets.len(),
+            last_epoch: last,
+            seconds,
+        },
+    ))
+}
