@@ -16,7 +16,7 @@ use induce_explain::pipeline::{
     select_targets,
 };
 use induce_graph::io::DataFormat;
-use induce_graph::k_hop;
+use induce_graph::{Dataset, k_hop};
 use induce_models::checkpoint::{load_gcn, save_gcn};
 use induce_models::{GcnConfig, GcnTrainingConfig, train_gcn};
 use induce_rl::{EditMode, InduceConfig, PolicyMeta, save_policy, timed, train_inductive};
@@ -93,6 +93,18 @@ pub fn run(
     progress: &dyn Progress,
 ) -> Result<RunSummary> {
     let data = load_data(&config.dataset, format, config.seed)?;
+    run_on(config, &data, out, device, progress)
+}
+
+/// [`run`] on a dataset already in memory (e.g. a subgraph cut out of a larger graph, as the
+/// Amazon-Photo protocol does); `config.dataset` only names it in `config.json`.
+pub fn run_on(
+    config: &ExperimentConfig,
+    data: &Dataset,
+    out: impl AsRef<Path>,
+    device: &Device,
+    progress: &dyn Progress,
+) -> Result<RunSummary> {
     let writer = RunWriter::create(out)?;
     let g = &data.graph;
     let (d, c) = (g.features().dim(), g.num_classes());
@@ -104,7 +116,7 @@ pub fn run(
                 .with_init_seed(config.seed);
             let tcfg = GcnTrainingConfig::new(gcfg.clone()).with_epochs(config.black_box_epochs);
             progress.message("training the black box");
-            let (m, _) = train_gcn(&data, &tcfg, device)?;
+            let (m, _) = train_gcn(data, &tcfg, device)?;
             save_gcn(&m, &gcfg, &writer.path().join("black_box.bpk"))?;
             m
         }
@@ -113,17 +125,17 @@ pub fn run(
     let bb = loaded.black_box.as_ref();
 
     let hops = config.inductive.env.hops;
-    let train_targets = select_targets(&data, bb, &data.split.train, hops)?;
+    let train_targets = select_targets(data, bb, &data.split.train, hops)?;
     let mut eval_targets = match &data.eval_targets {
         Some(e) => e.clone(),
-        None => select_targets(&data, bb, &data.split.test, hops)?,
+        None => select_targets(data, bb, &data.split.test, hops)?,
     };
     if let Some(k) = config.max_targets {
         eval_targets.truncate(k);
     }
     if eval_targets.is_empty() {
         return Err(induce_explain::ExplainError::NoTargets(format!(
-            "{} has no test node with a non-zero label that the black box predicts correctly",
+            "{} has no test node that is one of the paper's targets",
             data.name
         ))
         .into());
@@ -188,12 +200,12 @@ pub fn run(
         } else {
             (None, 0.0)
         };
-        let e = explainer(method, &data, bb, policy.as_ref(), &icfg, device)?;
+        let e = explainer(method, data, bb, policy.as_ref(), &icfg, device)?;
         let mut run = explain_targets(e.as_ref(), &ctx, &eval_targets, &opts)?;
         run.train_seconds = train_seconds;
         runs.push(run);
     }
-    let summary = summary_for(&data, bb, config.seed, None, &runs)?;
+    let summary = summary_for(data, bb, config.seed, None, &runs)?;
     let config_json = serde_json::to_value(config).map_err(|e| Error::InvalidValue {
         what: "experiment config",
         value: config.dataset.clone(),

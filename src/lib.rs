@@ -33,7 +33,7 @@
 //! # { // (the doctest trains a small black box; yours comes from a file)
 //! #   use induce::models::{GcnConfig, GcnTrainingConfig, train_gcn, checkpoint::save_gcn};
 //! #   let c = GcnConfig::new(data.graph.features().dim(), data.graph.num_classes());
-//! #   let (m, _) = train_gcn(&data, &GcnTrainingConfig::new(c.clone()).with_epochs(200), &device)?;
+//! #   let (m, _) = train_gcn(&data, &GcnTrainingConfig::new(c.clone()), &device)?;
 //! #   save_gcn(&m, &c, &bb_path)?;
 //! # }
 //! // A black box: `syn1_gcn.safetensors` from the authors, or a `.bpk` of ours.

@@ -122,7 +122,9 @@ pub struct ExplainJob {
     /// InduCE settings of the transductive and untrained methods (the trained ones take theirs
     /// from the checkpoint, apart from `edits` and `allowed`).
     pub induce: InduceConfig,
-    /// Worker threads (0: all cores); results do not depend on it.
+    /// Worker threads (0: all cores). Results do not depend on it, so it is not saved in
+    /// `config.json` (shards run with different thread counts merge).
+    #[serde(skip)]
     pub threads: usize,
 }
 
@@ -227,8 +229,9 @@ pub fn resolve_targets(
         targets = select_targets(data, black_box, &targets, hops)?;
         if targets.is_empty() {
             return Err(induce_explain::ExplainError::NoTargets(format!(
-                "none of the {n} nodes of `{spec}` has a non-zero label predicted correctly \
-                 (the paper's targets); pass --all-nodes to explain them anyway"
+                "none of the {n} nodes of `{spec}` is one of the paper's targets (predicted \
+                 correctly; with a non-zero label on motif graphs); pass --all-nodes to explain \
+                 them anyway"
             ))
             .into());
         }

@@ -281,7 +281,8 @@ pub(crate) mod testutil {
             "prune"
         }
         fn explain(&self, g: &Graph, t: u32) -> Result<Explanation> {
-            let nb: Vec<u32> = g.neighbors(t).collect();
+            let mut nb: Vec<u32> = g.neighbors(t).collect();
+            nb.sort_unstable();
             if nb.len() <= 1 {
                 return Err(ExplainError::NoCandidate { target: t });
             }

@@ -1,0 +1,253 @@
+//! The `induce` command line end to end, as a user runs it: generate → train the black box →
+//! train a policy → explain → eval; shards merged equal an unsharded run; the authors' syn1 from
+//! files; every bad input gives one clear line, a non-zero exit and no output directory.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn induce(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_induce"))
+        .args(args)
+        .arg("--no-progress")
+        .output()
+        .expect("the induce binary runs")
+}
+
+fn induce_plain(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_induce"))
+        .args(args)
+        .output()
+        .expect("the induce binary runs")
+}
+
+fn ok(out: Output) -> String {
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        out.status.success(),
+        "failed: {}\n{stdout}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    stdout
+}
+
+fn s(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+/// `../shared/reference` beside the clone, or `$INDUCE_SHARED/reference`.
+fn reference_dir() -> Option<PathBuf> {
+    let base = std::env::var_os("INDUCE_SHARED")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared"));
+    let dir = base.join("reference");
+    if dir.join("syn1.npz").is_file() {
+        Some(dir)
+    } else {
+        eprintln!("skipped: {} not found", dir.display());
+        None
+    }
+}
+
+/// Generated Tree-Cycles as an npz file, a black box trained on it, and an inductive policy.
+struct Prepared {
+    _tmp: tempfile::TempDir,
+    root: PathBuf,
+    data: PathBuf,
+    black_box: PathBuf,
+    policy: PathBuf,
+}
+
+fn prepare() -> Prepared {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().to_path_buf();
+    let data = root.join("tc.npz");
+    ok(induce_plain(&[
+        "data", "generate", "--kind", "tree-cycles", "--seed", "5", "--out", s(&data),
+    ]));
+    let inspect = ok(induce_plain(&["data", "inspect", s(&data)]));
+    assert!(inspect.contains("nodes        871"), "{inspect}");
+    assert!(inspect.contains("60 motif instances"), "{inspect}");
+    let black_box = root.join("bb");
+    let out = ok(induce(&[
+        "train-black-box", "--data", s(&data), "--out", s(&black_box),
+    ]));
+    assert!(out.contains("test accuracy"), "{out}");
+    assert!(black_box.join("black_box.bpk").is_file());
+    let policy = root.join("policy");
+    ok(induce(&[
+        "train", "--data", s(&data), "--black-box", s(&black_box), "--episodes", "3", "--out",
+        s(&policy),
+    ]));
+    assert!(policy.join("policy.bpk").is_file() && policy.join("policy.json").is_file());
+    Prepared {
+        _tmp: tmp,
+        root,
+        data,
+        black_box,
+        policy,
+    }
+}
+
+fn explain_args<'a>(p: &'a Prepared, out: &'a Path, extra: &[&'a str]) -> Vec<&'a str> {
+    let mut v = vec![
+        "explain",
+        "--data",
+        s(&p.data),
+        "--black-box",
+        s(&p.black_box),
+        "--policy",
+        s(&p.policy),
+        "--method",
+        "inductive,transductive,untrained",
+        "--episodes",
+        "5",
+        "--out",
+        s(out),
+    ];
+    v.extend_from_slice(extra);
+    v
+}
+
+#[test]
+fn generate_train_explain_eval_round_trip_and_shards_merge_to_the_whole_run() {
+    let p = prepare();
+    let whole = p.root.join("whole");
+    let table = ok(induce(&explain_args(&p, &whole, &[])));
+    for m in ["inductive", "transductive", "untrained"] {
+        assert!(table.contains(m), "{table}");
+    }
+    let summary: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(whole.join("summary.json")).unwrap()).unwrap();
+    let runs = summary["runs"].as_array().unwrap();
+    assert_eq!(runs.len(), 3);
+    let targets = runs[0]["targets"].as_u64().unwrap() as usize;
+    assert!(targets > 10, "{summary}");
+    let jsonl = std::fs::read_to_string(whole.join("explanations.jsonl")).unwrap();
+    assert_eq!(jsonl.lines().count(), 3 * targets);
+
+    // Four shards, merged in scrambled order, equal the whole run.
+    let mut shards = Vec::new();
+    for i in [3, 1, 4, 2] {
+        let d = p.root.join(format!("shard{i}"));
+        let shard = format!("{i}/4");
+        ok(induce(&explain_args(&p, &d, &["--shard", &shard, "--threads", "1"])));
+        shards.push(d);
+    }
+    let merged = p.root.join("merged");
+    let mut args = vec!["merge"];
+    args.extend(shards.iter().map(|d| s(d)));
+    args.extend(["--out", s(&merged)]);
+    ok(induce_plain(&args));
+    assert_eq!(
+        std::fs::read_to_string(merged.join("explanations.jsonl")).unwrap(),
+        jsonl
+    );
+    assert_eq!(
+        std::fs::read_to_string(merged.join("config.json")).unwrap(),
+        std::fs::read_to_string(whole.join("config.json")).unwrap()
+    );
+    let m: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(merged.join("summary.json")).unwrap()).unwrap();
+    for (a, b) in m["runs"].as_array().unwrap().iter().zip(runs) {
+        for key in ["targets", "found", "fidelity", "size_mean", "size_std", "accuracy",
+            "strict_accuracy", "sparsity", "additions", "deletions", "size_histogram"]
+        {
+            assert_eq!(a[key], b[key], "{key}");
+        }
+    }
+    // Missing shard: refused, nothing written.
+    let bad = p.root.join("bad-merge");
+    let out = induce_plain(&["merge", s(&shards[0]), s(&shards[1]), "--out", s(&bad)]);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("shards missing: [2/4, 4/4]"));
+    assert!(!bad.exists());
+
+    // eval prints both runs side by side.
+    let t = ok(induce_plain(&["eval", s(&whole), s(&merged)]));
+    assert!(t.contains("run 1:") && t.contains("run 2:"), "{t}");
+}
+
+#[test]
+fn bad_inputs_give_one_clear_line_and_no_output() {
+    let p = prepare();
+    let bb = s(&p.black_box);
+    let data = s(&p.data);
+    let ids = p.root.join("ids.txt");
+    std::fs::write(&ids, "520\nnot-a-node\n").unwrap();
+    let ids_arg = format!("@{}", ids.display());
+    let pairs = p.root.join("pairs.txt");
+    std::fs::write(&pairs, "520 521\n1 x\n").unwrap();
+    let pairs_arg = pairs.display().to_string();
+    let cases: Vec<(Vec<&str>, &str)> = vec![
+        (vec!["--data", "missing.npz", "--black-box", bb, "--method", "transductive"],
+            "missing.npz: no such file or directory"),
+        (vec!["--data", data, "--black-box", "nope.bpk", "--method", "transductive"],
+            "nope.bpk: no such checkpoint file"),
+        (vec!["--data", data, "--black-box", bb, "--method", "magic"],
+            "invalid method `magic`"),
+        (vec!["--data", data, "--black-box", bb, "--method", "transductive", "--targets",
+            "12,99999"], "target node 99999 is out of range: the graph has 871 nodes"),
+        (vec!["--data", data, "--black-box", bb, "--method", "transductive", "--shard", "3/2"],
+            "invalid shard `3/2`"),
+        (vec!["--data", data, "--black-box", bb, "--method", "transductive", "--targets",
+            "eval"], "tc has no evaluation set"),
+        (vec!["--data", data, "--black-box", bb, "--method", "transductive", "--targets",
+            &ids_arg], "ids.txt line 2: `not-a-node` is not a node id"),
+        (vec!["--data", data, "--black-box", bb, "--method", "inductive"],
+            "needs a trained policy"),
+        (vec!["--data", data, "--black-box", bb, "--method", "transductive", "--allowed",
+            &pairs_arg], "`x` is not a node id"),
+        (vec!["--data", data, "--black-box", data, "--method", "transductive"],
+            "not a model file"),
+    ];
+    for (i, (args, expect)) in cases.iter().enumerate() {
+        let out_dir = p.root.join(format!("bad{i}"));
+        let mut a = vec!["explain"];
+        a.extend(args.iter().copied());
+        a.extend(["--out", s(&out_dir)]);
+        let out = induce(&a);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "case {i} succeeded: {args:?}");
+        assert!(err.contains(expect), "case {i}: expected `{expect}` in: {err}");
+        assert!(!out_dir.exists(), "case {i} left {}", out_dir.display());
+    }
+    // The list `1,2,3` is taken as given: base-graph nodes are explained when named.
+    let named = p.root.join("named");
+    ok(induce(&[
+        "explain", "--data", data, "--black-box", bb, "--method", "transductive", "--episodes",
+        "2", "--targets", "1,2,3", "--out", s(&named),
+    ]));
+    // A checkpoint for other data: both numbers, in the order the words give them.
+    let ba = p.root.join("ba.npz");
+    ok(induce_plain(&["data", "generate", "--kind", "ba-shapes", "--out", s(&ba)]));
+    let out = induce(&[
+        "explain", "--data", s(&ba), "--black-box", bb, "--method", "transductive", "--out",
+        s(&p.root.join("bad-dims")),
+    ]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("number of classes (the data's vs the checkpoint's): expected 4, got 2"),
+        "{err}"
+    );
+    assert_eq!(err.lines().count(), 1, "{err}");
+}
+
+#[test]
+fn explains_the_authors_syn1_from_files() {
+    let Some(dir) = reference_dir() else { return };
+    let tmp = tempfile::tempdir().unwrap();
+    let (data, bb) = (dir.join("syn1.npz"), dir.join("syn1_gcn.safetensors"));
+    let inspect = ok(induce_plain(&["data", "inspect", s(&data)]));
+    assert!(inspect.contains("80 motif instances over 400 nodes"), "{inspect}");
+    let out = tmp.path().join("syn1");
+    ok(induce(&[
+        "explain", "--data", s(&data), "--black-box", s(&bb), "--method", "transductive",
+        "--episodes", "5", "--targets", "eval", "--out", s(&out),
+    ]));
+    let summary: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out.join("summary.json")).unwrap()).unwrap();
+    assert_eq!(summary["runs"][0]["targets"], 76);
+    assert!(summary["runs"][0]["strict_accuracy"].is_number(), "{summary}");
+    let lines = std::fs::read_to_string(out.join("explanations.jsonl")).unwrap();
+    assert_eq!(lines.lines().count(), 76);
+}
