@@ -13,7 +13,6 @@
 //! `--scale` instead runs InduCE on an ogbn-arxiv-sized graph (`induce::rl::scale`; several
 //! minutes, most of it training the black box) and also writes `scale.json` (its report).
 
-#[allow(dead_code)]
 mod common;
 
 use std::path::PathBuf;

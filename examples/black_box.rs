@@ -9,7 +9,6 @@
 //! Writes `gcn.bpk` (+ `gcn.json`, its config), `report.json` and `run.json` (the arguments)
 //! into `--out` (default `runs/black-box/<dataset>`).
 
-#[allow(dead_code)]
 mod common;
 
 use std::path::{Path, PathBuf};

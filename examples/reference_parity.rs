@@ -10,7 +10,6 @@
 //! differing step, and writes `parity.json` into `--out` (default `runs/parity`). Exits with an
 //! error when a dataset misses its required count (syn1 76, syn4 72, syn5 128).
 
-#[allow(dead_code)]
 mod common;
 
 use std::path::PathBuf;

@@ -288,7 +288,9 @@ pub fn explainer<'a>(
             device,
         )),
         Method::Untrained => {
-            let p = config.policy_config(d, black_box.num_classes()).init(device);
+            let p = config
+                .policy_config(d, black_box.num_classes())
+                .init(device);
             Box::new(
                 InduceExplainer::new(method.name(), &p, black_box, config.env.clone(), device)
                     .with_kernel(config.kernel),

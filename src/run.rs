@@ -36,7 +36,8 @@ pub fn load_data(spec: &str, format: Option<DataFormat>, seed: u64) -> Result<Da
     match spec.parse::<SyntheticKind>() {
         Ok(kind) => {
             let mut d = kind.generate(seed)?;
-            d.notes.push(format!("generated {} with seed {seed}", kind.name()));
+            d.notes
+                .push(format!("generated {} with seed {seed}", kind.name()));
             Ok(d)
         }
         Err(_) => Err(GraphError::io(

@@ -62,20 +62,38 @@ fn prepare() -> Prepared {
     let root = tmp.path().to_path_buf();
     let data = root.join("tc.npz");
     ok(induce_plain(&[
-        "data", "generate", "--kind", "tree-cycles", "--seed", "5", "--out", s(&data),
+        "data",
+        "generate",
+        "--kind",
+        "tree-cycles",
+        "--seed",
+        "5",
+        "--out",
+        s(&data),
     ]));
     let inspect = ok(induce_plain(&["data", "inspect", s(&data)]));
     assert!(inspect.contains("nodes        871"), "{inspect}");
     assert!(inspect.contains("60 motif instances"), "{inspect}");
     let black_box = root.join("bb");
     let out = ok(induce(&[
-        "train-black-box", "--data", s(&data), "--out", s(&black_box),
+        "train-black-box",
+        "--data",
+        s(&data),
+        "--out",
+        s(&black_box),
     ]));
     assert!(out.contains("test accuracy"), "{out}");
     assert!(black_box.join("black_box.bpk").is_file());
     let policy = root.join("policy");
     ok(induce(&[
-        "train", "--data", s(&data), "--black-box", s(&black_box), "--episodes", "3", "--out",
+        "train",
+        "--data",
+        s(&data),
+        "--black-box",
+        s(&black_box),
+        "--episodes",
+        "3",
+        "--out",
         s(&policy),
     ]));
     assert!(policy.join("policy.bpk").is_file() && policy.join("policy.json").is_file());
@@ -130,7 +148,11 @@ fn generate_train_explain_eval_round_trip_and_shards_merge_to_the_whole_run() {
     for i in [3, 1, 4, 2] {
         let d = p.root.join(format!("shard{i}"));
         let shard = format!("{i}/4");
-        ok(induce(&explain_args(&p, &d, &["--shard", &shard, "--threads", "1"])));
+        ok(induce(&explain_args(
+            &p,
+            &d,
+            &["--shard", &shard, "--threads", "1"],
+        )));
         shards.push(d);
     }
     let merged = p.root.join("merged");
@@ -149,9 +171,19 @@ fn generate_train_explain_eval_round_trip_and_shards_merge_to_the_whole_run() {
     let m: serde_json::Value =
         serde_json::from_slice(&std::fs::read(merged.join("summary.json")).unwrap()).unwrap();
     for (a, b) in m["runs"].as_array().unwrap().iter().zip(runs) {
-        for key in ["targets", "found", "fidelity", "size_mean", "size_std", "accuracy",
-            "strict_accuracy", "sparsity", "additions", "deletions", "size_histogram"]
-        {
+        for key in [
+            "targets",
+            "found",
+            "fidelity",
+            "size_mean",
+            "size_std",
+            "accuracy",
+            "strict_accuracy",
+            "sparsity",
+            "additions",
+            "deletions",
+            "size_histogram",
+        ] {
             assert_eq!(a[key], b[key], "{key}");
         }
     }
@@ -179,26 +211,112 @@ fn bad_inputs_give_one_clear_line_and_no_output() {
     std::fs::write(&pairs, "520 521\n1 x\n").unwrap();
     let pairs_arg = pairs.display().to_string();
     let cases: Vec<(Vec<&str>, &str)> = vec![
-        (vec!["--data", "missing.npz", "--black-box", bb, "--method", "transductive"],
-            "missing.npz: no such file or directory"),
-        (vec!["--data", data, "--black-box", "nope.bpk", "--method", "transductive"],
-            "nope.bpk: no such checkpoint file"),
-        (vec!["--data", data, "--black-box", bb, "--method", "magic"],
-            "invalid method `magic`"),
-        (vec!["--data", data, "--black-box", bb, "--method", "transductive", "--targets",
-            "12,99999"], "target node 99999 is out of range: the graph has 871 nodes"),
-        (vec!["--data", data, "--black-box", bb, "--method", "transductive", "--shard", "3/2"],
-            "invalid shard `3/2`"),
-        (vec!["--data", data, "--black-box", bb, "--method", "transductive", "--targets",
-            "eval"], "tc has no evaluation set"),
-        (vec!["--data", data, "--black-box", bb, "--method", "transductive", "--targets",
-            &ids_arg], "ids.txt line 2: `not-a-node` is not a node id"),
-        (vec!["--data", data, "--black-box", bb, "--method", "inductive"],
-            "needs a trained policy"),
-        (vec!["--data", data, "--black-box", bb, "--method", "transductive", "--allowed",
-            &pairs_arg], "`x` is not a node id"),
-        (vec!["--data", data, "--black-box", data, "--method", "transductive"],
-            "not a model file"),
+        (
+            vec![
+                "--data",
+                "missing.npz",
+                "--black-box",
+                bb,
+                "--method",
+                "transductive",
+            ],
+            "missing.npz: no such file or directory",
+        ),
+        (
+            vec![
+                "--data",
+                data,
+                "--black-box",
+                "nope.bpk",
+                "--method",
+                "transductive",
+            ],
+            "nope.bpk: no such checkpoint file",
+        ),
+        (
+            vec!["--data", data, "--black-box", bb, "--method", "magic"],
+            "invalid method `magic`",
+        ),
+        (
+            vec![
+                "--data",
+                data,
+                "--black-box",
+                bb,
+                "--method",
+                "transductive",
+                "--targets",
+                "12,99999",
+            ],
+            "target node 99999 is out of range: the graph has 871 nodes",
+        ),
+        (
+            vec![
+                "--data",
+                data,
+                "--black-box",
+                bb,
+                "--method",
+                "transductive",
+                "--shard",
+                "3/2",
+            ],
+            "invalid shard `3/2`",
+        ),
+        (
+            vec![
+                "--data",
+                data,
+                "--black-box",
+                bb,
+                "--method",
+                "transductive",
+                "--targets",
+                "eval",
+            ],
+            "tc has no evaluation set",
+        ),
+        (
+            vec![
+                "--data",
+                data,
+                "--black-box",
+                bb,
+                "--method",
+                "transductive",
+                "--targets",
+                &ids_arg,
+            ],
+            "ids.txt line 2: `not-a-node` is not a node id",
+        ),
+        (
+            vec!["--data", data, "--black-box", bb, "--method", "inductive"],
+            "needs a trained policy",
+        ),
+        (
+            vec![
+                "--data",
+                data,
+                "--black-box",
+                bb,
+                "--method",
+                "transductive",
+                "--allowed",
+                &pairs_arg,
+            ],
+            "`x` is not a node id",
+        ),
+        (
+            vec![
+                "--data",
+                data,
+                "--black-box",
+                data,
+                "--method",
+                "transductive",
+            ],
+            "not a model file",
+        ),
     ];
     for (i, (args, expect)) in cases.iter().enumerate() {
         let out_dir = p.root.join(format!("bad{i}"));
@@ -208,20 +326,48 @@ fn bad_inputs_give_one_clear_line_and_no_output() {
         let out = induce(&a);
         let err = String::from_utf8_lossy(&out.stderr);
         assert!(!out.status.success(), "case {i} succeeded: {args:?}");
-        assert!(err.contains(expect), "case {i}: expected `{expect}` in: {err}");
+        assert!(
+            err.contains(expect),
+            "case {i}: expected `{expect}` in: {err}"
+        );
         assert!(!out_dir.exists(), "case {i} left {}", out_dir.display());
     }
     // The list `1,2,3` is taken as given: base-graph nodes are explained when named.
     let named = p.root.join("named");
     ok(induce(&[
-        "explain", "--data", data, "--black-box", bb, "--method", "transductive", "--episodes",
-        "2", "--targets", "1,2,3", "--out", s(&named),
+        "explain",
+        "--data",
+        data,
+        "--black-box",
+        bb,
+        "--method",
+        "transductive",
+        "--episodes",
+        "2",
+        "--targets",
+        "1,2,3",
+        "--out",
+        s(&named),
     ]));
     // A checkpoint for other data: both numbers, in the order the words give them.
     let ba = p.root.join("ba.npz");
-    ok(induce_plain(&["data", "generate", "--kind", "ba-shapes", "--out", s(&ba)]));
+    ok(induce_plain(&[
+        "data",
+        "generate",
+        "--kind",
+        "ba-shapes",
+        "--out",
+        s(&ba),
+    ]));
     let out = induce(&[
-        "explain", "--data", s(&ba), "--black-box", bb, "--method", "transductive", "--out",
+        "explain",
+        "--data",
+        s(&ba),
+        "--black-box",
+        bb,
+        "--method",
+        "transductive",
+        "--out",
         s(&p.root.join("bad-dims")),
     ]);
     let err = String::from_utf8_lossy(&out.stderr);
@@ -238,16 +384,33 @@ fn explains_the_authors_syn1_from_files() {
     let tmp = tempfile::tempdir().unwrap();
     let (data, bb) = (dir.join("syn1.npz"), dir.join("syn1_gcn.safetensors"));
     let inspect = ok(induce_plain(&["data", "inspect", s(&data)]));
-    assert!(inspect.contains("80 motif instances over 400 nodes"), "{inspect}");
+    assert!(
+        inspect.contains("80 motif instances over 400 nodes"),
+        "{inspect}"
+    );
     let out = tmp.path().join("syn1");
     ok(induce(&[
-        "explain", "--data", s(&data), "--black-box", s(&bb), "--method", "transductive",
-        "--episodes", "5", "--targets", "eval", "--out", s(&out),
+        "explain",
+        "--data",
+        s(&data),
+        "--black-box",
+        s(&bb),
+        "--method",
+        "transductive",
+        "--episodes",
+        "5",
+        "--targets",
+        "eval",
+        "--out",
+        s(&out),
     ]));
     let summary: serde_json::Value =
         serde_json::from_slice(&std::fs::read(out.join("summary.json")).unwrap()).unwrap();
     assert_eq!(summary["runs"][0]["targets"], 76);
-    assert!(summary["runs"][0]["strict_accuracy"].is_number(), "{summary}");
+    assert!(
+        summary["runs"][0]["strict_accuracy"].is_number(),
+        "{summary}"
+    );
     let lines = std::fs::read_to_string(out.join("explanations.jsonl")).unwrap();
     assert_eq!(lines.lines().count(), 76);
 }

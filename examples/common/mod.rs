@@ -76,7 +76,13 @@ pub fn main_for_file(
     protocol: Protocol,
     hidden: usize,
 ) -> std::process::ExitCode {
-    exit(run_file(name, default_path, protocol, hidden, Args::parse()))
+    exit(run_file(
+        name,
+        default_path,
+        protocol,
+        hidden,
+        Args::parse(),
+    ))
 }
 
 fn run_file(
@@ -105,8 +111,10 @@ fn run_file(
     };
     if data.split.train.is_empty() && data.split.test.is_empty() {
         data.split = Split::random(data.graph.num_nodes(), 0.8, args.seed)?;
-        data.notes
-            .push(format!("no split in the file: seeded 80/20 split (seed {})", args.seed));
+        data.notes.push(format!(
+            "no split in the file: seeded 80/20 split (seed {})",
+            args.seed
+        ));
     }
     let mut cfg = config(name, &args)?;
     cfg.dataset = path.display().to_string();

@@ -452,7 +452,9 @@ fn explain(a: ExplainArgs) -> Result<()> {
     }
     if let Some(path) = &a.allowed {
         // Node count for the range check: loading the data twice is cheap next to explaining.
-        let n = load_data(&job.data, job.format, job.seed)?.graph.num_nodes();
+        let n = load_data(&job.data, job.format, job.seed)?
+            .graph
+            .num_nodes();
         job.allowed = Some(read_pairs(path, n)?);
     }
     // Everything is checked (data, black box, policy, targets) before the directory exists.

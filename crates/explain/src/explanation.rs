@@ -120,12 +120,12 @@ impl Explanation {
 /// use induce_explain::{Edit, Explainer, Explanation, Result};
 /// use induce_graph::{Features, Graph};
 ///
-/// /// Deletes the target's first edge and claims a flip (a toy: no black box).
+/// /// Deletes the edge to the target's lowest neighbour and claims a flip (a toy: no black box).
 /// struct FirstEdge;
 /// impl Explainer for FirstEdge {
 ///     fn name(&self) -> &str { "first-edge" }
 ///     fn explain(&self, graph: &Graph, target: u32) -> Result<Explanation> {
-///         let w = graph.neighbors(target).next().expect("an edge");
+///         let w = graph.neighbors(target).min().expect("an edge");
 ///         Ok(Explanation { target, found: true, original_label: 1, new_label: 0,
 ///             edits: vec![Edit::delete(target.min(w), target.max(w))] })
 ///     }

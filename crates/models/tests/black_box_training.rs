@@ -32,19 +32,31 @@ fn train(
 #[test]
 fn ba_shapes_reaches_95_percent() {
     let (_, _, r) = train(SyntheticKind::BaShapes);
-    assert!(r.test_accuracy.unwrap() >= 0.95, "test accuracy {:?}", r.test_accuracy);
+    assert!(
+        r.test_accuracy.unwrap() >= 0.95,
+        "test accuracy {:?}",
+        r.test_accuracy
+    );
 }
 
 #[test]
 fn tree_cycles_reaches_88_percent() {
     let (_, _, r) = train(SyntheticKind::TreeCycles);
-    assert!(r.test_accuracy.unwrap() >= 0.88, "test accuracy {:?}", r.test_accuracy);
+    assert!(
+        r.test_accuracy.unwrap() >= 0.88,
+        "test accuracy {:?}",
+        r.test_accuracy
+    );
 }
 
 #[test]
 fn tree_grid_reaches_85_percent_and_checkpoint_round_trips() {
     let (data, model, r) = train(SyntheticKind::TreeGrid);
-    assert!(r.test_accuracy.unwrap() >= 0.85, "test accuracy {:?}", r.test_accuracy);
+    assert!(
+        r.test_accuracy.unwrap() >= 0.85,
+        "test accuracy {:?}",
+        r.test_accuracy
+    );
 
     let dev = default_device().unwrap();
     let dir = tempfile::tempdir().unwrap();

@@ -18,9 +18,9 @@ use induce_models::{BlackBox, Gcn, GcnBlackBox, GcnConfig, HostGcn, train_gcn};
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Result, RlError};
-use induce_explain::pipeline::select_targets;
 use crate::induce::{InduceConfig, PolicyKernel, explain_transductive, train_inductive};
 use crate::parity::run_dataset_with;
+use induce_explain::pipeline::select_targets;
 
 /// One measured row.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

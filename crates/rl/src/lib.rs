@@ -62,14 +62,15 @@ mod error {
 pub use induce_explain::{explanation, metrics, parallel};
 
 pub use env::{ActionFlag, Candidates, EditMode, EnvConfig, Episode, StateLayout, Step, state_dim};
+pub use error::Result;
 /// The error type of every explainer (`induce_explain::ExplainError`), under its historical
 /// name in this crate.
 pub use error::RlError;
-pub use error::Result;
 pub use explanation::{Edit, EditKind, Explainer, Explanation};
 pub use induce::{
-    EpochStats, InduceConfig, InduceExplainer, PolicyKernel, PolicyMeta, TransductiveExplainer, explain_greedy,
-    explain_greedy_host, explain_transductive, load_policy, save_policy, timed, train_inductive,
+    EpochStats, InduceConfig, InduceExplainer, PolicyKernel, PolicyMeta, TransductiveExplainer,
+    explain_greedy, explain_greedy_host, explain_transductive, load_policy, save_policy, timed,
+    train_inductive,
 };
 pub use parity::{DatasetParity, ParityError, ParityReport};
 pub use reward::Reward;

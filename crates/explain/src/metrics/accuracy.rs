@@ -1,6 +1,6 @@
 //! Accuracy, the paper's protocol.
 
-use crate::error::{Result, ExplainError};
+use crate::error::{ExplainError, Result};
 use crate::explanation::{EditKind, Explanation};
 use crate::metrics::{found, mean};
 

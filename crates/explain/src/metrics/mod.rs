@@ -147,7 +147,9 @@ mod histogram_keys {
         m.serialize(s)
     }
 
-    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<BTreeMap<usize, usize>, D::Error> {
+    pub fn deserialize<'de, D: Deserializer<'de>>(
+        d: D,
+    ) -> Result<BTreeMap<usize, usize>, D::Error> {
         let m: BTreeMap<String, usize> = BTreeMap::deserialize(d)?;
         m.into_iter()
             .map(|(k, v)| {

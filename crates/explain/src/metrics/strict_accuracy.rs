@@ -2,7 +2,7 @@
 
 use induce_graph::Graph;
 
-use crate::error::{Result, ExplainError};
+use crate::error::{ExplainError, Result};
 use crate::explanation::Explanation;
 use crate::metrics::{found, mean};
 

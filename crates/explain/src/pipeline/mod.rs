@@ -114,11 +114,7 @@ pub struct EvalContext<'a> {
 impl<'a> EvalContext<'a> {
     /// Runs `black_box` once on the whole graph to get its predictions.
     pub fn new(graph: &'a Graph, black_box: &dyn BlackBox, hops: u32) -> Result<Self> {
-        Ok(Self::with_predictions(
-            graph,
-            full_graph_predictions(black_box, graph)?,
-            hops,
-        )?)
+        Self::with_predictions(graph, full_graph_predictions(black_box, graph)?, hops)
     }
 
     /// Uses predictions computed elsewhere (one class id per node).
@@ -160,13 +156,14 @@ impl<'a> EvalContext<'a> {
     /// The explanation of a target that offers no candidate action: not found, label = the
     /// black box's full-graph prediction.
     pub fn not_found(&self, target: u32) -> Result<Explanation> {
-        let label = *self
-            .predictions
-            .get(target as usize)
-            .ok_or(ExplainError::TargetOutOfRange {
-                target,
-                num_nodes: self.graph.num_nodes(),
-            })?;
+        let label =
+            *self
+                .predictions
+                .get(target as usize)
+                .ok_or(ExplainError::TargetOutOfRange {
+                    target,
+                    num_nodes: self.graph.num_nodes(),
+                })?;
         Ok(Explanation {
             target,
             found: false,
@@ -261,13 +258,9 @@ pub(crate) mod testutil {
                 deg[u as usize] += 1;
                 deg[w as usize] += 1;
             }
-            let data = deg.iter().flat_map(|&d| {
-                if d >= 2 {
-                    [-2.0, -0.2]
-                } else {
-                    [-0.2, -2.0]
-                }
-            });
+            let data = deg
+                .iter()
+                .flat_map(|&d| if d >= 2 { [-2.0, -0.2] } else { [-0.2, -2.0] });
             LogProbs::new(x.num_nodes(), 2, data.collect())
         }
     }

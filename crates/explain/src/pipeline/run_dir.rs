@@ -72,7 +72,12 @@ impl RunWriter {
 
     /// Writes `config.json`, `summary.json` and `explanations.jsonl` and moves the run into
     /// place.
-    pub fn finish(mut self, config: &Value, summary: &RunSummary, runs: &[MethodRun]) -> Result<()> {
+    pub fn finish(
+        mut self,
+        config: &Value,
+        summary: &RunSummary,
+        runs: &[MethodRun],
+    ) -> Result<()> {
         let records: Vec<&TargetRecord> = runs.iter().flat_map(|r| &r.records).collect();
         self.write_files(config, summary, &records)?;
         check_replaceable(&self.target)?;
@@ -203,13 +208,12 @@ pub fn read_run(dir: impl AsRef<Path>) -> Result<RunData> {
         let text = std::fs::read_to_string(&p).map_err(io(&p))?;
         Ok((p, text))
     };
-    let bad = |path: &Path, line: Option<usize>, e: &dyn std::fmt::Display| {
-        ExplainError::BadRunFile {
+    let bad =
+        |path: &Path, line: Option<usize>, e: &dyn std::fmt::Display| ExplainError::BadRunFile {
             path: path.to_path_buf(),
             line,
             message: e.to_string(),
-        }
-    };
+        };
     let (p, text) = read("config.json")?;
     let config: Value = serde_json::from_str(&text).map_err(|e| bad(&p, None, &e))?;
     let (p, text) = read("summary.json")?;
@@ -230,8 +234,7 @@ pub fn read_run(dir: impl AsRef<Path>) -> Result<RunData> {
         if line.trim().is_empty() {
             continue;
         }
-        let r: TargetRecord =
-            serde_json::from_str(line).map_err(|e| bad(&p, Some(i + 1), &e))?;
+        let r: TargetRecord = serde_json::from_str(line).map_err(|e| bad(&p, Some(i + 1), &e))?;
         let Some(run) = runs.iter_mut().find(|m| m.method == r.method) else {
             return Err(bad(
                 &p,
@@ -356,7 +359,11 @@ pub fn merge_runs(dirs: &[impl AsRef<Path>]) -> Result<RunData> {
         if s.0.dataset != s.1.dataset || s.0.seed != s.1.seed || s.0.graph != s.1.graph {
             return Err(differ("dataset, seed or graph"));
         }
-        if p.runs.iter().map(|r| r.method.as_str()).ne(methods.iter().copied()) {
+        if p.runs
+            .iter()
+            .map(|r| r.method.as_str())
+            .ne(methods.iter().copied())
+        {
             return Err(differ("methods"));
         }
     }
@@ -525,7 +532,10 @@ mod tests {
             dirs.push(d);
         }
         let merged = merge_runs(&dirs).unwrap();
-        assert_eq!(merged.config, serde_json::json!({"method": "prune", "shard": null}));
+        assert_eq!(
+            merged.config,
+            serde_json::json!({"method": "prune", "shard": null})
+        );
         assert_eq!(merged.runs.len(), 2);
         for (m, w) in merged.runs.iter().zip(&back.runs) {
             assert_eq!(m.records, w.records);
@@ -540,7 +550,10 @@ mod tests {
         assert!(e.contains("is not a shard"), "{e}");
         // the table names both methods and the note
         let t = format_table(&[&back.summary, &merged.summary]);
-        assert!(t.contains("prune-again") && t.contains("note: strict_accuracy"), "{t}");
+        assert!(
+            t.contains("prune-again") && t.contains("note: strict_accuracy"),
+            "{t}"
+        );
     }
 
     #[test]

@@ -361,7 +361,10 @@ mod tests {
         assert_eq!(spec.resolve(&d).unwrap(), vec![5, 7]);
         std::fs::write(&f, "5\nseven\n").unwrap();
         let e = spec.resolve(&d).unwrap_err().to_string();
-        assert!(e.ends_with("ids.txt line 2: `seven` is not a node id"), "{e}");
+        assert!(
+            e.ends_with("ids.txt line 2: `seven` is not a node id"),
+            "{e}"
+        );
         let missing: TargetSpec = "@/nonexistent/ids.txt".parse().unwrap();
         let e = missing.resolve(&d).unwrap_err().to_string();
         assert!(e.starts_with("/nonexistent/ids.txt: "), "{e}");
@@ -375,8 +378,8 @@ mod tests {
         let mut labels = vec![1; 8];
         labels[5] = 0;
         let edges = d.graph.edges();
-        d.graph = induce_graph::Graph::from_edges(8, &edges, d.graph.features().clone(), labels)
-            .unwrap();
+        d.graph =
+            induce_graph::Graph::from_edges(8, &edges, d.graph.features().clone(), labels).unwrap();
         let t = select_targets(&d, &DegreeRule, &[0, 1, 4, 5, 6], 2).unwrap();
         assert_eq!(t, vec![0, 4]);
     }

@@ -139,11 +139,13 @@ fn npy(descr: &str, shape: &[usize], data: &[u8]) -> Vec<u8> {
         [n] => format!("({n},)"),
         s => format!(
             "({})",
-            s.iter().map(usize::to_string).collect::<Vec<_>>().join(", ")
+            s.iter()
+                .map(usize::to_string)
+                .collect::<Vec<_>>()
+                .join(", ")
         ),
     };
-    let mut header =
-        format!("{{'descr': '{descr}', 'fortran_order': False, 'shape': {shape}, }}");
+    let mut header = format!("{{'descr': '{descr}', 'fortran_order': False, 'shape': {shape}, }}");
     while (10 + header.len() + 1) % 64 != 0 {
         header.push(' ');
     }
@@ -264,14 +266,19 @@ mod tests {
     #[test]
     fn detection_names_what_is_wrong() {
         let dir = tempfile::tempdir().unwrap();
-        let e = load(dir.path().join("nope.npz"), None).unwrap_err().to_string();
+        let e = load(dir.path().join("nope.npz"), None)
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("nope.npz") && e.contains("no such file"), "{e}");
         let e = detect_format(dir.path()).unwrap_err().to_string();
         assert!(e.contains("without raw/"), "{e}");
         let f = dir.path().join("x.npz");
         std::fs::write(&f, b"not a zip").unwrap();
         let e = detect_format(&f).unwrap_err().to_string();
-        assert!(e.contains("x.npz") && e.contains("not a readable npz"), "{e}");
+        assert!(
+            e.contains("x.npz") && e.contains("not a readable npz"),
+            "{e}"
+        );
         assert!("csv".parse::<DataFormat>().is_err());
         assert_eq!("ogb".parse::<DataFormat>().unwrap(), DataFormat::Ogb);
     }

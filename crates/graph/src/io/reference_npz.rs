@@ -125,6 +125,9 @@ pub fn load_reference_npz(path: impl AsRef<Path>) -> Result<Dataset> {
     })
 }
 
+/// Motif ids per node and a sentence saying how they were obtained.
+type Reconstructed = (Vec<Option<u32>>, String);
+
 /// The motif ground truth that the paper's synthetic graphs imply by construction (GNNExplainer's
 /// generators append the motifs after the base graph, one instance after another): `syn1`
 /// (BA-Shapes) houses of 5 from node 300, `syn4` (Tree-Cycles) cycles of 6 from node 511, `syn5`
@@ -133,7 +136,7 @@ pub fn load_reference_npz(path: impl AsRef<Path>) -> Result<Dataset> {
 fn reconstruct_motifs(
     name: &str,
     labels: &[u32],
-) -> std::result::Result<Option<(Vec<Option<u32>>, String)>, String> {
+) -> std::result::Result<Option<Reconstructed>, String> {
     let (base, size, what) = match name {
         "syn1" => (300usize, 5usize, "BA-Shapes houses"),
         "syn4" => (511, 6, "Tree-Cycles cycles"),
@@ -141,13 +144,16 @@ fn reconstruct_motifs(
         _ => return Ok(None),
     };
     let n = labels.len();
-    if n < base || (n - base) % size != 0 {
+    if n < base || !(n - base).is_multiple_of(size) {
         return Err(format!(
             "{n} nodes do not fit {base} base nodes plus {what} of {size}"
         ));
     }
     if let Some(u) = (0..base).find(|&u| labels[u] != 0) {
-        return Err(format!("base node {u} has label {} (expected 0)", labels[u]));
+        return Err(format!(
+            "base node {u} has label {} (expected 0)",
+            labels[u]
+        ));
     }
     if let Some(u) = (base..n).find(|&u| labels[u] == 0) {
         return Err(format!("motif node {u} has label 0"));
@@ -539,8 +545,18 @@ mod tests {
             );
             assert_eq!(ds.eval_targets.as_ref().map(Vec::len), Some(eval), "{name}");
             // The split note on the partial graphs, and the ground-truth note on all three.
-            assert_eq!(ds.notes.len(), 1 + usize::from(train == 0), "{name}: {:?}", ds.notes);
-            assert!(ds.notes.last().unwrap().starts_with("motif ground truth reconstructed"));
+            assert_eq!(
+                ds.notes.len(),
+                1 + usize::from(train == 0),
+                "{name}: {:?}",
+                ds.notes
+            );
+            assert!(
+                ds.notes
+                    .last()
+                    .unwrap()
+                    .starts_with("motif ground truth reconstructed")
+            );
             let motifs = ds.graph.motifs().expect("ground truth");
             let (base, size) = match name {
                 "syn1" => (300, 5),
@@ -551,7 +567,11 @@ mod tests {
             assert_eq!(motifs[base], Some(0));
             assert_eq!(motifs[base + size], Some(1));
             // Every motif edge joins nodes of one instance in the authors' graphs too.
-            let inside = ds.graph.edges().iter().filter(|&&(u, w)| ds.graph.is_motif_edge(u, w))
+            let inside = ds
+                .graph
+                .edges()
+                .iter()
+                .filter(|&&(u, w)| ds.graph.is_motif_edge(u, w))
                 .count();
             assert!(inside > 0, "{name}");
         }
@@ -562,13 +582,20 @@ mod tests {
         let mut labels = vec![0u32; 300];
         labels.extend([1, 1, 2, 2, 3].repeat(2));
         let (ids, how) = reconstruct_motifs("syn1", &labels).unwrap().unwrap();
-        assert_eq!((ids[299], ids[300], ids[305], ids[309]), (None, Some(0), Some(1), Some(1)));
+        assert_eq!(
+            (ids[299], ids[300], ids[305], ids[309]),
+            (None, Some(0), Some(1), Some(1))
+        );
         assert!(how.starts_with("2 BA-Shapes houses"), "{how}");
         assert_eq!(reconstruct_motifs("cora", &labels), Ok(None));
         labels[10] = 1;
         let e = reconstruct_motifs("syn1", &labels).unwrap_err();
         assert_eq!(e, "base node 10 has label 1 (expected 0)");
         labels.pop();
-        assert!(reconstruct_motifs("syn1", &labels).unwrap_err().contains("do not fit"));
+        assert!(
+            reconstruct_motifs("syn1", &labels)
+                .unwrap_err()
+                .contains("do not fit")
+        );
     }
 }
