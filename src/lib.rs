@@ -85,3 +85,8 @@ pub use induce_models::device::{BackendKind, default_device, device};
 pub use induce_models::{BlackBox, LogProbs};
 pub use methods::{Method, Preset};
 pub use rl::timed;
+
+/// The README's Rust example, compiled and run as a doctest.
+#[doc = include_str!("../README.md")]
+#[cfg(doctest)]
+pub struct ReadmeDoctests;

@@ -24,6 +24,10 @@ use crate::methods::{Method, Preset, explainer, load_black_box, load_trained_pol
 /// `format`), or the name of a built-in benchmark (`ba-shapes`, `tree-cycles`, `tree-grid`)
 /// generated with `seed` when no such file exists.
 ///
+/// A file with neither a split nor an evaluation set (the gnn-benchmark npz files: Cora,
+/// CiteSeer, Amazon-Photo) gets a seeded 80/20 split (`seed`), with a note; the partial
+/// reference graphs `syn4`/`syn5` keep their empty split (they are explained on `eval`).
+///
 /// ```
 /// let d = induce::run::load_data("tree-cycles", None, 42).unwrap();
 /// assert_eq!(d.graph.num_nodes(), 871);
@@ -31,7 +35,14 @@ use crate::methods::{Method, Preset, explainer, load_black_box, load_trained_pol
 pub fn load_data(spec: &str, format: Option<DataFormat>, seed: u64) -> Result<Dataset> {
     let path = Path::new(spec);
     if path.exists() || format.is_some() {
-        return Ok(induce_graph::io::load(path, format)?);
+        let mut d = induce_graph::io::load(path, format)?;
+        if d.split.train.is_empty() && d.split.test.is_empty() && d.eval_targets.is_none() {
+            d.split = induce_graph::Split::random(d.graph.num_nodes(), 0.8, seed)?;
+            d.notes.push(format!(
+                "no split in the file: seeded 80/20 split (seed {seed})"
+            ));
+        }
+        return Ok(d);
     }
     match spec.parse::<SyntheticKind>() {
         Ok(kind) => {

@@ -93,13 +93,13 @@ fn run_file(
     args: Args,
 ) -> Result<()> {
     use anyhow::Context;
-    use induce::graph::Split;
     use rand::{Rng, SeedableRng};
     let path = args
         .data
         .clone()
         .unwrap_or_else(|| PathBuf::from(default_path));
-    let mut data = induce::graph::io::load(&path, None)
+    let path_str = path.display().to_string();
+    let mut data = induce::run::load_data(&path_str, None, args.seed)
         .with_context(|| format!("loading {name} (pass --data PATH)"))?;
     data = match protocol {
         Protocol::Whole => data,
@@ -109,13 +109,6 @@ fn run_file(
             data.neighbourhood(center, hops, 0.8, args.seed)?
         }
     };
-    if data.split.train.is_empty() && data.split.test.is_empty() {
-        data.split = Split::random(data.graph.num_nodes(), 0.8, args.seed)?;
-        data.notes.push(format!(
-            "no split in the file: seeded 80/20 split (seed {})",
-            args.seed
-        ));
-    }
     let mut cfg = config(name, &args)?;
     cfg.dataset = path.display().to_string();
     cfg.black_box_hidden = args.hidden.unwrap_or(hidden);
