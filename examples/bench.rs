@@ -66,7 +66,7 @@ fn run(args: Args) -> Result<()> {
     let dev = device(kind)?;
     std::fs::create_dir_all(&args.out)?;
     atomic_write(
-        &args.out.join("config.json"),
+        args.out.join("config.json"),
         &serde_json::to_vec_pretty(&args)?,
     )?;
     let kernels: &[PolicyKernel] = if args.compare_burn {
@@ -106,10 +106,10 @@ fn run(args: Args) -> Result<()> {
     print!("{table}");
     let json = serde_json::json!({ "backend": kind.to_string(), "rows": rows });
     atomic_write(
-        &args.out.join("bench.json"),
+        args.out.join("bench.json"),
         &serde_json::to_vec_pretty(&json)?,
     )?;
-    atomic_write(&args.out.join("bench.md"), table.as_bytes())?;
+    atomic_write(args.out.join("bench.md"), table.as_bytes())?;
     println!("wrote {}", args.out.join("bench.json").display());
     Ok(())
 }
@@ -125,7 +125,7 @@ fn run_scale(
         None => ScaleConfig::default(),
     };
     atomic_write(
-        &args.out.join("scale-config.json"),
+        args.out.join("scale-config.json"),
         &serde_json::to_vec_pretty(&config)?,
     )?;
     let (report, rows) = scale::run(&config, dev, |line| eprintln!("{line}"))?;
@@ -134,12 +134,12 @@ fn run_scale(
     println!("{}", serde_json::to_string_pretty(&report)?);
     let json = serde_json::json!({ "backend": kind.to_string(), "rows": rows });
     atomic_write(
-        &args.out.join("bench.json"),
+        args.out.join("bench.json"),
         &serde_json::to_vec_pretty(&json)?,
     )?;
-    atomic_write(&args.out.join("bench.md"), table.as_bytes())?;
+    atomic_write(args.out.join("bench.md"), table.as_bytes())?;
     atomic_write(
-        &args.out.join("scale.json"),
+        args.out.join("scale.json"),
         &serde_json::to_vec_pretty(&report)?,
     )?;
     println!("wrote {}", args.out.join("scale.json").display());

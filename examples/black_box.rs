@@ -133,7 +133,7 @@ fn run(args: Args) -> Result<()> {
     let (train, test) = split_accuracy(&bb, &data)?;
     let pct = |a: Option<f64>| a.map_or("- (empty split)".into(), |a| format!("{:.2}%", 100.0 * a));
     println!("train accuracy {}  test accuracy {}", pct(train), pct(test));
-    save_gcn(&model, &config, &out.join("gcn.bpk")).context("saving the model")?;
+    save_gcn(&model, &config, out.join("gcn.bpk")).context("saving the model")?;
     let report = serde_json::json!({
         "dataset": data.name,
         "nodes": g.num_nodes(),
@@ -142,10 +142,10 @@ fn run(args: Args) -> Result<()> {
         "test_accuracy": test,
     });
     atomic_write(
-        &out.join("report.json"),
+        out.join("report.json"),
         &serde_json::to_vec_pretty(&report)?,
     )?;
-    atomic_write(&out.join("run.json"), &serde_json::to_vec_pretty(&args)?)?;
+    atomic_write(out.join("run.json"), &serde_json::to_vec_pretty(&args)?)?;
     println!("wrote {}", out.display());
     Ok(())
 }

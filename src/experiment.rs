@@ -117,7 +117,7 @@ pub fn run_on(
             let tcfg = GcnTrainingConfig::new(gcfg.clone()).with_epochs(config.black_box_epochs);
             progress.message("training the black box");
             let (m, _) = train_gcn(data, &tcfg, device)?;
-            save_gcn(&m, &gcfg, &writer.path().join("black_box.bpk"))?;
+            save_gcn(&m, &gcfg, writer.path().join("black_box.bpk"))?;
             m
         }
     };
@@ -195,7 +195,7 @@ pub fn run_on(
                 num_classes: c,
                 induce: icfg.clone(),
             };
-            save_policy(&p, &meta, &writer.path().join(name))?;
+            save_policy(&p, &meta, writer.path().join(name))?;
             (Some(p), secs)
         } else {
             (None, 0.0)

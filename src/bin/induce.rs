@@ -369,7 +369,7 @@ fn train_black_box(a: TrainBlackBoxArgs) -> Result<()> {
     let tcfg = GcnTrainingConfig::new(gcfg.clone()).with_epochs(a.epochs);
     let (model, report) = train_gcn(&data, &tcfg, &dev)?;
     std::fs::create_dir_all(&a.out).with_context(|| format!("creating {}", a.out.display()))?;
-    save_gcn(&model, &gcfg, &a.out.join("black_box.bpk"))?;
+    save_gcn(&model, &gcfg, a.out.join("black_box.bpk"))?;
     let json = serde_json::json!({
         "dataset": data.name, "data": a.data.data, "seed": a.data.seed,
         "nodes": g.num_nodes(), "edges": g.num_edges(),
@@ -378,7 +378,7 @@ fn train_black_box(a: TrainBlackBoxArgs) -> Result<()> {
         "final_loss": report.final_loss, "seconds": report.seconds,
     });
     atomic_write(
-        &a.out.join("report.json"),
+        a.out.join("report.json"),
         &serde_json::to_vec_pretty(&json)?,
     )?;
     println!(
@@ -417,10 +417,10 @@ fn train(a: TrainArgs) -> Result<()> {
     } else {
         "policy.bpk"
     };
-    save_policy(&policy, &meta, &a.out.join(name))?;
+    save_policy(&policy, &meta, a.out.join(name))?;
     let report = serde_json::json!({"job": job, "outcome": outcome});
     atomic_write(
-        &a.out.join("train.json"),
+        a.out.join("train.json"),
         &serde_json::to_vec_pretty(&report)?,
     )?;
     println!(

@@ -20,7 +20,8 @@ use crate::gcn::{Gcn, GcnConfig};
 /// Writes `bytes` to `path` atomically: a temporary file in the same directory, flushed and
 /// synced, then renamed over `path`. Either the old or the new content is visible, never a
 /// partial file; the temporary file is removed on failure.
-pub fn atomic_write(path: &Path, bytes: &[u8]) -> Result<()> {
+pub fn atomic_write(path: impl AsRef<Path>, bytes: &[u8]) -> Result<()> {
+    let path = path.as_ref();
     let io = |source| ModelError::Io {
         path: path.to_path_buf(),
         source,
@@ -54,7 +55,12 @@ pub fn config_path(checkpoint: &Path) -> PathBuf {
 }
 
 /// Saves `module` as a burnpack record at `path` and `config` as JSON beside it, both atomically.
-pub fn save_module<M: Module, C: Serialize>(module: &M, config: &C, path: &Path) -> Result<()> {
+pub fn save_module<M: Module, C: Serialize>(
+    module: &M,
+    config: &C,
+    path: impl AsRef<Path>,
+) -> Result<()> {
+    let path = path.as_ref();
     if path.extension().is_some_and(|e| e == "json") {
         return Err(ModelError::checkpoint(
             path,
@@ -68,12 +74,13 @@ pub fn save_module<M: Module, C: Serialize>(module: &M, config: &C, path: &Path)
         .into_record()
         .into_bytes()
         .map_err(|e| ModelError::checkpoint(path, format!("cannot serialise record: {e}")))?;
-    atomic_write(&config_path(path), &json)?;
+    atomic_write(config_path(path), &json)?;
     atomic_write(path, &bytes)
 }
 
 /// Reads the JSON config beside a checkpoint.
-pub fn load_config<C: DeserializeOwned>(checkpoint: &Path) -> Result<C> {
+pub fn load_config<C: DeserializeOwned>(checkpoint: impl AsRef<Path>) -> Result<C> {
+    let checkpoint = checkpoint.as_ref();
     // Name the checkpoint itself when it is missing, not the config beside it.
     if !checkpoint.is_file() {
         return Err(ModelError::Io {
@@ -90,7 +97,8 @@ pub fn load_config<C: DeserializeOwned>(checkpoint: &Path) -> Result<C> {
 }
 
 /// Applies the burnpack record at `path` to an initialised `module` of the same shape.
-pub fn load_record<M: Module>(module: M, path: &Path) -> Result<M> {
+pub fn load_record<M: Module>(module: M, path: impl AsRef<Path>) -> Result<M> {
+    let path = path.as_ref();
     let bytes = std::fs::read(path).map_err(|source| ModelError::Io {
         path: path.into(),
         source,
@@ -103,13 +111,19 @@ pub fn load_record<M: Module>(module: M, path: &Path) -> Result<M> {
 }
 
 /// Saves a GCN and its config (`path` and `path.json`).
-pub fn save_gcn(model: &Gcn, config: &GcnConfig, path: &Path) -> Result<()> {
+pub fn save_gcn(model: &Gcn, config: &GcnConfig, path: impl AsRef<Path>) -> Result<()> {
+    let path = path.as_ref();
     save_module(model, config, path)
 }
 
 /// Loads a GCN saved by [`save_gcn`]. When `expect` is `Some((input_dim, num_classes))` (the
 /// dataset's), a checkpoint with other dimensions is a [`ModelError::DimensionMismatch`].
-pub fn load_gcn(path: &Path, expect: Option<(usize, usize)>, device: &Device) -> Result<Gcn> {
+pub fn load_gcn(
+    path: impl AsRef<Path>,
+    expect: Option<(usize, usize)>,
+    device: &Device,
+) -> Result<Gcn> {
+    let path = path.as_ref();
     let config: GcnConfig = load_config(path)?;
     if let Some((d, c)) = expect {
         check_dims(path, "input feature dimension", config.input_dim, d)?;

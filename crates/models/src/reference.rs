@@ -13,7 +13,8 @@ use crate::gcn::{Gcn, GcnConfig};
 use crate::policy::{Policy, PolicyConfig};
 
 /// Reads the tensor shapes in a SafeTensors header (name → shape), without loading the data.
-pub fn safetensors_shapes(path: &Path) -> Result<Vec<(String, Vec<usize>)>> {
+pub fn safetensors_shapes(path: impl AsRef<Path>) -> Result<Vec<(String, Vec<usize>)>> {
+    let path = path.as_ref();
     Ok(safetensors_header(path)?
         .into_iter()
         .map(|(name, _, shape)| (name, shape))
@@ -76,7 +77,8 @@ fn shape_of<'a>(
 /// Loads the authors' black-box GCN (`synX_gcn.safetensors`, CF-GNNExplainer's `GCNSynthetic`
 /// names: `gc{1,2,3}.{weight,bias}` with weights `[in, out]`, `lin.{weight,bias}` with the
 /// PyTorch `[C, 60]` layout) into a [`Gcn`]. Dimensions are read from the file.
-pub fn load_reference_gcn(path: &Path, device: &Device) -> Result<Gcn> {
+pub fn load_reference_gcn(path: impl AsRef<Path>, device: &Device) -> Result<Gcn> {
+    let path = path.as_ref();
     let shapes = safetensors_shapes(path)?;
     let w1 = shape_of(&shapes, "gc1.weight", path)?;
     let wl = shape_of(&shapes, "lin.weight", path)?;
@@ -149,7 +151,8 @@ impl ModuleAdapter for GatAttentionAdapter {
 /// Errors: [`ModelError::Io`] for an unreadable file and [`ModelError::Checkpoint`] naming the
 /// file and the tensor for a missing tensor, a shape that does not fit the reference network,
 /// a non-f32 tensor or a malformed file.
-pub fn load_reference_policy(path: &Path, device: &Device) -> Result<Policy> {
+pub fn load_reference_policy(path: impl AsRef<Path>, device: &Device) -> Result<Policy> {
+    let path = path.as_ref();
     let header = safetensors_header(path)?;
     let get = |name: &str| -> Result<&[usize]> {
         let (_, dtype, shape) = header
@@ -397,7 +400,7 @@ mod tests {
         t.retain(|x| !x.0.starts_with("gcn.0.lin_src"));
         assert!(err(&t).contains("gcn.0.lin_src.weight"));
         assert!(matches!(
-            load_reference_policy(&dir.path().join("missing.safetensors"), &dev),
+            load_reference_policy(dir.path().join("missing.safetensors"), &dev),
             Err(ModelError::Io { .. })
         ));
     }

@@ -107,7 +107,7 @@ fn tree_grid_reaches_85_percent_and_checkpoint_round_trips() {
         Err(ModelError::Checkpoint { .. })
     ));
     // Missing file.
-    assert!(load_gcn(&dir.path().join("nope.bpk"), None, &dev).is_err());
+    assert!(load_gcn(dir.path().join("nope.bpk"), None, &dev).is_err());
 }
 
 #[test]

@@ -31,7 +31,7 @@ fn host_gcn_equals_the_burn_black_box_on_reference_neighbourhoods() {
     let dev = default_device().unwrap();
     for ds in ["syn1", "syn4", "syn5"] {
         let data = load_reference_npz(dir.join(format!("{ds}.npz"))).unwrap();
-        let gcn = load_reference_gcn(&dir.join(format!("{ds}_gcn.safetensors")), &dev).unwrap();
+        let gcn = load_reference_gcn(dir.join(format!("{ds}_gcn.safetensors")), &dev).unwrap();
         let host = HostGcn::from_gcn(&gcn).unwrap();
         let burn = GcnBlackBox::new(gcn, &dev);
         let g = &data.graph;
@@ -61,7 +61,7 @@ fn host_gcn_reproduces_the_syn1_golden_logits() {
     let Some(dir) = reference_dir() else { return };
     let dev = default_device().unwrap();
     let data = load_reference_npz(dir.join("syn1.npz")).unwrap();
-    let gcn = load_reference_gcn(&dir.join("syn1_gcn.safetensors"), &dev).unwrap();
+    let gcn = load_reference_gcn(dir.join("syn1_gcn.safetensors"), &dev).unwrap();
     let host = HostGcn::from_gcn(&gcn).unwrap();
     let burn = GcnBlackBox::new(gcn, &dev);
     let g = &data.graph;

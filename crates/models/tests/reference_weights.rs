@@ -26,7 +26,7 @@ fn syn1_accuracy_and_logits_match_the_reference() {
     let Some(dir) = reference_dir() else { return };
     let dev = default_device().unwrap();
     let data = load_reference_npz(dir.join("syn1.npz")).unwrap();
-    let gcn = load_reference_gcn(&dir.join("syn1_gcn.safetensors"), &dev).unwrap();
+    let gcn = load_reference_gcn(dir.join("syn1_gcn.safetensors"), &dev).unwrap();
     assert_eq!(
         (gcn.input_dim(), gcn.num_classes(), gcn.hidden()),
         (10, 4, 20)
@@ -72,7 +72,7 @@ fn every_eval_target_is_predicted_correctly_on_its_subgraph() {
     let dev = default_device().unwrap();
     for (ds, n_eval) in [("syn1", 76), ("syn4", 72), ("syn5", 129)] {
         let data = load_reference_npz(dir.join(format!("{ds}.npz"))).unwrap();
-        let gcn = load_reference_gcn(&dir.join(format!("{ds}_gcn.safetensors")), &dev).unwrap();
+        let gcn = load_reference_gcn(dir.join(format!("{ds}_gcn.safetensors")), &dev).unwrap();
         let bb = GcnBlackBox::new(gcn, &dev);
         let targets = data.eval_targets.clone().unwrap();
         assert_eq!(targets.len(), n_eval);
@@ -115,5 +115,5 @@ fn malformed_weight_files_are_typed_errors() {
             .to_string()
             .contains("lin.weight")
     );
-    assert!(load_reference_gcn(&dir.path().join("missing.safetensors"), &dev).is_err());
+    assert!(load_reference_gcn(dir.path().join("missing.safetensors"), &dev).is_err());
 }

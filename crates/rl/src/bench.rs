@@ -159,7 +159,7 @@ pub fn transductive(
 ) -> Result<BenchRow> {
     let data = load_reference_npz(dir.join(format!("{dataset}.npz")))?;
     let targets = data.eval_targets.clone().unwrap_or_default();
-    let gcn = load_reference_gcn(&dir.join(format!("{dataset}_gcn.safetensors")), device)?;
+    let gcn = load_reference_gcn(dir.join(format!("{dataset}_gcn.safetensors")), device)?;
     let bb = black_box(gcn, kernel, device)?;
     let bb = bb.as_ref();
     let config = InduceConfig {

@@ -764,7 +764,12 @@ pub struct PolicyMeta {
 
 /// Saves a trained policy (`path`, burnpack) with its [`PolicyMeta`] beside it (`path.json`),
 /// both atomically.
-pub fn save_policy(policy: &Policy, meta: &PolicyMeta, path: &std::path::Path) -> Result<()> {
+pub fn save_policy(
+    policy: &Policy,
+    meta: &PolicyMeta,
+    path: impl AsRef<std::path::Path>,
+) -> Result<()> {
+    let path = path.as_ref();
     Ok(induce_models::checkpoint::save_module(policy, meta, path)?)
 }
 
@@ -773,11 +778,12 @@ pub fn save_policy(policy: &Policy, meta: &PolicyMeta, path: &std::path::Path) -
 /// policy trained for another layout is a typed
 /// [`induce_models::ModelError::DimensionMismatch`] naming both numbers.
 pub fn load_policy(
-    path: &std::path::Path,
+    path: impl AsRef<std::path::Path>,
     feature_dim: usize,
     num_classes: usize,
     device: &Device,
 ) -> Result<(Policy, PolicyMeta)> {
+    let path = path.as_ref();
     use induce_models::checkpoint::{check_dims, load_config, load_record};
     let meta: PolicyMeta = load_config(path)?;
     check_dims(

@@ -140,7 +140,8 @@ struct ExpectedFile {
 
 /// Reads `<ds>_inductive_expected.json` (`{"targets": [{target, found, orig_pred, final_pred,
 /// cf}, ...]}`; other keys are ignored).
-pub fn load_expected(path: &Path) -> Result<Vec<ExpectedExplanation>, ParityError> {
+pub fn load_expected(path: impl AsRef<Path>) -> Result<Vec<ExpectedExplanation>, ParityError> {
+    let path = path.as_ref();
     let text = std::fs::read(path).map_err(|source| ParityError::Io {
         path: path.into(),
         source,
@@ -309,7 +310,12 @@ impl ReferenceFiles {
 /// Runs greedy inference with the shipped policy in the reference configuration on every eval
 /// target of dataset `name` (files in `dir`, see [`ReferenceFiles`]), in eval order, and
 /// compares each explanation with the expected one.
-pub fn run_dataset(dir: &Path, name: &str, device: &Device) -> Result<DatasetParity, ParityError> {
+pub fn run_dataset(
+    dir: impl AsRef<Path>,
+    name: &str,
+    device: &Device,
+) -> Result<DatasetParity, ParityError> {
+    let dir = dir.as_ref();
     run_dataset_with(dir, name, device, PolicyKernel::Burn)
 }
 

@@ -99,7 +99,7 @@ fn training_beats_the_untrained_policy_on_held_out_nodes() {
         })) => {}
         other => panic!("expected a dimension mismatch, got {other:?}"),
     }
-    assert!(load_policy(&dir.path().join("missing.bpk"), 10, 2, &dev).is_err());
+    assert!(load_policy(dir.path().join("missing.bpk"), 10, 2, &dev).is_err());
 
     // Zero episodes is a typed error, not a panic or a silently untrained policy.
     let zero = InduceConfig {

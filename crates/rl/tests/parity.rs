@@ -80,7 +80,7 @@ fn the_nan_trap_hits_four_syn1_targets_in_the_reference_state_only() {
     let Some(dir) = reference_dir() else { return };
     let dev = default_device().unwrap();
     let data = induce_graph::io::load_reference_npz(dir.join("syn1.npz")).unwrap();
-    let gcn = load_reference_gcn(&dir.join("syn1_gcn.safetensors"), &dev).unwrap();
+    let gcn = load_reference_gcn(dir.join("syn1_gcn.safetensors"), &dev).unwrap();
     let bb = GcnBlackBox::new(gcn, &dev);
     let mut trapped = 0;
     for t in data.eval_targets.clone().unwrap() {
