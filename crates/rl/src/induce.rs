@@ -440,16 +440,61 @@ pub fn train_inductive(
     progress: impl FnMut(&EpochStats),
 ) -> Result<Policy> {
     check_training(config)?;
-    let mut episodes: Vec<Episode<'_>> = Vec::with_capacity(targets.len());
+    // Episodes are built per batch and dropped after it (memory O(batch), not O(targets): a
+    // target's episode holds its neighbourhood's feature and state matrices, gigabytes over a
+    // real graph's training split). A fresh episode equals a reset one, so the result is the
+    // same as with prepared episodes.
+    let mut usable = Vec::with_capacity(targets.len());
     for &t in targets {
         match Episode::new(graph, black_box, t, &config.env) {
-            Ok(ep) => episodes.push(ep),
+            Ok(_) => usable.push(t),
             Err(RlError::NoCandidate { .. }) => {}
             Err(e) => return Err(e),
         }
     }
     let dims = (graph.features().dim(), black_box.num_classes());
-    train_on_episodes(&mut episodes, dims, config, device, progress)
+    let pool = Pool::Lazy {
+        graph,
+        black_box,
+        targets: usable,
+        env: &config.env,
+    };
+    train_pool(pool, dims, config, device, progress)
+}
+
+/// Where the training episodes come from.
+enum Pool<'e, 'a> {
+    /// Episodes built by the caller, reset before each rollout.
+    Prepared(&'e mut [Episode<'a>]),
+    /// Episodes built for each batch from the targets and dropped after it.
+    Lazy {
+        graph: &'a Graph,
+        black_box: &'a dyn BlackBox,
+        targets: Vec<u32>,
+        env: &'e EnvConfig,
+    },
+}
+
+impl<'a> Pool<'_, 'a> {
+    fn len(&self) -> usize {
+        match self {
+            Pool::Prepared(e) => e.len(),
+            Pool::Lazy { targets, .. } => targets.len(),
+        }
+    }
+
+    /// A fresh episode of target `i` of a lazy pool.
+    fn build(&self, i: usize) -> Result<Option<Episode<'a>>> {
+        match self {
+            Pool::Prepared(_) => Ok(None),
+            Pool::Lazy {
+                graph,
+                black_box,
+                targets,
+                env,
+            } => Episode::new(graph, *black_box, targets[i], env).map(Some),
+        }
+    }
 }
 
 /// Rejects a training configuration without episodes or with empty batches.
@@ -472,18 +517,28 @@ pub fn train_on_episodes(
     dims: (usize, usize),
     config: &InduceConfig,
     device: &Device,
+    progress: impl FnMut(&EpochStats),
+) -> Result<Policy> {
+    train_pool(Pool::Prepared(episodes), dims, config, device, progress)
+}
+
+fn train_pool(
+    mut pool: Pool<'_, '_>,
+    dims: (usize, usize),
+    config: &InduceConfig,
+    device: &Device,
     mut progress: impl FnMut(&EpochStats),
 ) -> Result<Policy> {
     check_training(config)?;
-    if episodes.is_empty() {
+    if pool.len() == 0 {
         return Err(RlError::InvalidConfig(
             "no training target has a candidate action".into(),
         ));
     }
     let pcfg = config.policy_config(dims.0, dims.1);
     let mut rng = StdRng::seed_from_u64(config.seed);
-    let mut order: Vec<usize> = (0..episodes.len()).collect();
-    let k = episodes.len() as f32;
+    let mut order: Vec<usize> = (0..pool.len()).collect();
+    let k = pool.len() as f32;
     if config.kernel == PolicyKernel::Host {
         let mut policy = HostPolicy::from_policy(&pcfg.init(device));
         let mut adam = HostAdam::new(policy.num_params());
@@ -495,13 +550,24 @@ pub fn train_on_episodes(
                 // One sampling seed per episode, drawn in batch order: the rollouts can run on
                 // any number of threads and give the same result.
                 let seeds: Vec<u64> = batch.iter().map(|_| rng.random()).collect();
-                let mut slots: Vec<Option<&mut Episode<'_>>> =
-                    episodes.iter_mut().map(Some).collect();
-                let mut jobs: Vec<(&mut Episode<'_>, u64)> = batch
-                    .iter()
-                    .zip(&seeds)
-                    .map(|(&i, &s)| (slots[i].take().expect("batch indices are distinct"), s))
-                    .collect();
+                let mut fresh: Vec<Episode<'_>> = Vec::new();
+                for &i in batch {
+                    fresh.extend(pool.build(i)?);
+                }
+                let mut jobs: Vec<(&mut Episode<'_>, u64)> = match &mut pool {
+                    Pool::Prepared(episodes) => {
+                        let mut slots: Vec<Option<&mut Episode<'_>>> =
+                            episodes.iter_mut().map(Some).collect();
+                        batch
+                            .iter()
+                            .zip(&seeds)
+                            .map(|(&i, &s)| {
+                                (slots[i].take().expect("batch indices are distinct"), s)
+                            })
+                            .collect()
+                    }
+                    Pool::Lazy { .. } => fresh.iter_mut().zip(seeds.iter().copied()).collect(),
+                };
                 let rolled = crate::parallel::map_mut(&mut jobs, threads, |(ep, seed)| {
                     let steps = host_rollout(&policy, ep, &mut StdRng::seed_from_u64(*seed))?;
                     Ok((steps, ep.is_flipped()))
@@ -534,9 +600,15 @@ pub fn train_on_episodes(
             let plain = policy.valid();
             let mut rolled = Vec::with_capacity(batch.len());
             for &i in batch {
-                let steps = rollout(&plain, &mut episodes[i], &mut rng, device)?;
+                let mut fresh = pool.build(i)?;
+                let ep = match (&mut pool, fresh.as_mut()) {
+                    (Pool::Prepared(episodes), _) => &mut episodes[i],
+                    (Pool::Lazy { .. }, Some(ep)) => ep,
+                    (Pool::Lazy { .. }, None) => unreachable!("a lazy pool builds episodes"),
+                };
+                let steps = rollout(&plain, ep, &mut rng, device)?;
                 ret += steps.iter().map(|s| s.reward).sum::<f32>();
-                flips += usize::from(episodes[i].is_flipped());
+                flips += usize::from(ep.is_flipped());
                 edits += steps.len();
                 rolled.push(steps);
             }
