@@ -414,3 +414,87 @@ fn explains_the_authors_syn1_from_files() {
     let lines = std::fs::read_to_string(out.join("explanations.jsonl")).unwrap();
     assert_eq!(lines.lines().count(), 76);
 }
+
+/// Writes `data` as an OGB node-property folder (`raw/*.csv`, `split/random/*.csv`).
+fn write_ogb(data: &induce::Dataset, dir: &Path) {
+    let g = &data.graph;
+    std::fs::create_dir_all(dir.join("raw")).unwrap();
+    std::fs::create_dir_all(dir.join("split/random")).unwrap();
+    let edges: String = g
+        .edges()
+        .iter()
+        .map(|(u, w)| format!("{u},{w}\n"))
+        .collect();
+    std::fs::write(dir.join("raw/edge.csv"), edges).unwrap();
+    let d = g.features().dim();
+    let feats: String = g
+        .features()
+        .as_slice()
+        .chunks(d)
+        .map(|row| {
+            let r: Vec<String> = row.iter().map(|v| v.to_string()).collect();
+            r.join(",") + "\n"
+        })
+        .collect();
+    std::fs::write(dir.join("raw/node-feat.csv"), feats).unwrap();
+    let labels: String = g.labels().iter().map(|l| format!("{l}\n")).collect();
+    std::fs::write(dir.join("raw/node-label.csv"), labels).unwrap();
+    for (name, ids) in [
+        ("train", &data.split.train),
+        ("valid", &data.split.valid),
+        ("test", &data.split.test),
+    ] {
+        let t: String = ids.iter().map(|u| format!("{u}\n")).collect();
+        std::fs::write(dir.join(format!("split/random/{name}.csv")), t).unwrap();
+    }
+}
+
+#[test]
+fn an_ogb_folder_goes_through_the_same_commands() {
+    let tmp = tempfile::tempdir().unwrap();
+    let data = induce::graph::generators::SyntheticKind::BaShapes
+        .generate(3)
+        .unwrap();
+    let dir = tmp.path().join("ogbn_toy");
+    write_ogb(&data, &dir);
+    let inspect = ok(induce_plain(&["data", "inspect", s(&dir)]));
+    assert!(inspect.contains("nodes        700"), "{inspect}");
+    assert!(
+        inspect.contains("split        train 560, valid 0, test 140"),
+        "{inspect}"
+    );
+    let bb = tmp.path().join("bb");
+    ok(induce(&[
+        "train-black-box",
+        "--data",
+        s(&dir),
+        "--out",
+        s(&bb),
+    ]));
+    let out = tmp.path().join("run");
+    ok(induce(&[
+        "explain",
+        "--data",
+        s(&dir),
+        "--black-box",
+        s(&bb),
+        "--method",
+        "transductive",
+        "--episodes",
+        "3",
+        "--targets",
+        "test",
+        "--shard",
+        "1/10",
+        "--out",
+        s(&out),
+    ]));
+    let summary: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out.join("summary.json")).unwrap()).unwrap();
+    assert_eq!(summary["dataset"], "ogbn_toy");
+    // No ground truth in an OGB folder (and no label-0 filter): strict accuracy is undefined,
+    // and the summary says why.
+    assert!(summary["runs"][0]["strict_accuracy"].is_null());
+    let notes = summary["notes"].to_string();
+    assert!(notes.contains("no motif ground truth"), "{notes}");
+}
