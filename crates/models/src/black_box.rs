@@ -118,6 +118,28 @@ pub trait BlackBox: Send + Sync {
     /// Class log-probabilities of every node of the graph with features `x` (`n × d`) and
     /// undirected `edges` (each pair once, local ids `< n`, no self loops).
     fn log_probs(&self, x: &Features, edges: &[(u32, u32)]) -> Result<LogProbs>;
+
+    /// Binds the model to one node set's features for many evaluations with different edges
+    /// (an explanation episode edits edges, never features), doing once the work that depends
+    /// on the features only (the GCN's first `X W`). The prepared model must return exactly
+    /// what [`BlackBox::log_probs`] returns for the same features and edges. `None` (the
+    /// default): nothing to prepare, callers use `log_probs`.
+    ///
+    /// # Shapes
+    /// - x: `[n, input_dim]`
+    fn prepare(&self, x: &Features) -> Result<Option<Box<dyn PreparedBlackBox + '_>>> {
+        let _ = x;
+        Ok(None)
+    }
+}
+
+/// A black box bound to the features of one node set ([`BlackBox::prepare`]).
+pub trait PreparedBlackBox: Send + Sync {
+    /// Class log-probabilities of every node with the bound features and these `edges`.
+    ///
+    /// # Shapes
+    /// - output: `[n, num_classes]` for the `n` bound nodes
+    fn log_probs(&self, edges: &[(u32, u32)]) -> Result<LogProbs>;
 }
 
 /// Checks a feature matrix against a model's input dimension.

@@ -20,7 +20,7 @@ pub mod reference;
 pub mod tensors;
 pub mod train;
 
-pub use black_box::{BlackBox, GcnBlackBox, LogProbs};
+pub use black_box::{BlackBox, GcnBlackBox, LogProbs, PreparedBlackBox};
 pub use error::{ModelError, Result};
 pub use gat::GatConv;
 pub use gcn::{Gcn, GcnConfig, GraphConv};

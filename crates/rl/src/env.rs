@@ -5,7 +5,7 @@ use std::collections::HashSet;
 use burn::tensor::{Device, Tensor};
 use induce_graph::{EditGraph, Features, Graph, Subgraph, k_hop};
 use induce_models::tensors::matrix;
-use induce_models::{BlackBox, CandidateTensors, GraphTensors, LogProbs};
+use induce_models::{BlackBox, CandidateTensors, GraphTensors, LogProbs, PreparedBlackBox};
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Result, RlError};
@@ -269,6 +269,9 @@ pub struct Step {
 #[derive(Clone)]
 pub struct Episode<'a> {
     black_box: &'a dyn BlackBox,
+    /// The black box bound to this neighbourhood's features, when it can prepare
+    /// ([`BlackBox::prepare`]): the same outputs, less work per step.
+    prepared: Option<std::sync::Arc<dyn PreparedBlackBox + 'a>>,
     sub: Subgraph,
     features: Features,
     edit: EditGraph,
@@ -362,7 +365,16 @@ impl<'a> Episode<'a> {
         }
         let features = sub.features(graph);
         let num_classes = black_box.num_classes();
-        let log_probs = run_black_box(black_box, &sub, &features, &edit, num_classes)?;
+        let prepared: Option<std::sync::Arc<dyn PreparedBlackBox + 'a>> =
+            black_box.prepare(&features)?.map(std::sync::Arc::from);
+        let log_probs = run_black_box(
+            black_box,
+            prepared.as_deref(),
+            &sub,
+            &features,
+            &edit,
+            num_classes,
+        )?;
         let original_label = log_probs.argmax(sub.target_local);
         let n = sub.num_nodes();
         let dim = state_dim(d, num_classes);
@@ -393,6 +405,7 @@ impl<'a> Episode<'a> {
         let done = candidates.len() <= config.min_candidates;
         let mut ep = Self {
             black_box,
+            prepared,
             sub,
             features,
             edit,
@@ -482,6 +495,7 @@ impl<'a> Episode<'a> {
         });
         self.log_probs = run_black_box(
             self.black_box,
+            self.prepared.as_deref(),
             &self.sub,
             &self.features,
             &self.edit,
@@ -689,12 +703,16 @@ pub fn reference_entropy(log_probs: &[f32]) -> f32 {
 /// Runs the black box on the current neighbourhood and checks its output's shape and values.
 fn run_black_box(
     black_box: &dyn BlackBox,
+    prepared: Option<&dyn PreparedBlackBox>,
     sub: &Subgraph,
     features: &Features,
     edit: &EditGraph,
     num_classes: usize,
 ) -> Result<LogProbs> {
-    let lp = black_box.log_probs(features, &edit.edges())?;
+    let lp = match prepared {
+        Some(p) => p.log_probs(&edit.edges())?,
+        None => black_box.log_probs(features, &edit.edges())?,
+    };
     let n = sub.num_nodes();
     if lp.num_nodes() != n || lp.num_classes() != num_classes {
         return Err(RlError::OutputShape {
