@@ -19,12 +19,12 @@ use induce_graph::io::DataFormat;
 use induce_graph::{Dataset, k_hop};
 use induce_models::checkpoint::{load_gcn, save_gcn};
 use induce_models::{GcnConfig, GcnTrainingConfig, train_gcn};
-use induce_rl::{EditMode, InduceConfig, PolicyMeta, save_policy, timed, train_inductive};
+use induce_rl::{EditMode, InduceConfig, PolicyMeta, save_policy};
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
 use crate::methods::{Method, Preset, black_box_for, explainer};
-use crate::run::{load_data, summary_for};
+use crate::run::{load_data, summary_for, train_reporting};
 
 /// Everything that defines a run; saved as `config.json` next to the results.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -172,20 +172,8 @@ pub fn run_on(
                     .collect(),
                 _ => train_targets.clone(),
             };
-            progress.begin(&format!("train {method}"), icfg.episodes);
-            let (p, secs) = timed(|| {
-                train_inductive(g, bb, &targets, &icfg, device, |s| {
-                    progress.message(&format!(
-                        "return {:.3} flipped {:.0}% edits {:.2}",
-                        s.mean_return,
-                        100.0 * s.flipped,
-                        s.mean_edits
-                    ));
-                    progress.advance(1);
-                })
-            });
-            progress.end();
-            let p = p?;
+            let task = format!("train {method}");
+            let (p, _, secs) = train_reporting(g, bb, &targets, &icfg, device, progress, &task)?;
             let name = match method {
                 Method::InductiveDelOnly => "policy-del-only.bpk",
                 _ => "policy.bpk",

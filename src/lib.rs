@@ -65,11 +65,11 @@ pub use induce_graph as graph;
 pub use induce_models as models;
 pub use induce_rl as rl;
 
+#[cfg(feature = "cli")]
+pub mod cli;
 pub mod error;
 pub mod experiment;
 pub mod methods;
-#[cfg(feature = "cli")]
-pub mod progress;
 pub mod run;
 
 pub use burn::tensor::Device;

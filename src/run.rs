@@ -407,10 +407,46 @@ pub fn train_job(
     let bb = bb.black_box.as_ref();
     let hops = job.induce.env.hops;
     let targets = resolve_targets(&job.targets, job.paper_filter, None, &data, bb, hops)?;
-    progress.begin("train policy", job.induce.episodes);
+    let (policy, last, seconds) = train_reporting(
+        &data.graph,
+        bb,
+        &targets,
+        &job.induce,
+        device,
+        progress,
+        "train policy",
+    )?;
+    let meta = PolicyMeta {
+        feature_dim: data.graph.features().dim(),
+        num_classes: bb.num_classes(),
+        induce: job.induce.clone(),
+    };
+    Ok((
+        policy,
+        meta,
+        TrainOutcome {
+            targets: targets.len(),
+            last_epoch: last,
+            seconds,
+        },
+    ))
+}
+
+/// [`train_inductive`] reporting each epoch to `progress` (as task `task`); returns the policy,
+/// the last epoch's statistics and the training time.
+pub fn train_reporting(
+    graph: &induce_graph::Graph,
+    black_box: &dyn BlackBox,
+    targets: &[u32],
+    config: &InduceConfig,
+    device: &Device,
+    progress: &dyn Progress,
+    task: &str,
+) -> Result<(induce_models::Policy, Option<EpochStats>, f64)> {
+    progress.begin(task, config.episodes);
     let mut last = None;
     let (policy, seconds) = timed(|| {
-        train_inductive(&data.graph, bb, &targets, &job.induce, device, |s| {
+        train_inductive(graph, black_box, targets, config, device, |s| {
             progress.message(&format!(
                 "return {:.3} flipped {:.0}% edits {:.2}",
                 s.mean_return,
@@ -422,18 +458,5 @@ pub fn train_job(
         })
     });
     progress.end();
-    let meta = PolicyMeta {
-        feature_dim: data.graph.features().dim(),
-        num_classes: bb.num_classes(),
-        induce: job.induce.clone(),
-    };
-    Ok((
-        policy?,
-        meta,
-        TrainOutcome {
-            targets: targets.len(),
-            last_epoch: last,
-            seconds,
-        },
-    ))
+    Ok((policy?, last, seconds))
 }

@@ -9,11 +9,11 @@ use std::path::PathBuf;
 
 use anyhow::Result;
 use clap::Parser;
+use induce::cli::{Bars, error_line};
 use induce::experiment::{ExperimentConfig, run};
 use induce::graph::generators::SyntheticKind;
 use induce::models::device::{BackendKind, default_backend, device};
 use induce::pipeline::format_table;
-use induce::progress::Bars;
 use induce::rl::Reward;
 
 /// Generate the benchmark, train the black-box GCN (or load one), train InduCE, explain the test
@@ -175,22 +175,10 @@ pub fn exit(result: Result<()>) -> std::process::ExitCode {
     match result {
         Ok(()) => std::process::ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("error: {}", message(&e));
+            eprintln!("error: {}", error_line(&e));
             std::process::ExitCode::FAILURE
         }
     }
-}
-
-/// The error and its causes on one line, leaving out a cause already quoted by its parent.
-pub fn message(e: &anyhow::Error) -> String {
-    let mut out = e.to_string();
-    for cause in e.chain().skip(1) {
-        let c = cause.to_string();
-        if !out.contains(&c) {
-            out = format!("{out}: {c}");
-        }
-    }
-    out
 }
 
 fn run_for(kind: SyntheticKind, args: Args) -> Result<()> {

@@ -7,6 +7,7 @@ use std::process::ExitCode;
 
 use anyhow::{Context, Result};
 use clap::{Args, Parser, Subcommand};
+use induce::cli::{Bars, error_line};
 use induce::explain::pipeline::{RunWriter, format_table, merge_runs, read_run};
 use induce::graph::generators::SyntheticKind;
 use induce::graph::io::{DataFormat, save_npz};
@@ -14,7 +15,6 @@ use induce::methods::{Method, Preset};
 use induce::models::checkpoint::{atomic_write, save_gcn};
 use induce::models::device::{BackendKind, default_backend, device};
 use induce::models::{GcnConfig, GcnTrainingConfig, train_gcn};
-use induce::progress::Bars;
 use induce::rl::{EditMode, PolicyKernel, save_policy};
 use induce::run::{ExplainJob, TrainJob, explain_job, load_data, read_pairs, train_job};
 use induce::{Shard, TargetSpec};
@@ -235,22 +235,10 @@ fn main() -> ExitCode {
     match run(Cli::parse()) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("error: {}", message(&e));
+            eprintln!("error: {}", error_line(&e));
             ExitCode::FAILURE
         }
     }
-}
-
-/// The error and its causes on one line, leaving out a cause already quoted by its parent.
-fn message(e: &anyhow::Error) -> String {
-    let mut out = e.to_string();
-    for cause in e.chain().skip(1) {
-        let c = cause.to_string();
-        if !out.contains(&c) {
-            out = format!("{out}: {c}");
-        }
-    }
-    out
 }
 
 fn pick_device(backend: Option<BackendKind>) -> Result<induce::Device> {

@@ -82,7 +82,9 @@ impl RunWriter {
         self.write_files(config, summary, &records)?;
         check_replaceable(&self.target)?;
         if self.target.exists() {
-            let old = self.staging.with_extension("old");
+            let mut old = self.staging.clone().into_os_string();
+            old.push(".old");
+            let old = PathBuf::from(old);
             std::fs::rename(&self.target, &old).map_err(io(&self.target))?;
             std::fs::rename(&self.staging, &self.target).map_err(io(&self.target))?;
             std::fs::remove_dir_all(&old).map_err(io(&old))?;

@@ -1,5 +1,5 @@
-//! Terminal progress bars for the command line and the examples (feature `cli`): an
-//! implementation of the pipeline's [`Progress`] with `indicatif`.
+//! What the command line and the examples share (feature `cli`): terminal progress bars (the
+//! pipeline's [`Progress`] with `indicatif`) and one-line error messages.
 
 use std::sync::Mutex;
 
@@ -59,4 +59,17 @@ impl Progress for Bars {
             pb.finish_and_clear();
         }
     }
+}
+
+/// An error and its causes on one line (`error: ...` in the binaries), leaving out a cause
+/// already quoted by its parent.
+pub fn error_line(e: &anyhow::Error) -> String {
+    let mut out = e.to_string();
+    for cause in e.chain().skip(1) {
+        let c = cause.to_string();
+        if !out.contains(&c) {
+            out = format!("{out}: {c}");
+        }
+    }
+    out
 }
