@@ -123,7 +123,7 @@ struct InduceArgs {
     #[arg(long, default_value = "host")]
     kernel: Kernel,
     /// Explain (or train on) every node of a broad target spec, not only the paper's targets
-    /// (non-zero label, predicted correctly).
+    /// (predicted correctly; with a non-zero label on graphs with motif ground truth).
     #[arg(long)]
     all_nodes: bool,
 }
