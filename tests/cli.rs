@@ -498,3 +498,54 @@ fn an_ogb_folder_goes_through_the_same_commands() {
     let notes = summary["notes"].to_string();
     assert!(notes.contains("no motif ground truth"), "{notes}");
 }
+
+#[test]
+fn data_subgraph_cuts_a_seeded_neighbourhood_that_explain_reads() {
+    let tmp = tempfile::tempdir().unwrap();
+    let sub = tmp.path().join("sub.npz");
+    let out = ok(induce_plain(&[
+        "data",
+        "subgraph",
+        "--data",
+        "tree-cycles",
+        "--hops",
+        "2",
+        "--center",
+        "0",
+        "--out",
+        s(&sub),
+    ]));
+    assert!(out.contains("2-hop neighbourhood of node 0"), "{out}");
+    let inspect = ok(induce_plain(&["data", "inspect", s(&sub)]));
+    assert!(inspect.contains("dataset      sub"), "{inspect}");
+    // The same seed draws the same centre; an out-of-range centre is named.
+    let a = ok(induce_plain(&[
+        "data",
+        "subgraph",
+        "--data",
+        "tree-cycles",
+        "--out",
+        s(&sub),
+    ]));
+    let b = ok(induce_plain(&[
+        "data",
+        "subgraph",
+        "--data",
+        "tree-cycles",
+        "--out",
+        s(&sub),
+    ]));
+    assert_eq!(a, b);
+    let bad = induce_plain(&[
+        "data",
+        "subgraph",
+        "--data",
+        "tree-cycles",
+        "--center",
+        "5000",
+        "--out",
+        s(&sub),
+    ]);
+    assert!(!bad.status.success());
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("5000"));
+}

@@ -93,7 +93,6 @@ fn run_file(
     args: Args,
 ) -> Result<()> {
     use anyhow::Context;
-    use rand::{Rng, SeedableRng};
     let path = args
         .data
         .clone()
@@ -103,11 +102,7 @@ fn run_file(
         .with_context(|| format!("loading {name} (pass --data PATH)"))?;
     data = match protocol {
         Protocol::Whole => data,
-        Protocol::Neighbourhood { hops } => {
-            let mut rng = rand::rngs::StdRng::seed_from_u64(args.seed);
-            let center = rng.random_range(0..data.graph.num_nodes() as u32);
-            data.neighbourhood(center, hops, 0.8, args.seed)?
-        }
+        Protocol::Neighbourhood { hops } => data.random_neighbourhood(hops, 0.8, args.seed)?.0,
     };
     let mut cfg = config(name, &args)?;
     cfg.dataset = path.display().to_string();

@@ -129,4 +129,29 @@ impl Dataset {
             notes,
         })
     }
+
+    /// [`Dataset::neighbourhood`] of a centre drawn uniformly with `seed` (the paper's
+    /// Amazon-Photo protocol: "one seeded random central node"); returns the dataset and the
+    /// centre.
+    pub fn random_neighbourhood(
+        &self,
+        hops: u32,
+        train_fraction: f64,
+        seed: u64,
+    ) -> Result<(Dataset, u32)> {
+        use rand::Rng;
+        let n = self.graph.num_nodes();
+        if n == 0 {
+            return Err(GraphError::InvalidParameter {
+                name: "dataset",
+                value: self.name.clone(),
+                reason: "has no node to centre a neighbourhood on",
+            });
+        }
+        let center = StdRng::seed_from_u64(seed).random_range(0..n as u32);
+        Ok((
+            self.neighbourhood(center, hops, train_fraction, seed)?,
+            center,
+        ))
+    }
 }
