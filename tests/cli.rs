@@ -500,7 +500,7 @@ fn an_ogb_folder_goes_through_the_same_commands() {
 }
 
 #[test]
-fn data_subgraph_cuts_a_seeded_neighbourhood_that_explain_reads() {
+fn data_subgraph_cuts_a_seeded_neighbourhood() {
     let tmp = tempfile::tempdir().unwrap();
     let sub = tmp.path().join("sub.npz");
     let out = ok(induce_plain(&[
