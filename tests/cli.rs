@@ -548,4 +548,15 @@ fn data_subgraph_cuts_a_seeded_neighbourhood() {
     ]);
     assert!(!bad.status.success());
     assert!(String::from_utf8_lossy(&bad.stderr).contains("5000"));
+    // Tree-Cycles is connected: its largest component is the whole graph.
+    let lcc = ok(induce_plain(&[
+        "data",
+        "subgraph",
+        "--data",
+        "tree-cycles",
+        "--largest-component",
+        "--out",
+        s(&sub),
+    ]));
+    assert!(lcc.contains("871 of 871 nodes"), "{lcc}");
 }

@@ -66,6 +66,10 @@ enum DataCommand {
         /// The centre node [default: drawn with --seed].
         #[arg(long)]
         center: Option<u32>,
+        /// Keep the largest connected component instead of a neighbourhood (the usual
+        /// preprocessing of the gnn-benchmark graphs; ignores --hops and --center).
+        #[arg(long)]
+        largest_component: bool,
         /// Output file (`.npz`).
         #[arg(long)]
         out: PathBuf,
@@ -288,9 +292,23 @@ fn run(cli: Cli) -> Result<()> {
             data,
             hops,
             center,
+            largest_component,
             out,
         }) => {
             let d = load_data(&data.data, data.format.format, data.seed)?;
+            if largest_component {
+                let sub = d.largest_component(0.8, data.seed)?;
+                save_npz(&sub, &out)?;
+                println!(
+                    "largest connected component: {} of {} nodes, {} of {} edges -> {}",
+                    sub.graph.num_nodes(),
+                    d.graph.num_nodes(),
+                    sub.graph.num_edges(),
+                    d.graph.num_edges(),
+                    out.display()
+                );
+                return Ok(());
+            }
             let (sub, center) = match center {
                 Some(c) => {
                     d.graph.check_node(c)?;
