@@ -1,5 +1,10 @@
 //! InduCE on Amazon-Photo with the paper's protocol (3-hop neighbourhood of a seeded random node,
 //! seeded 80/20 split, GCN hidden width 128): `cargo run --release --example amazon_photo -- --data PATH`.
+//!
+//! The paper's graph (7,487 nodes, 119,043 edges) is exactly Amazon-Photo's largest connected
+//! component, not the 3-hop neighbourhood of a typical node (seed 42: 559 nodes); to work on it,
+//! write it with `induce data subgraph --largest-component` and use the command line
+//! (`docs/RESULTS.md`).
 
 mod common;
 
