@@ -296,29 +296,22 @@ fn run(cli: Cli) -> Result<()> {
             out,
         }) => {
             let d = load_data(&data.data, data.format.format, data.seed)?;
-            if largest_component {
+            let (sub, what) = if largest_component {
                 let sub = d.largest_component(0.8, data.seed)?;
-                save_npz(&sub, &out)?;
-                println!(
-                    "largest connected component: {} of {} nodes, {} of {} edges -> {}",
-                    sub.graph.num_nodes(),
-                    d.graph.num_nodes(),
-                    sub.graph.num_edges(),
-                    d.graph.num_edges(),
-                    out.display()
-                );
-                return Ok(());
-            }
-            let (sub, center) = match center {
-                Some(c) => {
-                    d.graph.check_node(c)?;
-                    (d.neighbourhood(c, hops, 0.8, data.seed)?, c)
-                }
-                None => d.random_neighbourhood(hops, 0.8, data.seed)?,
+                (sub, "largest connected component".to_string())
+            } else {
+                let (sub, center) = match center {
+                    Some(c) => {
+                        d.graph.check_node(c)?;
+                        (d.neighbourhood(c, hops, 0.8, data.seed)?, c)
+                    }
+                    None => d.random_neighbourhood(hops, 0.8, data.seed)?,
+                };
+                (sub, format!("{hops}-hop neighbourhood of node {center}"))
             };
             save_npz(&sub, &out)?;
             println!(
-                "{hops}-hop neighbourhood of node {center}: {} of {} nodes, {} of {} edges -> {}",
+                "{what}: {} of {} nodes, {} of {} edges -> {}",
                 sub.graph.num_nodes(),
                 d.graph.num_nodes(),
                 sub.graph.num_edges(),

@@ -105,29 +105,8 @@ impl Dataset {
     ) -> Result<Dataset> {
         let g = &self.graph;
         let s = crate::khop::k_hop(g, center, hops)?;
-        let mut graph = Graph::from_edges(s.num_nodes(), &s.edges, s.features(g), s.labels(g))?;
-        if let Some(m) = g.motifs() {
-            graph = graph.with_motifs(s.nodes.iter().map(|&u| m[u as usize]).collect())?;
-        }
-        let mut notes = self.notes.clone();
-        notes.push(format!(
-            "{hops}-hop neighbourhood of node {center} of {}: {} of {} nodes, {} of {} edges; \
-             seeded {:.0}/{:.0} split (seed {seed})",
-            self.name,
-            graph.num_nodes(),
-            g.num_nodes(),
-            graph.num_edges(),
-            g.num_edges(),
-            100.0 * train_fraction,
-            100.0 * (1.0 - train_fraction)
-        ));
-        Ok(Dataset {
-            name: self.name.clone(),
-            split: Split::random(graph.num_nodes(), train_fraction, seed)?,
-            graph,
-            eval_targets: None,
-            notes,
-        })
+        let what = format!("{hops}-hop neighbourhood of node {center}");
+        self.induced(&s.nodes, &s.edges, &what, train_fraction, seed)
     }
 
     /// [`Dataset::neighbourhood`] of a centre drawn uniformly with `seed` (the paper's
@@ -199,19 +178,38 @@ impl Dataset {
             .filter(|&(u, _)| comp[u as usize] == best)
             .map(|(u, w)| (local[u as usize], local[w as usize]))
             .collect();
-        let features = g.features().gather(&nodes);
+        self.induced(
+            &nodes,
+            &edges,
+            "largest connected component",
+            train_fraction,
+            seed,
+        )
+    }
+
+    /// The dataset on `nodes` (original ids, increasing) with `edges` in local ids: features,
+    /// labels and motif ground truth follow, a seeded split, and a note naming `what`.
+    fn induced(
+        &self,
+        nodes: &[u32],
+        edges: &[(u32, u32)],
+        what: &str,
+        train_fraction: f64,
+        seed: u64,
+    ) -> Result<Dataset> {
+        let g = &self.graph;
+        let features = g.features().gather(nodes);
         let labels = nodes.iter().map(|&u| g.labels()[u as usize]).collect();
-        let mut graph = Graph::from_edges(nodes.len(), &edges, features, labels)?;
+        let mut graph = Graph::from_edges(nodes.len(), edges, features, labels)?;
         if let Some(m) = g.motifs() {
             graph = graph.with_motifs(nodes.iter().map(|&u| m[u as usize]).collect())?;
         }
         let mut notes = self.notes.clone();
         notes.push(format!(
-            "largest connected component of {}: {} of {} nodes, {} of {} edges; seeded \
-             {:.0}/{:.0} split (seed {seed})",
+            "{what} of {}: {} of {} nodes, {} of {} edges; seeded {:.0}/{:.0} split (seed {seed})",
             self.name,
             graph.num_nodes(),
-            n,
+            g.num_nodes(),
             graph.num_edges(),
             g.num_edges(),
             100.0 * train_fraction,
