@@ -9,7 +9,7 @@ use rand::SeedableRng;
 use rand::rngs::StdRng;
 
 use crate::init::{uniform1, uniform2};
-use crate::tensors::{GraphTensors, scatter_add_rows};
+use crate::tensors::{GraphTensors, WeightedEdges, scatter_add_rows};
 
 /// One graph convolution `H' = Â (H W) + b` with `W` stored `[in, out]` (the reference layout).
 #[derive(Module, Debug)]
@@ -110,11 +110,51 @@ impl Gcn {
     /// - x: `[n, d]`
     /// - output: `[n, C]` (log-softmax over classes)
     pub fn forward(&self, x: Tensor<2>, g: &GraphTensors) -> Tensor<2> {
+        self.classify(self.embeddings(x, g))
+    }
+
+    /// The node embeddings the classifier reads: the three convolutions' outputs concatenated
+    /// (what PGExplainer builds its edge features from).
+    ///
+    /// # Shapes
+    /// - x: `[n, d]`
+    /// - output: `[n, 3 hidden]`
+    pub fn embeddings(&self, x: Tensor<2>, g: &GraphTensors) -> Tensor<2> {
         let x1 = relu(self.gc1.forward(x, g));
         let x2 = relu(self.gc2.forward(x1.clone(), g));
         let x3 = self.gc3.forward(x2.clone(), g);
-        let z = self.lin.forward(Tensor::cat(vec![x1, x2, x3], 1));
-        log_softmax(z, 1)
+        Tensor::cat(vec![x1, x2, x3], 1)
+    }
+
+    /// Class log-probabilities from [`Gcn::embeddings`].
+    ///
+    /// # Shapes
+    /// - embeddings: `[n, 3 hidden]`
+    /// - output: `[n, C]`
+    pub fn classify(&self, embeddings: Tensor<2>) -> Tensor<2> {
+        log_softmax(self.lin.forward(embeddings), 1)
+    }
+
+    /// Class log-probabilities with a weight in `[0, 1]` on every undirected edge, applied in
+    /// every layer: `Ã = W ⊙ A + I`, normalised with the weighted degrees
+    /// (`D̃^{-1/2} Ã D̃^{-1/2}`), gradients flowing through the weights and, with
+    /// `degree_gradient`, through the degrees of the normalisation.
+    /// Weight 1 everywhere is [`Gcn::forward`]; weight 0 removes the edge exactly. This is the
+    /// differentiable relaxation that mask-based explainers (CF-GNNExplainer, CF², PGExplainer)
+    /// optimise.
+    ///
+    /// # Shapes
+    /// - x: `[n, d]`
+    /// - weights: `[m]`, one per edge of `edges`
+    /// - output: `[n, C]`
+    pub fn forward_weighted(
+        &self,
+        x: Tensor<2>,
+        edges: &WeightedEdges,
+        weights: Tensor<1>,
+        degree_gradient: bool,
+    ) -> Tensor<2> {
+        self.forward(x, &edges.with_weights(weights, degree_gradient))
     }
 
     /// Feature dimension the model expects.
@@ -214,6 +254,40 @@ mod tests {
         let hw1 = [1.95f64, -0.1];
         let e00 = 0.05 + hw0[0] / 2.0 + hw1[0] / (6.0f64).sqrt();
         assert!((out[0] as f64 - e00).abs() < 1e-6);
+    }
+
+    #[test]
+    fn zero_weight_removes_an_edge_and_gradients_reach_the_weights() {
+        let d = default_device().unwrap();
+        let m = GcnConfig::new(2, 3).with_init_seed(5).init(&d);
+        let x = [0.3f32, -1.0, 0.5, 0.2, 1.5, 0.0, -0.4, 0.9, 0.1, 0.1];
+        // 0 ─ 1 ─ 2 ─ 3, 1 ─ 4; drop (2, 3) by weight 0.
+        let edges = [(0, 1), (1, 2), (2, 3), (1, 4)];
+        let without = [(0, 1), (1, 2), (1, 4)];
+        let g = GraphTensors::new(5, &without, &d).unwrap();
+        let want = to_vec(m.forward(matrix(&x, 5, 2, &d), &g));
+        let e = WeightedEdges::new(5, &edges, &d).unwrap();
+        let w = Tensor::from_data(TensorData::new(vec![1.0f32, 1.0, 0.0, 1.0], [4]), &d);
+        let got = to_vec(m.forward_weighted(matrix(&x, 5, 2, &d), &e, w, true));
+        for (a, b) in got.iter().zip(&want) {
+            assert!((a - b).abs() < 1e-5, "{got:?} vs {want:?}");
+        }
+        // d log p(node 0, class 0) / d w: every edge within 3 hops of node 0 gets a gradient.
+        let ad = d.clone().autodiff();
+        let m = m.to_device(&ad);
+        let e = WeightedEdges::new(5, &edges, &ad).unwrap();
+        let mut by_mode = Vec::new();
+        for degree_gradient in [true, false] {
+            let w =
+                Tensor::<1>::from_data(TensorData::new(vec![0.7f32; 4], [4]), &ad).require_grad();
+            let out = m.forward_weighted(matrix(&x, 5, 2, &ad), &e, w.clone(), degree_gradient);
+            let grads = out.slice([0..1, 0..1]).sum().backward();
+            let gw = to_vec(w.grad(&grads).unwrap().unsqueeze_dim(1));
+            assert!(gw.iter().all(|g| g.abs() > 1e-7 && g.is_finite()), "{gw:?}");
+            by_mode.push(gw);
+        }
+        // Detaching the degrees changes the gradient (not the value).
+        assert_ne!(by_mode[0], by_mode[1]);
     }
 
     #[test]

@@ -14,7 +14,7 @@ pub mod gat;
 pub mod gcn;
 pub mod host_gcn;
 pub mod host_policy;
-mod init;
+pub mod init;
 pub mod policy;
 pub mod reference;
 pub mod tensors;
@@ -26,7 +26,7 @@ pub use gat::GatConv;
 pub use gcn::{Gcn, GcnConfig, GraphConv};
 pub use host_gcn::HostGcn;
 pub use policy::{CandidateTensors, Policy, PolicyConfig};
-pub use tensors::GraphTensors;
+pub use tensors::{GraphTensors, WeightedEdges};
 pub use train::{GcnTrainingConfig, TrainReport, train_gcn};
 
 pub use burn;

@@ -104,6 +104,99 @@ impl GraphTensors {
     }
 }
 
+/// An undirected edge list on a device whose edges carry weights chosen at each forward pass
+/// (a soft edge mask), for [`Gcn::forward_weighted`](crate::Gcn::forward_weighted).
+///
+/// Holds the message list of [`GraphTensors`] without its normalisation: message `k < 2m` is
+/// one direction of edge `k mod m`; the last `n` messages are the self loops (weight 1).
+///
+/// ```
+/// use burn::tensor::{Tensor, TensorData};
+/// use induce_models::tensors::{WeightedEdges, to_vec};
+/// use induce_models::device::default_device;
+/// let dev = default_device().unwrap();
+/// //  0 ─ 1 ─ 2 with weights 1 and 0: the same normalisation as the single edge 0 ─ 1
+/// let e = WeightedEdges::new(3, &[(0, 1), (1, 2)], &dev).unwrap();
+/// let w = Tensor::from_data(TensorData::new(vec![1.0f32, 0.0], [2]), &dev);
+/// let norm = to_vec(e.with_weights(w, true).gcn_norm);
+/// let want = [0.5, 0.0, 0.5, 0.0, 0.5, 0.5, 1.0];
+/// assert!(norm.iter().zip(want).all(|(a, b)| (a - b).abs() < 1e-6), "{norm:?}");
+/// ```
+#[derive(Debug, Clone)]
+pub struct WeightedEdges {
+    num_nodes: usize,
+    num_edges: usize,
+    src: Tensor<1, Int>,
+    dst: Tensor<1, Int>,
+}
+
+impl WeightedEdges {
+    /// Uploads undirected `edges` (each pair once, no self loops, endpoints `< num_nodes`).
+    pub fn new(num_nodes: usize, edges: &[(u32, u32)], device: &Device) -> Result<Self> {
+        let m = Messages::new(num_nodes, edges)?;
+        // Messages::new lists (u→w, w→u) per edge; regroup as all u→w, then all w→u, then loops.
+        let k = edges.len();
+        let (mut src, mut dst) = (
+            Vec::with_capacity(m.src.len()),
+            Vec::with_capacity(m.src.len()),
+        );
+        for dir in 0..2 {
+            for e in 0..k {
+                src.push(m.src[2 * e + dir]);
+                dst.push(m.dst[2 * e + dir]);
+            }
+        }
+        src.extend_from_slice(&m.src[2 * k..]);
+        dst.extend_from_slice(&m.dst[2 * k..]);
+        Ok(Self {
+            num_nodes,
+            num_edges: k,
+            src: indices(&src, device),
+            dst: indices(&dst, device),
+        })
+    }
+
+    /// Number of nodes.
+    pub fn num_nodes(&self) -> usize {
+        self.num_nodes
+    }
+
+    /// Number of undirected edges (the length of a weight vector).
+    pub fn num_edges(&self) -> usize {
+        self.num_edges
+    }
+
+    /// The message list with the GCN normalisation of the weighted graph: message weights
+    /// `[w, w, 1…]`, weighted degrees `d̃ = 1 + Σ w`, norm `w_k / sqrt(d̃(src) d̃(dst))`.
+    /// Differentiable in `weights`; with `degree_gradient` false the degrees are treated as
+    /// constants (detached), as CF-GNNExplainer's released code does.
+    ///
+    /// # Shapes
+    /// - weights: `[m]`
+    pub fn with_weights(&self, weights: Tensor<1>, degree_gradient: bool) -> GraphTensors {
+        let device = weights.device();
+        let n = self.num_nodes;
+        let full = Tensor::cat(
+            vec![weights.clone(), weights, Tensor::ones([n], &device)],
+            0,
+        );
+        let full = full.unsqueeze_dim::<2>(1);
+        let deg = match degree_gradient {
+            true => full.clone(),
+            false => full.clone().detach(),
+        };
+        let deg = scatter_add_rows(deg, self.dst.clone(), n);
+        let inv = deg.powf_scalar(-0.5);
+        let norm = full * inv.clone().select(0, self.src.clone()) * inv.select(0, self.dst.clone());
+        GraphTensors {
+            num_nodes: n,
+            src: self.src.clone(),
+            dst: self.dst.clone(),
+            gcn_norm: norm,
+        }
+    }
+}
+
 /// Uploads a row-major `[rows, cols]` matrix.
 pub fn matrix(data: &[f32], rows: usize, cols: usize, device: &Device) -> Tensor<2> {
     Tensor::from_data(TensorData::new(data.to_vec(), [rows, cols]), device)
@@ -201,6 +294,25 @@ mod tests {
         assert!((m.norm[5] - 1.0 / 3.0).abs() < 1e-7);
         assert!(Messages::new(2, &[(0, 2)]).is_err());
         assert!(Messages::new(2, &[(1, 1)]).is_err());
+    }
+
+    #[test]
+    fn unit_weights_give_the_plain_normalisation() {
+        let d = crate::device::default_device().unwrap();
+        let edges = [(0, 1), (2, 1), (1, 3)];
+        let plain = Messages::new(4, &edges).unwrap();
+        let e = WeightedEdges::new(4, &edges, &d).unwrap();
+        assert_eq!((e.num_nodes(), e.num_edges()), (4, 3));
+        let g = e.with_weights(Tensor::ones([3], &d), true);
+        let norm = to_vec(g.gcn_norm);
+        let src = to_vec(g.src.float().unsqueeze_dim(1));
+        let dst = to_vec(g.dst.float().unsqueeze_dim(1));
+        // Same messages as the plain list, regrouped: (u→w for every edge, w→u, loops).
+        let order = [0, 2, 4, 1, 3, 5, 6, 7, 8, 9];
+        for (k, &j) in order.iter().enumerate() {
+            assert_eq!((src[k] as u32, dst[k] as u32), (plain.src[j], plain.dst[j]));
+            assert!((norm[k] - plain.norm[j]).abs() < 1e-6, "{k}");
+        }
     }
 
     #[test]

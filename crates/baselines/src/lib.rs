@@ -1,0 +1,26 @@
+//! Counterfactual baselines for GNN node classification, each an
+//! [`Explainer`](induce_explain::Explainer) evaluated by the same pipeline and metrics as InduCE
+//! (the comparisons of the InduCE paper's Tables 1–3 and 5):
+//!
+//! | method | file | edits | paper |
+//! |---|---|---|---|
+//! | `random` | [`random`] | deletions | Random of CF-GNNExplainer |
+//! | `cf-gnnexplainer` | [`cf_gnnexplainer`] | deletions | Lucic et al., AISTATS 2022 |
+//! | `cf-gnnexplainer++` | [`cf_gnnexplainer`] | both | InduCE paper, §4.4 |
+//!
+//! The gradient-based methods need the black box as a Burn [`Gcn`](induce_models::Gcn): they
+//! differentiate its output with respect to a weight on every edge
+//! ([`Gcn::forward_weighted`](induce_models::Gcn::forward_weighted)), on a sparse edge list of the
+//! target's neighbourhood (never an `n × n` matrix).
+
+pub mod cf2;
+pub mod cf_gnnexplainer;
+pub mod neighbourhood;
+pub mod random;
+pub mod sgd;
+
+pub use cf_gnnexplainer::{CfGnnConfig, CfGnnExplainer};
+pub use cf2::{Cf2Config, Cf2Explainer};
+pub use neighbourhood::{Candidates, MaskProblem, SoftNeighbourhood};
+pub use random::{RandomConfig, RandomExplainer};
+pub use sgd::{Optimiser, OptimiserState};

@@ -1,0 +1,410 @@
+//! What every mask-based baseline starts from: the target's h-hop neighbourhood, a candidate set
+//! of node pairs with their present/absent state, the black box's verdict on any 0/1 choice of
+//! those pairs, and the same neighbourhood on an autodiff device for gradient-based masks.
+
+use burn::module::Module;
+use burn::tensor::{Device, Int, Tensor, TensorData};
+use induce_explain::{Edit, ExplainError, Explanation, Result};
+use induce_graph::{Features, Graph, Subgraph, k_hop};
+use induce_models::tensors::matrix;
+use induce_models::{BlackBox, Gcn, LogProbs, PreparedBlackBox, WeightedEdges};
+use serde::{Deserialize, Serialize};
+
+/// Which node pairs of the neighbourhood a mask ranges over.
+///
+/// ```text
+///   0 ─ 1        ExistingEdges: (0,1) (1,2)          (deletions only: the published methods)
+///       │        AllPairs:      (0,1) (0,2) (1,2)    (additions too: the "++" variants;
+///       2                                             n(n−1)/2 pairs for n nodes)
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Candidates {
+    /// The existing edges of the neighbourhood: a mask can only delete.
+    ExistingEdges,
+    /// Every pair of neighbourhood nodes: the mask is the new adjacency, so it can delete and
+    /// add.
+    AllPairs,
+}
+
+/// The target's neighbourhood as a set of candidate pairs, each present (an edge now) or absent.
+///
+/// Local ids are [`Subgraph`] positions; explanations are mapped back to original ids.
+pub struct MaskProblem<'a> {
+    /// The h-hop neighbourhood.
+    pub sub: Subgraph,
+    /// The neighbourhood's features (local order).
+    pub features: Features,
+    /// Candidate pairs `(u, w)`, `u < w`, local ids, row-major order.
+    pub pairs: Vec<(u32, u32)>,
+    /// Whether each candidate pair is an edge of the neighbourhood.
+    pub present: Vec<bool>,
+    /// The black box's label for the target on the unedited neighbourhood.
+    pub original_label: usize,
+    black_box: &'a dyn BlackBox,
+    prepared: Option<Box<dyn PreparedBlackBox + 'a>>,
+}
+
+impl std::fmt::Debug for MaskProblem<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("MaskProblem")
+            .field("target", &self.sub.target)
+            .field("nodes", &self.sub.num_nodes())
+            .field("pairs", &self.pairs.len())
+            .finish_non_exhaustive()
+    }
+}
+
+impl<'a> MaskProblem<'a> {
+    /// Extracts `target`'s `hops`-hop neighbourhood of `graph` and its candidate pairs.
+    ///
+    /// Errors: the target is out of range; [`ExplainError::NoCandidate`] when there is nothing
+    /// to edit (no edge for [`Candidates::ExistingEdges`], a single node for
+    /// [`Candidates::AllPairs`]); [`ExplainError::InvalidConfig`] when all pairs would exceed
+    /// `max_pairs`.
+    pub fn new(
+        graph: &Graph,
+        black_box: &'a dyn BlackBox,
+        target: u32,
+        hops: u32,
+        candidates: Candidates,
+        max_pairs: usize,
+    ) -> Result<Self> {
+        if target as usize >= graph.num_nodes() {
+            return Err(ExplainError::TargetOutOfRange {
+                target,
+                num_nodes: graph.num_nodes(),
+            });
+        }
+        if graph.features().dim() != black_box.input_dim() {
+            return Err(ExplainError::FeatureDimension {
+                expected: black_box.input_dim(),
+                got: graph.features().dim(),
+            });
+        }
+        let sub = k_hop(graph, target, hops)?;
+        let n = sub.num_nodes();
+        let (pairs, present) = match candidates {
+            Candidates::ExistingEdges => (sub.edges.clone(), vec![true; sub.num_edges()]),
+            Candidates::AllPairs => {
+                let total = n * n.saturating_sub(1) / 2;
+                if total > max_pairs {
+                    return Err(ExplainError::InvalidConfig(format!(
+                        "target {target}: its {hops}-hop neighbourhood has {n} nodes, \
+                         {total} candidate pairs, more than max_pairs = {max_pairs}"
+                    )));
+                }
+                let mut pairs = Vec::with_capacity(total);
+                let mut present = Vec::with_capacity(total);
+                let mut k = 0;
+                for u in 0..n as u32 {
+                    for w in u + 1..n as u32 {
+                        pairs.push((u, w));
+                        let is_edge = sub.edges.get(k) == Some(&(u, w));
+                        k += is_edge as usize;
+                        present.push(is_edge);
+                    }
+                }
+                (pairs, present)
+            }
+        };
+        if pairs.is_empty() {
+            return Err(ExplainError::NoCandidate { target });
+        }
+        let features = sub.features(graph);
+        let prepared = black_box.prepare(&features)?;
+        let mut p = Self {
+            sub,
+            features,
+            pairs,
+            present,
+            original_label: 0,
+            black_box,
+            prepared,
+        };
+        let initial = p.present.clone();
+        p.original_label = p.label(&initial)?;
+        Ok(p)
+    }
+
+    /// Local id of the target.
+    pub fn target_local(&self) -> usize {
+        self.sub.target_local
+    }
+
+    /// The black box's log-probabilities on the neighbourhood whose edges are the pairs chosen
+    /// by `keep`.
+    ///
+    /// # Shapes
+    /// - keep: `[pairs]`
+    /// - output: `[n, C]`
+    pub fn log_probs(&self, keep: &[bool]) -> Result<LogProbs> {
+        let edges: Vec<(u32, u32)> = self
+            .pairs
+            .iter()
+            .zip(keep)
+            .filter(|(_, k)| **k)
+            .map(|(p, _)| *p)
+            .collect();
+        let lp = match &self.prepared {
+            Some(p) => p.log_probs(&edges)?,
+            None => self.black_box.log_probs(&self.features, &edges)?,
+        };
+        if lp.num_nodes() != self.sub.num_nodes()
+            || lp.num_classes() != self.black_box.num_classes()
+        {
+            return Err(ExplainError::OutputShape {
+                expected_nodes: self.sub.num_nodes(),
+                expected_classes: self.black_box.num_classes(),
+                got_nodes: lp.num_nodes(),
+                got_classes: lp.num_classes(),
+            });
+        }
+        let t = self.target_local();
+        if lp.row(t).iter().any(|v| v.is_nan()) {
+            return Err(ExplainError::NanOutput {
+                target: self.sub.target,
+                node: self.sub.target,
+            });
+        }
+        Ok(lp)
+    }
+
+    /// The black box's label for the target when exactly the pairs chosen by `keep` are edges.
+    pub fn label(&self, keep: &[bool]) -> Result<usize> {
+        Ok(self.log_probs(keep)?.argmax(self.target_local()))
+    }
+
+    /// Number of pairs whose state `keep` changes.
+    pub fn distance(&self, keep: &[bool]) -> usize {
+        keep.iter()
+            .zip(&self.present)
+            .filter(|(a, b)| a != b)
+            .count()
+    }
+
+    /// The explanation that turns the neighbourhood into `keep` (edits in original ids, in pair
+    /// order; deletions as `(u, w)` with `u < w`, additions with the target first when it is an
+    /// endpoint).
+    pub fn explanation(&self, keep: &[bool], new_label: usize) -> Explanation {
+        let t = self.sub.target;
+        let edits = self
+            .pairs
+            .iter()
+            .zip(keep.iter().zip(&self.present))
+            .filter(|(_, (k, p))| k != p)
+            .map(|(&(u, w), (&k, _))| {
+                let (gu, gw) = (
+                    self.sub.global_of(u as usize),
+                    self.sub.global_of(w as usize),
+                );
+                match k {
+                    false => Edit::delete(gu, gw),
+                    true if gw == t => Edit::add(gw, gu),
+                    true => Edit::add(gu, gw),
+                }
+            })
+            .collect();
+        Explanation {
+            target: t,
+            found: new_label != self.original_label,
+            original_label: self.original_label,
+            new_label,
+            edits,
+        }
+    }
+
+    /// The explanation of a target for which nothing was found.
+    pub fn not_found(&self) -> Explanation {
+        Explanation {
+            target: self.sub.target,
+            found: false,
+            original_label: self.original_label,
+            new_label: self.original_label,
+            edits: Vec::new(),
+        }
+    }
+
+    /// The neighbourhood on an autodiff device, for gradients with respect to a soft mask over
+    /// the candidate pairs.
+    pub fn differentiable(&self, model: &Gcn, device: &Device) -> Result<SoftNeighbourhood> {
+        if model.input_dim() != self.features.dim() {
+            return Err(ExplainError::FeatureDimension {
+                expected: model.input_dim(),
+                got: self.features.dim(),
+            });
+        }
+        let ad = device.clone().autodiff();
+        let n = self.sub.num_nodes();
+        Ok(SoftNeighbourhood {
+            model: model.clone().to_device(&ad),
+            x: matrix(self.features.as_slice(), n, self.features.dim(), &ad),
+            edges: WeightedEdges::new(n, &self.pairs, &ad)?,
+            target: Tensor::from_data(TensorData::new(vec![self.target_local() as i64], [1]), &ad),
+            device: ad,
+        })
+    }
+}
+
+/// A neighbourhood on an autodiff device: the black-box GCN evaluated with a weight per candidate
+/// pair (see [`Gcn::forward_weighted`]).
+#[derive(Debug, Clone)]
+pub struct SoftNeighbourhood {
+    model: Gcn,
+    x: Tensor<2>,
+    edges: WeightedEdges,
+    target: Tensor<1, Int>,
+    device: Device,
+}
+
+impl SoftNeighbourhood {
+    /// The autodiff device everything lives on.
+    pub fn device(&self) -> &Device {
+        &self.device
+    }
+
+    /// A tracked parameter vector from host values.
+    ///
+    /// # Shapes
+    /// - output: `[values.len()]`
+    pub fn parameter(&self, values: &[f32]) -> Tensor<1> {
+        Tensor::<1>::from_data(
+            TensorData::new(values.to_vec(), [values.len()]),
+            &self.device,
+        )
+        .require_grad()
+    }
+
+    /// The target's class log-probabilities with pair weights `weights` (degrees detached
+    /// unless `degree_gradient`; see [`WeightedEdges::with_weights`]).
+    ///
+    /// # Shapes
+    /// - weights: `[pairs]`, in `[0, 1]`
+    /// - output: `[1, C]`
+    pub fn target_log_probs(&self, weights: Tensor<1>, degree_gradient: bool) -> Tensor<2> {
+        self.model
+            .forward_weighted(self.x.clone(), &self.edges, weights, degree_gradient)
+            .select(0, self.target.clone())
+    }
+}
+
+/// Reads a 1-D float tensor back to the host.
+pub(crate) fn host(t: Tensor<1>) -> Vec<f32> {
+    induce_models::tensors::to_vec(t.unsqueeze_dim(1))
+}
+
+/// A per-target seed: the configured seed mixed with the target id, so results depend neither on
+/// the order targets are explained in nor on the number of threads.
+pub(crate) fn target_seed(seed: u64, target: u32) -> u64 {
+    seed ^ (target as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use induce_graph::Features;
+
+    /// Class 1 iff degree ≥ 2.
+    pub(crate) struct DegreeRule;
+    impl BlackBox for DegreeRule {
+        fn input_dim(&self) -> usize {
+            1
+        }
+        fn num_classes(&self) -> usize {
+            2
+        }
+        fn log_probs(&self, x: &Features, edges: &[(u32, u32)]) -> induce_models::Result<LogProbs> {
+            let mut deg = vec![0; x.num_nodes()];
+            for &(u, w) in edges {
+                deg[u as usize] += 1;
+                deg[w as usize] += 1;
+            }
+            let d = deg
+                .iter()
+                .flat_map(|&d| if d >= 2 { [-2.0, -0.2] } else { [-0.2, -2.0] });
+            LogProbs::new(x.num_nodes(), 2, d.collect())
+        }
+    }
+
+    #[test]
+    fn pairs_states_and_explanations() {
+        //  0 ─ 1 ─ 2   3 ─ 4 (other component)
+        let g = Graph::from_edges(
+            5,
+            &[(0, 1), (1, 2), (3, 4)],
+            Features::constant(5, 1, 1.0),
+            vec![0; 5],
+        )
+        .unwrap();
+        let p = MaskProblem::new(&g, &DegreeRule, 1, 2, Candidates::AllPairs, 100).unwrap();
+        assert_eq!(p.pairs, vec![(0, 1), (0, 2), (1, 2)]);
+        assert_eq!(p.present, vec![true, false, true]);
+        assert_eq!(p.original_label, 1);
+        // Delete (1, 2), add (0, 2): node 1 has degree 1 → class 0.
+        let keep = [true, true, false];
+        assert_eq!(p.label(&keep).unwrap(), 0);
+        assert_eq!(p.distance(&keep), 2);
+        let e = p.explanation(&keep, 0);
+        assert!(e.found);
+        assert_eq!(e.edits, vec![Edit::add(0, 2), Edit::delete(1, 2)]);
+        let q = MaskProblem::new(&g, &DegreeRule, 1, 2, Candidates::ExistingEdges, 0).unwrap();
+        assert_eq!(q.pairs, vec![(0, 1), (1, 2)]);
+        assert!(matches!(
+            MaskProblem::new(&g, &DegreeRule, 1, 2, Candidates::AllPairs, 2),
+            Err(ExplainError::InvalidConfig(_))
+        ));
+        let lonely = Graph::empty(Features::constant(2, 1, 1.0), vec![0; 2]).unwrap();
+        assert!(matches!(
+            MaskProblem::new(&lonely, &DegreeRule, 0, 2, Candidates::ExistingEdges, 9),
+            Err(ExplainError::NoCandidate { target: 0 })
+        ));
+        assert!(matches!(
+            MaskProblem::new(&g, &DegreeRule, 9, 2, Candidates::ExistingEdges, 9),
+            Err(ExplainError::TargetOutOfRange { target: 9, .. })
+        ));
+    }
+}
+
+/// Tiny hand-made models shared by the baselines' unit tests.
+#[cfg(test)]
+pub(crate) mod fixtures {
+    use burn::module::Param;
+    use burn::tensor::{Device, Tensor, TensorData};
+    use induce_graph::{Features, Graph};
+    use induce_models::{Gcn, GcnConfig};
+
+    fn p2(v: &[f32], r: usize, c: usize, d: &Device) -> Param<Tensor<2>> {
+        Param::from_tensor(Tensor::from_data(TensorData::new(v.to_vec(), [r, c]), d))
+    }
+    fn p1(v: &[f32], d: &Device) -> Param<Tensor<1>> {
+        Param::from_tensor(Tensor::from_data(TensorData::new(v.to_vec(), [v.len()]), d))
+    }
+
+    /// A one-feature GCN (hidden width 1) that predicts class 1 iff the first convolution's
+    /// output `relu(Â x)` exceeds 0.3: a node is class 1 when a neighbour carrying feature 1
+    /// is close enough.
+    pub(crate) fn beacon_gcn(d: &Device) -> Gcn {
+        let mut m = GcnConfig::new(1, 2).with_hidden(1).init(d);
+        m.gc1.weight = p2(&[1.0], 1, 1, d);
+        m.gc1.bias = p1(&[0.0], d);
+        for c in [&mut m.gc2, &mut m.gc3] {
+            c.weight = p2(&[0.0], 1, 1, d);
+            c.bias = p1(&[0.0], d);
+        }
+        m.lin.weight = p2(&[0.0, 10.0, 0.0, 0.0, 0.0, 0.0], 3, 2, d);
+        m.lin.bias = Some(p1(&[0.0, -3.0], d));
+        m
+    }
+
+    /// `edges` over 4 nodes; node 1 is the beacon (feature 1), the others carry 0.
+    ///
+    /// ```text
+    ///   beacon 1     with [(0, 1), (0, 2), (2, 3)]: node 0 sees the beacon → class 1;
+    ///          │     deleting (0, 1) is its only one-edit counterfactual.
+    ///     3 ─ 2 ─ 0
+    /// ```
+    pub(crate) fn beacon_graph(edges: &[(u32, u32)]) -> Graph {
+        let x = Features::new(4, 1, vec![0.0, 1.0, 0.0, 0.0]).unwrap();
+        Graph::from_edges(4, edges, x, vec![1, 0, 0, 0]).unwrap()
+    }
+}
