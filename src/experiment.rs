@@ -19,11 +19,11 @@ use induce_graph::io::DataFormat;
 use induce_graph::{Dataset, k_hop};
 use induce_models::checkpoint::{load_gcn, save_gcn};
 use induce_models::{GcnConfig, GcnTrainingConfig, train_gcn};
-use induce_rl::{EditMode, InduceConfig, PolicyMeta, save_policy};
+use induce_rl::{EditMode, InduceConfig, PolicyMeta, save_policy, timed};
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
-use crate::methods::{Method, Preset, black_box_for, explainer};
+use crate::methods::{BaselineConfig, Method, Preset, baseline, black_box_for, explainer};
 use crate::run::{load_data, summary_for, train_reporting};
 
 /// Everything that defines a run; saved as `config.json` next to the results.
@@ -45,6 +45,9 @@ pub struct ExperimentConfig {
     pub inductive: InduceConfig,
     /// Transductive InduCE (γ 0.6); `episodes` is the per-target cap.
     pub transductive: InduceConfig,
+    /// The baselines' settings (their authors', per dataset family).
+    #[serde(default)]
+    pub baselines: BaselineConfig,
     /// The methods to run, in order.
     pub methods: Vec<Method>,
     /// Explain at most this many evaluation targets (all when `None`).
@@ -68,16 +71,19 @@ impl ExperimentConfig {
             black_box: None,
             inductive: preset.inductive(seed),
             transductive: preset.transductive(seed),
+            baselines: BaselineConfig::for_dataset(&stem, seed),
             methods: Method::ALL.to_vec(),
             max_targets: None,
         }
     }
 
-    /// A smoke run of well under a minute: few episodes, ten targets (the black box keeps its
-    /// full training: it takes seconds and the targets depend on its accuracy).
+    /// A smoke run of well under a minute: few episodes, 20 optimisation steps per baseline,
+    /// ten targets (the black box keeps its full training: it takes seconds and the targets
+    /// depend on its accuracy).
     pub fn quick(mut self) -> Self {
         self.inductive.episodes = self.inductive.episodes.min(2);
         self.transductive.episodes = self.transductive.episodes.min(3);
+        self.baselines = self.baselines.quick(20);
         self.max_targets = Some(self.max_targets.unwrap_or(10).min(10));
         self
     }
@@ -188,7 +194,30 @@ pub fn run_on(
         } else {
             (None, 0.0)
         };
-        let e = explainer(method, data, bb, policy.as_ref(), &icfg, device)?;
+        let (e, train_seconds) = if method.is_baseline() {
+            if method.needs_training_targets() {
+                progress.message(&format!(
+                    "training {method} on {} targets",
+                    train_targets.len()
+                ));
+            }
+            let (e, secs) = timed(|| {
+                baseline(
+                    method,
+                    data,
+                    &loaded,
+                    &config.baselines,
+                    &train_targets,
+                    device,
+                )
+            });
+            (e?, secs)
+        } else {
+            (
+                explainer(method, data, bb, policy.as_ref(), &icfg, device)?,
+                train_seconds,
+            )
+        };
         let mut run = explain_targets(e.as_ref(), &ctx, &eval_targets, &opts)?;
         run.train_seconds = train_seconds;
         runs.push(run);

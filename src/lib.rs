@@ -60,6 +60,7 @@
 //! Backends are cargo features (`flex` by default, `ndarray`, `cuda`) and are chosen at run time
 //! with [`models::device`]; nothing is generic over a backend type.
 
+pub use induce_baselines as baselines;
 pub use induce_explain as explain;
 pub use induce_graph as graph;
 pub use induce_models as models;

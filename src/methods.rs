@@ -6,6 +6,10 @@ use std::path::{Path, PathBuf};
 use std::str::FromStr;
 
 use burn::tensor::Device;
+use induce_baselines::{
+    Candidates, Cf2Config, Cf2Explainer, CfGnnConfig, CfGnnExplainer, PgConfig, PgExplainer,
+    RandomConfig, RandomExplainer,
+};
 use induce_explain::Explainer;
 use induce_graph::Dataset;
 use induce_models::checkpoint::{check_dims, load_gcn};
@@ -33,15 +37,47 @@ pub enum Method {
     InductiveDelOnly,
     /// The same network as `inductive`, untrained: the ablation of training (`untrained`).
     Untrained,
+    /// Random deletion masks, the smallest that flips kept (`random`).
+    Random,
+    /// CF-GNNExplainer, deletions only (`cf-gnnexplainer`).
+    CfGnnExplainer,
+    /// CF-GNNExplainer with additions: a mask over every pair (`cf-gnnexplainer++`).
+    CfGnnExplainerPlusPlus,
+    /// CF² in its counterfactual setting, α = 0 (`cf2`).
+    Cf2,
+    /// PGExplainer trained on the training targets; its top-k edges deleted (`pgexplainer`).
+    PgExplainer,
 }
 
 impl Method {
-    /// Every method, in the order the experiments run them.
-    pub const ALL: [Method; 4] = [
+    /// The InduCE methods, in the order the experiments run them.
+    pub const INDUCE: [Method; 4] = [
         Method::Inductive,
         Method::Transductive,
         Method::InductiveDelOnly,
         Method::Untrained,
+    ];
+
+    /// The baselines (crate `induce-baselines`), in the order the experiments run them.
+    pub const BASELINES: [Method; 5] = [
+        Method::Random,
+        Method::CfGnnExplainer,
+        Method::CfGnnExplainerPlusPlus,
+        Method::Cf2,
+        Method::PgExplainer,
+    ];
+
+    /// Every method: InduCE's, then the baselines.
+    pub const ALL: [Method; 9] = [
+        Method::Inductive,
+        Method::Transductive,
+        Method::InductiveDelOnly,
+        Method::Untrained,
+        Method::Random,
+        Method::CfGnnExplainer,
+        Method::CfGnnExplainerPlusPlus,
+        Method::Cf2,
+        Method::PgExplainer,
     ];
 
     /// The method's name.
@@ -51,7 +87,23 @@ impl Method {
             Method::Transductive => "transductive",
             Method::InductiveDelOnly => "inductive-del-only",
             Method::Untrained => "untrained",
+            Method::Random => "random",
+            Method::CfGnnExplainer => "cf-gnnexplainer",
+            Method::CfGnnExplainerPlusPlus => "cf-gnnexplainer++",
+            Method::Cf2 => "cf2",
+            Method::PgExplainer => "pgexplainer",
         }
+    }
+
+    /// True for the baselines (built by [`baseline`], not [`explainer`]).
+    pub fn is_baseline(self) -> bool {
+        Method::BASELINES.contains(&self)
+    }
+
+    /// True for the methods trained on the training targets before explaining (the inductive
+    /// policy is trained separately; PGExplainer trains as it is built).
+    pub fn needs_training_targets(self) -> bool {
+        self == Method::PgExplainer
     }
 
     /// True for the methods that explain with a trained inductive policy (`--policy`).
@@ -81,10 +133,13 @@ impl FromStr for Method {
     fn from_str(s: &str) -> Result<Self> {
         let s = s.trim().to_ascii_lowercase();
         let bare = s.strip_prefix("induce-").unwrap_or(&s);
-        let bare = if bare == "untrained-policy" {
-            "untrained"
-        } else {
-            bare
+        let bare = match bare {
+            "untrained-policy" => "untrained",
+            "cf-gnn" | "cfgnnexplainer" | "cf-gnn-explainer" => "cf-gnnexplainer",
+            "cf-gnn++" | "cfgnnexplainer++" | "cf-gnn-explainer++" => "cf-gnnexplainer++",
+            "cf²" | "cff" => "cf2",
+            "pg-explainer" => "pgexplainer",
+            other => other,
         };
         Method::ALL
             .into_iter()
@@ -169,6 +224,142 @@ impl Preset {
             ..self.inductive(seed)
         }
     }
+}
+
+/// The settings of every baseline, as a run records them in its `config.json`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BaselineConfig {
+    /// Random masks.
+    pub random: RandomConfig,
+    /// CF-GNNExplainer and (with every pair as candidate) CF-GNNExplainer++.
+    pub cf_gnnexplainer: CfGnnConfig,
+    /// CF².
+    pub cf2: Cf2Config,
+    /// PGExplainer.
+    pub pgexplainer: PgConfig,
+}
+
+impl Default for BaselineConfig {
+    fn default() -> Self {
+        Self::for_dataset("", induce_graph::DEFAULT_SEED)
+    }
+}
+
+impl BaselineConfig {
+    /// Each method's authors' settings for the dataset family of `name` (BA-Shapes' for real
+    /// graphs and unknown names: no author published others), seeded with `seed`.
+    ///
+    /// ```
+    /// use induce::methods::BaselineConfig;
+    /// use induce::baselines::Optimiser;
+    /// let c = BaselineConfig::for_dataset("syn4", 7);
+    /// assert_eq!(c.cf_gnnexplainer.optimiser,
+    ///     Optimiser::Sgd { lr: 0.1, momentum: 0.0, nesterov: false });
+    /// assert_eq!((c.cf2.iterations, c.pgexplainer.epochs, c.random.seed), (500, 20, 7));
+    /// ```
+    pub fn for_dataset(name: &str, seed: u64) -> Self {
+        let name = name.to_ascii_lowercase().replace('_', "-");
+        let trees = Preset::for_dataset(&name) == Preset::Trees;
+        let pgexplainer = match name.as_str() {
+            "tree-cycles" | "syn4" => PgConfig::tree_cycles(),
+            "tree-grid" | "syn5" => PgConfig::tree_grid(),
+            _ => PgConfig::default(),
+        };
+        let (cf_gnnexplainer, cf2) = match trees {
+            true => (CfGnnConfig::trees(), Cf2Config::trees()),
+            false => (CfGnnConfig::default(), Cf2Config::default()),
+        };
+        Self {
+            random: RandomConfig {
+                seed,
+                ..RandomConfig::default()
+            },
+            cf_gnnexplainer,
+            cf2: Cf2Config { seed, ..cf2 },
+            pgexplainer: PgConfig {
+                seed,
+                ..pgexplainer
+            },
+        }
+    }
+
+    /// The same settings with every seeded method seeded with `seed`.
+    pub fn with_seed(mut self, seed: u64) -> Self {
+        self.random.seed = seed;
+        self.cf2.seed = seed;
+        self.pgexplainer.seed = seed;
+        self
+    }
+
+    /// Sets the budget of every method: random masks (Random), optimisation steps
+    /// (CF-GNNExplainer, CF²) or training epochs (PGExplainer).
+    pub fn with_iterations(mut self, iterations: usize) -> Self {
+        self.random.iterations = iterations;
+        self.cf_gnnexplainer.iterations = iterations;
+        self.cf2.iterations = iterations;
+        self.pgexplainer.epochs = iterations;
+        self
+    }
+
+    /// Budgets cut for a smoke run (at most `iterations` optimisation steps or random masks,
+    /// 2 PGExplainer epochs).
+    pub fn quick(mut self, iterations: usize) -> Self {
+        self.random.iterations = self.random.iterations.min(iterations);
+        self.cf_gnnexplainer.iterations = self.cf_gnnexplainer.iterations.min(iterations);
+        self.cf2.iterations = self.cf2.iterations.min(iterations);
+        self.pgexplainer.epochs = self.pgexplainer.epochs.min(2);
+        self
+    }
+}
+
+/// Builds the explainer of a baseline `method` against the black box `loaded` (its Burn model
+/// gives the gradient-based methods their gradients; its black box judges every flip).
+/// PGExplainer is trained here, on `train_targets`.
+pub fn baseline<'a>(
+    method: Method,
+    data: &Dataset,
+    loaded: &'a LoadedBlackBox,
+    config: &BaselineConfig,
+    train_targets: &[u32],
+    device: &Device,
+) -> Result<Box<dyn Explainer + 'a>> {
+    let bb = loaded.black_box.as_ref();
+    let model = &loaded.model;
+    Ok(match method {
+        Method::Random => Box::new(RandomExplainer::new(bb, config.random.clone())),
+        Method::CfGnnExplainer => Box::new(CfGnnExplainer::new(
+            model,
+            bb,
+            CfGnnConfig {
+                candidates: Candidates::ExistingEdges,
+                ..config.cf_gnnexplainer.clone()
+            },
+            device,
+        )),
+        Method::CfGnnExplainerPlusPlus => Box::new(CfGnnExplainer::new(
+            model,
+            bb,
+            config.cf_gnnexplainer.clone().plus_plus(),
+            device,
+        )),
+        Method::Cf2 => Box::new(Cf2Explainer::new(model, bb, config.cf2.clone(), device)),
+        Method::PgExplainer => Box::new(PgExplainer::train(
+            &data.graph,
+            model,
+            bb,
+            train_targets,
+            config.pgexplainer.clone(),
+            device,
+        )?),
+        other => {
+            return Err(Error::InvalidValue {
+                what: "method",
+                value: other.name().into(),
+                reason: "is an InduCE method, not a baseline: use methods::explainer".into(),
+            });
+        }
+    })
 }
 
 /// A black box loaded from a file, in both kernels' forms.
@@ -281,6 +472,13 @@ pub fn explainer<'a>(
     }
     let d = data.graph.features().dim();
     Ok(match method {
+        m if m.is_baseline() => {
+            return Err(Error::InvalidValue {
+                what: "method",
+                value: m.name().into(),
+                reason: "is a baseline: build it with methods::baseline (it needs the GCN)".into(),
+            });
+        }
         Method::Transductive => Box::new(TransductiveExplainer::new(
             method.name(),
             black_box,
@@ -296,7 +494,7 @@ pub fn explainer<'a>(
                     .with_kernel(config.kernel),
             )
         }
-        Method::Inductive | Method::InductiveDelOnly => {
+        _ => {
             let p = policy.ok_or_else(|| Error::InvalidValue {
                 what: "method",
                 value: method.name().into(),
@@ -326,12 +524,16 @@ mod tests {
             "untrained-policy".parse::<Method>().unwrap(),
             Method::Untrained
         );
-        let e = "cf-gnn".parse::<Method>().unwrap_err().to_string();
+        assert_eq!("CF-GNN".parse::<Method>().unwrap(), Method::CfGnnExplainer);
+        let e = "gem".parse::<Method>().unwrap_err().to_string();
         assert_eq!(
             e,
-            "invalid method `cf-gnn`: expected one of inductive, transductive, \
-             inductive-del-only, untrained"
+            "invalid method `gem`: expected one of inductive, transductive, \
+             inductive-del-only, untrained, random, cf-gnnexplainer, cf-gnnexplainer++, cf2, \
+             pgexplainer"
         );
+        assert!(Method::BASELINES.iter().all(|m| m.is_baseline()));
+        assert!(Method::INDUCE.iter().all(|m| !m.is_baseline()));
     }
 
     #[test]

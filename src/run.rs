@@ -18,7 +18,9 @@ use induce_rl::{EditMode, EpochStats, InduceConfig, PolicyMeta, timed, train_ind
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
-use crate::methods::{Method, Preset, explainer, load_black_box, load_trained_policy};
+use crate::methods::{
+    BaselineConfig, Method, Preset, baseline, explainer, load_black_box, load_trained_policy,
+};
 
 /// Loads a dataset from `spec`: a file or folder in any supported format (detected, or
 /// `format`), or the name of a built-in benchmark (`ba-shapes`, `tree-cycles`, `tree-grid`)
@@ -134,6 +136,9 @@ pub struct ExplainJob {
     /// InduCE settings of the transductive and untrained methods (the trained ones take theirs
     /// from the checkpoint, apart from `edits` and `allowed`).
     pub induce: InduceConfig,
+    /// The baselines' settings (their authors', per dataset family).
+    #[serde(default)]
+    pub baselines: BaselineConfig,
     /// Worker threads (0: all cores). Results do not depend on it, so it is not saved in
     /// `config.json` (shards run with different thread counts merge).
     #[serde(skip)]
@@ -171,6 +176,7 @@ impl ExplainJob {
         let seed = induce_graph::DEFAULT_SEED;
         Self {
             induce: Preset::for_dataset(&stem).transductive(seed),
+            baselines: BaselineConfig::for_dataset(&stem, seed),
             data,
             format: None,
             black_box: black_box.into(),
@@ -269,6 +275,27 @@ fn threads(n: usize) -> usize {
     }
 }
 
+/// The nodes an inductive baseline (PGExplainer) trains on: the paper's targets among the
+/// training split; for data without one (the authors' `syn4`/`syn5` files carry only evaluation
+/// targets), the paper's targets among all nodes except `exclude` (the explained ones).
+pub fn training_targets(
+    data: &Dataset,
+    black_box: &dyn BlackBox,
+    hops: u32,
+    exclude: &[u32],
+) -> Result<Vec<u32>> {
+    let pool: Vec<u32> = match data.split.train.is_empty() {
+        false => data.split.train.clone(),
+        true => {
+            let skip: std::collections::HashSet<u32> = exclude.iter().copied().collect();
+            (0..data.graph.num_nodes() as u32)
+                .filter(|u| !skip.contains(u))
+                .collect()
+        }
+    };
+    Ok(select_targets(data, black_box, &pool, hops)?)
+}
+
 /// Runs an explain job: loads the data, the black box and (for the inductive methods) the
 /// policy, checks everything before explaining anything, then explains the targets with every
 /// method. Returns the summary and the per-method records (write them with
@@ -286,8 +313,8 @@ pub fn explain_job(
         });
     }
     let data = load_data(&job.data, job.format, job.seed)?;
-    let bb = load_black_box(&job.black_box, &data, job.induce.kernel, device)?;
-    let bb = bb.black_box.as_ref();
+    let loaded = load_black_box(&job.black_box, &data, job.induce.kernel, device)?;
+    let bb = loaded.black_box.as_ref();
     let mut base = job.induce.clone();
     if let Some(m) = job.edits {
         base.env.mode = m;
@@ -328,8 +355,20 @@ pub fn explain_job(
         threads: threads(job.threads),
         progress,
     };
+    let train_targets = match job.methods.iter().any(|m| m.needs_training_targets()) {
+        true => training_targets(&data, bb, hops, &targets)?,
+        false => Vec::new(),
+    };
     let mut runs = Vec::new();
     for (m, policy, config) in &plans {
+        if m.is_baseline() {
+            let (e, secs) =
+                timed(|| baseline(*m, &data, &loaded, &job.baselines, &train_targets, device));
+            let mut run = explain_targets(e?.as_ref(), &ctx, &targets, &opts)?;
+            run.train_seconds = secs;
+            runs.push(run);
+            continue;
+        }
         if config.env.hops != hops {
             return Err(Error::InvalidValue {
                 what: "policy",
@@ -403,8 +442,8 @@ pub fn train_job(
     progress: &dyn Progress,
 ) -> Result<(induce_models::Policy, PolicyMeta, TrainOutcome)> {
     let data = load_data(&job.data, job.format, job.induce.seed)?;
-    let bb = load_black_box(&job.black_box, &data, job.induce.kernel, device)?;
-    let bb = bb.black_box.as_ref();
+    let loaded = load_black_box(&job.black_box, &data, job.induce.kernel, device)?;
+    let bb = loaded.black_box.as_ref();
     let hops = job.induce.env.hops;
     let targets = resolve_targets(&job.targets, job.paper_filter, None, &data, bb, hops)?;
     let (policy, last, seconds) = train_reporting(

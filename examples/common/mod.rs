@@ -56,6 +56,15 @@ pub struct Args {
     /// Explain at most this many evaluation targets.
     #[arg(long)]
     pub max_targets: Option<usize>,
+    /// Methods to run, comma-separated [default: all: InduCE's inductive, transductive,
+    /// inductive-del-only, untrained; the baselines random, cf-gnnexplainer,
+    /// cf-gnnexplainer++, cf2, pgexplainer].
+    #[arg(long, value_delimiter = ',')]
+    pub methods: Vec<induce::Method>,
+    /// Budget of every baseline (random masks, optimisation steps, PGExplainer epochs)
+    /// [default: each method's authors'].
+    #[arg(long)]
+    pub iterations: Option<usize>,
 }
 
 /// How a real-graph example turns its file into the experiment's dataset.
@@ -150,6 +159,13 @@ fn config(name: &str, args: &Args) -> Result<ExperimentConfig> {
     };
     cfg.inductive.env.reward = reward;
     cfg.transductive.env.reward = reward;
+    if !args.methods.is_empty() {
+        cfg.methods = args.methods.clone();
+    }
+    if let Some(k) = args.iterations {
+        anyhow::ensure!(k > 0, "--iterations must be at least 1");
+        cfg.baselines = cfg.baselines.with_iterations(k);
+    }
     if args.quick {
         cfg = cfg.quick();
     }

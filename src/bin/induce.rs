@@ -209,10 +209,16 @@ struct ExplainArgs {
     /// inductive-del-only.
     #[arg(long)]
     policy: Option<PathBuf>,
-    /// Methods, comma-separated or repeated: inductive, transductive, inductive-del-only,
-    /// untrained.
+    /// Methods, comma-separated or repeated: InduCE's inductive, transductive,
+    /// inductive-del-only, untrained; the baselines random, cf-gnnexplainer, cf-gnnexplainer++,
+    /// cf2, pgexplainer (trained on the training split's targets).
     #[arg(long, value_delimiter = ',', required = true)]
     method: Vec<Method>,
+    /// Budget of every baseline: random masks (random), optimisation steps (cf-gnnexplainer,
+    /// cf2) or training epochs (pgexplainer) [default: each method's authors', per dataset
+    /// family: 500 masks; 500 steps; 2000 steps on BA-Shapes, 500 on the trees; 10-30 epochs].
+    #[arg(long)]
+    iterations: Option<usize>,
     /// Targets: test (the split's test nodes), train, eval (the file's evaluation set, e.g. a
     /// reference npz's eval_idx), all, a list 12,40,77, or @file (one id a line). test, train
     /// and all keep only the paper's targets unless --all-nodes.
@@ -484,6 +490,11 @@ fn explain(a: ExplainArgs) -> Result<()> {
     job.edits = a.induce.edits.map(Into::into);
     job.seed = a.data.seed;
     job.induce.seed = a.data.seed;
+    job.baselines = job.baselines.clone().with_seed(a.data.seed);
+    if let Some(k) = a.iterations {
+        anyhow::ensure!(k > 0, "--iterations must be at least 1");
+        job.baselines = job.baselines.clone().with_iterations(k);
+    }
     job.induce.kernel = a.induce.kernel.into();
     job.threads = a.threads;
     if let Some(m) = a.induce.episodes {

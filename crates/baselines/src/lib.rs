@@ -7,6 +7,11 @@
 //! | `random` | [`random`] | deletions | Random of CF-GNNExplainer |
 //! | `cf-gnnexplainer` | [`cf_gnnexplainer`] | deletions | Lucic et al., AISTATS 2022 |
 //! | `cf-gnnexplainer++` | [`cf_gnnexplainer`] | both | InduCE paper, §4.4 |
+//! | `cf2` | [`cf2`] | deletions | Tan et al., WWW 2022 (α = 0) |
+//! | `pgexplainer` | [`pgexplainer`] | deletions (top-k) | Luo et al., NeurIPS 2020 |
+//!
+//! GEM (Lin et al., ICML 2021) is not implemented: its distillation of a ground-truth
+//! explanation graph per node is a separate training pipeline.
 //!
 //! The gradient-based methods need the black box as a Burn [`Gcn`](induce_models::Gcn): they
 //! differentiate its output with respect to a weight on every edge
@@ -16,11 +21,13 @@
 pub mod cf2;
 pub mod cf_gnnexplainer;
 pub mod neighbourhood;
+pub mod pgexplainer;
 pub mod random;
 pub mod sgd;
 
 pub use cf_gnnexplainer::{CfGnnConfig, CfGnnExplainer};
 pub use cf2::{Cf2Config, Cf2Explainer};
 pub use neighbourhood::{Candidates, MaskProblem, SoftNeighbourhood};
+pub use pgexplainer::{PgConfig, PgExplainer, PgMlp, PgMlpConfig};
 pub use random::{RandomConfig, RandomExplainer};
 pub use sgd::{Optimiser, OptimiserState};
