@@ -336,14 +336,14 @@ pub fn baseline<'a>(
                 ..config.cf_gnnexplainer.clone()
             },
             device,
-        )),
+        )?),
         Method::CfGnnExplainerPlusPlus => Box::new(CfGnnExplainer::new(
             model,
             bb,
             config.cf_gnnexplainer.clone().plus_plus(),
             device,
-        )),
-        Method::Cf2 => Box::new(Cf2Explainer::new(model, bb, config.cf2.clone(), device)),
+        )?),
+        Method::Cf2 => Box::new(Cf2Explainer::new(model, bb, config.cf2.clone(), device)?),
         Method::PgExplainer => Box::new(PgExplainer::train(
             &data.graph,
             model,

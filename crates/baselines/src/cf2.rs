@@ -23,8 +23,7 @@
 //! There is no "++" variant: with additions the counterfactual graph `A − A ⊙ M` has no
 //! natural counterpart (the mask would have to both add and remove), so CF²++ is not offered.
 
-use burn::tensor::activation::sigmoid;
-use burn::tensor::{Device, Tensor};
+use burn::tensor::Device;
 use induce_explain::{ExplainError, Explainer, Explanation, Result};
 use induce_graph::{DEFAULT_SEED, Graph};
 use induce_models::{BlackBox, Gcn};
@@ -32,7 +31,7 @@ use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use serde::{Deserialize, Serialize};
 
-use crate::neighbourhood::{Candidates, MaskProblem, host, target_seed};
+use crate::neighbourhood::{Candidates, GradKernel, GradModel, MaskProblem, sigmoid, target_seed};
 use crate::sgd::{Optimiser, OptimiserState};
 
 /// Settings of [`Cf2Explainer`]; defaults are the authors' BA-Shapes run with α = 0.
@@ -54,6 +53,9 @@ pub struct Cf2Config {
     pub hops: u32,
     /// Seed of the mask initialisation; each target mixes in its id.
     pub seed: u64,
+    /// Where gradients are computed (same results; the host kernel is much faster).
+    #[serde(default)]
+    pub kernel: GradKernel,
 }
 
 impl Default for Cf2Config {
@@ -67,6 +69,7 @@ impl Default for Cf2Config {
             threshold: 0.5,
             hops: 3,
             seed: DEFAULT_SEED,
+            kernel: GradKernel::Host,
         }
     }
 }
@@ -87,39 +90,45 @@ impl Cf2Config {
 /// CF² (see the [module docs](self)). Needs the black box as a Burn [`Gcn`] (gradients) and as a
 /// [`BlackBox`] (the flip test); both must be the same model.
 pub struct Cf2Explainer<'a> {
-    model: &'a Gcn,
+    model: GradModel,
     black_box: &'a dyn BlackBox,
     config: Cf2Config,
-    device: Device,
 }
 
 impl<'a> Cf2Explainer<'a> {
-    /// The explainer named `cf2`.
+    /// The explainer named `cf2`. Errors if the model's parameters cannot be read.
     pub fn new(
-        model: &'a Gcn,
+        model: &Gcn,
         black_box: &'a dyn BlackBox,
         config: Cf2Config,
         device: &Device,
-    ) -> Self {
-        Self {
-            model,
+    ) -> Result<Self> {
+        Ok(Self {
+            model: GradModel::new(model, config.kernel, device)?,
             black_box,
             config,
-            device: device.clone(),
-        }
+        })
     }
 }
 
-/// `relu(γ + p[a] − max_{c ≠ a} p[c])` for a `[1, C]` probability row.
-fn hinge(p: Tensor<2>, a: usize, gamma: f32) -> Tensor<1> {
-    let c = p.dims()[1];
-    let pa = p.clone().slice([0..1, a..a + 1]).reshape([1]);
-    let others: Vec<Tensor<2>> = (0..c)
-        .filter(|&k| k != a)
-        .map(|k| p.clone().slice([0..1, k..k + 1]))
-        .collect();
-    let best_other = Tensor::cat(others, 1).max_dim(1).reshape([1]);
-    (pa - best_other).add_scalar(gamma).clamp_min(0.0)
+/// `∂/∂ log p` of the hinge `relu(γ + sign · (p[a] − max_{c ≠ a} p[c]))` (sign +1: the
+/// counterfactual loss; −1: the factual one), scaled by `scale`; zero where the hinge is flat.
+fn hinge_grad(lp: &[f32], a: usize, gamma: f32, sign: f32, scale: f32) -> Vec<f32> {
+    let p: Vec<f32> = lp.iter().map(|v| v.exp()).collect();
+    let mut best = None;
+    for (c, &pc) in p.iter().enumerate() {
+        if c != a && best.is_none_or(|b: usize| pc > p[b]) {
+            best = Some(c);
+        }
+    }
+    let mut g = vec![0.0; lp.len()];
+    let Some(b) = best else { return g };
+    if gamma + sign * (p[a] - p[b]) > 0.0 {
+        // ∂p_c/∂ log p_c = p_c.
+        g[a] = scale * sign * p[a];
+        g[b] = -scale * sign * p[b];
+    }
+    g
 }
 
 /// A `N(mean, std²)` sample (Box–Muller).
@@ -152,7 +161,7 @@ impl Explainer for Cf2Explainer<'_> {
             Candidates::ExistingEdges,
             usize::MAX,
         )?;
-        let soft = p.differentiable(self.model, &self.device)?;
+        let soft = p.differentiable(&self.model)?;
         let y = p.original_label;
         let mut rng = StdRng::seed_from_u64(target_seed(c.seed, target));
         let std = (2.0 / p.sub.num_nodes() as f32).sqrt();
@@ -160,38 +169,33 @@ impl Explainer for Cf2Explainer<'_> {
             .map(|_| normal(&mut rng, 1.0, std))
             .collect();
         let mut opt = OptimiserState::new(Optimiser::Adam { lr: c.lr }, w.len());
+        let mut g = vec![0.0f32; w.len()];
         for _ in 0..c.iterations {
-            let wt = soft.parameter(&w);
-            let m = sigmoid(wt.clone());
-            let mut loss = m.clone().sum().mul_scalar(2.0);
+            let m: Vec<f32> = w.iter().map(|&v| sigmoid(v)).collect();
+            // ‖A ⊙ M‖₁ over the symmetric matrix: 2 Σ M.
+            g.iter_mut().for_each(|x| *x = 2.0);
             if c.alpha < 1.0 {
-                let q = soft
-                    .target_log_probs(m.clone().neg().add_scalar(1.0), true)
-                    .exp();
-                loss = loss + hinge(q, y, c.gamma).mul_scalar(c.lambda * (1.0 - c.alpha));
+                // Counterfactual graph A − A ⊙ M: weights 1 − M.
+                let keep: Vec<f32> = m.iter().map(|v| 1.0 - v).collect();
+                let scale = c.lambda * (1.0 - c.alpha);
+                let (_, gw) = soft
+                    .log_probs_and_grad(&keep, true, |lp| hinge_grad(lp, y, c.gamma, 1.0, scale))?;
+                g.iter_mut().zip(&gw).for_each(|(x, d)| *x -= d);
             }
             if c.alpha > 0.0 {
-                let q = soft.target_log_probs(m, true).exp();
-                let f = hinge(q.neg(), y, c.gamma);
-                loss = loss + f.mul_scalar(c.lambda * c.alpha);
+                let scale = c.lambda * c.alpha;
+                let (_, gw) = soft
+                    .log_probs_and_grad(&m, true, |lp| hinge_grad(lp, y, c.gamma, -1.0, scale))?;
+                g.iter_mut().zip(&gw).for_each(|(x, d)| *x += d);
             }
-            let grads = loss.backward();
-            let g = host(wt.grad(&grads).ok_or_else(|| {
-                ExplainError::InvalidConfig("the mask received no gradient".into())
-            })?);
-            if g.iter().any(|x| !x.is_finite()) {
-                return Err(ExplainError::NanOutput {
-                    target,
-                    node: target,
-                });
+            // Chain rule through M = σ(W).
+            for (x, mi) in g.iter_mut().zip(&m) {
+                *x *= mi * (1.0 - mi);
             }
             opt.step(&mut w, &g);
         }
         // Remove the explanation edges (M > threshold) and ask the black box.
-        let keep: Vec<bool> = w
-            .iter()
-            .map(|&v| 1.0 / (1.0 + (-v).exp()) <= c.threshold)
-            .collect();
+        let keep: Vec<bool> = w.iter().map(|&v| sigmoid(v) <= c.threshold).collect();
         if p.distance(&keep) == 0 {
             return Ok(p.not_found());
         }
@@ -211,18 +215,15 @@ mod tests {
     use induce_models::device::default_device;
 
     #[test]
-    fn factual_hinge_of_negated_probabilities_is_the_factual_loss() {
-        let d = default_device().unwrap();
-        let p = Tensor::<2>::from_data(
-            burn::tensor::TensorData::new(vec![0.2f32, 0.7, 0.1], [1, 3]),
-            &d,
-        );
-        // counterfactual: relu(0.5 + p[1] - max(p[0], p[2])) = 0.5 + 0.7 - 0.2 = 1.0
-        let cf = host(hinge(p.clone(), 1, 0.5))[0];
-        assert!((cf - 1.0).abs() < 1e-6);
-        // factual: relu(0.5 + max(p[0], p[2]) - p[1]) = 0.0
-        let f = host(hinge(p.neg(), 1, 0.5))[0];
-        assert_eq!(f, 0.0);
+    fn hinge_gradients() {
+        let lp: Vec<f32> = [0.2f32, 0.7, 0.1].iter().map(|p| p.ln()).collect();
+        // counterfactual: relu(0.5 + p1 − p0) = 1.0 > 0: ∂/∂lp1 = p1, ∂/∂lp0 = −p0.
+        let g = hinge_grad(&lp, 1, 0.5, 1.0, 2.0);
+        assert!((g[1] - 1.4).abs() < 1e-6 && (g[0] + 0.4).abs() < 1e-6 && g[2] == 0.0);
+        // factual: relu(0.5 + p0 − p1) = 0: flat.
+        assert_eq!(hinge_grad(&lp, 1, 0.5, -1.0, 2.0), vec![0.0; 3]);
+        // a single class has no other class to compare with
+        assert_eq!(hinge_grad(&[0.0], 0, 0.5, 1.0, 1.0), vec![0.0]);
     }
 
     #[test]
@@ -232,7 +233,7 @@ mod tests {
         let bb = GcnBlackBox::new(m.clone(), &d);
         let g = beacon_graph(&[(0, 1), (0, 2), (2, 3)]);
         for (cfg, exact) in [(Cf2Config::default(), true), (Cf2Config::trees(), false)] {
-            let x = Cf2Explainer::new(&m, &bb, cfg, &d);
+            let x = Cf2Explainer::new(&m, &bb, cfg, &d).unwrap();
             let e = x.explain(&g, 0).unwrap();
             assert!(e.found, "{e:?}");
             // The trees' low threshold (0.1) also keeps an edge whose mask the L1 term had not

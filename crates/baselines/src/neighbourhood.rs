@@ -1,11 +1,12 @@
 //! What every mask-based baseline starts from: the target's h-hop neighbourhood, a candidate set
 //! of node pairs with their present/absent state, the black box's verdict on any 0/1 choice of
-//! those pairs, and the same neighbourhood on an autodiff device for gradient-based masks.
+//! those pairs, and the gradient of its output with respect to a soft mask over them.
 
 use burn::module::Module;
 use burn::tensor::{Device, Int, Tensor, TensorData};
 use induce_explain::{Edit, ExplainError, Explanation, Result};
 use induce_graph::{Features, Graph, Subgraph, k_hop};
+use induce_models::host_grad::{BoundEdgeWeightGcn, EdgeWeightGcn};
 use induce_models::tensors::matrix;
 use induce_models::{BlackBox, Gcn, LogProbs, PreparedBlackBox, WeightedEdges};
 use serde::{Deserialize, Serialize};
@@ -225,72 +226,161 @@ impl<'a> MaskProblem<'a> {
         }
     }
 
-    /// The neighbourhood on an autodiff device, for gradients with respect to a soft mask over
-    /// the candidate pairs.
-    pub fn differentiable(&self, model: &Gcn, device: &Device) -> Result<SoftNeighbourhood> {
-        if model.input_dim() != self.features.dim() {
+    /// The neighbourhood bound to `model`, for gradients with respect to a soft mask over the
+    /// candidate pairs.
+    pub fn differentiable<'m>(&self, model: &'m GradModel) -> Result<SoftNeighbourhood<'m>> {
+        if model.gcn.input_dim() != self.features.dim() {
             return Err(ExplainError::FeatureDimension {
-                expected: model.input_dim(),
+                expected: model.gcn.input_dim(),
                 got: self.features.dim(),
             });
         }
-        let ad = device.clone().autodiff();
-        let n = self.sub.num_nodes();
-        Ok(SoftNeighbourhood {
-            model: model.clone().to_device(&ad),
-            x: matrix(self.features.as_slice(), n, self.features.dim(), &ad),
-            edges: WeightedEdges::new(n, &self.pairs, &ad)?,
-            target: Tensor::from_data(TensorData::new(vec![self.target_local() as i64], [1]), &ad),
-            device: ad,
+        let t = self.target_local();
+        Ok(SoftNeighbourhood(match model.kernel {
+            GradKernel::Host => Soft::Host(model.host.bind(&self.features, &self.pairs, t)?),
+            GradKernel::Burn => {
+                let ad = model.device.clone().autodiff();
+                let n = self.sub.num_nodes();
+                Soft::Burn {
+                    model: model.gcn.clone().to_device(&ad),
+                    x: matrix(self.features.as_slice(), n, self.features.dim(), &ad),
+                    edges: WeightedEdges::new(n, &self.pairs, &ad)?,
+                    target: Tensor::from_data(TensorData::new(vec![t as i64], [1]), &ad),
+                    device: ad,
+                }
+            }
+        }))
+    }
+}
+
+/// Where the gradient-based baselines compute the black box's gradient with respect to edge
+/// weights: the same function and gradient either way (pinned by tests).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum GradKernel {
+    /// Plain Rust ([`EdgeWeightGcn`]): no per-operation overhead, threads run in parallel.
+    #[default]
+    Host,
+    /// Burn's autodiff through [`Gcn::forward_weighted`] on the device.
+    Burn,
+}
+
+/// The black-box GCN in the forms a gradient-based baseline needs: the Burn model and its host
+/// copy, and the kernel to use.
+#[derive(Debug, Clone)]
+pub struct GradModel {
+    gcn: Gcn,
+    host: EdgeWeightGcn,
+    kernel: GradKernel,
+    device: Device,
+}
+
+impl GradModel {
+    /// Copies `gcn` (to the host too) for gradients on `kernel`; Burn runs on `device`'s
+    /// autodiff version.
+    pub fn new(gcn: &Gcn, kernel: GradKernel, device: &Device) -> Result<Self> {
+        Ok(Self {
+            gcn: gcn.clone(),
+            host: EdgeWeightGcn::from_gcn(gcn)?,
+            kernel,
+            device: device.clone(),
+        })
+    }
+
+    /// The Burn model.
+    pub fn gcn(&self) -> &Gcn {
+        &self.gcn
+    }
+}
+
+enum Soft<'m> {
+    Host(BoundEdgeWeightGcn<'m>),
+    Burn {
+        model: Gcn,
+        x: Tensor<2>,
+        edges: WeightedEdges,
+        target: Tensor<1, Int>,
+        device: Device,
+    },
+}
+
+/// A neighbourhood bound to the black box for soft masks: the target's log-probabilities with a
+/// weight on every candidate pair, and their gradient (see [`GradKernel`]).
+pub struct SoftNeighbourhood<'m>(Soft<'m>);
+
+impl std::fmt::Debug for SoftNeighbourhood<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self.0 {
+            Soft::Host(_) => "SoftNeighbourhood(host)",
+            Soft::Burn { .. } => "SoftNeighbourhood(burn)",
         })
     }
 }
 
-/// A neighbourhood on an autodiff device: the black-box GCN evaluated with a weight per candidate
-/// pair (see [`Gcn::forward_weighted`]).
-#[derive(Debug, Clone)]
-pub struct SoftNeighbourhood {
-    model: Gcn,
-    x: Tensor<2>,
-    edges: WeightedEdges,
-    target: Tensor<1, Int>,
-    device: Device,
-}
-
-impl SoftNeighbourhood {
-    /// The autodiff device everything lives on.
-    pub fn device(&self) -> &Device {
-        &self.device
-    }
-
-    /// A tracked parameter vector from host values.
-    ///
-    /// # Shapes
-    /// - output: `[values.len()]`
-    pub fn parameter(&self, values: &[f32]) -> Tensor<1> {
-        Tensor::<1>::from_data(
-            TensorData::new(values.to_vec(), [values.len()]),
-            &self.device,
-        )
-        .require_grad()
-    }
-
-    /// The target's class log-probabilities with pair weights `weights` (degrees detached
-    /// unless `degree_gradient`; see [`WeightedEdges::with_weights`]).
+impl SoftNeighbourhood<'_> {
+    /// The target's class log-probabilities with pair weights `weights` and the gradient of a
+    /// loss `L(log p)` with respect to the weights, given `dloss(log p) = ∂L/∂ log p`. Degrees
+    /// are detached unless `degree_gradient` (see
+    /// [`WeightedEdges::with_weights`]).
     ///
     /// # Shapes
     /// - weights: `[pairs]`, in `[0, 1]`
-    /// - output: `[1, C]`
-    pub fn target_log_probs(&self, weights: Tensor<1>, degree_gradient: bool) -> Tensor<2> {
-        self.model
-            .forward_weighted(self.x.clone(), &self.edges, weights, degree_gradient)
-            .select(0, self.target.clone())
+    /// - output: (`[C]`, `[pairs]`)
+    pub fn log_probs_and_grad(
+        &self,
+        weights: &[f32],
+        degree_gradient: bool,
+        dloss: impl FnOnce(&[f32]) -> Vec<f32>,
+    ) -> Result<(Vec<f32>, Vec<f32>)> {
+        let (lp, g) = match &self.0 {
+            Soft::Host(b) => {
+                b.log_probs(weights)?; // checks the length
+                b.log_probs_and_grad(weights, degree_gradient, dloss)
+            }
+            Soft::Burn {
+                model,
+                x,
+                edges,
+                target,
+                device,
+            } => {
+                let w = Tensor::<1>::from_data(
+                    TensorData::new(weights.to_vec(), [weights.len()]),
+                    device,
+                )
+                .require_grad();
+                let row = model
+                    .forward_weighted(x.clone(), edges, w.clone(), degree_gradient)
+                    .select(0, target.clone());
+                let lp = induce_models::tensors::to_vec(row.clone());
+                let coef = dloss(&lp);
+                let c = coef.len();
+                let k = Tensor::<2>::from_data(TensorData::new(coef, [1, c]), device);
+                let grads = (row * k).sum().backward();
+                let g = w
+                    .grad(&grads)
+                    .map(host)
+                    .unwrap_or_else(|| vec![0.0; weights.len()]);
+                (lp, g)
+            }
+        };
+        if lp.iter().chain(&g).any(|v| !v.is_finite()) {
+            return Err(ExplainError::InvalidConfig(
+                "the black box's output or gradient on the soft mask is not finite".into(),
+            ));
+        }
+        Ok((lp, g))
     }
 }
 
 /// Reads a 1-D float tensor back to the host.
 pub(crate) fn host(t: Tensor<1>) -> Vec<f32> {
     induce_models::tensors::to_vec(t.unsqueeze_dim(1))
+}
+
+/// The logistic function.
+pub(crate) fn sigmoid(v: f32) -> f32 {
+    1.0 / (1.0 + (-v).exp())
 }
 
 /// A per-target seed: the configured seed mixed with the target id, so results depend neither on

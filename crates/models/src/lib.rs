@@ -13,6 +13,7 @@ mod error;
 pub mod gat;
 pub mod gcn;
 pub mod host_gcn;
+pub mod host_grad;
 pub mod host_policy;
 pub mod init;
 pub mod policy;
