@@ -241,13 +241,13 @@ impl<'a> MaskProblem<'a> {
             GradKernel::Burn => {
                 let ad = model.device.clone().autodiff();
                 let n = self.sub.num_nodes();
-                Soft::Burn {
+                Soft::Burn(Box::new(BurnSoft {
                     model: model.gcn.clone().to_device(&ad),
                     x: matrix(self.features.as_slice(), n, self.features.dim(), &ad),
                     edges: WeightedEdges::new(n, &self.pairs, &ad)?,
                     target: Tensor::from_data(TensorData::new(vec![t as i64], [1]), &ad),
                     device: ad,
-                }
+                }))
             }
         }))
     }
@@ -295,13 +295,15 @@ impl GradModel {
 
 enum Soft<'m> {
     Host(BoundEdgeWeightGcn<'m>),
-    Burn {
-        model: Gcn,
-        x: Tensor<2>,
-        edges: WeightedEdges,
-        target: Tensor<1, Int>,
-        device: Device,
-    },
+    Burn(Box<BurnSoft>),
+}
+
+struct BurnSoft {
+    model: Gcn,
+    x: Tensor<2>,
+    edges: WeightedEdges,
+    target: Tensor<1, Int>,
+    device: Device,
 }
 
 /// A neighbourhood bound to the black box for soft masks: the target's log-probabilities with a
@@ -312,7 +314,7 @@ impl std::fmt::Debug for SoftNeighbourhood<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(match self.0 {
             Soft::Host(_) => "SoftNeighbourhood(host)",
-            Soft::Burn { .. } => "SoftNeighbourhood(burn)",
+            Soft::Burn(_) => "SoftNeighbourhood(burn)",
         })
     }
 }
@@ -337,13 +339,14 @@ impl SoftNeighbourhood<'_> {
                 b.log_probs(weights)?; // checks the length
                 b.log_probs_and_grad(weights, degree_gradient, dloss)
             }
-            Soft::Burn {
-                model,
-                x,
-                edges,
-                target,
-                device,
-            } => {
+            Soft::Burn(b) => {
+                let BurnSoft {
+                    model,
+                    x,
+                    edges,
+                    target,
+                    device,
+                } = b.as_ref();
                 let w = Tensor::<1>::from_data(
                     TensorData::new(weights.to_vec(), [weights.len()]),
                     device,

@@ -184,9 +184,8 @@ struct Tape {
 impl BoundEdgeWeightGcn<'_> {
     fn aggregate(&self, a: &[f32], p: &[f32], cols: usize, bias: &[f32]) -> Vec<f32> {
         let mut z = vec![0.0f32; self.n * cols];
-        for k in 0..a.len() {
+        for (k, &ak) in a.iter().enumerate() {
             let (s, t) = (self.src[k] as usize, self.dst[k] as usize);
-            let ak = a[k];
             let (ps, zt) = (
                 &p[s * cols..(s + 1) * cols],
                 &mut z[t * cols..(t + 1) * cols],
@@ -330,13 +329,13 @@ impl BoundEdgeWeightGcn<'_> {
             };
             let p = &tape.p[layer];
             let mut g_p = vec![0.0f32; if layer > 0 { n * cols } else { 0 }];
-            for k in 0..tape.a.len() {
+            for (k, ga) in g_a.iter_mut().enumerate() {
                 let (s, d) = (self.src[k] as usize, self.dst[k] as usize);
                 let gzt = &gz[d * cols..(d + 1) * cols];
                 if gzt.iter().all(|&v| v == 0.0) {
                     continue;
                 }
-                g_a[k] += gzt
+                *ga += gzt
                     .iter()
                     .zip(&p[s * cols..(s + 1) * cols])
                     .map(|(a, b)| a * b)
@@ -357,19 +356,19 @@ impl BoundEdgeWeightGcn<'_> {
         // a_k = ω_k inv_s inv_t.
         let mut g_omega = vec![0.0f32; tape.a.len()];
         let mut g_inv = vec![0.0f32; n];
-        for k in 0..tape.a.len() {
+        for (k, (go, &ga)) in g_omega.iter_mut().zip(&g_a).enumerate() {
             let (s, d) = (self.src[k] as usize, self.dst[k] as usize);
-            g_omega[k] = g_a[k] * tape.inv[s] * tape.inv[d];
+            *go = ga * tape.inv[s] * tape.inv[d];
             if degree_gradient {
-                g_inv[s] += g_a[k] * tape.omega[k] * tape.inv[d];
-                g_inv[d] += g_a[k] * tape.omega[k] * tape.inv[s];
+                g_inv[s] += ga * tape.omega[k] * tape.inv[d];
+                g_inv[d] += ga * tape.omega[k] * tape.inv[s];
             }
         }
         if degree_gradient {
             // inv = d̃^{-1/2} → ∂inv/∂d̃ = −½ inv³; d̃_t = Σ_{t_k = t} ω_k.
-            for k in 0..tape.a.len() {
-                let d = self.dst[k] as usize;
-                g_omega[k] += g_inv[d] * -0.5 * tape.inv[d].powi(3);
+            for (go, &d) in g_omega.iter_mut().zip(&self.dst) {
+                let d = d as usize;
+                *go += g_inv[d] * -0.5 * tape.inv[d].powi(3);
             }
         }
         let pairs = weights.len();
