@@ -1,6 +1,9 @@
 //! Whole-pipeline performance table (`docs/PERFORMANCE.md`): inductive inference with the
 //! authors' weights (parity preset), inductive training on BA-Shapes, transductive explanation,
-//! each with wall time and peak resident memory.
+//! and every baseline on the authors' graphs and GCNs (Random, CF-GNNExplainer, CF²,
+//! PGExplainer; CF-GNNExplainer++ with `--plus-plus`), each with wall time and peak resident
+//! memory; the CF-GNNExplainer and CF² rows give the ratio to their authors' published
+//! runtimes.
 //!
 //! ```text
 //! cargo run --release --example bench -- --out runs/bench
@@ -19,13 +22,18 @@ use std::path::PathBuf;
 
 use anyhow::Result;
 use clap::Parser;
+use induce::Method;
+use induce::baselines::GradKernel;
 use induce::models::checkpoint::atomic_write;
 use induce::models::device::{BackendKind, default_backend, device};
+use induce::pipeline::{NoProgress, TargetSpec};
 use induce::rl::PolicyKernel;
+use induce::rl::RlError;
 use induce::rl::bench::{
-    BenchRow, format_rows, inductive_inference, inductive_training, transductive,
+    BenchRow, format_rows, inductive_inference, inductive_training, measure, transductive,
 };
 use induce::rl::scale::{self, ScaleConfig};
+use induce::run::{ExplainJob, explain_job};
 
 /// Measure InduCE's inference, training and transductive explanation times.
 #[derive(Debug, Parser, serde::Serialize)]
@@ -42,6 +50,9 @@ struct Args {
     /// Also time the Burn kernel (inference and training rows) beside the host kernel.
     #[arg(long)]
     compare_burn: bool,
+    /// Also time CF-GNNExplainer++ (about a minute on syn1).
+    #[arg(long)]
+    plus_plus: bool,
     /// Run the ogbn-arxiv-scale experiment instead of the table (see `induce::rl::scale`).
     #[arg(long)]
     scale: bool,
@@ -101,6 +112,11 @@ fn run(args: Args) -> Result<()> {
         for (ds, cap) in [("syn1", 80), ("syn4", 500), ("syn5", 500)] {
             push(transductive(&args.data, ds, cap, PolicyKernel::Host, &dev)?);
         }
+        for ds in ["syn1", "syn4", "syn5"] {
+            for r in baseline_rows(&args, ds, &dev)? {
+                push(r);
+            }
+        }
     }
     let table = format_rows(&rows);
     print!("{table}");
@@ -112,6 +128,77 @@ fn run(args: Args) -> Result<()> {
     atomic_write(args.out.join("bench.md"), table.as_bytes())?;
     println!("wrote {}", args.out.join("bench.json").display());
     Ok(())
+}
+
+/// The published runtimes (seconds, whole evaluation set, the InduCE paper's Table 4) of
+/// CF-GNNExplainer and CF² on syn1 / syn4 / syn5.
+fn published_seconds(method: Method, ds: &str) -> Option<f64> {
+    let i = ["syn1", "syn4", "syn5"].iter().position(|d| *d == ds)?;
+    match method {
+        Method::CfGnnExplainer => Some([3964.36, 1295.66, 2382.51][i]),
+        Method::Cf2 => Some([2565.87, 165.56, 249.92][i]),
+        _ => None,
+    }
+}
+
+/// Every baseline on the authors' graph `ds` with its GCN and evaluation targets, with its
+/// authors' settings (host gradient kernel; also Burn's with `--compare-burn`).
+fn baseline_rows(args: &Args, ds: &str, dev: &induce::Device) -> Result<Vec<BenchRow>> {
+    let mut methods = vec![
+        Method::Random,
+        Method::CfGnnExplainer,
+        Method::Cf2,
+        Method::PgExplainer,
+    ];
+    if args.plus_plus {
+        methods.push(Method::CfGnnExplainerPlusPlus);
+    }
+    let mut kernels = vec![GradKernel::Host];
+    if args.compare_burn {
+        kernels.push(GradKernel::Burn);
+    }
+    let mut rows = Vec::new();
+    for m in methods {
+        for &kernel in &kernels {
+            let gradient = matches!(
+                m,
+                Method::CfGnnExplainer | Method::CfGnnExplainerPlusPlus | Method::Cf2
+            );
+            if kernel == GradKernel::Burn && !gradient {
+                continue;
+            }
+            let data = args.data.join(format!("{ds}.npz"));
+            let bb = args.data.join(format!("{ds}_gcn.safetensors"));
+            let mut job = ExplainJob::new(data.display().to_string(), bb, &[m]);
+            job.targets = TargetSpec::Eval;
+            job.baselines.cf_gnnexplainer.kernel = kernel;
+            job.baselines.cf2.kernel = kernel;
+            let name = match gradient {
+                true => format!("{m} {ds} ({kernel:?})").to_lowercase(),
+                false => format!("{m} {ds}"),
+            };
+            rows.push(measure(name, || {
+                let (_, runs) = explain_job(&job, dev, &NoProgress)
+                    .map_err(|e| RlError::InvalidConfig(e.to_string()))?;
+                let run = &runs[0];
+                let row = run.row();
+                let secs = run.train_seconds + run.explain_seconds;
+                let size = row
+                    .metrics
+                    .size_mean
+                    .map_or("-".into(), |s| format!("{s:.2}"));
+                let mut detail = format!(
+                    "fid {:.1} %, size {size}",
+                    100.0 * row.metrics.fidelity.unwrap_or(f64::NAN)
+                );
+                if let Some(p) = published_seconds(m, ds) {
+                    detail += &format!(", published {p} s: {:.0}x faster", p / secs);
+                }
+                Ok((secs, run.records.len(), detail))
+            })?);
+        }
+    }
+    Ok(rows)
 }
 
 fn run_scale(

@@ -220,6 +220,8 @@ pub fn run_on(
         };
         let mut run = explain_targets(e.as_ref(), &ctx, &eval_targets, &opts)?;
         run.train_seconds = train_seconds;
+        run.notes
+            .extend(config.baselines.describe(method, train_targets.len()));
         runs.push(run);
     }
     let summary = summary_for(data, bb, config.seed, None, &runs)?;

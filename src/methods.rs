@@ -7,8 +7,8 @@ use std::str::FromStr;
 
 use burn::tensor::Device;
 use induce_baselines::{
-    Candidates, Cf2Config, Cf2Explainer, CfGnnConfig, CfGnnExplainer, PgConfig, PgExplainer,
-    RandomConfig, RandomExplainer,
+    Candidates, Cf2Config, Cf2Explainer, CfGnnConfig, CfGnnExplainer, Optimiser, PgConfig,
+    PgExplainer, RandomConfig, RandomExplainer,
 };
 use induce_explain::Explainer;
 use induce_graph::Dataset;
@@ -300,6 +300,66 @@ impl BaselineConfig {
         self.cf2.iterations = iterations;
         self.pgexplainer.epochs = iterations;
         self
+    }
+
+    /// One line saying what a baseline `method` ran with (a run's notes carry it);
+    /// `train_targets` is the number of nodes PGExplainer trained on.
+    pub fn describe(&self, method: Method, train_targets: usize) -> Option<String> {
+        let opt = |o: &Optimiser| match *o {
+            Optimiser::Sgd {
+                lr,
+                momentum,
+                nesterov,
+            } => match (momentum, nesterov) {
+                (0.0, _) => format!("SGD lr {lr}"),
+                (m, true) => format!("SGD lr {lr}, Nesterov momentum {m}"),
+                (m, false) => format!("SGD lr {lr}, momentum {m}"),
+            },
+            Optimiser::Adam { lr } => format!("Adam lr {lr}"),
+        };
+        let cf = &self.cf_gnnexplainer;
+        let c2 = &self.cf2;
+        let pg = &self.pgexplainer;
+        Some(match method {
+            Method::Random => format!(
+                "{} random masks per target over the {}-hop neighbourhood's edges, each \
+                 kept with probability {}; the smallest that flips",
+                self.random.iterations, self.random.hops, self.random.keep_probability
+            ),
+            Method::CfGnnExplainer | Method::CfGnnExplainerPlusPlus => {
+                let cands = match method {
+                    Method::CfGnnExplainer => "the existing edges (deletions)".to_string(),
+                    _ => "every node pair (n(n-1)/2; non-edges start absent)".to_string(),
+                };
+                format!(
+                    "{} steps of {}, beta {}, {}-hop neighbourhood, mask over {cands}; \
+                     the smallest counterfactual found",
+                    cf.iterations,
+                    opt(&cf.optimiser),
+                    cf.beta,
+                    cf.hops
+                )
+            }
+            Method::Cf2 => format!(
+                "alpha {}, lambda {}, gamma {}, {} steps of Adam lr {}, threshold {}, \
+                 {}-hop neighbourhood",
+                c2.alpha, c2.lambda, c2.gamma, c2.iterations, c2.lr, c2.threshold, c2.hops
+            ),
+            Method::PgExplainer => format!(
+                "trained on {train_targets} nodes for {} epochs (Adam lr {}, size \
+                 {}, entropy {}, temperature {} -> {}); deletes the top-{} edges of the {}-hop \
+                 neighbourhood",
+                pg.epochs,
+                pg.lr,
+                pg.size_coefficient,
+                pg.entropy_coefficient,
+                pg.temperature_start,
+                pg.temperature_end,
+                pg.k,
+                pg.hops
+            ),
+            _ => return None,
+        })
     }
 
     /// Budgets cut for a smoke run (at most `iterations` optimisation steps or random masks,

@@ -366,6 +366,8 @@ pub fn explain_job(
                 timed(|| baseline(*m, &data, &loaded, &job.baselines, &train_targets, device));
             let mut run = explain_targets(e?.as_ref(), &ctx, &targets, &opts)?;
             run.train_seconds = secs;
+            run.notes
+                .extend(job.baselines.describe(*m, train_targets.len()));
             runs.push(run);
             continue;
         }
