@@ -19,8 +19,20 @@ fn quick_tree_cycles_run_writes_summary_explanations_and_config() {
             "inductive",
             "transductive",
             "inductive-del-only",
-            "untrained"
+            "untrained",
+            "random",
+            "cf-gnnexplainer",
+            "cf-gnnexplainer++",
+            "cf2",
+            "pgexplainer"
         ]
+    );
+    // Each baseline's row says what it ran with.
+    let pg = s.runs.iter().find(|r| r.method == "pgexplainer").unwrap();
+    assert!(
+        pg.notes.iter().any(|n| n.contains("trained on")),
+        "{:?}",
+        pg.notes
     );
     assert!(format_table(&[&s]).contains("transductive"));
 
