@@ -111,6 +111,7 @@ pub fn run_on(
     device: &Device,
     progress: &dyn Progress,
 ) -> Result<RunSummary> {
+    let out = out.as_ref();
     let writer = RunWriter::create(out)?;
     let g = &data.graph;
     let (d, c) = (g.features().dim(), g.num_classes());
@@ -231,5 +232,8 @@ pub fn run_on(
         reason: e.to_string(),
     })?;
     writer.finish(&config_json, &summary, &runs)?;
+    // The pictures: report.html beside summary.json.
+    progress.message("writing report.html");
+    crate::render::write_run_report(out, data, bb, hops)?;
     Ok(summary)
 }

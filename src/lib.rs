@@ -65,12 +65,14 @@ pub use induce_explain as explain;
 pub use induce_graph as graph;
 pub use induce_models as models;
 pub use induce_rl as rl;
+pub use induce_viz as viz;
 
 #[cfg(feature = "cli")]
 pub mod cli;
 pub mod error;
 pub mod experiment;
 pub mod methods;
+pub mod render;
 pub mod run;
 
 pub use burn::tensor::Device;

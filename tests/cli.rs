@@ -233,6 +233,56 @@ fn generate_train_explain_eval_round_trip_and_shards_merge_to_the_whole_run() {
         jsonls.push(std::fs::read_to_string(out.join("explanations.jsonl")).unwrap());
     }
     assert_eq!(jsonls[0], jsonls[1]);
+
+    // Pictures: one explanation as SVG (the same bytes twice), and the HTML report of two runs.
+    let first: serde_json::Value = serde_json::from_str(jsonl.lines().next().unwrap()).unwrap();
+    let target = first["target"].as_u64().unwrap().to_string();
+    let mut svgs = Vec::new();
+    for name in ["a.svg", "b.svg"] {
+        let out = p.root.join(name);
+        let said = ok(induce_plain(&[
+            "render",
+            s(&whole),
+            "--target",
+            &target,
+            "--method",
+            "transductive",
+            "--out",
+            s(&out),
+        ]));
+        assert!(said.contains("transductive, target"), "{said}");
+        svgs.push(std::fs::read_to_string(&out).unwrap());
+    }
+    assert_eq!(svgs[0], svgs[1]);
+    assert!(svgs[0].starts_with("<svg") && svgs[0].trim_end().ends_with("</svg>"));
+    assert!(svgs[0].contains(&format!("data-node=\"{target}\"")));
+    let report = p.root.join("report.html");
+    ok(induce_plain(&[
+        "report",
+        s(&whole),
+        s(&p.root.join("baselines1")),
+        "--out",
+        s(&report),
+    ]));
+    let html = std::fs::read_to_string(&report).unwrap();
+    for needle in [
+        "<h2>Metrics</h2>",
+        "cf-gnnexplainer++",
+        "Gallery",
+        "<svg",
+        "transductive",
+    ] {
+        assert!(html.contains(needle), "report lacks {needle}");
+    }
+    // Self-contained: no external script, style, font or image (the SVG namespace aside).
+    let stripped = html.replace("xmlns=\"http://www.w3.org/2000/svg\"", "");
+    for external in ["http://", "https://", " src=", "<link", "@import"] {
+        assert!(!stripped.contains(external), "report refers to {external}");
+    }
+    // A target the run did not explain: one clear error.
+    let out = induce_plain(&["render", s(&whole), "--target", "0", "--method", "random"]);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("did not explain it"));
 }
 
 #[test]
@@ -449,6 +499,20 @@ fn explains_the_authors_syn1_from_files() {
     );
     let lines = std::fs::read_to_string(out.join("explanations.jsonl")).unwrap();
     assert_eq!(lines.lines().count(), 76);
+    // Drawings and the report work on a run over the authors' files; the houses are marked.
+    let svg = tmp.path().join("t.svg");
+    ok(induce_plain(&[
+        "render",
+        s(&out),
+        "--target",
+        "415",
+        "--out",
+        s(&svg),
+    ]));
+    let svg = std::fs::read_to_string(svg).unwrap();
+    assert!(svg.contains("node target motif") && svg.contains("motif node"));
+    ok(induce_plain(&["report", s(&out)]));
+    assert!(out.join("report.html").is_file());
 }
 
 /// The baselines on the authors' Tree-Cycles graph and GCN with their authors' settings: our

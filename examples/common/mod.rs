@@ -123,6 +123,11 @@ fn run_file(
         .unwrap_or_else(|| PathBuf::from("runs").join(name));
     let summary =
         induce::experiment::run_on(&cfg, &data, &out, &dev, &Bars::new(!args.no_progress))?;
+    if let Protocol::Neighbourhood { .. } = protocol {
+        // The run's graph exists only in memory: keep it beside the results, so that
+        // `induce render` / `induce report` can draw its explanations later.
+        induce::graph::io::save_npz(&data, out.join("data.npz"))?;
+    }
     print!("{}", format_table(&[&summary]));
     println!("results in {}", out.display());
     Ok(())

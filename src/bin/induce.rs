@@ -43,6 +43,37 @@ enum Command {
     Merge(MergeArgs),
     /// Print the paper-style table of one or several runs side by side.
     Eval(EvalArgs),
+    /// Draw one explanation of a run as SVG: the target's neighbourhood before and after the
+    /// edits (deleted edges red and dashed, added edges green, node colour = predicted class).
+    Render(RenderArgs),
+    /// Write one self-contained HTML report of one or more runs: metrics side by side, times,
+    /// size histograms, a gallery of drawings, every target's edits.
+    Report(ReportArgs),
+}
+
+#[derive(Debug, Args)]
+struct RenderArgs {
+    /// The run directory.
+    dir: PathBuf,
+    /// The explained node.
+    #[arg(long)]
+    target: u32,
+    /// The method whose explanation to draw [default: the first that explained the target].
+    #[arg(long)]
+    method: Option<Method>,
+    /// Output file [default: DIR/render-METHOD-TARGET.svg].
+    #[arg(long)]
+    out: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+struct ReportArgs {
+    /// Run directories.
+    #[arg(required = true)]
+    dirs: Vec<PathBuf>,
+    /// Output file [default: DIR/report.html for one run, report.html for several].
+    #[arg(long)]
+    out: Option<PathBuf>,
 }
 
 #[derive(Debug, Subcommand)]
@@ -324,6 +355,35 @@ fn run(cli: Cli) -> Result<()> {
                 d.graph.num_edges(),
                 out.display()
             );
+            Ok(())
+        }
+        Command::Render(a) => {
+            let dev = pick_device(None)?;
+            let run = induce::render::open_run(&a.dir, &dev)?;
+            let method = a.method.map(|m| m.name().to_string());
+            let svg = induce::render::render_target(&run, method.as_deref(), a.target)?;
+            let name = induce::render::find_record(&run.run, method.as_deref(), a.target)?
+                .method
+                .clone();
+            let out = a.out.unwrap_or_else(|| {
+                a.dir.join(format!(
+                    "render-{}-{}.svg",
+                    name.replace('+', "p"),
+                    a.target
+                ))
+            });
+            atomic_write(&out, svg.as_bytes())?;
+            println!("{name}, target {} -> {}", a.target, out.display());
+            Ok(())
+        }
+        Command::Report(a) => {
+            let dev = pick_device(None)?;
+            let out = a.out.unwrap_or_else(|| match a.dirs.as_slice() {
+                [one] => one.join("report.html"),
+                _ => PathBuf::from("report.html"),
+            });
+            induce::render::write_report(&a.dirs, &out, &dev)?;
+            println!("{} run(s) -> {}", a.dirs.len(), out.display());
             Ok(())
         }
         Command::TrainBlackBox(a) => train_black_box(a),

@@ -1,0 +1,356 @@
+//! Pictures of runs: one explanation drawn as SVG (`induce render`) and a self-contained HTML
+//! report of one or more run directories (`induce report`), on top of `induce-viz`.
+//!
+//! A run directory records where its data and black box came from (`config.json`), so both
+//! commands load them again to predict the labels before and after each counterfactual. A run
+//! made on a dataset held only in memory (the Amazon-Photo neighbourhood of its example) keeps a
+//! copy as `data.npz` beside its results, which is read first.
+
+use std::path::{Path, PathBuf};
+
+use burn::tensor::Device;
+use induce_explain::pipeline::{RunData, TargetRecord, read_run};
+use induce_explain::{EditKind, Explanation};
+use induce_graph::io::DataFormat;
+use induce_graph::{Dataset, k_hop};
+use induce_models::BlackBox;
+use induce_models::checkpoint::atomic_write;
+use induce_rl::PolicyKernel;
+use induce_viz::{EdgeState, EdgeView, GalleryItem, NodeView, ReportRun, Scene};
+use serde_json::Value;
+
+use crate::error::{Error, Result};
+use crate::methods::{LoadedBlackBox, load_black_box};
+use crate::run::load_data;
+
+/// Neighbourhoods larger than this are drawn in part (the nodes nearest the edits).
+pub const MAX_DRAWN_NODES: usize = 250;
+
+/// A run directory with its graph and black box loaded again.
+pub struct OpenedRun {
+    /// The run's files.
+    pub run: RunData,
+    /// Its data.
+    pub data: Dataset,
+    /// Its black box.
+    pub black_box: LoadedBlackBox,
+    /// Hops of the explained neighbourhoods.
+    pub hops: u32,
+}
+
+impl std::fmt::Debug for OpenedRun {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("OpenedRun")
+            .field("dir", &self.run.dir)
+            .field("hops", &self.hops)
+            .finish_non_exhaustive()
+    }
+}
+
+fn config_str<'a>(c: &'a Value, keys: &[&str]) -> Option<&'a str> {
+    keys.iter().find_map(|k| c.get(*k).and_then(Value::as_str))
+}
+
+/// Reads a run directory and loads its data and black box as `config.json` names them (an
+/// `induce explain` run or a dataset example's).
+pub fn open_run(dir: impl AsRef<Path>, device: &Device) -> Result<OpenedRun> {
+    let dir = dir.as_ref();
+    let run = read_run(dir)?;
+    let c = &run.config;
+    let bad = |reason: String| Error::InvalidValue {
+        what: "run directory",
+        value: dir.display().to_string(),
+        reason,
+    };
+    let seed = c
+        .get("seed")
+        .and_then(Value::as_u64)
+        .unwrap_or(induce_graph::DEFAULT_SEED);
+    let copy = dir.join("data.npz");
+    let data = if copy.is_file() {
+        load_data(&copy.display().to_string(), None, seed)?
+    } else {
+        let spec = config_str(c, &["data", "dataset"])
+            .ok_or_else(|| bad("config.json names no data (`data` or `dataset`)".into()))?;
+        let format = config_str(c, &["format"])
+            .map(|f| f.parse::<DataFormat>())
+            .transpose()?;
+        load_data(spec, format, seed)?
+    };
+    let bb_path = match config_str(c, &["black_box"]) {
+        Some(p) => PathBuf::from(p),
+        None => dir.join("black_box.bpk"),
+    };
+    let black_box = load_black_box(&bb_path, &data, PolicyKernel::Host, device)?;
+    let hops = ["induce", "inductive"]
+        .iter()
+        .find_map(|k| c.get(*k)?.get("env")?.get("hops")?.as_u64())
+        .unwrap_or(4) as u32;
+    Ok(OpenedRun {
+        run,
+        data,
+        black_box,
+        hops,
+    })
+}
+
+/// The record of `target` in a run: of `method` when given, else of the first method that
+/// explained it.
+pub fn find_record<'a>(
+    run: &'a RunData,
+    method: Option<&str>,
+    target: u32,
+) -> Result<&'a TargetRecord> {
+    run.runs
+        .iter()
+        .filter(|m| method.is_none_or(|name| m.method == name))
+        .find_map(|m| m.records.iter().find(|r| r.explanation.target == target))
+        .ok_or_else(|| Error::InvalidValue {
+            what: "target",
+            value: target.to_string(),
+            reason: match method {
+                Some(m) => format!("method {m} of this run did not explain it"),
+                None => "this run did not explain it".into(),
+            },
+        })
+}
+
+/// The scene of one explanation: `target`'s `hops`-hop neighbourhood (its part nearest the
+/// edits when larger than [`MAX_DRAWN_NODES`]), the black box's labels before and after the
+/// edits, motif membership when known.
+pub fn scene(
+    data: &Dataset,
+    black_box: &dyn BlackBox,
+    hops: u32,
+    method: &str,
+    e: &Explanation,
+) -> Result<Scene> {
+    let g = &data.graph;
+    let sub = k_hop(g, e.target, hops)?;
+    let n = sub.num_nodes();
+    let local = |u: u32| -> Result<u32> {
+        sub.local_of(u)
+            .map(|l| l as u32)
+            .ok_or_else(|| Error::InvalidValue {
+                what: "explanation",
+                value: format!("target {}", e.target),
+                reason: format!("edit endpoint {u} lies outside the {hops}-hop neighbourhood"),
+            })
+    };
+    let mut deleted = std::collections::HashSet::new();
+    let mut added = Vec::new();
+    for x in &e.edits {
+        let (a, b) = (local(x.u)?, local(x.w)?);
+        let key = (a.min(b), a.max(b));
+        match x.kind {
+            EditKind::Delete => {
+                deleted.insert(key);
+            }
+            EditKind::Add => added.push(key),
+        }
+    }
+    // Labels before and after on the whole neighbourhood.
+    let x = sub.features(g);
+    let before = black_box.log_probs(&x, &sub.edges)?;
+    let mut after_edges: Vec<(u32, u32)> = sub
+        .edges
+        .iter()
+        .copied()
+        .filter(|k| !deleted.contains(k))
+        .collect();
+    after_edges.extend(added.iter().copied());
+    let after = black_box.log_probs(&x, &after_edges)?;
+    // The drawn nodes: everything, or the nearest to the target and the edits.
+    let mut drawn: Vec<usize> = (0..n).collect();
+    let mut note = None;
+    if n > MAX_DRAWN_NODES {
+        let mut adj = vec![Vec::new(); n];
+        for &(u, w) in &sub.edges {
+            adj[u as usize].push(w as usize);
+            adj[w as usize].push(u as usize);
+        }
+        let mut dist = vec![usize::MAX; n];
+        let mut queue = std::collections::VecDeque::new();
+        let seeds = std::iter::once(sub.target_local as u32)
+            .chain(deleted.iter().chain(&added).flat_map(|&(a, b)| [a, b]));
+        for s in seeds {
+            if dist[s as usize] != 0 {
+                dist[s as usize] = 0;
+                queue.push_back(s as usize);
+            }
+        }
+        let mut order = Vec::new();
+        while let Some(u) = queue.pop_front() {
+            if dist[u] > 2 || order.len() >= MAX_DRAWN_NODES {
+                break;
+            }
+            order.push(u);
+            for &w in &adj[u] {
+                if dist[w] == usize::MAX {
+                    dist[w] = dist[u] + 1;
+                    queue.push_back(w);
+                }
+            }
+        }
+        order.sort_unstable();
+        note = Some(format!(
+            "showing {} of the neighbourhood's {n} nodes: the target, the edited nodes and their \
+             nearest neighbours (within 2 hops)",
+            order.len()
+        ));
+        drawn = order;
+    }
+    let index: std::collections::HashMap<usize, usize> =
+        drawn.iter().enumerate().map(|(i, &u)| (u, i)).collect();
+    let motifs = g.motifs();
+    let nodes = drawn
+        .iter()
+        .map(|&u| NodeView {
+            id: sub.global_of(u),
+            before: before.argmax(u),
+            after: after.argmax(u),
+            target: u == sub.target_local,
+            motif: motifs.is_some_and(|m| m[sub.global_of(u) as usize].is_some()),
+            edited: deleted
+                .iter()
+                .chain(&added)
+                .any(|&(a, b)| a as usize == u || b as usize == u),
+        })
+        .collect();
+    let mut edges = Vec::new();
+    for &(u, w) in &sub.edges {
+        if let (Some(&a), Some(&b)) = (index.get(&(u as usize)), index.get(&(w as usize))) {
+            let state = match deleted.contains(&(u, w)) {
+                true => EdgeState::Deleted,
+                false => EdgeState::Kept,
+            };
+            edges.push(EdgeView { u: a, w: b, state });
+        }
+    }
+    for &(u, w) in &added {
+        if let (Some(&a), Some(&b)) = (index.get(&(u as usize)), index.get(&(w as usize))) {
+            edges.push(EdgeView {
+                u: a,
+                w: b,
+                state: EdgeState::Added,
+            });
+        }
+    }
+    let t = sub.target_local;
+    let (y0, y1) = (before.argmax(t), after.argmax(t));
+    let p = |lp: &induce_models::LogProbs, k: usize| lp.row(t)[k].exp();
+    let caption = if e.found {
+        format!(
+            "target {}: class {y0} → {y1}, p(class {y0}) {:.2} → {:.2}; {} edit(s)",
+            e.target,
+            p(&before, y0),
+            p(&after, y0),
+            e.size()
+        )
+    } else {
+        format!(
+            "target {}: no counterfactual found (class {y0} kept, p {:.2} → {:.2})",
+            e.target,
+            p(&before, y0),
+            p(&after, y0)
+        )
+    };
+    Ok(Scene {
+        title: format!("{method} on {}: target {}", data.name, e.target),
+        caption,
+        nodes,
+        edges,
+        has_motifs: motifs.is_some(),
+        note,
+    })
+}
+
+/// The SVG drawing of `target`'s explanation in an opened run (see [`scene`]).
+pub fn render_target(run: &OpenedRun, method: Option<&str>, target: u32) -> Result<String> {
+    let rec = find_record(&run.run, method, target)?;
+    let s = scene(
+        &run.data,
+        run.black_box.black_box.as_ref(),
+        run.hops,
+        &rec.method,
+        &rec.explanation,
+    )?;
+    Ok(induce_viz::render_svg(&s, target as u64))
+}
+
+/// The gallery of a run: every method's smallest, median and largest counterfactual drawn.
+pub fn gallery(
+    run: &RunData,
+    data: &Dataset,
+    black_box: &dyn BlackBox,
+    hops: u32,
+) -> Result<Vec<GalleryItem>> {
+    let mut out = Vec::new();
+    for m in &run.runs {
+        for (pick, rec) in induce_viz::gallery_picks(m) {
+            let s = scene(data, black_box, hops, &m.method, &rec.explanation)?;
+            out.push(GalleryItem {
+                method: m.method.clone(),
+                pick: pick.into(),
+                target: rec.explanation.target,
+                svg: induce_viz::render_svg(&s, rec.explanation.target as u64),
+            });
+        }
+    }
+    Ok(out)
+}
+
+/// Writes `out` (atomically): the HTML report of the run directories `dirs`. A run whose data
+/// or black box cannot be loaded again is reported without drawings, with a note saying why.
+pub fn write_report(dirs: &[PathBuf], out: impl AsRef<Path>, device: &Device) -> Result<()> {
+    let mut loaded = Vec::new();
+    for d in dirs {
+        let run = read_run(d)?;
+        let (gallery_items, notes) = match open_run(d, device) {
+            Ok(o) => (
+                gallery(&run, &o.data, o.black_box.black_box.as_ref(), o.hops)?,
+                Vec::new(),
+            ),
+            Err(e) => (
+                Vec::new(),
+                vec![format!(
+                    "no drawings: the run's data or black box could not be loaded ({e})"
+                )],
+            ),
+        };
+        loaded.push((d.display().to_string(), run, gallery_items, notes));
+    }
+    let runs: Vec<ReportRun<'_>> = loaded
+        .iter()
+        .map(|(name, run, g, notes)| ReportRun {
+            name: name.clone(),
+            data: run,
+            gallery: g.clone(),
+            notes: notes.clone(),
+        })
+        .collect();
+    let html = induce_viz::report_html(&runs);
+    atomic_write(out.as_ref(), html.as_bytes())?;
+    Ok(())
+}
+
+/// [`write_report`] for a run just written from data and a black box in memory (the dataset
+/// examples), into `dir/report.html`.
+pub fn write_run_report(
+    dir: impl AsRef<Path>,
+    data: &Dataset,
+    black_box: &dyn BlackBox,
+    hops: u32,
+) -> Result<()> {
+    let dir = dir.as_ref();
+    let run = read_run(dir)?;
+    let g = gallery(&run, data, black_box, hops)?;
+    let html = induce_viz::report_html(&[ReportRun {
+        name: dir.display().to_string(),
+        data: &run,
+        gallery: g,
+        notes: Vec::new(),
+    }]);
+    atomic_write(dir.join("report.html"), html.as_bytes())?;
+    Ok(())
+}
