@@ -31,7 +31,7 @@ use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use serde::{Deserialize, Serialize};
 
-use crate::neighbourhood::{Candidates, GradKernel, GradModel, MaskProblem, sigmoid, target_seed};
+use crate::neighbourhood::{GradKernel, GradModel, MaskProblem, sigmoid, target_seed};
 use crate::sgd::{Optimiser, OptimiserState};
 
 /// Settings of [`Cf2Explainer`]; defaults are the authors' BA-Shapes run with α = 0.
@@ -153,14 +153,7 @@ impl Explainer for Cf2Explainer<'_> {
                 "CF² needs at least two classes".into(),
             ));
         }
-        let p = MaskProblem::new(
-            graph,
-            self.black_box,
-            target,
-            c.hops,
-            Candidates::ExistingEdges,
-            usize::MAX,
-        )?;
+        let p = MaskProblem::existing_edges(graph, self.black_box, target, c.hops)?;
         let soft = p.differentiable(&self.model)?;
         let y = p.original_label;
         let mut rng = StdRng::seed_from_u64(target_seed(c.seed, target));

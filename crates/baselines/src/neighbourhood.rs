@@ -128,6 +128,23 @@ impl<'a> MaskProblem<'a> {
         Ok(p)
     }
 
+    /// [`MaskProblem::new`] over the existing edges only (the deletion-only methods).
+    pub fn existing_edges(
+        graph: &Graph,
+        black_box: &'a dyn BlackBox,
+        target: u32,
+        hops: u32,
+    ) -> Result<Self> {
+        Self::new(
+            graph,
+            black_box,
+            target,
+            hops,
+            Candidates::ExistingEdges,
+            usize::MAX,
+        )
+    }
+
     /// Local id of the target.
     pub fn target_local(&self) -> usize {
         self.sub.target_local

@@ -35,7 +35,7 @@ use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use serde::{Deserialize, Serialize};
 
-use crate::neighbourhood::{Candidates, MaskProblem};
+use crate::neighbourhood::MaskProblem;
 
 /// The edge-mask network of PGExplainer.
 #[derive(Config, Debug)]
@@ -373,14 +373,7 @@ impl Explainer for PgExplainer<'_> {
                 ),
             });
         }
-        let p = MaskProblem::new(
-            graph,
-            self.black_box,
-            target,
-            self.config.hops,
-            Candidates::ExistingEdges,
-            usize::MAX,
-        )?;
+        let p = MaskProblem::existing_edges(graph, self.black_box, target, self.config.hops)?;
         let mask = self.mask(&p);
         let mut order: Vec<usize> = (0..mask.len()).collect();
         order.sort_by(|&a, &b| mask[b].total_cmp(&mask[a]).then(a.cmp(&b)));
@@ -437,7 +430,7 @@ mod tests {
         };
         let a = PgExplainer::train(&g, &m, &bb, &[0, 2], cfg.clone(), &d).unwrap();
         let b = PgExplainer::train(&g, &m, &bb, &[0, 2], cfg, &d).unwrap();
-        let pa = MaskProblem::new(&g, &bb, 0, 3, Candidates::ExistingEdges, 9).unwrap();
+        let pa = MaskProblem::existing_edges(&g, &bb, 0, 3).unwrap();
         assert_eq!(a.mask(&pa), b.mask(&pa));
         // Training moves the network (the loss reaches the MLP through the black box).
         let cfg0 = PgConfig {

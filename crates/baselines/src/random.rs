@@ -8,7 +8,7 @@ use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use serde::{Deserialize, Serialize};
 
-use crate::neighbourhood::{Candidates, MaskProblem, target_seed};
+use crate::neighbourhood::{MaskProblem, target_seed};
 
 /// Settings of [`RandomExplainer`].
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -92,14 +92,7 @@ impl Explainer for RandomExplainer<'_> {
                 c.keep_probability
             )));
         }
-        let p = MaskProblem::new(
-            graph,
-            self.black_box,
-            target,
-            c.hops,
-            Candidates::ExistingEdges,
-            usize::MAX,
-        )?;
+        let p = MaskProblem::existing_edges(graph, self.black_box, target, c.hops)?;
         let mut rng = StdRng::seed_from_u64(target_seed(c.seed, target));
         let mut best: Option<(usize, Vec<bool>, usize)> = None;
         let mut keep = vec![true; p.pairs.len()];
