@@ -115,3 +115,88 @@ impl Explainer for RandomExplainer<'_> {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use induce_graph::Features;
+    use induce_models::LogProbs;
+
+    /// Class 1 iff degree ≥ `k`.
+    struct DegreeAtLeast(usize);
+    impl BlackBox for DegreeAtLeast {
+        fn input_dim(&self) -> usize {
+            1
+        }
+        fn num_classes(&self) -> usize {
+            2
+        }
+        fn log_probs(&self, x: &Features, edges: &[(u32, u32)]) -> induce_models::Result<LogProbs> {
+            let mut deg = vec![0; x.num_nodes()];
+            for &(u, w) in edges {
+                deg[u as usize] += 1;
+                deg[w as usize] += 1;
+            }
+            let d = deg.iter().flat_map(|&d| {
+                if d >= self.0 {
+                    [-2.0, -0.2]
+                } else {
+                    [-0.2, -2.0]
+                }
+            });
+            LogProbs::new(x.num_nodes(), 2, d.collect())
+        }
+    }
+
+    /// A star: centre 0 with 6 leaves.
+    fn star() -> Graph {
+        let edges: Vec<(u32, u32)> = (1..7).map(|w| (0, w)).collect();
+        Graph::from_edges(7, &edges, Features::constant(7, 1, 1.0), vec![0; 7]).unwrap()
+    }
+
+    #[test]
+    fn keeps_the_smallest_flip_and_is_seeded() {
+        // Class 1 needs degree ≥ 6: deleting any one spoke flips the centre; 500 draws find one.
+        let bb = DegreeAtLeast(6);
+        let x = RandomExplainer::new(&bb, RandomConfig::default());
+        let e = x.explain(&star(), 0).unwrap();
+        assert!(e.found);
+        assert_eq!((e.original_label, e.new_label, e.size()), (1, 0, 1));
+        assert_eq!(x.explain(&star(), 0).unwrap(), e);
+        // Another seed may pick another spoke, never a larger set.
+        let other = RandomExplainer::new(
+            &bb,
+            RandomConfig {
+                seed: 9,
+                ..RandomConfig::default()
+            },
+        );
+        assert_eq!(other.explain(&star(), 0).unwrap().size(), 1);
+    }
+
+    #[test]
+    fn nothing_flips_means_not_found_and_bad_settings_are_errors() {
+        // Class 1 iff degree ≥ 0: always class 1, nothing can flip it.
+        let bb = DegreeAtLeast(0);
+        let e = RandomExplainer::new(&bb, RandomConfig::default())
+            .explain(&star(), 0)
+            .unwrap();
+        assert!(!e.found && e.edits.is_empty());
+        let zero = RandomConfig {
+            iterations: 0,
+            ..RandomConfig::default()
+        };
+        assert!(matches!(
+            RandomExplainer::new(&bb, zero).explain(&star(), 0),
+            Err(ExplainError::ZeroBudget)
+        ));
+        let p = RandomConfig {
+            keep_probability: 1.5,
+            ..RandomConfig::default()
+        };
+        assert!(matches!(
+            RandomExplainer::new(&bb, p).explain(&star(), 0),
+            Err(ExplainError::InvalidConfig(_))
+        ));
+    }
+}
