@@ -24,6 +24,8 @@ struct Dense {
     rows: usize,
     cols: usize,
     w: Vec<f32>,
+    /// `w` transposed, `[cols, rows]` (for the backward pass).
+    wt: Vec<f32>,
     b: Vec<f32>,
 }
 
@@ -47,16 +49,28 @@ fn matmul(h: &[f32], n: usize, l: &Dense) -> Vec<f32> {
     out
 }
 
-/// `out[n, rows] += g[n, cols] · wᵀ`.
+/// `out[n, rows] += g[n, cols] · wᵀ`, as row updates `out_r += g_rc · wᵀ_c` (contiguous, so the
+/// compiler vectorises them).
 fn matmul_t_acc(g: &[f32], l: &Dense, out: &mut [f32]) {
     for (gr, or) in g.chunks_exact(l.cols).zip(out.chunks_exact_mut(l.rows)) {
-        if gr.iter().all(|&v| v == 0.0) {
-            continue;
-        }
-        for (o, wr) in or.iter_mut().zip(l.w.chunks_exact(l.cols)) {
-            *o += gr.iter().zip(wr).map(|(a, b)| a * b).sum::<f32>();
+        for (&x, wr) in gr.iter().zip(l.wt.chunks_exact(l.rows)) {
+            if x != 0.0 {
+                for (o, &w) in or.iter_mut().zip(wr) {
+                    *o += x * w;
+                }
+            }
         }
     }
+}
+
+fn transpose(w: &[f32], rows: usize, cols: usize) -> Vec<f32> {
+    let mut t = vec![0.0; w.len()];
+    for r in 0..rows {
+        for c in 0..cols {
+            t[c * rows + r] = w[r * cols + c];
+        }
+    }
+    t
 }
 
 /// The black-box [`Gcn`] on the host, for gradients with respect to edge weights.
@@ -86,10 +100,12 @@ impl EdgeWeightGcn {
     pub fn from_gcn(model: &Gcn) -> Result<Self> {
         let conv = |c: &crate::gcn::GraphConv, name: &str| -> Result<Dense> {
             let [rows, cols] = c.weight.dims();
+            let w = read(c.weight.val(), name)?;
             Ok(Dense {
                 rows,
                 cols,
-                w: read(c.weight.val(), name)?,
+                wt: transpose(&w, rows, cols),
+                w,
                 b: read(c.bias.val(), name)?,
             })
         };
@@ -107,10 +123,12 @@ impl EdgeWeightGcn {
                 got: rows,
             });
         }
+        let w = read(model.lin.weight.val(), "lin.weight")?;
         let lin = Dense {
             rows,
             cols,
-            w: read(model.lin.weight.val(), "lin.weight")?,
+            wt: transpose(&w, rows, cols),
+            w,
             b: match &model.lin.bias {
                 Some(b) => read(b.val(), "lin.bias")?,
                 None => vec![0.0; cols],
