@@ -317,10 +317,49 @@ mod tests {
         s.0
     }
 
-    /// One REINFORCE step must move every parameter tensor of the GAT layers and of the MLP:
-    /// gradients flow end to end (the authors' code detaches the embeddings).
+    /// The largest absolute gradient of every parameter tensor, by name.
+    struct GradMax<'a>(&'a GradientsParams, Vec<(String, f32)>, Vec<String>);
+    impl ModuleVisitor for GradMax<'_> {
+        fn enter_module(&mut self, name: &str, _: &str) {
+            self.2.push(name.to_string());
+        }
+        fn exit_module(&mut self, _: &str, _: &str) {
+            self.2.pop();
+        }
+        fn visit_float<const D: usize>(&mut self, p: &Param<Tensor<D>>) {
+            let m = self.0.get::<D>(p.id).map_or(0.0, |g| {
+                g.abs()
+                    .max()
+                    .into_data()
+                    .convert::<f32>()
+                    .try_to_vec::<f32>()
+                    .unwrap()[0]
+            });
+            self.1.push((self.2.join("."), m));
+        }
+    }
+
+    /// One REINFORCE step reaches every layer: gradients flow end to end through the scoring MLP
+    /// and every GAT layer (the authors' code detaches the embeddings). Measured on this input,
+    /// the parameters fall in three groups:
+    /// - the weights of every layer, the GAT biases and the MLP's first bias get a gradient
+    ///   within 1e-4 of the largest, and the Adam step moves them;
+    /// - the attention vectors `att_src` get a small but non-zero gradient; `att_dst` and the
+    ///   MLP's hidden bias add a constant to every score of a softmax group (the edges into one
+    ///   node; the candidates) and reach the loss only through a LeakyReLU's kink, so their
+    ///   gradient is zero unless scores straddle the kink (here ~1e-6 in the first GAT layer,
+    ///   round-off elsewhere); with BatchNorm (the reference mode) the GAT biases are removed
+    ///   again by its mean subtraction and get no gradient either;
+    /// - the MLP's output bias adds the same constant to every candidate's score, and the
+    ///   candidate log-softmax is invariant to that shift: its gradient is zero in exact
+    ///   arithmetic (round-off on the CPU, exactly 0 on a GPU). It is kept because the authors'
+    ///   architecture and shipped weights have it (parity); it never learns.
+    ///
+    /// (The earlier form of this test demanded that every parameter change after one Adam step,
+    /// which held on the CPU only because Adam turns a 1e-9 round-off gradient into a full
+    /// step; on a GPU the output bias's gradient is exactly zero.)
     #[test]
-    fn one_reinforce_step_updates_every_parameter() {
+    fn one_reinforce_step_reaches_every_layer() {
         for batch_norm in [false, true] {
             let dev = default_device().unwrap().autodiff();
             let cfg = PolicyConfig::new(4)
@@ -342,22 +381,48 @@ mod tests {
             let chosen = logp.select(0, crate::tensors::indices(&[3], &dev)).sum();
             let loss = -(chosen * 1.5) - entropy * 0.1;
             let grads = GradientsParams::from_grads(loss.backward(), &policy);
+            let mut gm = GradMax(&grads, Vec::new(), Vec::new());
+            policy.visit(&mut gm);
+            let expected = 3 * 4 + 3 * 2 + if batch_norm { 3 * 2 } else { 0 };
+            assert_eq!(gm.1.len(), expected, "parameter tensors: {:?}", gm.1);
+            let largest = gm.1.iter().map(|p| p.1).fold(0.0, f32::max);
+            let out_bias = format!("mlp.{}.bias", policy.mlp.len() - 1);
+            let hidden_bias =
+                |n: &str| n.starts_with("mlp.") && n.ends_with(".bias") && n != "mlp.0.bias";
+            // A bias added right before a BatchNorm is removed again by its mean subtraction.
+            let before_norm = |n: &str| batch_norm && n.starts_with("gat.") && n.ends_with(".bias");
+            let mut strong = Vec::new();
+            for (name, m) in &gm.1 {
+                assert!(m.is_finite(), "{name}: {m}");
+                if *name == out_bias {
+                    assert!(
+                        *m <= 1e-5 * largest,
+                        "{name}: gradient {m} (largest {largest})"
+                    );
+                } else if name.ends_with("att_src") {
+                    assert!(*m > 0.0, "{name}: no gradient");
+                } else if !name.ends_with("att_dst") && !hidden_bias(name) && !before_norm(name) {
+                    assert!(
+                        *m > 1e-4 * largest,
+                        "{name}: gradient {m} (largest {largest})"
+                    );
+                    strong.push(name.clone());
+                }
+            }
+            // Every GAT layer's weight is reached: nothing is detached.
+            for l in 0..cfg.gat_layers {
+                assert!(
+                    strong.contains(&format!("gat.{l}.lin.weight")),
+                    "{strong:?}"
+                );
+            }
             let mut optim = AdamConfig::new().init();
             let policy = optim.step(1e-2, policy, grads);
             let after = snapshot(&policy);
-            assert_eq!(before.len(), after.len());
-            let expected = 3 * 4 + 3 * 2 + if batch_norm { 3 * 2 } else { 0 };
-            assert_eq!(
-                before.len(),
-                expected,
-                "parameter tensors: {:?}",
-                before.iter().map(|p| &p.0).collect::<Vec<_>>()
-            );
             for ((name, b), (_, a)) in before.iter().zip(&after) {
-                assert!(
-                    b != a,
-                    "parameter {name} did not change (batch_norm = {batch_norm})"
-                );
+                if strong.contains(name) {
+                    assert!(b != a, "{name} did not change (batch_norm = {batch_norm})");
+                }
             }
         }
     }
