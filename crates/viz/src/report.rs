@@ -90,6 +90,18 @@ pub fn edit_list(e: &Explanation) -> String {
         .join(" ")
 }
 
+/// [`edit_list`] cut after `max` edits (`… and N more`).
+pub fn short_edit_list(e: &Explanation, max: usize) -> String {
+    if e.edits.len() <= max {
+        return edit_list(e);
+    }
+    let head = Explanation {
+        edits: e.edits[..max].to_vec(),
+        ..e.clone()
+    };
+    format!("{} … and {} more", edit_list(&head), e.edits.len() - max)
+}
+
 fn pct(v: Option<f64>) -> String {
     v.map_or("–".into(), |x| format!("{:.2}", 100.0 * x))
 }
@@ -225,7 +237,9 @@ pub fn report_html(runs: &[ReportRun<'_>]) -> String {
                     .iter()
                     .find(|m| m.method == g.method)
                     .and_then(|m| m.records.iter().find(|x| x.explanation.target == g.target));
-                let edits = rec.map(|x| edit_list(&x.explanation)).unwrap_or_default();
+                let edits = rec
+                    .map(|x| short_edit_list(&x.explanation, 40))
+                    .unwrap_or_default();
                 let _ = writeln!(
                     h,
                     "<div class=\"card\" id=\"run{}-{}-{}\"><b>{}</b>, {} (target {})<br>{}\
