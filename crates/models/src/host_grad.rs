@@ -36,8 +36,14 @@ fn read<const D: usize>(t: burn::tensor::Tensor<D>, name: &str) -> Result<Vec<f3
 
 /// `out[n, cols] = h[n, rows] · w[rows, cols]`.
 fn matmul(h: &[f32], n: usize, l: &Dense) -> Vec<f32> {
+    matmul_rows(h, n, l, |_| true)
+}
+
+/// [`matmul`] for the rows `keep` selects; the other output rows stay zero.
+fn matmul_rows(h: &[f32], n: usize, l: &Dense, keep: impl Fn(usize) -> bool) -> Vec<f32> {
     let mut out = vec![0.0f32; n * l.cols];
-    for (hr, or) in h.chunks_exact(l.rows).zip(out.chunks_exact_mut(l.cols)) {
+    let rows = h.chunks_exact(l.rows).zip(out.chunks_exact_mut(l.cols));
+    for (_, (hr, or)) in rows.enumerate().filter(|(i, _)| keep(*i)) {
         for (&x, wr) in hr.iter().zip(l.w.chunks_exact(l.cols)) {
             if x != 0.0 {
                 for (o, &w) in or.iter_mut().zip(wr) {
@@ -163,12 +169,36 @@ impl EdgeWeightGcn {
             )));
         }
         let m = Messages::new(n, pairs)?;
+        // Hop distance from the target over every pair (capped at 3): the target's output reads
+        // layer 3 at the target, layer 2 within 1 hop, layer 1 within 2 hops; nothing else is
+        // computed.
+        let mut adj = vec![Vec::new(); n];
+        for &(u, w) in pairs {
+            adj[u as usize].push(w as usize);
+            adj[w as usize].push(u as usize);
+        }
+        let mut hop = vec![3u8; n];
+        hop[target] = 0;
+        let mut frontier = vec![target];
+        for h in 1..3u8 {
+            let mut next = Vec::new();
+            for &u in &frontier {
+                for &w in &adj[u] {
+                    if hop[w] == 3 {
+                        hop[w] = h;
+                        next.push(w);
+                    }
+                }
+            }
+            frontier = next;
+        }
         Ok(BoundEdgeWeightGcn {
             gcn: self,
             n,
             target,
             src: m.src,
             dst: m.dst,
+            hop,
             xw: matmul(x.as_slice(), n, &self.layers[0]),
         })
     }
@@ -184,6 +214,8 @@ pub struct BoundEdgeWeightGcn<'a> {
     /// then one self loop per node.
     src: Vec<u32>,
     dst: Vec<u32>,
+    /// Hop distance of every node from the target, capped at 3.
+    hop: Vec<u8>,
     xw: Vec<f32>,
 }
 
@@ -200,10 +232,15 @@ struct Tape {
 }
 
 impl BoundEdgeWeightGcn<'_> {
-    fn aggregate(&self, a: &[f32], p: &[f32], cols: usize, bias: &[f32]) -> Vec<f32> {
+    /// `Σ_k a_k p_{s_k} → t_k + b` for the destinations within `max_hop` of the target (other
+    /// rows hold only the bias).
+    fn aggregate(&self, a: &[f32], p: &[f32], cols: usize, bias: &[f32], max_hop: u8) -> Vec<f32> {
         let mut z = vec![0.0f32; self.n * cols];
         for (k, &ak) in a.iter().enumerate() {
             let (s, t) = (self.src[k] as usize, self.dst[k] as usize);
+            if self.hop[t] > max_hop {
+                continue;
+            }
             let (ps, zt) = (
                 &p[s * cols..(s + 1) * cols],
                 &mut z[t * cols..(t + 1) * cols],
@@ -242,13 +279,13 @@ impl BoundEdgeWeightGcn<'_> {
             .map(|(k, &w)| w * inv[self.src[k] as usize] * inv[self.dst[k] as usize])
             .collect();
         let [l1, l2, l3] = &self.gcn.layers;
-        let z1 = self.aggregate(&a, &self.xw, l1.cols, &l1.b);
+        let z1 = self.aggregate(&a, &self.xw, l1.cols, &l1.b, 2);
         let h1: Vec<f32> = z1.iter().map(|v| v.max(0.0)).collect();
-        let p2 = matmul(&h1, self.n, l2);
-        let z2 = self.aggregate(&a, &p2, l2.cols, &l2.b);
+        let p2 = matmul_rows(&h1, self.n, l2, |i| self.hop[i] <= 2);
+        let z2 = self.aggregate(&a, &p2, l2.cols, &l2.b, 1);
         let h2: Vec<f32> = z2.iter().map(|v| v.max(0.0)).collect();
-        let p3 = matmul(&h2, self.n, l3);
-        let z3 = self.aggregate(&a, &p3, l3.cols, &l3.b);
+        let p3 = matmul_rows(&h2, self.n, l3, |i| self.hop[i] <= 1);
+        let z3 = self.aggregate(&a, &p3, l3.cols, &l3.b, 0);
         // Logits of the target only.
         let t = self.target;
         let lin = &self.gcn.lin;
@@ -471,6 +508,34 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// On a path the target's output depends on edges within 3 hops only: the restricted
+    /// forward pass gives the full pass's output, and the farther edges get exactly zero.
+    #[test]
+    fn far_edges_get_no_gradient_and_the_output_is_unchanged() {
+        let d = default_device().unwrap();
+        let model = GcnConfig::new(2, 3).with_init_seed(11).init(&d);
+        let host = EdgeWeightGcn::from_gcn(&model).unwrap();
+        let pairs: Vec<(u32, u32)> = (0..7).map(|i| (i, i + 1)).collect();
+        let x: Vec<f32> = (0..16).map(|i| (i as f32 * 0.37).sin()).collect();
+        let feats = Features::new(8, 2, x.clone()).unwrap();
+        let w = vec![0.8f32; 7];
+        let (lp, g) = host
+            .bind(&feats, &pairs, 0)
+            .unwrap()
+            .log_probs_and_grad(&w, true, |_| vec![1.0, -1.0, 0.5]);
+        // The full (Burn) weighted forward pass over all 8 nodes.
+        let e = WeightedEdges::new(8, &pairs, &d).unwrap();
+        let wt = Tensor::<1>::from_data(TensorData::new(w.clone(), [7]), &d);
+        let full = to_vec(model.forward_weighted(matrix(&x, 8, 2, &d), &e, wt, true));
+        for (a, b) in lp.iter().zip(&full[..3]) {
+            assert!((a - b).abs() < 1e-5, "{lp:?} vs {:?}", &full[..3]);
+        }
+        // Edges (0,1), (1,2), (2,3) are within 3 hops of node 0; (3,4) feeds only the degree
+        // of node 3 (which normalises a message into node 2): its gradient is non-zero too.
+        assert!(g[..4].iter().all(|v| *v != 0.0), "{g:?}");
+        assert!(g[4..].iter().all(|v| *v == 0.0), "{g:?}");
     }
 
     #[test]
