@@ -47,7 +47,7 @@ pub struct ReportRun<'a> {
 /// use induce_explain::pipeline::{MethodRun, TargetRecord};
 /// use induce_viz::report::gallery_picks;
 /// let rec = |t, n| TargetRecord { method: "m".into(), neighbourhood_edges: 9, accuracy: None,
-///     strict_accuracy: None, explanation: Explanation { target: t, found: true,
+///     strict_accuracy: None, one_minimal: None, explanation: Explanation { target: t, found: true,
 ///     original_label: 1, new_label: 0, edits: vec![Edit::delete(0, 1); n] } };
 /// let run = MethodRun { method: "m".into(), records: vec![rec(5, 3), rec(2, 1), rec(9, 2)],
 ///     train_seconds: 0.0, explain_seconds: 0.0, notes: vec![] };
@@ -135,10 +135,11 @@ pub fn report_html(runs: &[ReportRun<'_>]) -> String {
         "<h2>Metrics</h2>\n<p class=\"note\">Fidelity: share of targets without a \
          counterfactual (lower is better). Size: mean ± std of edits over found \
          counterfactuals. Accuracy: the paper's protocol; strict: both endpoints in the target's \
-         own motif. Times in seconds.</p>\n<table><thead><tr><th class=\"l\">run</th>\
+         own motif. 1-min: share of counterfactuals from which no single edit can be undone with \
+         the label still flipped. Times in seconds.</p>\n<table><thead><tr><th class=\"l\">run</th>\
          <th class=\"l\">dataset</th><th class=\"l\">method</th><th>targets</th><th>fid %</th>\
          <th>size</th><th>acc %</th><th>strict %</th><th>sparsity</th><th>add/del</th>\
-         <th>train s</th><th>explain s</th></tr></thead><tbody>\n",
+         <th>1-min %</th><th>train s</th><th>explain s</th></tr></thead><tbody>\n",
     );
     for (i, r) in runs.iter().enumerate() {
         for row in &r.data.summary.runs {
@@ -151,7 +152,7 @@ pub fn report_html(runs: &[ReportRun<'_>]) -> String {
                 h,
                 "<tr><td class=\"l\">{}</td><td class=\"l\">{}</td><td class=\"l\">{}</td>\
                  <td>{}</td><td>{}</td><td>{size}</td><td>{}</td><td>{}</td><td>{}</td>\
-                 <td>{}/{}</td><td>{:.2}</td><td>{:.2}</td></tr>",
+                 <td>{}/{}</td><td>{}</td><td>{:.2}</td><td>{:.2}</td></tr>",
                 i + 1,
                 escape(&r.data.summary.dataset),
                 escape(&row.method),
@@ -162,6 +163,7 @@ pub fn report_html(runs: &[ReportRun<'_>]) -> String {
                 m.sparsity.map_or("–".into(), |s| format!("{s:.3}")),
                 m.additions,
                 m.deletions,
+                pct(m.one_minimal),
                 row.train_seconds,
                 row.explain_seconds
             );

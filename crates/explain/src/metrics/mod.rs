@@ -13,13 +13,16 @@
 //! * [`strict_accuracy`]: an edit correct iff both endpoints lie in the target's own motif;
 //! * [`sparsity`]: mean of `1 − edits / edges of the target's original neighbourhood`;
 //! * [`composition`]: total additions and deletions;
-//! * [`size_histogram`]: number of explanations of each size.
+//! * [`size_histogram`]: number of explanations of each size;
+//! * [`is_one_minimal`]: whether no single edit of a counterfactual can be undone with the label
+//!   still flipped (needs the black box; the pipeline records it per target).
 //!
 //! [`summarize`] gathers them in a serialisable [`Summary`].
 
 mod accuracy;
 mod composition;
 mod fidelity;
+mod minimality;
 mod size;
 mod size_histogram;
 mod sparsity;
@@ -36,6 +39,7 @@ use crate::explanation::Explanation;
 pub use accuracy::accuracy;
 pub use composition::{Composition, composition};
 pub use fidelity::fidelity;
+pub use minimality::is_one_minimal;
 pub use size::{SizeStats, size};
 pub use size_histogram::size_histogram;
 pub use sparsity::{neighbourhood_edges, sparsity};
@@ -98,6 +102,10 @@ pub struct Summary {
     /// larger object.
     #[serde(with = "histogram_keys")]
     pub size_histogram: BTreeMap<usize, usize>,
+    /// Share of the counterfactuals checked for [`is_one_minimal`] that are 1-minimal (`None`
+    /// when none was checked: no black box, or nothing found).
+    #[serde(default)]
+    pub one_minimal: Option<f64>,
 }
 
 /// Computes every metric.
@@ -132,6 +140,7 @@ pub fn summarize(
         additions: comp.additions,
         deletions: comp.deletions,
         size_histogram: size_histogram(explanations),
+        one_minimal: None,
     })
 }
 

@@ -17,7 +17,7 @@ use crate::pipeline::Shard;
 ///     method: "inductive".into(),
 ///     explanation: Explanation { target: 7, found: true, original_label: 1, new_label: 0,
 ///         edits: vec![Edit::delete(3, 7)] },
-///     neighbourhood_edges: 12, accuracy: Some(1.0), strict_accuracy: None };
+///     neighbourhood_edges: 12, accuracy: Some(1.0), strict_accuracy: None, one_minimal: None };
 /// assert_eq!(serde_json::to_string(&r).unwrap(), concat!(
 ///     r#"{"method":"inductive","target":7,"found":true,"original_label":1,"new_label":0,"#,
 ///     r#""edits":[[3,7,"del"]],"neighbourhood_edges":12,"accuracy":1.0,"strict_accuracy":null}"#));
@@ -35,10 +35,17 @@ pub struct TargetRecord {
     pub accuracy: Option<f64>,
     /// Strict accuracy share (`None` when not found, without edits, or without ground truth).
     pub strict_accuracy: Option<f64>,
+    /// Whether the counterfactual is 1-minimal ([`is_one_minimal`]; `None` when not found, not
+    /// checked, or from a file written before this field existed).
+    ///
+    /// [`is_one_minimal`]: crate::metrics::is_one_minimal
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub one_minimal: Option<bool>,
 }
 
 /// The metrics of one method from its records alone; equal to
-/// [`summarize`](crate::metrics::summarize) on the same explanations and graph.
+/// [`summarize`](crate::metrics::summarize) on the same explanations and graph, plus the share
+/// of 1-minimal counterfactuals where the records carry it.
 pub fn summarize_records(records: &[TargetRecord]) -> Summary {
     let expl: Vec<Explanation> = records.iter().map(|r| r.explanation.clone()).collect();
     let sz = size(&expl);
@@ -58,6 +65,9 @@ pub fn summarize_records(records: &[TargetRecord]) -> Summary {
         })),
         additions: comp.additions,
         deletions: comp.deletions,
+        one_minimal: mean(
+            found_records().filter_map(|r| r.one_minimal.map(|m| if m { 1.0 } else { 0.0 })),
+        ),
         size_histogram: size_histogram(&expl),
     }
 }

@@ -428,7 +428,7 @@ pub fn format_table(runs: &[&RunSummary]) -> String {
     let many = runs.len() > 1;
     let _ = writeln!(
         out,
-        "{}{:<26} {:>7} {:>8} {:>13} {:>8} {:>8} {:>8} {:>9} {:>8} {:>9}",
+        "{}{:<26} {:>7} {:>8} {:>13} {:>8} {:>8} {:>8} {:>9} {:>8} {:>8} {:>9}",
         if many { "run  " } else { "" },
         "method",
         "targets",
@@ -438,6 +438,7 @@ pub fn format_table(runs: &[&RunSummary]) -> String {
         "strict %",
         "sparsity",
         "add/del",
+        "1-min %",
         "train s",
         "explain s"
     );
@@ -465,7 +466,7 @@ fn format_row(run: Option<usize>, row: &RunRow) -> String {
         _ => "-".into(),
     };
     format!(
-        "{}{:<26} {:>7} {:>8} {:>13} {:>8} {:>8} {:>8} {:>9} {:>8.1} {:>9.2}\n",
+        "{}{:<26} {:>7} {:>8} {:>13} {:>8} {:>8} {:>8} {:>9} {:>8} {:>8.1} {:>9.2}\n",
         run.map(|i| format!("{i:<5}")).unwrap_or_default(),
         row.method,
         r.targets,
@@ -477,6 +478,7 @@ fn format_row(run: Option<usize>, row: &RunRow) -> String {
             .map(|v| format!("{v:.3}"))
             .unwrap_or_else(|| "-".into()),
         format!("{}/{}", r.additions, r.deletions),
+        pct(r.one_minimal),
         row.train_seconds,
         row.explain_seconds
     )
