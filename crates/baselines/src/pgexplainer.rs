@@ -81,7 +81,7 @@ impl PgMlpConfig {
 }
 
 impl PgMlp {
-    /// Edge logits.
+    /// Edge logits from the concatenated inputs `[z_u, z_w, z_v]`.
     ///
     /// # Shapes
     /// - features: `[E, 3 e]`
@@ -91,6 +91,36 @@ impl PgMlp {
         self.l2
             .forward(relu(self.l1.forward(features)))
             .reshape([e])
+    }
+
+    /// The same logits without building the `[E, 3 e]` inputs: the first layer is split into
+    /// its three row blocks, applied once per node (`z W_u`, `z W_w`) and once for the target,
+    /// then gathered per edge — memory `O((n + E) · hidden)` instead of `O(E · e)`.
+    ///
+    /// # Shapes
+    /// - z: `[n, e]` (the node embeddings of a neighbourhood)
+    /// - src, dst: `[E]` local endpoints; target: `[1]`
+    /// - output: `[E]`
+    pub fn edge_logits(
+        &self,
+        z: Tensor<2>,
+        src: Tensor<1, Int>,
+        dst: Tensor<1, Int>,
+        target: Tensor<1, Int>,
+    ) -> Tensor<1> {
+        let [e_in, h] = self.l1.weight.dims();
+        let e = e_in / 3;
+        let w = self.l1.weight.val();
+        let block = |k: usize| w.clone().slice([k * e..(k + 1) * e, 0..h]);
+        let m = src.dims()[0];
+        let zu = z.clone().matmul(block(0)).select(0, src);
+        let zw = z.clone().matmul(block(1)).select(0, dst);
+        let zv = z.select(0, target).matmul(block(2));
+        let mut pre = zu + zw + zv;
+        if let Some(b) = &self.l1.bias {
+            pre = pre + b.val().unsqueeze_dim(0);
+        }
+        self.l2.forward(relu(pre)).reshape([m])
     }
 }
 
@@ -181,37 +211,14 @@ pub struct PgExplainer<'a> {
 
 /// One training node prepared on the autodiff device.
 struct TrainItem {
-    x: Tensor<2>,
+    /// Global ids of the neighbourhood's nodes (rows of the features and embeddings).
+    nodes: Tensor<1, Int>,
     edges: WeightedEdges,
-    feats: Tensor<2>,
-    reverse: Tensor<2>,
+    src: Tensor<1, Int>,
+    dst: Tensor<1, Int>,
     target: Tensor<1, Int>,
     label: Tensor<2, Int>,
     m: usize,
-}
-
-/// The MLP inputs `[z_u, z_w, z_v]` of both directions of every edge.
-fn edge_features(
-    z: &[f32],
-    width: usize,
-    nodes: &[u32],
-    edges: &[(u32, u32)],
-    v: u32,
-) -> (Vec<f32>, Vec<f32>) {
-    let row = |u: u32| &z[u as usize * width..(u as usize + 1) * width];
-    let (mut fwd, mut rev) = (
-        Vec::with_capacity(edges.len() * 3 * width),
-        Vec::with_capacity(edges.len() * 3 * width),
-    );
-    for &(a, b) in edges {
-        let (ga, gb) = (nodes[a as usize], nodes[b as usize]);
-        for (out, (x, y)) in [(&mut fwd, (ga, gb)), (&mut rev, (gb, ga))] {
-            out.extend_from_slice(row(x));
-            out.extend_from_slice(row(y));
-            out.extend_from_slice(row(v));
-        }
-    }
-    (fwd, rev)
 }
 
 impl<'a> PgExplainer<'a> {
@@ -257,7 +264,10 @@ impl<'a> PgExplainer<'a> {
             .with_hidden(config.hidden)
             .with_init_seed(config.seed)
             .init(&ad);
-        let gcn = model.clone().to_device(&ad);
+        // The black box is frozen: no gradient is kept for its parameters.
+        let gcn = model.clone().to_device(&ad).no_grad();
+        let z_all = matrix(&embeddings, n, width, &ad);
+        let x_all = matrix(graph.features().as_slice(), n, graph.features().dim(), &ad);
         let mut items = Vec::new();
         for &v in train {
             graph.check_node(v)?;
@@ -265,20 +275,18 @@ impl<'a> PgExplainer<'a> {
             if sub.edges.is_empty() {
                 continue;
             }
-            let (fwd, rev) = edge_features(&embeddings, width, &sub.nodes, &sub.edges, v);
-            let m = sub.edges.len();
-            let x = sub.features(graph);
+            let (src, dst): (Vec<u32>, Vec<u32>) = sub.edges.iter().copied().unzip();
             items.push(TrainItem {
-                x: matrix(x.as_slice(), sub.num_nodes(), x.dim(), &ad),
+                nodes: indices(&sub.nodes, &ad),
                 edges: WeightedEdges::new(sub.num_nodes(), &sub.edges, &ad)?,
-                feats: matrix(&fwd, m, 3 * width, &ad),
-                reverse: matrix(&rev, m, 3 * width, &ad),
+                src: indices(&src, &ad),
+                dst: indices(&dst, &ad),
                 target: indices(&[sub.target_local as u32], &ad),
                 label: Tensor::from_data(
                     TensorData::new(vec![pred[v as usize] as i64], [1, 1]),
                     &ad,
                 ),
-                m,
+                m: sub.edges.len(),
             });
         }
         if config.epochs > 0 && items.is_empty() {
@@ -305,11 +313,16 @@ impl<'a> PgExplainer<'a> {
                     Tensor::from_data(TensorData::new(v, [it.m]), &ad)
                 };
                 let (n1, n2) = (noise(&mut rng), noise(&mut rng));
-                let s1 = sigmoid((mlp.forward(it.feats.clone()) + n1).div_scalar(tau));
-                let s2 = sigmoid((mlp.forward(it.reverse.clone()) + n2).div_scalar(tau));
+                let z = z_all.clone().select(0, it.nodes.clone());
+                let (src, dst, t) = (it.src.clone(), it.dst.clone(), it.target.clone());
+                let fwd = mlp.edge_logits(z.clone(), src.clone(), dst.clone(), t.clone());
+                let rev = mlp.edge_logits(z, dst, src, t);
+                let s1 = sigmoid((fwd + n1).div_scalar(tau));
+                let s2 = sigmoid((rev + n2).div_scalar(tau));
                 let s = (s1 + s2).mul_scalar(0.5);
+                let x = x_all.clone().select(0, it.nodes.clone());
                 let logp = gcn
-                    .forward_weighted(it.x.clone(), &it.edges, s.clone(), true)
+                    .forward_weighted(x, &it.edges, s.clone(), true)
                     .select(0, it.target.clone());
                 let pred_loss = -logp.gather(1, it.label.clone()).reshape([1]);
                 let size = s.clone().sum().mul_scalar(config.size_coefficient);
@@ -337,20 +350,23 @@ impl<'a> PgExplainer<'a> {
         })
     }
 
-    /// The symmetrised mask `σ(ω)` of every edge of `target`'s neighbourhood (local pairs of
-    /// `problem`).
+    /// The symmetrised mask `σ(ω)` of every edge of a target's neighbourhood (the pairs of
+    /// `p`).
     fn mask(&self, p: &MaskProblem<'_>) -> Vec<f32> {
-        let (fwd, rev) = edge_features(
-            &self.embeddings,
-            self.width,
-            &p.sub.nodes,
-            &p.pairs,
-            p.sub.target,
-        );
-        let m = p.pairs.len();
-        let f = matrix(&fwd, m, 3 * self.width, &self.device);
-        let r = matrix(&rev, m, 3 * self.width, &self.device);
-        let s = (sigmoid(self.mlp.forward(f)) + sigmoid(self.mlp.forward(r))).mul_scalar(0.5);
+        let n = p.sub.num_nodes();
+        let mut z = Vec::with_capacity(n * self.width);
+        for &u in &p.sub.nodes {
+            z.extend_from_slice(&self.embeddings[u as usize * self.width..][..self.width]);
+        }
+        let z = matrix(&z, n, self.width, &self.device);
+        let (src, dst): (Vec<u32>, Vec<u32>) = p.pairs.iter().copied().unzip();
+        let (src, dst) = (indices(&src, &self.device), indices(&dst, &self.device));
+        let t = indices(&[p.target_local() as u32], &self.device);
+        let fwd = self
+            .mlp
+            .edge_logits(z.clone(), src.clone(), dst.clone(), t.clone());
+        let rev = self.mlp.edge_logits(z, dst, src, t);
+        let s = (sigmoid(fwd) + sigmoid(rev)).mul_scalar(0.5);
         to_vec(s.unsqueeze_dim(1))
     }
 }
@@ -395,6 +411,35 @@ mod tests {
     use induce_explain::Edit;
     use induce_models::GcnBlackBox;
     use induce_models::device::default_device;
+
+    #[test]
+    fn split_first_layer_equals_the_concatenated_inputs() {
+        let d = default_device().unwrap();
+        let mlp = PgMlpConfig::new(2)
+            .with_hidden(3)
+            .with_init_seed(4)
+            .init(&d);
+        // 3 nodes with 2-wide embeddings; edges (0, 1), (2, 1); target 1.
+        let z = [0.5f32, -1.0, 2.0, 0.25, -0.75, 1.5];
+        let row = |u: usize| &z[2 * u..2 * u + 2];
+        let mut cat = Vec::new();
+        for (a, b) in [(0, 1), (2, 1)] {
+            cat.extend_from_slice(row(a));
+            cat.extend_from_slice(row(b));
+            cat.extend_from_slice(row(1));
+        }
+        let want = to_vec(mlp.forward(matrix(&cat, 2, 6, &d)).unsqueeze_dim(1));
+        let got = mlp.edge_logits(
+            matrix(&z, 3, 2, &d),
+            indices(&[0, 2], &d),
+            indices(&[1, 1], &d),
+            indices(&[1], &d),
+        );
+        let got = to_vec(got.unsqueeze_dim(1));
+        for (a, b) in got.iter().zip(&want) {
+            assert!((a - b).abs() < 1e-6, "{got:?} vs {want:?}");
+        }
+    }
 
     #[test]
     fn temperature_schedule_runs_from_start_towards_end() {
