@@ -23,7 +23,7 @@ use burn::config::Config;
 use burn::grad_clipping::GradientClippingConfig;
 use burn::module::Module;
 use burn::nn::Linear;
-use burn::optim::{AdamConfig, GradientsParams};
+use burn::optim::{AdamConfig, GradientsAccumulator, GradientsParams};
 use burn::tensor::activation::{relu, sigmoid};
 use burn::tensor::{Device, Int, Tensor, TensorData};
 use induce_explain::{ExplainError, Explainer, Explanation, Result};
@@ -301,7 +301,9 @@ impl<'a> PgExplainer<'a> {
             .init();
         for epoch in 0..config.epochs {
             let tau = config.temperature(epoch);
-            let mut total: Option<Tensor<1>> = None;
+            // The gradient of the summed loss, accumulated one training node at a time (so only
+            // one node's autodiff graph is alive at once), then one Adam step.
+            let mut acc = GradientsAccumulator::<PgMlp>::new();
             for it in &items {
                 let noise = |rng: &mut StdRng| -> Tensor<1> {
                     let v: Vec<f32> = (0..it.m)
@@ -331,14 +333,9 @@ impl<'a> PgExplainer<'a> {
                     + q.clone().neg().add_scalar(1.0) * q.neg().add_scalar(1.0).log());
                 let ent = ent.mean().mul_scalar(config.entropy_coefficient);
                 let l = pred_loss + size + ent;
-                total = Some(match total {
-                    Some(t) => t + l,
-                    None => l,
-                });
+                acc.accumulate(&mlp, GradientsParams::from_grads(l.backward(), &mlp));
             }
-            let Some(total) = total else { break };
-            let grads = GradientsParams::from_grads(total.backward(), &mlp);
-            mlp = adam.step(config.lr as f64, mlp, grads);
+            mlp = adam.step(config.lr as f64, mlp, acc.grads());
         }
         Ok(Self {
             mlp: mlp.valid(),
