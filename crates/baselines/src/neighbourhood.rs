@@ -411,12 +411,69 @@ pub(crate) fn target_seed(seed: u64, target: u32) -> u64 {
 
 #[cfg(test)]
 mod tests {
+    use super::fixtures::DegreeAtLeast;
     use super::*;
     use induce_graph::Features;
 
-    /// Class 1 iff degree ≥ 2.
-    pub(crate) struct DegreeRule;
-    impl BlackBox for DegreeRule {
+    #[test]
+    fn pairs_states_and_explanations() {
+        //  0 ─ 1 ─ 2   3 ─ 4 (other component)
+        let g = Graph::from_edges(
+            5,
+            &[(0, 1), (1, 2), (3, 4)],
+            Features::constant(5, 1, 1.0),
+            vec![0; 5],
+        )
+        .unwrap();
+        let p = MaskProblem::new(&g, &DegreeAtLeast(2), 1, 2, Candidates::AllPairs, 100).unwrap();
+        assert_eq!(p.pairs, vec![(0, 1), (0, 2), (1, 2)]);
+        assert_eq!(p.present, vec![true, false, true]);
+        assert_eq!(p.original_label, 1);
+        // Delete (1, 2), add (0, 2): node 1 has degree 1 → class 0.
+        let keep = [true, true, false];
+        assert_eq!(p.label(&keep).unwrap(), 0);
+        assert_eq!(p.distance(&keep), 2);
+        let e = p.explanation(&keep, 0);
+        assert!(e.found);
+        assert_eq!(e.edits, vec![Edit::add(0, 2), Edit::delete(1, 2)]);
+        let q =
+            MaskProblem::new(&g, &DegreeAtLeast(2), 1, 2, Candidates::ExistingEdges, 0).unwrap();
+        assert_eq!(q.pairs, vec![(0, 1), (1, 2)]);
+        assert!(matches!(
+            MaskProblem::new(&g, &DegreeAtLeast(2), 1, 2, Candidates::AllPairs, 2),
+            Err(ExplainError::InvalidConfig(_))
+        ));
+        let lonely = Graph::empty(Features::constant(2, 1, 1.0), vec![0; 2]).unwrap();
+        assert!(matches!(
+            MaskProblem::new(
+                &lonely,
+                &DegreeAtLeast(2),
+                0,
+                2,
+                Candidates::ExistingEdges,
+                9
+            ),
+            Err(ExplainError::NoCandidate { target: 0 })
+        ));
+        assert!(matches!(
+            MaskProblem::new(&g, &DegreeAtLeast(2), 9, 2, Candidates::ExistingEdges, 9),
+            Err(ExplainError::TargetOutOfRange { target: 9, .. })
+        ));
+    }
+}
+
+/// Tiny hand-made models shared by the baselines' unit tests.
+#[cfg(test)]
+pub(crate) mod fixtures {
+    use burn::module::Param;
+    use burn::tensor::{Device, Tensor, TensorData};
+    use induce_graph::{Features, Graph};
+    use induce_models::{BlackBox, Gcn, GcnConfig, LogProbs};
+
+    /// A black box of class 1 iff the node's degree is at least `.0`.
+    pub(crate) struct DegreeAtLeast(pub usize);
+
+    impl BlackBox for DegreeAtLeast {
         fn input_dim(&self) -> usize {
             1
         }
@@ -429,59 +486,16 @@ mod tests {
                 deg[u as usize] += 1;
                 deg[w as usize] += 1;
             }
-            let d = deg
-                .iter()
-                .flat_map(|&d| if d >= 2 { [-2.0, -0.2] } else { [-0.2, -2.0] });
+            let d = deg.iter().flat_map(|&d| {
+                if d >= self.0 {
+                    [-2.0, -0.2]
+                } else {
+                    [-0.2, -2.0]
+                }
+            });
             LogProbs::new(x.num_nodes(), 2, d.collect())
         }
     }
-
-    #[test]
-    fn pairs_states_and_explanations() {
-        //  0 ─ 1 ─ 2   3 ─ 4 (other component)
-        let g = Graph::from_edges(
-            5,
-            &[(0, 1), (1, 2), (3, 4)],
-            Features::constant(5, 1, 1.0),
-            vec![0; 5],
-        )
-        .unwrap();
-        let p = MaskProblem::new(&g, &DegreeRule, 1, 2, Candidates::AllPairs, 100).unwrap();
-        assert_eq!(p.pairs, vec![(0, 1), (0, 2), (1, 2)]);
-        assert_eq!(p.present, vec![true, false, true]);
-        assert_eq!(p.original_label, 1);
-        // Delete (1, 2), add (0, 2): node 1 has degree 1 → class 0.
-        let keep = [true, true, false];
-        assert_eq!(p.label(&keep).unwrap(), 0);
-        assert_eq!(p.distance(&keep), 2);
-        let e = p.explanation(&keep, 0);
-        assert!(e.found);
-        assert_eq!(e.edits, vec![Edit::add(0, 2), Edit::delete(1, 2)]);
-        let q = MaskProblem::new(&g, &DegreeRule, 1, 2, Candidates::ExistingEdges, 0).unwrap();
-        assert_eq!(q.pairs, vec![(0, 1), (1, 2)]);
-        assert!(matches!(
-            MaskProblem::new(&g, &DegreeRule, 1, 2, Candidates::AllPairs, 2),
-            Err(ExplainError::InvalidConfig(_))
-        ));
-        let lonely = Graph::empty(Features::constant(2, 1, 1.0), vec![0; 2]).unwrap();
-        assert!(matches!(
-            MaskProblem::new(&lonely, &DegreeRule, 0, 2, Candidates::ExistingEdges, 9),
-            Err(ExplainError::NoCandidate { target: 0 })
-        ));
-        assert!(matches!(
-            MaskProblem::new(&g, &DegreeRule, 9, 2, Candidates::ExistingEdges, 9),
-            Err(ExplainError::TargetOutOfRange { target: 9, .. })
-        ));
-    }
-}
-
-/// Tiny hand-made models shared by the baselines' unit tests.
-#[cfg(test)]
-pub(crate) mod fixtures {
-    use burn::module::Param;
-    use burn::tensor::{Device, Tensor, TensorData};
-    use induce_graph::{Features, Graph};
-    use induce_models::{Gcn, GcnConfig};
 
     fn p2(v: &[f32], r: usize, c: usize, d: &Device) -> Param<Tensor<2>> {
         Param::from_tensor(Tensor::from_data(TensorData::new(v.to_vec(), [r, c]), d))

@@ -119,34 +119,8 @@ impl Explainer for RandomExplainer<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::neighbourhood::fixtures::DegreeAtLeast;
     use induce_graph::Features;
-    use induce_models::LogProbs;
-
-    /// Class 1 iff degree ≥ `k`.
-    struct DegreeAtLeast(usize);
-    impl BlackBox for DegreeAtLeast {
-        fn input_dim(&self) -> usize {
-            1
-        }
-        fn num_classes(&self) -> usize {
-            2
-        }
-        fn log_probs(&self, x: &Features, edges: &[(u32, u32)]) -> induce_models::Result<LogProbs> {
-            let mut deg = vec![0; x.num_nodes()];
-            for &(u, w) in edges {
-                deg[u as usize] += 1;
-                deg[w as usize] += 1;
-            }
-            let d = deg.iter().flat_map(|&d| {
-                if d >= self.0 {
-                    [-2.0, -0.2]
-                } else {
-                    [-0.2, -2.0]
-                }
-            });
-            LogProbs::new(x.num_nodes(), 2, d.collect())
-        }
-    }
 
     /// A star: centre 0 with 6 leaves.
     fn star() -> Graph {
