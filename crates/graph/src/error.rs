@@ -79,6 +79,22 @@ pub enum GraphError {
         /// What is wrong, naming the array, column or row.
         message: String,
     },
+    /// A file declares a size beyond what it can hold or what the reader accepts (a corrupt or
+    /// hostile header: a zip member declaring gigabytes, a feature matrix of 10¹³ values...).
+    /// Refused before anything of that size is allocated.
+    #[error("{}: {what} declares {declared}, more than the limit of {limit} ({reason})", path.display())]
+    TooLarge {
+        /// The file.
+        path: PathBuf,
+        /// What declares the size (the member, array or matrix, with its unit).
+        what: String,
+        /// The declared size.
+        declared: u64,
+        /// The largest size accepted here.
+        limit: u64,
+        /// Where the limit comes from.
+        reason: String,
+    },
     /// An error found in the content of a file (an out-of-range node id, a non-finite feature, a
     /// label vector of the wrong length, ...), wrapped with the file and the array, column or
     /// line where it was found.

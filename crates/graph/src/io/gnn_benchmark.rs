@@ -6,6 +6,10 @@ use super::npz::Npz;
 use crate::dataset::{Dataset, Split};
 use crate::error::{GraphError, Result};
 
+/// Largest densified CSR feature matrix (values): 2³¹ f32 = 8 GiB. A sparse matrix may declare
+/// any shape in a few bytes; this bounds what densifying it allocates.
+const MAX_DENSE_FEATURES: u64 = 1 << 31;
+
 /// A CSR matrix read from `<prefix>_indices`, `<prefix>_indptr` and `<prefix>_shape`, checked.
 struct CsrArrays {
     rows: usize,
@@ -188,9 +192,17 @@ pub fn load_gnn_benchmark_npz(path: impl AsRef<Path>) -> Result<Dataset> {
             ));
         }
         let d = attr.cols;
-        let size = n.checked_mul(d).ok_or_else(|| {
-            GraphError::format(path, format!("array `attr_shape`: [{n}, {d}] is too large"))
-        })?;
+        let size = (n as u64).saturating_mul(d as u64);
+        if size > MAX_DENSE_FEATURES {
+            return Err(GraphError::TooLarge {
+                path: path.to_path_buf(),
+                what: format!("array `attr_shape` [{n}, {d}] (dense feature values)"),
+                declared: size,
+                limit: MAX_DENSE_FEATURES,
+                reason: "the cap on a densified feature matrix, 8 GiB of f32".into(),
+            });
+        }
+        let size = size as usize;
         let mut dense = Vec::new();
         dense.try_reserve_exact(size).map_err(|_| {
             GraphError::format(

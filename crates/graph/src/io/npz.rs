@@ -21,11 +21,19 @@ use crate::error::{GraphError, Result};
 const MAX_HEADER_DEPTH: usize = 16;
 /// Largest member read into memory up front; bigger members grow the buffer as they are read.
 const MAX_PREALLOC: u64 = 256 << 20;
+/// Largest uncompressed member accepted (16 GiB): far beyond every benchmark graph, far below
+/// what a corrupt 64-bit size field can declare.
+pub(crate) const MAX_MEMBER_BYTES: u64 = 16 << 30;
+/// Deflate expands at most 1032:1 (RFC 1951: 258 bytes from a 2-bit code); a member that
+/// declares more than this many bytes per compressed byte cannot hold what it declares.
+const MAX_DEFLATE_RATIO: u64 = 1032;
 
 /// An open `.npz` archive.
 pub(crate) struct Npz {
     path: PathBuf,
     zip: ZipArchive<BufReader<File>>,
+    /// Length of the archive file in bytes.
+    file_len: u64,
 }
 
 impl Npz {
@@ -33,6 +41,7 @@ impl Npz {
     /// zip archive is [`GraphError::Format`].
     pub(crate) fn open(path: &Path) -> Result<Self> {
         let file = File::open(path).map_err(|e| GraphError::io(path, e))?;
+        let file_len = file.metadata().map_err(|e| GraphError::io(path, e))?.len();
         let zip = ZipArchive::new(BufReader::new(file)).map_err(|e| match e {
             ZipError::Io(e) if e.kind() != std::io::ErrorKind::UnexpectedEof => {
                 GraphError::io(path, e)
@@ -42,6 +51,7 @@ impl Npz {
         Ok(Self {
             path: path.to_path_buf(),
             zip,
+            file_len,
         })
     }
 
@@ -75,9 +85,54 @@ impl Npz {
             }
             Err(e) => return Err(corrupt(&e)),
         };
-        let mut bytes = Vec::with_capacity(file.size().min(MAX_PREALLOC) as usize);
-        file.read_to_end(&mut bytes).map_err(|e| corrupt(&e))?;
+        let declared = file.size();
+        let stored = file.compressed_size();
+        let too_large = |declared: u64, limit: u64, reason: String| GraphError::TooLarge {
+            path: path.clone(),
+            what: format!("zip member {member} (array `{name}`, uncompressed bytes)"),
+            declared,
+            limit,
+            reason,
+        };
+        // Refuse impossible sizes before allocating: a member cannot store more than the
+        // archive, a stored member holds exactly its compressed bytes, a deflated one at most
+        // 1032 times them, and no member may exceed MAX_MEMBER_BYTES.
+        if stored > self.file_len {
+            return Err(GraphError::TooLarge {
+                path: path.clone(),
+                what: format!("zip member {member} (array `{name}`, compressed bytes)"),
+                declared: stored,
+                limit: self.file_len,
+                reason: "the archive's length".into(),
+            });
+        }
+        let limit = match file.compression() {
+            zip::CompressionMethod::Stored => stored,
+            _ => stored
+                .saturating_mul(MAX_DEFLATE_RATIO)
+                .saturating_add(1024),
+        }
+        .min(MAX_MEMBER_BYTES);
+        if declared > limit {
+            let reason = if limit == MAX_MEMBER_BYTES {
+                "the reader's cap on one array".to_string()
+            } else {
+                format!("what {stored} {:?} bytes can hold", file.compression())
+            };
+            return Err(too_large(declared, limit, reason));
+        }
+        let mut bytes = Vec::with_capacity(declared.min(MAX_PREALLOC) as usize);
+        (&mut file)
+            .take(declared.saturating_add(1))
+            .read_to_end(&mut bytes)
+            .map_err(|e| corrupt(&e))?;
         drop(file);
+        if bytes.len() as u64 != declared {
+            return Err(corrupt(&format!(
+                "declares {declared} uncompressed bytes, holds {}",
+                bytes.len()
+            )));
+        }
         NpyArray::parse(&path, name, bytes)
     }
 }
