@@ -23,7 +23,9 @@ use induce_rl::{EditMode, InduceConfig, PolicyMeta, save_policy, timed};
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
-use crate::methods::{BaselineConfig, Method, Preset, baseline, black_box_for, explainer};
+use crate::methods::{
+    BaselineConfig, Method, Preset, baseline, black_box_for, describe_induce, explainer,
+};
 use crate::run::{load_data, summary_for, train_reporting};
 
 /// Everything that defines a run; saved as `config.json` next to the results.
@@ -161,6 +163,8 @@ pub fn run_on(
         ..Default::default()
     };
     let mut runs: Vec<MethodRun> = Vec::new();
+    // The policy trained for `inductive` also serves `inductive-best-of-k` (same training).
+    let mut trained_full: Option<(induce_models::Policy, f64)> = None;
     for &method in &config.methods {
         let mut icfg = match method {
             Method::Transductive => config.transductive.clone(),
@@ -169,7 +173,13 @@ pub fn run_on(
         if let Some(mode) = method.edit_mode() {
             icfg.env.mode = mode;
         }
-        let (policy, train_seconds) = if method.needs_policy() {
+        let reuse = match (method, &trained_full) {
+            (Method::Inductive | Method::InductiveBestOfK, Some(t)) => Some(t.clone()),
+            _ => None,
+        };
+        let (policy, train_seconds) = if let Some((p, secs)) = reuse {
+            (Some(p), secs)
+        } else if method.needs_policy() {
             let targets: Vec<u32> = match icfg.env.mode {
                 // Deletion-only training needs targets with at least one edge to delete.
                 EditMode::DeleteOnly => train_targets
@@ -191,6 +201,9 @@ pub fn run_on(
                 induce: icfg.clone(),
             };
             save_policy(&p, &meta, writer.path().join(name))?;
+            if icfg.env.mode != EditMode::DeleteOnly {
+                trained_full = Some((p.clone(), secs));
+            }
             (Some(p), secs)
         } else {
             (None, 0.0)
@@ -223,6 +236,7 @@ pub fn run_on(
         run.train_seconds = train_seconds;
         run.notes
             .extend(config.baselines.describe(method, train_targets.len()));
+        run.notes.extend(describe_induce(method, &icfg));
         runs.push(run);
     }
     let summary = summary_for(data, bb, config.seed, None, &runs)?;

@@ -72,6 +72,7 @@ pub mod cli;
 pub mod error;
 pub mod experiment;
 pub mod methods;
+pub mod quality;
 pub mod render;
 pub mod run;
 

@@ -31,6 +31,10 @@ pub enum Method {
     /// InduCE inductive: one policy trained on training targets, greedy forward passes per
     /// target (`inductive`).
     Inductive,
+    /// InduCE inductive with best-of-k inference: the greedy episode and
+    /// `inference_samples − 1` episodes sampled from the same trained policy, the smallest
+    /// counterfactual kept; forward passes only (`inductive-best-of-k`).
+    InductiveBestOfK,
     /// InduCE transductive: a policy trained per target (`transductive`).
     Transductive,
     /// InduCE inductive restricted to deletions (`inductive-del-only`).
@@ -51,8 +55,9 @@ pub enum Method {
 
 impl Method {
     /// The InduCE methods, in the order the experiments run them.
-    pub const INDUCE: [Method; 4] = [
+    pub const INDUCE: [Method; 5] = [
         Method::Inductive,
+        Method::InductiveBestOfK,
         Method::Transductive,
         Method::InductiveDelOnly,
         Method::Untrained,
@@ -68,8 +73,9 @@ impl Method {
     ];
 
     /// Every method: InduCE's, then the baselines.
-    pub const ALL: [Method; 9] = [
+    pub const ALL: [Method; 10] = [
         Method::Inductive,
+        Method::InductiveBestOfK,
         Method::Transductive,
         Method::InductiveDelOnly,
         Method::Untrained,
@@ -84,6 +90,7 @@ impl Method {
     pub fn name(self) -> &'static str {
         match self {
             Method::Inductive => "inductive",
+            Method::InductiveBestOfK => "inductive-best-of-k",
             Method::Transductive => "transductive",
             Method::InductiveDelOnly => "inductive-del-only",
             Method::Untrained => "untrained",
@@ -108,7 +115,10 @@ impl Method {
 
     /// True for the methods that explain with a trained inductive policy (`--policy`).
     pub fn needs_policy(self) -> bool {
-        matches!(self, Method::Inductive | Method::InductiveDelOnly)
+        matches!(
+            self,
+            Method::Inductive | Method::InductiveBestOfK | Method::InductiveDelOnly
+        )
     }
 
     /// The edit mode the method imposes, if any.
@@ -135,6 +145,7 @@ impl FromStr for Method {
         let bare = s.strip_prefix("induce-").unwrap_or(&s);
         let bare = match bare {
             "untrained-policy" => "untrained",
+            "best-of-k" | "inductive-bok" => "inductive-best-of-k",
             "cf-gnn" | "cfgnnexplainer" | "cf-gnn-explainer" => "cf-gnnexplainer",
             "cf-gnn++" | "cfgnnexplainer++" | "cf-gnn-explainer++" => "cf-gnnexplainer++",
             "cf²" | "cff" => "cf2",
@@ -510,14 +521,49 @@ pub fn load_trained_policy(
     Ok(load_policy(&path, d, black_box.num_classes(), device)?)
 }
 
+/// One line saying how an InduCE `method` explains with `config` (a run's notes carry it):
+/// best-of-k sampling and the minimality pass. `None` for the baselines.
+///
+/// ```
+/// use induce::methods::{Method, describe_induce};
+/// use induce::rl::InduceConfig;
+/// let c = InduceConfig::default();
+/// assert_eq!(describe_induce(Method::InductiveBestOfK, &c).unwrap(),
+///     "best of 16 episodes per target (the greedy one and 15 sampled from the trained policy); \
+///      minimality pass: each counterfactual reduced to a 1-minimal one");
+/// assert_eq!(describe_induce(Method::Transductive, &c.paper_faithful()).unwrap(),
+///     "paper-faithful: no minimality pass");
+/// ```
+pub fn describe_induce(method: Method, config: &InduceConfig) -> Option<String> {
+    if method.is_baseline() {
+        return None;
+    }
+    let min = match config.minimise {
+        true => "minimality pass: each counterfactual reduced to a 1-minimal one",
+        false => "paper-faithful: no minimality pass",
+    };
+    Some(match method {
+        Method::InductiveBestOfK => format!(
+            "best of {} episodes per target (the greedy one and {} sampled from the trained \
+             policy); {min}",
+            config.inference_samples,
+            config.inference_samples.saturating_sub(1)
+        ),
+        _ => min.to_string(),
+    })
+}
+
 /// Builds the explainer of `method`.
 ///
 /// * `inductive`, `inductive-del-only`: `policy` must hold the trained network (its
 ///   configuration, from the checkpoint, gives the environment unless `config` is given);
 /// * `transductive`: trains per target with `config`;
-/// * `untrained`: a fresh network initialised from `config`'s seed.
+/// * `untrained`: a fresh network initialised from `config`'s seed;
+/// * `inductive-best-of-k`: the trained policy with `config.inference_samples` episodes per
+///   target (sampled with `config.seed`).
 ///
-/// `config` is the InduCE configuration (environment, kernel, episodes, seed) of the run.
+/// `config` is the InduCE configuration (environment, kernel, episodes, seed, minimality pass)
+/// of the run.
 pub fn explainer<'a>(
     method: Method,
     data: &Dataset,
@@ -551,7 +597,8 @@ pub fn explainer<'a>(
                 .init(device);
             Box::new(
                 InduceExplainer::new(method.name(), &p, black_box, config.env.clone(), device)
-                    .with_kernel(config.kernel),
+                    .with_kernel(config.kernel)
+                    .with_minimise(config.minimise),
             )
         }
         _ => {
@@ -562,9 +609,15 @@ pub fn explainer<'a>(
                          makes one)"
                     .into(),
             })?;
+            let samples = match method {
+                Method::InductiveBestOfK => config.inference_samples,
+                _ => 1,
+            };
             Box::new(
                 InduceExplainer::new(method.name(), p, black_box, config.env.clone(), device)
-                    .with_kernel(config.kernel),
+                    .with_kernel(config.kernel)
+                    .with_minimise(config.minimise)
+                    .with_samples(samples, config.seed),
             )
         }
     })
@@ -588,8 +641,8 @@ mod tests {
         let e = "gem".parse::<Method>().unwrap_err().to_string();
         assert_eq!(
             e,
-            "invalid method `gem`: expected one of inductive, transductive, \
-             inductive-del-only, untrained, random, cf-gnnexplainer, cf-gnnexplainer++, cf2, \
+            "invalid method `gem`: expected one of inductive, inductive-best-of-k, \
+             transductive, inductive-del-only, untrained, random, cf-gnnexplainer, cf-gnnexplainer++, cf2, \
              pgexplainer"
         );
         assert!(Method::BASELINES.iter().all(|m| m.is_baseline()));

@@ -19,7 +19,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
 use crate::methods::{
-    BaselineConfig, Method, Preset, baseline, explainer, load_black_box, load_trained_policy,
+    BaselineConfig, Method, Preset, baseline, describe_induce, explainer, load_black_box,
+    load_trained_policy,
 };
 
 /// Loads a dataset from `spec`: a file or folder in any supported format (detected, or
@@ -335,7 +336,11 @@ pub fn explain_job(
             })?;
             let (p, meta) = load_trained_policy(path, m, &data, bb, device)?;
             let mut c = meta.induce;
+            // Inference settings come from the run, training settings from the checkpoint.
             c.kernel = job.induce.kernel;
+            c.minimise = job.induce.minimise;
+            c.inference_samples = job.induce.inference_samples;
+            c.seed = job.induce.seed;
             if let Some(mode) = job.edits {
                 c.env.mode = mode;
             }
@@ -382,7 +387,9 @@ pub fn explain_job(
             });
         }
         let e = explainer(*m, &data, bb, policy.as_ref(), config, device)?;
-        runs.push(explain_targets(e.as_ref(), &ctx, &targets, &opts)?);
+        let mut run = explain_targets(e.as_ref(), &ctx, &targets, &opts)?;
+        run.notes.extend(describe_induce(*m, config));
+        runs.push(run);
     }
     let summary = summary_for(&data, bb, job.seed, job.shard, &runs)?;
     Ok((summary, runs))

@@ -17,6 +17,7 @@ fn quick_tree_cycles_run_writes_summary_explanations_and_config() {
         methods,
         [
             "inductive",
+            "inductive-best-of-k",
             "transductive",
             "inductive-del-only",
             "untrained",
@@ -35,6 +36,24 @@ fn quick_tree_cycles_run_writes_summary_explanations_and_config() {
         pg.notes
     );
     assert!(format_table(&[&s]).contains("transductive"));
+    // InduCE's rows say whether the minimality pass ran (it does by default: every
+    // counterfactual is 1-minimal) and how many episodes best-of-k samples.
+    for r in s.runs.iter().take(5) {
+        assert!(
+            r.notes.iter().any(|n| n.contains("minimality pass")),
+            "{:?}",
+            r.notes
+        );
+        if r.metrics.found > 0 {
+            assert_eq!(r.metrics.one_minimal, Some(1.0), "{}", r.method);
+        }
+    }
+    let bok = s
+        .runs
+        .iter()
+        .find(|r| r.method == "inductive-best-of-k")
+        .unwrap();
+    assert!(bok.notes.iter().any(|n| n.contains("best of 16 episodes")));
 
     let json: serde_json::Value =
         serde_json::from_slice(&std::fs::read(out.join("summary.json")).unwrap()).unwrap();

@@ -240,8 +240,8 @@ struct ExplainArgs {
     /// inductive-del-only.
     #[arg(long)]
     policy: Option<PathBuf>,
-    /// Methods, comma-separated or repeated: InduCE's inductive, transductive,
-    /// inductive-del-only, untrained; the baselines random, cf-gnnexplainer, cf-gnnexplainer++,
+    /// Methods, comma-separated or repeated: InduCE's inductive, inductive-best-of-k,
+    /// transductive, inductive-del-only, untrained; the baselines random, cf-gnnexplainer, cf-gnnexplainer++,
     /// cf2, pgexplainer (trained on the training split's targets).
     #[arg(long, value_delimiter = ',', required = true)]
     method: Vec<Method>,
@@ -261,6 +261,14 @@ struct ExplainArgs {
     /// Restrict edits to these node pairs (the paper's V_c): one pair `u w` a line.
     #[arg(long)]
     allowed: Option<PathBuf>,
+    /// Episodes per target of inductive-best-of-k: the greedy one and K-1 sampled from the
+    /// trained policy.
+    #[arg(long, default_value_t = 16)]
+    samples: usize,
+    /// Explain as the paper describes InduCE: no minimality pass (by default every InduCE
+    /// counterfactual is reduced to a 1-minimal one; the baselines never are).
+    #[arg(long)]
+    paper_faithful: bool,
     #[command(flatten)]
     induce: InduceArgs,
     /// Worker threads [default: all cores]; results do not depend on it.
@@ -557,6 +565,11 @@ fn explain(a: ExplainArgs) -> Result<()> {
     }
     job.induce.kernel = a.induce.kernel.into();
     job.threads = a.threads;
+    anyhow::ensure!(a.samples > 0, "--samples must be at least 1");
+    job.induce.inference_samples = a.samples;
+    if a.paper_faithful {
+        job.induce = job.induce.clone().paper_faithful();
+    }
     if let Some(m) = a.induce.episodes {
         anyhow::ensure!(m > 0, "--episodes must be at least 1");
         job.induce.episodes = m;

@@ -52,8 +52,10 @@
 mod error;
 pub mod explanation;
 pub mod metrics;
+mod minimise;
 pub mod parallel;
 pub mod pipeline;
 
 pub use error::{ExplainError, Result};
 pub use explanation::{Edit, EditKind, Explainer, Explanation};
+pub use minimise::{Minimised, minimise};

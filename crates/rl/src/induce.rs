@@ -57,6 +57,15 @@ pub struct InduceConfig {
     /// Which implementation of the policy trains and explains (same function, see
     /// [`PolicyKernel`]).
     pub kernel: PolicyKernel,
+    /// Run the minimality pass ([`induce_explain::minimise`]) on every counterfactual found:
+    /// each edit the flip does not need is undone, so every reported counterfactual is
+    /// 1-minimal. The transductive search minimises each episode's counterfactual before
+    /// comparing it with the best so far (so it stops as soon as one reduces to a single edit).
+    /// Not in the paper: [`InduceConfig::paper_faithful`] turns it off.
+    pub minimise: bool,
+    /// Episodes per target of best-of-k inductive inference (`inductive-best-of-k`): the
+    /// greedy one and `inference_samples − 1` sampled from the trained policy.
+    pub inference_samples: usize,
 }
 
 /// The implementation of the policy's forward and backward passes. Both compute the same
@@ -92,11 +101,21 @@ impl Default for InduceConfig {
             return_std_floor: 1e-3,
             seed: 42,
             kernel: PolicyKernel::Host,
+            minimise: true,
+            inference_samples: 16,
         }
     }
 }
 
 impl InduceConfig {
+    /// The same settings as the paper describes the method: no minimality pass.
+    pub fn paper_faithful(self) -> Self {
+        Self {
+            minimise: false,
+            ..self
+        }
+    }
+
     /// The policy network for a graph with `feature_dim` features and `num_classes` classes.
     pub fn policy_config(&self, feature_dim: usize, num_classes: usize) -> PolicyConfig {
         PolicyConfig::new(state_dim(feature_dim, num_classes))
@@ -645,8 +664,8 @@ pub fn explain_greedy(
 
 /// Transductive InduCE for one target: a fresh policy trained on this node alone for up to
 /// `config.episodes` sampled episodes (one update per episode); the smallest counterfactual found
-/// is kept, stopping early at size 1. A target with no counterfactual found returns the last
-/// episode's (unsuccessful) explanation.
+/// is kept (after the minimality pass when `config.minimise`), stopping early at size 1. A
+/// target with no counterfactual found returns the last episode's (unsuccessful) explanation.
 pub fn explain_transductive(
     graph: &Graph,
     black_box: &dyn BlackBox,
@@ -665,19 +684,24 @@ pub fn explain_transductive(
     let mut rng = StdRng::seed_from_u64(seed);
     let mut best: Option<Explanation> = None;
     let mut last = None;
-    let mut keep = |e: Explanation| {
+    let hops = config.env.hops;
+    let mut keep = |e: Explanation| -> Result<bool> {
+        let e = match config.minimise && e.found {
+            true => induce_explain::minimise(graph, black_box, &e, hops)?,
+            false => e,
+        };
         if e.found && best.as_ref().is_none_or(|b| e.size() < b.size()) {
             best = Some(e.clone());
         }
         last = Some(e);
-        best.as_ref().is_some_and(|b| b.size() <= 1)
+        Ok(best.as_ref().is_some_and(|b| b.size() <= 1))
     };
     if config.kernel == PolicyKernel::Host {
         let mut policy = HostPolicy::from_policy(&pcfg.init(device));
         let mut adam = HostAdam::new(policy.num_params());
         for _ in 0..config.episodes {
             let steps = host_rollout(&policy, &mut ep, &mut rng)?;
-            if keep(ep.explanation()) {
+            if keep(ep.explanation())? {
                 break;
             }
             host_update(&mut policy, &mut adam, &[steps], config, 1)?;
@@ -688,7 +712,7 @@ pub fn explain_transductive(
         let mut optim = AdamConfig::new().init();
         for _ in 0..config.episodes {
             let steps = rollout(&policy.valid(), &mut ep, &mut rng, device)?;
-            if keep(ep.explanation()) {
+            if keep(ep.explanation())? {
                 break;
             }
             policy = update(policy, &mut optim, &[steps], config, &ad)?;
@@ -723,6 +747,97 @@ pub fn run_greedy_host(policy: &HostPolicy, ep: &mut Episode<'_>) -> Result<()> 
     Ok(())
 }
 
+/// Best-of-k inductive inference with the host kernel: the greedy episode, then `samples − 1`
+/// episodes that sample their actions from the trained policy (seeded from `seed` and the target
+/// id); the smallest counterfactual wins (the greedy one on ties), stopping early at size 1.
+/// Still inductive: forward passes only, no training per target. `samples = 1` is
+/// [`explain_greedy_host`].
+///
+/// A target with no counterfactual in any episode returns the greedy episode's explanation.
+pub fn explain_best_of_k_host(
+    policy: &HostPolicy,
+    graph: &Graph,
+    black_box: &dyn BlackBox,
+    target: u32,
+    env: &EnvConfig,
+    samples: usize,
+    seed: u64,
+) -> Result<Explanation> {
+    let mut ep = Episode::new(graph, black_box, target, env)?;
+    best_of_k(&mut ep, samples, seed, Ok, |ep| {
+        let g = HostGraph::new(ep.num_nodes(), &ep.edit_graph().edges())?;
+        let c = ep.candidates();
+        let trace = policy.forward(ep.state_slice(), &g, &c.u, &c.w, &c.flag());
+        Ok(trace.log_probs().to_vec())
+    })
+}
+
+/// [`explain_best_of_k_host`] with the Burn kernel on `device`.
+#[allow(clippy::too_many_arguments)]
+pub fn explain_best_of_k(
+    policy: &Policy,
+    graph: &Graph,
+    black_box: &dyn BlackBox,
+    target: u32,
+    env: &EnvConfig,
+    samples: usize,
+    seed: u64,
+    device: &Device,
+) -> Result<Explanation> {
+    let mut ep = Episode::new(graph, black_box, target, env)?;
+    best_of_k(&mut ep, samples, seed, Ok, |ep| {
+        action_log_probs(policy, ep, device)
+    })
+}
+
+/// The search of [`explain_best_of_k_host`], for any implementation of `log Π(· | S)`;
+/// `finish` post-processes each counterfactual found before it is compared (the minimality pass,
+/// or `Ok`).
+fn best_of_k(
+    ep: &mut Episode<'_>,
+    samples: usize,
+    seed: u64,
+    finish: impl Fn(Explanation) -> Result<Explanation>,
+    log_probs: impl Fn(&Episode<'_>) -> Result<Vec<f32>>,
+) -> Result<Explanation> {
+    if samples == 0 {
+        return Err(RlError::InvalidConfig(
+            "best-of-k inference needs at least 1 sample".into(),
+        ));
+    }
+    ep.reset();
+    while !ep.is_done() {
+        let a = argmax(&log_probs(ep)?);
+        ep.step(a)?;
+    }
+    let mut greedy = ep.explanation();
+    if greedy.found {
+        greedy = finish(greedy)?;
+    }
+    let mut best: Option<Explanation> = greedy.found.then(|| greedy.clone());
+    let target = greedy.target as u64;
+    let mut rng = StdRng::seed_from_u64(seed ^ target.wrapping_mul(0x9E37_79B9_7F4A_7C15));
+    for _ in 1..samples {
+        if best.as_ref().is_some_and(|b| b.size() <= 1) {
+            break;
+        }
+        ep.reset();
+        while !ep.is_done() {
+            let a = sample(&log_probs(ep)?, &mut rng);
+            ep.step(a)?;
+        }
+        let e = ep.explanation();
+        if !e.found {
+            continue;
+        }
+        let e = finish(e)?;
+        if best.as_ref().is_none_or(|b| e.size() < b.size()) {
+            best = Some(e);
+        }
+    }
+    Ok(best.unwrap_or(greedy))
+}
+
 /// InduCE with a trained policy as an [`Explainer`] (inductive inference).
 pub struct InduceExplainer<'a> {
     policy: Policy,
@@ -731,6 +846,10 @@ pub struct InduceExplainer<'a> {
     env: EnvConfig,
     device: Device,
     name: String,
+    /// Episodes per target (1: greedy only) and the sampling seed.
+    samples: (usize, u64),
+    /// Run the minimality pass on each counterfactual.
+    minimise: bool,
 }
 
 impl<'a> InduceExplainer<'a> {
@@ -750,11 +869,28 @@ impl<'a> InduceExplainer<'a> {
             env,
             device: device.clone(),
             name: name.into(),
+            samples: (1, 0),
+            minimise: false,
         }
     }
 }
 
 impl InduceExplainer<'_> {
+    /// Best-of-k inference ([`explain_best_of_k_host`]): `samples` episodes per target (the
+    /// greedy one and `samples − 1` sampled ones, seeded from `seed` and the target id).
+    /// `samples = 1` (the default) is greedy inference.
+    pub fn with_samples(mut self, samples: usize, seed: u64) -> Self {
+        self.samples = (samples, seed);
+        self
+    }
+
+    /// Runs the minimality pass ([`induce_explain::minimise`]) on every counterfactual (with
+    /// best-of-k, on each sample's before they are compared). Off by default.
+    pub fn with_minimise(mut self, minimise: bool) -> Self {
+        self.minimise = minimise;
+        self
+    }
+
     /// Chooses the implementation of the policy's forward pass (same results).
     pub fn with_kernel(mut self, kernel: PolicyKernel) -> Self {
         self.host = match kernel {
@@ -771,17 +907,24 @@ impl Explainer for InduceExplainer<'_> {
     }
 
     fn explain(&self, graph: &Graph, target: u32) -> Result<Explanation> {
-        if let Some(host) = &self.host {
-            return explain_greedy_host(host, graph, self.black_box, target, &self.env);
+        let (k, seed) = self.samples;
+        let hops = self.env.hops;
+        let finish = |e: Explanation| match self.minimise && e.found {
+            true => induce_explain::minimise(graph, self.black_box, &e, hops),
+            false => Ok(e),
+        };
+        let mut ep = Episode::new(graph, self.black_box, target, &self.env)?;
+        match &self.host {
+            Some(host) => best_of_k(&mut ep, k, seed, finish, |ep| {
+                let g = HostGraph::new(ep.num_nodes(), &ep.edit_graph().edges())?;
+                let c = ep.candidates();
+                let trace = host.forward(ep.state_slice(), &g, &c.u, &c.w, &c.flag());
+                Ok(trace.log_probs().to_vec())
+            }),
+            None => best_of_k(&mut ep, k, seed, finish, |ep| {
+                action_log_probs(&self.policy, ep, &self.device)
+            }),
         }
-        explain_greedy(
-            &self.policy,
-            graph,
-            self.black_box,
-            target,
-            &self.env,
-            &self.device,
-        )
     }
 }
 

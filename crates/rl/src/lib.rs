@@ -69,8 +69,8 @@ pub use error::RlError;
 pub use explanation::{Edit, EditKind, Explainer, Explanation};
 pub use induce::{
     EpochStats, InduceConfig, InduceExplainer, PolicyKernel, PolicyMeta, TransductiveExplainer,
-    explain_greedy, explain_greedy_host, explain_transductive, load_policy, save_policy, timed,
-    train_inductive,
+    explain_best_of_k, explain_best_of_k_host, explain_greedy, explain_greedy_host,
+    explain_transductive, load_policy, save_policy, timed, train_inductive,
 };
 pub use parity::{DatasetParity, ParityError, ParityReport};
 pub use reward::Reward;

@@ -7,7 +7,8 @@ use induce_models::device::default_device;
 use induce_models::{BlackBox, GcnBlackBox, GcnConfig, GcnTrainingConfig, train_gcn};
 use induce_rl::metrics::{fidelity, size};
 use induce_rl::{
-    InduceConfig, PolicyMeta, RlError, explain_greedy, load_policy, save_policy, train_inductive,
+    InduceConfig, PolicyMeta, RlError, explain_best_of_k, explain_best_of_k_host, explain_greedy,
+    explain_greedy_host, load_policy, save_policy, train_inductive,
 };
 
 /// Nodes of `nodes` with a non-zero label that the black box predicts correctly on their
@@ -100,6 +101,43 @@ fn training_beats_the_untrained_policy_on_held_out_nodes() {
         other => panic!("expected a dimension mismatch, got {other:?}"),
     }
     assert!(load_policy(dir.path().join("missing.bpk"), 10, 2, &dev).is_err());
+
+    // Best-of-k inference: one sample is the greedy episode; more samples never give a larger
+    // counterfactual or lose one, on either kernel, and the same seed gives the same result.
+    let host = induce_models::host_policy::HostPolicy::from_policy(&untrained);
+    let (mut greedy_total, mut best_total) = (0, 0);
+    for &t in test.iter().take(12) {
+        let g = explain_greedy_host(&host, &data.graph, &bb, t, &cfg.env).unwrap();
+        let one = explain_best_of_k_host(&host, &data.graph, &bb, t, &cfg.env, 1, 7).unwrap();
+        assert_eq!(one, g);
+        let k = explain_best_of_k_host(&host, &data.graph, &bb, t, &cfg.env, 8, 7).unwrap();
+        assert_eq!(
+            k,
+            explain_best_of_k_host(&host, &data.graph, &bb, t, &cfg.env, 8, 7).unwrap()
+        );
+        assert!(k.found || !g.found, "target {t}");
+        if g.found {
+            assert!(
+                k.size() <= g.size(),
+                "target {t}: {} > {}",
+                k.size(),
+                g.size()
+            );
+            greedy_total += g.size();
+            best_total += k.size();
+        }
+        let gb = explain_greedy(&untrained, &data.graph, &bb, t, &cfg.env, &dev).unwrap();
+        let kb = explain_best_of_k(&untrained, &data.graph, &bb, t, &cfg.env, 8, 7, &dev).unwrap();
+        assert!(kb.found || !gb.found, "target {t}");
+        if gb.found {
+            assert!(kb.size() <= gb.size(), "target {t}");
+        }
+    }
+    println!("untrained policy, 12 targets: greedy edits {greedy_total}, best of 8 {best_total}");
+    assert!(matches!(
+        explain_best_of_k_host(&host, &data.graph, &bb, test[0], &cfg.env, 0, 7),
+        Err(RlError::InvalidConfig(_))
+    ));
 
     // Zero episodes is a typed error, not a panic or a silently untrained policy.
     let zero = InduceConfig {

@@ -1,12 +1,11 @@
 //! 1-minimality of a counterfactual: no single edit can be undone with the label still flipped.
 
-use std::collections::HashSet;
-
-use induce_graph::{Graph, k_hop};
+use induce_graph::Graph;
 use induce_models::BlackBox;
 
-use crate::error::{ExplainError, Result};
-use crate::explanation::{EditKind, Explanation};
+use crate::error::Result;
+use crate::explanation::Explanation;
+use crate::minimise::EditProbe;
 
 /// Whether the counterfactual `e` is 1-minimal: undoing any one of its edits (on the target's
 /// `hops`-hop neighbourhood, the others applied) gives the black box's original label back.
@@ -52,44 +51,14 @@ pub fn is_one_minimal(
     if !e.found || e.edits.is_empty() {
         return Ok(None);
     }
-    let sub = k_hop(graph, e.target, hops)?;
-    let local = |u: u32| -> Result<u32> {
-        sub.local_of(u)
-            .map(|l| l as u32)
-            .ok_or(ExplainError::NodeOutOfRange {
-                node: u,
-                num_nodes: sub.num_nodes(),
-                what: "the target's neighbourhood",
-            })
-    };
-    let mut edits = Vec::with_capacity(e.edits.len());
-    for x in &e.edits {
-        let (a, b) = (local(x.u)?, local(x.w)?);
-        edits.push(((a.min(b), a.max(b)), x.kind));
-    }
-    let x = sub.features(graph);
-    let prepared = black_box.prepare(&x)?;
-    let original: HashSet<(u32, u32)> = sub.edges.iter().copied().collect();
-    for skip in 0..edits.len() {
-        let mut set = original.clone();
-        for (i, &(pair, kind)) in edits.iter().enumerate() {
-            if i == skip {
-                continue;
-            }
-            match kind {
-                EditKind::Delete => set.remove(&pair),
-                EditKind::Add => set.insert(pair),
-            };
-        }
-        let mut list: Vec<(u32, u32)> = set.into_iter().collect();
-        list.sort_unstable();
-        let lp = match &prepared {
-            Some(p) => p.log_probs(&list)?,
-            None => black_box.log_probs(&x, &list)?,
-        };
-        if lp.argmax(sub.target_local) != e.original_label {
+    let probe = EditProbe::new(graph, black_box, e, hops)?;
+    let mut keep = vec![true; probe.len()];
+    for skip in 0..keep.len() {
+        keep[skip] = false;
+        if probe.label(&keep)? != e.original_label {
             return Ok(Some(false));
         }
+        keep[skip] = true;
     }
     Ok(Some(true))
 }

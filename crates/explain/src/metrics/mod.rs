@@ -15,7 +15,9 @@
 //! * [`composition`]: total additions and deletions;
 //! * [`size_histogram`]: number of explanations of each size;
 //! * [`is_one_minimal`]: whether no single edit of a counterfactual can be undone with the label
-//!   still flipped (needs the black box; the pipeline records it per target).
+//!   still flipped (needs the black box; the pipeline records it per target);
+//! * [`jaccard`], [`mean_pairwise_jaccard`], [`with_noise_edges`]: stability of the edit sets
+//!   across seeds and under noise edges (GNNX-Bench's measure).
 //!
 //! [`summarize`] gathers them in a serialisable [`Summary`].
 
@@ -26,6 +28,7 @@ mod minimality;
 mod size;
 mod size_histogram;
 mod sparsity;
+mod stability;
 mod strict_accuracy;
 
 use std::collections::BTreeMap;
@@ -43,6 +46,7 @@ pub use minimality::is_one_minimal;
 pub use size::{SizeStats, size};
 pub use size_histogram::size_histogram;
 pub use sparsity::{neighbourhood_edges, sparsity};
+pub use stability::{jaccard, mean_pairwise_jaccard, with_noise_edges};
 pub use strict_accuracy::strict_accuracy;
 
 /// The explanations with a counterfactual.

@@ -1,0 +1,298 @@
+//! The minimality pass: undo every edit of a counterfactual that the flip does not need, until
+//! the counterfactual is 1-minimal. Works on any explainer's output ([`Minimised`] wraps one).
+
+use std::collections::HashSet;
+
+use induce_graph::{Features, Graph, k_hop};
+use induce_models::{BlackBox, PreparedBlackBox};
+
+use crate::error::{ExplainError, Result};
+use crate::explanation::{EditKind, Explainer, Explanation};
+
+/// A counterfactual's edits on the target's `hops`-hop neighbourhood, with the black box ready
+/// to evaluate any subset of them (the rest undone). Shared by [`minimise`] and
+/// [`is_one_minimal`](crate::metrics::is_one_minimal).
+pub(crate) struct EditProbe<'a> {
+    black_box: &'a dyn BlackBox,
+    x: Features,
+    prepared: Option<Box<dyn PreparedBlackBox + 'a>>,
+    original: HashSet<(u32, u32)>,
+    /// Each edit as a local pair `(min, max)` and its kind.
+    edits: Vec<((u32, u32), EditKind)>,
+    target_local: usize,
+}
+
+impl<'a> EditProbe<'a> {
+    /// The probe of `e` (which must have been computed on `graph` with `hops` hops).
+    pub(crate) fn new(
+        graph: &Graph,
+        black_box: &'a dyn BlackBox,
+        e: &Explanation,
+        hops: u32,
+    ) -> Result<Self> {
+        let sub = k_hop(graph, e.target, hops)?;
+        let local = |u: u32| -> Result<u32> {
+            sub.local_of(u)
+                .map(|l| l as u32)
+                .ok_or(ExplainError::NodeOutOfRange {
+                    node: u,
+                    num_nodes: sub.num_nodes(),
+                    what: "the target's neighbourhood",
+                })
+        };
+        let mut edits = Vec::with_capacity(e.edits.len());
+        for x in &e.edits {
+            let (a, b) = (local(x.u)?, local(x.w)?);
+            edits.push(((a.min(b), a.max(b)), x.kind));
+        }
+        let x = sub.features(graph);
+        let prepared = black_box.prepare(&x)?;
+        Ok(Self {
+            black_box,
+            x,
+            prepared,
+            original: sub.edges.iter().copied().collect(),
+            edits,
+            target_local: sub.target_local,
+        })
+    }
+
+    /// Number of edits.
+    pub(crate) fn len(&self) -> usize {
+        self.edits.len()
+    }
+
+    /// The black box's label for the target with only the edits where `keep[i]` applied.
+    pub(crate) fn label(&self, keep: &[bool]) -> Result<usize> {
+        let mut set = self.original.clone();
+        for (&(pair, kind), _) in self.edits.iter().zip(keep).filter(|(_, k)| **k) {
+            match kind {
+                EditKind::Delete => set.remove(&pair),
+                EditKind::Add => set.insert(pair),
+            };
+        }
+        let mut list: Vec<(u32, u32)> = set.into_iter().collect();
+        list.sort_unstable();
+        let lp = match &self.prepared {
+            Some(p) => p.log_probs(&list)?,
+            None => self.black_box.log_probs(&self.x, &list)?,
+        };
+        Ok(lp.argmax(self.target_local))
+    }
+}
+
+/// Removes from the counterfactual `e` every edit the flip does not need: passes over the edits
+/// in order, undoing each one whose removal keeps the black box's label different from
+/// `e.original_label`, until a pass undoes nothing. The result is 1-minimal
+/// ([`is_one_minimal`](crate::metrics::is_one_minimal) holds), keeps the order of the remaining
+/// edits, and `new_label` is the label with them. An explanation that is not a counterfactual is
+/// returned unchanged.
+///
+/// Cost: at most `size²` black-box calls on the target's neighbourhood (usually `size` to
+/// `2·size`).
+///
+/// ```
+/// use induce_explain::{Edit, Explanation, minimise};
+/// use induce_graph::{Features, Graph};
+/// use induce_models::{BlackBox, LogProbs};
+///
+/// /// Class 1 iff degree ≥ 2.
+/// struct DegreeRule;
+/// impl BlackBox for DegreeRule {
+///     fn input_dim(&self) -> usize { 1 }
+///     fn num_classes(&self) -> usize { 2 }
+///     fn log_probs(&self, x: &Features, edges: &[(u32, u32)])
+///         -> induce_models::Result<LogProbs> {
+///         let mut deg = vec![0; x.num_nodes()];
+///         for &(u, w) in edges { deg[u as usize] += 1; deg[w as usize] += 1; }
+///         let d = deg.iter().flat_map(|&d| if d >= 2 { [-2.0, -0.2] } else { [-0.2, -2.0] });
+///         LogProbs::new(x.num_nodes(), 2, d.collect())
+///     }
+/// }
+/// //  0 ─ 1 ─ 2 ─ 3: node 1 has degree 2 (class 1); deleting either of its edges flips it.
+/// let g = Graph::from_edges(4, &[(0, 1), (1, 2), (2, 3)], Features::constant(4, 1, 1.0),
+///     vec![0; 4]).unwrap();
+/// let two = Explanation { target: 1, found: true, original_label: 1, new_label: 0,
+///     edits: vec![Edit::delete(0, 1), Edit::delete(1, 2)] };
+/// let one = minimise(&g, &DegreeRule, &two, 3).unwrap();
+/// assert_eq!(one.edits, vec![Edit::delete(1, 2)]);
+/// assert_eq!(one.new_label, 0);
+/// ```
+pub fn minimise(
+    graph: &Graph,
+    black_box: &dyn BlackBox,
+    e: &Explanation,
+    hops: u32,
+) -> Result<Explanation> {
+    if !e.found || e.edits.len() < 2 {
+        return Ok(e.clone());
+    }
+    let probe = EditProbe::new(graph, black_box, e, hops)?;
+    let mut keep = vec![true; probe.len()];
+    let mut label = e.new_label;
+    loop {
+        let mut changed = false;
+        for i in 0..keep.len() {
+            if !keep[i] || keep.iter().filter(|k| **k).count() == 1 {
+                continue;
+            }
+            keep[i] = false;
+            let l = probe.label(&keep)?;
+            if l != e.original_label {
+                label = l;
+                changed = true;
+            } else {
+                keep[i] = true;
+            }
+        }
+        if !changed {
+            break;
+        }
+    }
+    Ok(Explanation {
+        edits: e
+            .edits
+            .iter()
+            .zip(&keep)
+            .filter(|(_, k)| **k)
+            .map(|(x, _)| *x)
+            .collect(),
+        new_label: label,
+        ..e.clone()
+    })
+}
+
+/// An explainer followed by the minimality pass ([`minimise`]) on each of its counterfactuals;
+/// it keeps the inner explainer's name.
+pub struct Minimised<'a, E> {
+    inner: E,
+    black_box: &'a dyn BlackBox,
+    hops: u32,
+}
+
+impl<'a, E: Explainer> Minimised<'a, E> {
+    /// Wraps `inner`; `hops` is the neighbourhood its edits live in (the explainer's own).
+    pub fn new(inner: E, black_box: &'a dyn BlackBox, hops: u32) -> Self {
+        Self {
+            inner,
+            black_box,
+            hops,
+        }
+    }
+}
+
+impl<E: Explainer> Explainer for Minimised<'_, E> {
+    fn name(&self) -> &str {
+        self.inner.name()
+    }
+
+    fn explain(&self, graph: &Graph, target: u32) -> Result<Explanation> {
+        let e = self.inner.explain(graph, target)?;
+        minimise(graph, self.black_box, &e, self.hops)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Edit;
+    use crate::metrics::is_one_minimal;
+    use induce_models::LogProbs;
+
+    /// Class 1 iff the target's degree is at least `k`.
+    struct DegreeAtLeast(usize);
+    impl BlackBox for DegreeAtLeast {
+        fn input_dim(&self) -> usize {
+            1
+        }
+        fn num_classes(&self) -> usize {
+            2
+        }
+        fn log_probs(&self, x: &Features, edges: &[(u32, u32)]) -> induce_models::Result<LogProbs> {
+            let mut deg = vec![0; x.num_nodes()];
+            for &(u, w) in edges {
+                deg[u as usize] += 1;
+                deg[w as usize] += 1;
+            }
+            let d = deg.iter().flat_map(|&d| {
+                if d >= self.0 {
+                    [-2.0, -0.2]
+                } else {
+                    [-0.2, -2.0]
+                }
+            });
+            LogProbs::new(x.num_nodes(), 2, d.collect())
+        }
+    }
+
+    /// A star around 0 with leaves 1..=4, plus the path 4 ─ 5.
+    fn star() -> Graph {
+        let edges = [(0, 1), (0, 2), (0, 3), (0, 4), (4, 5)];
+        Graph::from_edges(6, &edges, Features::constant(6, 1, 1.0), vec![0; 6]).unwrap()
+    }
+
+    #[test]
+    fn drops_exactly_the_superfluous_edits_and_is_one_minimal() {
+        // Node 0 has degree 4, class 1 under "degree ≥ 3": deleting two of its edges flips it.
+        // The explanation also deleted (4, 5), which does not touch 0, and a third edge of 0.
+        let g = star();
+        let bb = DegreeAtLeast(3);
+        let e = Explanation {
+            target: 0,
+            found: true,
+            original_label: 1,
+            new_label: 0,
+            edits: vec![
+                Edit::delete(4, 5),
+                Edit::delete(0, 1),
+                Edit::delete(0, 2),
+                Edit::delete(0, 3),
+            ],
+        };
+        assert_eq!(is_one_minimal(&g, &bb, &e, 2).unwrap(), Some(false));
+        let m = minimise(&g, &bb, &e, 2).unwrap();
+        // (4,5) goes first, then (0,1): (0,2) and (0,3) are both needed after that.
+        assert_eq!(m.edits, vec![Edit::delete(0, 2), Edit::delete(0, 3)]);
+        assert_eq!((m.found, m.original_label, m.new_label), (true, 1, 0));
+        assert_eq!(is_one_minimal(&g, &bb, &m, 2).unwrap(), Some(true));
+    }
+
+    #[test]
+    fn leaves_minimal_and_unfound_explanations_alone() {
+        let g = star();
+        let bb = DegreeAtLeast(4);
+        let one = Explanation {
+            target: 0,
+            found: true,
+            original_label: 1,
+            new_label: 0,
+            edits: vec![Edit::delete(0, 1)],
+        };
+        assert_eq!(minimise(&g, &bb, &one, 2).unwrap(), one);
+        let none = Explanation {
+            found: false,
+            new_label: 1,
+            edits: vec![Edit::delete(0, 1), Edit::delete(0, 2)],
+            ..one.clone()
+        };
+        assert_eq!(minimise(&g, &bb, &none, 2).unwrap(), none);
+    }
+
+    #[test]
+    fn an_addition_and_a_deletion_that_cancel_are_both_dropped_only_if_unneeded() {
+        // Degree ≥ 4: node 0 (degree 4) flips when it loses one edge. The explanation adds
+        // (0, 5) and deletes two edges: the addition must go, then one deletion suffices.
+        let g = star();
+        let bb = DegreeAtLeast(4);
+        let e = Explanation {
+            target: 0,
+            found: true,
+            original_label: 1,
+            new_label: 0,
+            edits: vec![Edit::add(0, 5), Edit::delete(0, 1), Edit::delete(0, 2)],
+        };
+        let m = minimise(&g, &bb, &e, 2).unwrap();
+        assert_eq!(m.edits, vec![Edit::delete(0, 2)]);
+        assert_eq!(is_one_minimal(&g, &bb, &m, 2).unwrap(), Some(true));
+    }
+}
