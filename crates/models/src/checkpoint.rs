@@ -129,7 +129,53 @@ pub fn load_gcn(
         check_dims(path, "input feature dimension", config.input_dim, d)?;
         check_dims(path, "number of classes", config.num_classes, c)?;
     }
+    check_gcn_size(path, &config)?;
     load_record(config.init(device), path)
+}
+
+/// Refuses a GCN config that is empty or declares more parameters than its record file can
+/// hold (at least 2 bytes per value), before the model is allocated from it: a corrupt
+/// `"hidden": 1e12` is an error naming the value, not an out-of-memory abort.
+fn check_gcn_size(path: &Path, config: &GcnConfig) -> Result<()> {
+    let (d, c, h) = (
+        config.input_dim as u64,
+        config.num_classes as u64,
+        config.hidden as u64,
+    );
+    let cfg = config_path(path);
+    if d == 0 || c == 0 || h == 0 {
+        return Err(ModelError::checkpoint(
+            cfg,
+            format!("bad config: empty model (input_dim {d}, num_classes {c}, hidden {h})"),
+        ));
+    }
+    // d·h + h + 2(h·h + h) + 3h·c + c parameters.
+    let params = (|| {
+        let hh = h.checked_mul(h)?.checked_add(h)?;
+        d.checked_mul(h)?
+            .checked_add(h)?
+            .checked_add(hh.checked_mul(2)?)?
+            .checked_add(h.checked_mul(3)?.checked_mul(c)?)?
+            .checked_add(c)
+    })();
+    let file_len = std::fs::metadata(path)
+        .map_err(|source| ModelError::Io {
+            path: path.to_path_buf(),
+            source,
+        })?
+        .len();
+    match params {
+        Some(p) if p.saturating_mul(2) <= file_len => Ok(()),
+        _ => Err(ModelError::checkpoint(
+            cfg,
+            format!(
+                "bad config: input_dim {d}, num_classes {c}, hidden {h} declare {} parameters, \
+                 more than the {file_len}-byte record {} can hold",
+                params.map_or_else(|| "too many".to_string(), |p| p.to_string()),
+                path.display()
+            ),
+        )),
+    }
 }
 
 /// Errors unless a checkpoint's `found` size equals the data's `expected` one. The message reads

@@ -21,7 +21,23 @@ pub fn safetensors_shapes(path: impl AsRef<Path>) -> Result<Vec<(String, Vec<usi
         .collect())
 }
 
+/// Bytes per element of a SafeTensors dtype, `None` for a dtype this reader does not know.
+fn dtype_size(dtype: &str) -> Option<u64> {
+    Some(match dtype {
+        "F64" | "I64" | "U64" => 8,
+        "F32" | "I32" | "U32" => 4,
+        "F16" | "BF16" | "I16" | "U16" => 2,
+        "I8" | "U8" | "BOOL" | "F8_E4M3" | "F8_E5M2" => 1,
+        _ => return None,
+    })
+}
+
 /// Reads a SafeTensors header: `(name, dtype, shape)` of every tensor, in header order.
+///
+/// Every entry is checked against the file before anything is sized from it: a known dtype,
+/// `data_offsets` `[begin, end]` inside the data section, and `end − begin` equal to the
+/// shape's element count times the dtype's size (so no shape can declare more elements than
+/// the file holds). `F32` values must be finite.
 fn safetensors_header(path: &Path) -> Result<Vec<(String, String, Vec<usize>)>> {
     let bytes = std::fs::read(path).map_err(|source| ModelError::Io {
         path: path.into(),
@@ -31,10 +47,19 @@ fn safetensors_header(path: &Path) -> Result<Vec<(String, String, Vec<usize>)>> 
     if bytes.len() < 8 {
         return Err(bad("shorter than its 8-byte header length"));
     }
-    let len = u64::from_le_bytes(bytes[..8].try_into().expect("8 bytes")) as usize;
-    let header = bytes
-        .get(8..8usize.saturating_add(len))
-        .ok_or_else(|| bad("truncated header"))?;
+    let len = u64::from_le_bytes(bytes[..8].try_into().expect("8 bytes"));
+    let header_end = usize::try_from(len)
+        .ok()
+        .and_then(|l| l.checked_add(8))
+        .filter(|&e| e <= bytes.len())
+        .ok_or_else(|| {
+            bad(&format!(
+                "truncated header: declares {len} header bytes, the file has {}",
+                bytes.len()
+            ))
+        })?;
+    let header = &bytes[8..header_end];
+    let data = &bytes[header_end..];
     let json: serde_json::Value =
         serde_json::from_slice(header).map_err(|e| bad(&format!("header is not JSON: {e}")))?;
     let obj = json
@@ -50,13 +75,55 @@ fn safetensors_header(path: &Path) -> Result<Vec<(String, String, Vec<usize>)>> 
             .and_then(|s| s.as_array())
             .ok_or_else(|| bad(&format!("tensor {name} has no shape")))?
             .iter()
-            .map(|x| x.as_u64().map(|x| x as usize))
+            .map(|x| x.as_u64().and_then(|x| usize::try_from(x).ok()))
             .collect::<Option<Vec<usize>>>()
             .ok_or_else(|| bad(&format!("tensor {name} has a non-integer shape")))?;
         let dtype = v
             .get("dtype")
             .and_then(|d| d.as_str())
             .ok_or_else(|| bad(&format!("tensor {name} has no dtype")))?;
+        let item = dtype_size(dtype)
+            .ok_or_else(|| bad(&format!("tensor {name} has unknown dtype `{dtype}`")))?;
+        let offsets = v
+            .get("data_offsets")
+            .and_then(|o| o.as_array())
+            .and_then(|o| match o.as_slice() {
+                [a, b] => Some((a.as_u64()?, b.as_u64()?)),
+                _ => None,
+            })
+            .ok_or_else(|| bad(&format!("tensor {name} has no [begin, end] data_offsets")))?;
+        let (begin, end) = offsets;
+        if begin > end || end > data.len() as u64 {
+            return Err(bad(&format!(
+                "tensor {name} has data_offsets [{begin}, {end}] outside the {} data bytes",
+                data.len()
+            )));
+        }
+        let needed = shape
+            .iter()
+            .try_fold(item, |acc, &d| acc.checked_mul(d as u64));
+        if needed != Some(end - begin) {
+            return Err(bad(&format!(
+                "tensor {name} of shape {shape:?} and dtype {dtype} needs {} bytes, its \
+                 data_offsets [{begin}, {end}] hold {}",
+                needed.map_or_else(|| "too many".to_string(), |n| n.to_string()),
+                end - begin
+            )));
+        }
+        if dtype == "F32" {
+            let values = &data[begin as usize..end as usize];
+            if let Some((i, x)) = values
+                .chunks_exact(4)
+                .map(|c| f32::from_le_bytes(c.try_into().expect("4 bytes")))
+                .enumerate()
+                .find(|(_, x)| !x.is_finite())
+            {
+                return Err(ModelError::checkpoint(
+                    path,
+                    format!("tensor `{name}` element {i} is not finite ({x})"),
+                ));
+            }
+        }
         out.push((name.clone(), dtype.to_string(), shape));
     }
     Ok(out)
@@ -82,13 +149,40 @@ pub fn load_reference_gcn(path: impl AsRef<Path>, device: &Device) -> Result<Gcn
     let shapes = safetensors_shapes(path)?;
     let w1 = shape_of(&shapes, "gc1.weight", path)?;
     let wl = shape_of(&shapes, "lin.weight", path)?;
-    if w1.len() != 2 || wl.len() != 2 || wl[1] != 3 * w1[1] {
+    let (&[d, h], &[c, _]) = (w1, wl) else {
         return Err(ModelError::checkpoint(
             path,
             format!("unexpected shapes gc1.weight {w1:?}, lin.weight {wl:?}"),
         ));
+    };
+    // Every tensor's shape is checked before the model is sized from them (the header check
+    // bounds each shape by the file's length).
+    let expected: [(&str, Vec<usize>); 8] = [
+        ("gc1.weight", vec![d, h]),
+        ("gc1.bias", vec![h]),
+        ("gc2.weight", vec![h, h]),
+        ("gc2.bias", vec![h]),
+        ("gc3.weight", vec![h, h]),
+        ("gc3.bias", vec![h]),
+        ("lin.weight", vec![c, h.saturating_mul(3)]),
+        ("lin.bias", vec![c]),
+    ];
+    for (name, want) in &expected {
+        let got = shape_of(&shapes, name, path)?;
+        if got != want.as_slice() {
+            return Err(ModelError::checkpoint(
+                path,
+                format!("tensor `{name}` has shape {got:?}, expected {want:?}"),
+            ));
+        }
     }
-    let config = GcnConfig::new(w1[0], wl[0]).with_hidden(w1[1]);
+    if d == 0 || h == 0 || c == 0 {
+        return Err(ModelError::checkpoint(
+            path,
+            format!("empty model: input dimension {d}, hidden width {h}, {c} classes"),
+        ));
+    }
+    let config = GcnConfig::new(d, c).with_hidden(h);
     let mut model = config.init(device);
     let mut store = SafetensorsStore::from_file(path).with_from_adapter(PyTorchToBurnAdapter);
     let res = model
@@ -212,6 +306,15 @@ pub fn load_reference_policy(path: impl AsRef<Path>, device: &Device) -> Result<
         expect(&format!("confidence_model.layers.{k}.bias"), &shape[..1])?;
     }
 
+    if hidden == 0 || input_dim == 0 || mlp_hidden == 0 {
+        return Err(ModelError::checkpoint(
+            path,
+            format!(
+                "empty policy: input dimension {input_dim}, GAT width {hidden}, MLP width \
+                 {mlp_hidden}"
+            ),
+        ));
+    }
     let config = PolicyConfig::reference(input_dim)
         .with_hidden(hidden)
         .with_gat_layers(layers)
