@@ -107,6 +107,15 @@ impl Method {
         Method::BASELINES.contains(&self)
     }
 
+    /// False for the methods whose results do not depend on the seed (CF-GNNExplainer and ++:
+    /// their mask starts at 1 and their optimisation draws nothing at random).
+    pub fn depends_on_seed(self) -> bool {
+        !matches!(
+            self,
+            Method::CfGnnExplainer | Method::CfGnnExplainerPlusPlus
+        )
+    }
+
     /// True for the methods trained on the training targets before explaining (the inductive
     /// policy is trained separately; PGExplainer trains as it is built).
     pub fn needs_training_targets(self) -> bool {

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use burn::tensor::Device;
 use induce_explain::pipeline::{
     BlackBoxAccuracy, EvalContext, ExplainOptions, GraphSize, MethodRun, Progress, RunSummary,
-    Shard, TargetSpec, explain_targets, select_targets,
+    Shard, TargetSpec, explain_targets_journaled, select_targets,
 };
 use induce_graph::generators::SyntheticKind;
 use induce_graph::io::DataFormat;
@@ -306,6 +306,18 @@ pub fn explain_job(
     device: &Device,
     progress: &dyn Progress,
 ) -> Result<(RunSummary, Vec<MethodRun>)> {
+    explain_job_journaled(job, device, progress, None)
+}
+
+/// [`explain_job`] that records its progress in `journal` and skips what an interrupted run of
+/// the same job already explained (`induce explain --resume`); see
+/// [`Journal`](induce_explain::pipeline::Journal). The result equals an uninterrupted run's.
+pub fn explain_job_journaled(
+    job: &ExplainJob,
+    device: &Device,
+    progress: &dyn Progress,
+    journal: Option<&induce_explain::pipeline::Journal>,
+) -> Result<(RunSummary, Vec<MethodRun>)> {
     if job.methods.is_empty() {
         return Err(Error::InvalidValue {
             what: "method list",
@@ -369,7 +381,9 @@ pub fn explain_job(
         if m.is_baseline() {
             let (e, secs) =
                 timed(|| baseline(*m, &data, &loaded, &job.baselines, &train_targets, device));
-            let mut run = explain_targets(e?.as_ref(), &ctx, &targets, &opts)?;
+            let mut j = journal.map(|j| j.method(m.name())).transpose()?;
+            let mut run =
+                explain_targets_journaled(e?.as_ref(), &ctx, &targets, &opts, j.as_mut())?;
             run.train_seconds = secs;
             run.notes
                 .extend(job.baselines.describe(*m, train_targets.len()));
@@ -387,7 +401,8 @@ pub fn explain_job(
             });
         }
         let e = explainer(*m, &data, bb, policy.as_ref(), config, device)?;
-        let mut run = explain_targets(e.as_ref(), &ctx, &targets, &opts)?;
+        let mut j = journal.map(|j| j.method(m.name())).transpose()?;
+        let mut run = explain_targets_journaled(e.as_ref(), &ctx, &targets, &opts, j.as_mut())?;
         run.notes.extend(describe_induce(*m, config));
         runs.push(run);
     }

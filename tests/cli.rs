@@ -711,3 +711,140 @@ fn data_subgraph_cuts_a_seeded_neighbourhood() {
     ]));
     assert!(lcc.contains("871 of 871 nodes"), "{lcc}");
 }
+
+/// `induce explain` killed with SIGKILL at random moments, then resumed with `--resume`, ends
+/// with the same explanations and metrics as an uninterrupted run; no kill ever leaves a run
+/// directory a reader accepts half-written.
+#[test]
+fn killed_runs_resume_to_the_uninterrupted_result() {
+    let p = prepare();
+    let args = |out: &Path| -> Vec<String> {
+        [
+            "explain",
+            "--data",
+            s(&p.data),
+            "--black-box",
+            s(&p.black_box),
+            "--method",
+            "transductive,cf-gnnexplainer",
+            "--targets",
+            "all",
+            "--all-nodes",
+            "--episodes",
+            "60",
+            "--threads",
+            "1",
+            "--no-progress",
+            "--out",
+            s(out),
+        ]
+        .map(String::from)
+        .to_vec()
+    };
+    let whole = p.root.join("whole");
+    let start = std::time::Instant::now();
+    ok(Command::new(env!("CARGO_BIN_EXE_induce"))
+        .args(args(&whole))
+        .output()
+        .unwrap());
+    let full = start.elapsed().as_secs_f64();
+
+    let out = p.root.join("resumed");
+    let journal = p.root.join(".resumed.journal");
+    // A fixed pseudo-random sequence of kill times, as fractions of the uninterrupted run.
+    let mut x: u64 = 0x2545_F491_4F6C_DD1D;
+    let mut progress = Vec::new();
+    for _ in 0..3 {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        let frac = 0.2 + 0.6 * (x % 1000) as f64 / 1000.0;
+        let mut child = Command::new(env!("CARGO_BIN_EXE_induce"))
+            .args(args(&out))
+            .arg("--resume")
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        std::thread::sleep(std::time::Duration::from_secs_f64(frac * full));
+        child.kill().unwrap(); // SIGKILL
+        let status = child.wait().unwrap();
+        if status.success() {
+            break; // finished before the kill (a slow machine timing)
+        }
+        // Killed: no run directory at all (it is moved into place only when complete).
+        assert!(!out.exists(), "a killed run left {}", out.display());
+        let lines: usize = std::fs::read_dir(&journal)
+            .map(|d| {
+                d.flatten()
+                    .filter(|e| e.path().extension().is_some_and(|x| x == "jsonl"))
+                    .map(|e| std::fs::read_to_string(e.path()).unwrap().lines().count())
+                    .sum()
+            })
+            .unwrap_or(0);
+        progress.push(lines);
+    }
+    // The kills landed while explaining: the journal grew.
+    assert!(
+        progress.iter().any(|&n| n > 0),
+        "no kill landed mid-run: {progress:?} (full run {full:.2} s)"
+    );
+    ok(Command::new(env!("CARGO_BIN_EXE_induce"))
+        .args(args(&out))
+        .arg("--resume")
+        .output()
+        .unwrap());
+    assert!(
+        !journal.exists(),
+        "the journal is removed once the run is written"
+    );
+    assert_eq!(
+        std::fs::read_to_string(out.join("explanations.jsonl")).unwrap(),
+        std::fs::read_to_string(whole.join("explanations.jsonl")).unwrap()
+    );
+    assert_eq!(
+        std::fs::read_to_string(out.join("config.json")).unwrap(),
+        std::fs::read_to_string(whole.join("config.json")).unwrap()
+    );
+    let read = |d: &Path| -> serde_json::Value {
+        serde_json::from_slice(&std::fs::read(d.join("summary.json")).unwrap()).unwrap()
+    };
+    let (a, b) = (read(&out), read(&whole));
+    for (ra, rb) in a["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .zip(b["runs"].as_array().unwrap())
+    {
+        let mut ra = ra.clone();
+        let mut rb = rb.clone();
+        for r in [&mut ra, &mut rb] {
+            let o = r.as_object_mut().unwrap();
+            o.remove("explain_seconds");
+            o.remove("train_seconds");
+        }
+        assert_eq!(ra, rb);
+    }
+    // A different job cannot resume this one's journal.
+    let other = p.root.join("other");
+    let mut first = Command::new(env!("CARGO_BIN_EXE_induce"))
+        .args(args(&other))
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_secs_f64(0.5 * full));
+    first.kill().unwrap();
+    first.wait().unwrap();
+    if p.root.join(".other.journal").exists() {
+        let mut changed = args(&other);
+        let i = changed.iter().position(|a| a == "60").unwrap();
+        changed[i] = "61".into();
+        let o = Command::new(env!("CARGO_BIN_EXE_induce"))
+            .args(changed)
+            .arg("--resume")
+            .output()
+            .unwrap();
+        assert!(!o.status.success());
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(err.contains("another configuration"), "{err}");
+    }
+}

@@ -8,7 +8,7 @@ use std::process::ExitCode;
 use anyhow::{Context, Result};
 use clap::{Args, Parser, Subcommand};
 use induce::cli::{Bars, error_line};
-use induce::explain::pipeline::{RunWriter, format_table, merge_runs, read_run};
+use induce::explain::pipeline::{Journal, RunWriter, format_table, merge_runs, read_run};
 use induce::graph::generators::SyntheticKind;
 use induce::graph::io::{DataFormat, save_npz};
 use induce::methods::{Method, Preset};
@@ -16,7 +16,7 @@ use induce::models::checkpoint::{atomic_write, save_gcn};
 use induce::models::device::{BackendKind, default_backend, device};
 use induce::models::{GcnConfig, GcnTrainingConfig, train_gcn};
 use induce::rl::{EditMode, PolicyKernel, save_policy};
-use induce::run::{ExplainJob, TrainJob, explain_job, load_data, read_pairs, train_job};
+use induce::run::{ExplainJob, TrainJob, explain_job_journaled, load_data, read_pairs, train_job};
 use induce::{Shard, TargetSpec};
 
 /// Counterfactual explanations for graph neural networks (InduCE): the fewest edge edits that
@@ -274,9 +274,15 @@ struct ExplainArgs {
     /// Worker threads [default: all cores]; results do not depend on it.
     #[arg(long, default_value_t = 0)]
     threads: usize,
-    /// Output directory (written all at once; an existing run there is replaced).
+    /// Output directory (written all at once; an existing run there is replaced). While the
+    /// run is going, its progress is journaled in the hidden `.NAME.journal` beside it.
     #[arg(long)]
     out: PathBuf,
+    /// Continue an interrupted run of the same job into the same --out (killed, crashed,
+    /// out of time): the targets it had explained are kept, the rest explained; the result equals
+    /// an uninterrupted run's. Without it, an interrupted run's journal is discarded.
+    #[arg(long)]
+    resume: bool,
 }
 
 #[derive(Debug, Args)]
@@ -584,9 +590,17 @@ fn explain(a: ExplainArgs) -> Result<()> {
     // Everything is checked (data, black box, policy, targets) before the directory exists.
     let writer = RunWriter::create(&a.out)?;
     let bars = Bars::new(!a.data.no_progress);
-    let (summary, runs) = explain_job(&job, &dev, &bars)?;
     let config = serde_json::to_value(&job)?;
+    let journal = Journal::open(&a.out, &config, a.resume)?;
+    let (summary, runs) = match explain_job_journaled(&job, &dev, &bars, Some(&journal)) {
+        Ok(r) => r,
+        Err(e) => {
+            journal.discard_if_empty()?;
+            return Err(e.into());
+        }
+    };
     writer.finish(&config, &summary, &runs)?;
+    journal.remove()?;
     print!("{}", format_table(&[&summary]));
     println!("results in {}", a.out.display());
     Ok(())

@@ -18,6 +18,7 @@
 //! ingredients of the metrics, so that metrics can be recomputed (and shards merged) from the
 //! files alone, without the graph or the black box.
 
+mod journal;
 mod records;
 mod run_dir;
 mod targets;
@@ -31,6 +32,7 @@ use crate::error::{ExplainError, Result};
 use crate::explanation::{Explainer, Explanation};
 use crate::metrics::{accuracy, is_one_minimal, neighbourhood_edges, strict_accuracy};
 
+pub use journal::{Journal, MethodJournal};
 pub use records::{
     BlackBoxAccuracy, GraphSize, MethodRun, RunRow, RunSummary, TargetRecord, summarize_records,
 };
@@ -222,6 +224,25 @@ pub fn explain_targets(
     targets: &[u32],
     opts: &ExplainOptions<'_>,
 ) -> Result<MethodRun> {
+    explain_targets_journaled(explainer, ctx, targets, opts, None)
+}
+
+/// [`explain_targets`] that records its progress in `journal` (see [`Journal`]): targets the
+/// journal already holds are not explained again, and the others are explained in chunks of a
+/// few per thread, each chunk synced to the journal as it finishes. The records and metrics equal
+/// an uninterrupted run's (the explainers are deterministic per target); `explain_seconds` sums
+/// the time of every session.
+///
+/// # Errors
+/// Those of [`explain_targets`]; a journal whose explanations are not a prefix of `targets`
+/// (another target list) is an error naming the journal.
+pub fn explain_targets_journaled(
+    explainer: &dyn Explainer,
+    ctx: &EvalContext<'_>,
+    targets: &[u32],
+    opts: &ExplainOptions<'_>,
+    mut journal: Option<&mut MethodJournal>,
+) -> Result<MethodRun> {
     let name = explainer.name().to_string();
     for &t in targets {
         if t as usize >= ctx.graph.num_nodes() {
@@ -231,18 +252,55 @@ pub fn explain_targets(
             });
         }
     }
+    let (mut explanations, mut explain_seconds) = match journal.as_deref() {
+        Some(j) => (j.done().to_vec(), j.seconds()),
+        None => (Vec::new(), 0.0),
+    };
+    let resumed = explanations.len();
+    if resumed > targets.len()
+        || explanations
+            .iter()
+            .zip(targets)
+            .any(|(e, &t)| e.target != t)
+    {
+        return Err(ExplainError::InvalidValue {
+            what: "journal",
+            value: name,
+            reason: "its explanations are not those of this run's targets".into(),
+        });
+    }
     opts.progress
         .begin(&format!("explain {name}"), targets.len());
-    let start = Instant::now();
-    let explanations = crate::parallel::map(targets, opts.threads, |&t| {
+    if resumed > 0 {
+        opts.progress.advance(resumed);
+    }
+    let explain_one = |&t: &u32| {
         let e = match explainer.explain(ctx.graph, t) {
             Err(ExplainError::NoCandidate { target }) => ctx.not_found(target),
             other => other,
         };
         opts.progress.advance(1);
         e
-    })?;
-    let explain_seconds = start.elapsed().as_secs_f64();
+    };
+    let rest = &targets[resumed..];
+    match journal.as_deref_mut() {
+        None => {
+            let start = Instant::now();
+            explanations = crate::parallel::map(rest, opts.threads, explain_one)?;
+            explain_seconds = start.elapsed().as_secs_f64();
+        }
+        Some(j) => {
+            let chunk = 4 * opts.threads.max(1);
+            for part in rest.chunks(chunk) {
+                let start = Instant::now();
+                let done = crate::parallel::map(part, opts.threads, explain_one)?;
+                let secs = start.elapsed().as_secs_f64();
+                j.append(&done, secs)?;
+                explain_seconds += secs;
+                explanations.extend(done);
+            }
+        }
+    }
     opts.progress.end();
     // The metric ingredients (1-minimality calls the black box once per edit) are not timed.
     let records = crate::parallel::map(&explanations, opts.threads, |e| {

@@ -48,6 +48,7 @@ impl RunWriter {
             _ => PathBuf::from("."),
         };
         std::fs::create_dir_all(&parent).map_err(io(&parent))?;
+        remove_stale_staging(&parent, &name);
         let staging = parent.join(format!(".{name}.partial-{}", std::process::id()));
         if staging.exists() {
             std::fs::remove_dir_all(&staging).map_err(io(&staging))?;
@@ -140,6 +141,28 @@ mod erased {
             let mut v = serde_json::to_vec_pretty(self)?;
             v.push(b'\n');
             Ok(v)
+        }
+    }
+}
+
+/// Removes the staging directories `.<name>.partial-<pid>` that writers killed before they
+/// finished left beside the target (on Linux: those whose process is gone; elsewhere none).
+fn remove_stale_staging(parent: &Path, name: &str) {
+    let prefix = format!(".{name}.partial-");
+    let Ok(entries) = std::fs::read_dir(parent) else {
+        return;
+    };
+    for e in entries.flatten() {
+        let file = e.file_name().to_string_lossy().into_owned();
+        let Some(pid) = file.strip_prefix(&prefix) else {
+            continue;
+        };
+        let pid = pid.strip_suffix(".old").unwrap_or(pid);
+        let gone = pid.parse::<u32>().is_ok_and(|p| {
+            Path::new("/proc/self").exists() && !Path::new(&format!("/proc/{p}")).exists()
+        });
+        if gone {
+            let _ = std::fs::remove_dir_all(e.path());
         }
     }
 }
