@@ -6,9 +6,11 @@ use super::npz::Npz;
 use crate::dataset::{Dataset, Split};
 use crate::error::{GraphError, Result};
 
-/// Largest densified CSR feature matrix (values): 2³¹ f32 = 8 GiB. A sparse matrix may declare
-/// any shape in a few bytes; this bounds what densifying it allocates.
-const MAX_DENSE_FEATURES: u64 = 1 << 31;
+/// Largest densified CSR feature matrix (values): 2²⁹ f32 = 2 GiB, above every gnn-benchmark
+/// file (Coauthor-Physics, the largest, densifies to 2.9·10⁸ values). A sparse matrix declares
+/// its shape in a few bytes (one flipped bit of Cora's `attr_shape` asked for 5.4 GB); this
+/// bounds what densifying it allocates.
+const MAX_DENSE_FEATURES: u64 = 1 << 29;
 
 /// A CSR matrix read from `<prefix>_indices`, `<prefix>_indptr` and `<prefix>_shape`, checked.
 struct CsrArrays {
@@ -199,7 +201,7 @@ pub fn load_gnn_benchmark_npz(path: impl AsRef<Path>) -> Result<Dataset> {
                 what: format!("array `attr_shape` [{n}, {d}] (dense feature values)"),
                 declared: size,
                 limit: MAX_DENSE_FEATURES,
-                reason: "the cap on a densified feature matrix, 8 GiB of f32".into(),
+                reason: "the cap on a densified feature matrix, 2 GiB of f32".into(),
             });
         }
         let size = size as usize;

@@ -18,7 +18,7 @@
 //!   input that was running when the process died, e.g. of an allocation failure);
 //! * `INDUCE_FUZZ_LOG` — append the campaign's result line to this file;
 //! * `INDUCE_FUZZ_MAX_RSS_MB` — peak resident memory (Linux `VmHWM`) above which the input that
-//!   raised it fails the campaign as an over-allocation (default 2048; the peak is reset after
+//!   raised it fails the campaign as an over-allocation (default 3072; the peak is reset after
 //!   each such input). Campaigns of one test binary share the process, so the first input seen
 //!   above the limit is reported.
 
@@ -88,7 +88,7 @@ impl Campaign {
             only: env_u64("INDUCE_FUZZ_ONLY"),
             timeout: Duration::from_secs(env_u64("INDUCE_FUZZ_TIMEOUT").unwrap_or(30)),
             verbose: std::env::var_os("INDUCE_FUZZ_VERBOSE").is_some(),
-            max_rss_mb: env_u64("INDUCE_FUZZ_MAX_RSS_MB").unwrap_or(2048),
+            max_rss_mb: env_u64("INDUCE_FUZZ_MAX_RSS_MB").unwrap_or(3072),
             peak_mb: 0,
             next: 0,
             started: Instant::now(),
@@ -159,6 +159,9 @@ impl Campaign {
             Ok(Ok(None)) => self.accepted += 1,
             Ok(Ok(Some(e))) => {
                 self.refused += 1;
+                if self.verbose {
+                    eprintln!("[{}] input {case}: refused: {e}", self.name);
+                }
                 if let Some(why) = check_err(&e) {
                     self.panics.push(format!(
                         "input {case} ({desc}): untyped or vague error: {why}: {e}"
