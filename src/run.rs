@@ -465,19 +465,31 @@ pub fn train_job(
     device: &Device,
     progress: &dyn Progress,
 ) -> Result<(induce_models::Policy, PolicyMeta, TrainOutcome)> {
+    train_job_checkpointed(job, device, progress, None)
+}
+
+/// [`train_job`] that checkpoints after every epoch into `checkpoint` and continues from it
+/// when it exists (`induce train --resume`; see
+/// [`train_inductive_checkpointed`](induce_rl::train_inductive_checkpointed)). The returned
+/// policy equals an uninterrupted run's.
+pub fn train_job_checkpointed(
+    job: &TrainJob,
+    device: &Device,
+    progress: &dyn Progress,
+    checkpoint: Option<&Path>,
+) -> Result<(induce_models::Policy, PolicyMeta, TrainOutcome)> {
     let data = load_data(&job.data, job.format, job.induce.seed)?;
     let loaded = load_black_box(&job.black_box, &data, job.induce.kernel, device)?;
     let bb = loaded.black_box.as_ref();
     let hops = job.induce.env.hops;
     let targets = resolve_targets(&job.targets, job.paper_filter, None, &data, bb, hops)?;
-    let (policy, last, seconds) = train_reporting(
-        &data.graph,
-        bb,
-        &targets,
+    let (policy, last, seconds) = train_reporting_with(
+        (&data.graph, bb, &targets),
         &job.induce,
         device,
         progress,
         "train policy",
+        checkpoint,
     )?;
     let meta = PolicyMeta {
         feature_dim: data.graph.features().dim(),
@@ -506,19 +518,41 @@ pub fn train_reporting(
     progress: &dyn Progress,
     task: &str,
 ) -> Result<(induce_models::Policy, Option<EpochStats>, f64)> {
+    train_reporting_with(
+        (graph, black_box, targets),
+        config,
+        device,
+        progress,
+        task,
+        None,
+    )
+}
+
+fn train_reporting_with(
+    (graph, black_box, targets): (&induce_graph::Graph, &dyn BlackBox, &[u32]),
+    config: &InduceConfig,
+    device: &Device,
+    progress: &dyn Progress,
+    task: &str,
+    checkpoint: Option<&Path>,
+) -> Result<(induce_models::Policy, Option<EpochStats>, f64)> {
     progress.begin(task, config.episodes);
     let mut last = None;
-    let (policy, seconds) = timed(|| {
-        train_inductive(graph, black_box, targets, config, device, |s| {
-            progress.message(&format!(
-                "return {:.3} flipped {:.0}% edits {:.2}",
-                s.mean_return,
-                100.0 * s.flipped,
-                s.mean_edits
-            ));
-            progress.advance(1);
-            last = Some(s.clone());
-        })
+    let report = |s: &EpochStats| {
+        progress.message(&format!(
+            "return {:.3} flipped {:.0}% edits {:.2}",
+            s.mean_return,
+            100.0 * s.flipped,
+            s.mean_edits
+        ));
+        progress.advance(1);
+        last = Some(s.clone());
+    };
+    let (policy, seconds) = timed(|| match checkpoint {
+        Some(path) => induce_rl::train_inductive_checkpointed(
+            graph, black_box, targets, config, device, path, report,
+        ),
+        None => train_inductive(graph, black_box, targets, config, device, report),
     });
     progress.end();
     Ok((policy?, last, seconds))

@@ -825,6 +825,57 @@ fn killed_runs_resume_to_the_uninterrupted_result() {
         }
         assert_eq!(ra, rb);
     }
+    // Training too: killed half-way, resumed, the same policy as without the kill.
+    let train = |out: &Path| -> Vec<String> {
+        [
+            "train",
+            "--data",
+            s(&p.data),
+            "--black-box",
+            s(&p.black_box),
+            "--episodes",
+            "30",
+            "--no-progress",
+            "--out",
+            s(out),
+        ]
+        .map(String::from)
+        .to_vec()
+    };
+    let t_whole = p.root.join("t-whole");
+    let start = std::time::Instant::now();
+    ok(Command::new(env!("CARGO_BIN_EXE_induce"))
+        .args(train(&t_whole))
+        .output()
+        .unwrap());
+    let t_full = start.elapsed().as_secs_f64();
+    let t_out = p.root.join("t-resumed");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_induce"))
+        .args(train(&t_out))
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_secs_f64(0.6 * t_full));
+    child.kill().unwrap();
+    if !child.wait().unwrap().success() {
+        // Killed: no policy a reader would load.
+        assert!(!t_out.join("policy.bpk").exists());
+    }
+    ok(Command::new(env!("CARGO_BIN_EXE_induce"))
+        .args(train(&t_out))
+        .arg("--resume")
+        .output()
+        .unwrap());
+    // Same parameters (the files differ in Burn's random parameter ids only).
+    let dev = induce::default_device().unwrap();
+    let params = |dir: &Path| {
+        let (p, _) = induce::rl::load_policy(dir.join("policy.bpk"), 10, 2, &dev).unwrap();
+        induce::models::host_policy::HostPolicy::from_policy(&p).params
+    };
+    assert!(params(&t_out) == params(&t_whole), "resumed training differs");
+    assert!(!t_out.join(".train-checkpoint.json").exists());
+
     // A different job cannot resume this one's journal.
     let other = p.root.join("other");
     let mut first = Command::new(env!("CARGO_BIN_EXE_induce"))

@@ -16,7 +16,9 @@ use induce::models::checkpoint::{atomic_write, save_gcn};
 use induce::models::device::{BackendKind, default_backend, device};
 use induce::models::{GcnConfig, GcnTrainingConfig, train_gcn};
 use induce::rl::{EditMode, PolicyKernel, save_policy};
-use induce::run::{ExplainJob, TrainJob, explain_job_journaled, load_data, read_pairs, train_job};
+use induce::run::{
+    ExplainJob, TrainJob, explain_job_journaled, load_data, read_pairs, train_job_checkpointed,
+};
 use induce::{Shard, TargetSpec};
 
 /// Counterfactual explanations for graph neural networks (InduCE): the fewest edge edits that
@@ -224,9 +226,15 @@ struct TrainArgs {
     #[command(flatten)]
     induce: InduceArgs,
     /// Output directory: policy.bpk (policy-del-only.bpk with --edits del), its .json and
-    /// train.json.
+    /// train.json. While training, the state after each epoch is kept in
+    /// OUT/.train-checkpoint.json (removed at the end).
     #[arg(long)]
     out: PathBuf,
+    /// Continue an interrupted training of the same job into the same --out from its last
+    /// finished epoch (host kernel); the policy equals an uninterrupted run's. Without it, an
+    /// interrupted run's checkpoint is discarded.
+    #[arg(long)]
+    resume: bool,
 }
 
 #[derive(Debug, Args)]
@@ -530,7 +538,28 @@ fn train(a: TrainArgs) -> Result<()> {
         job.induce.env.mode = e.into();
     }
     let bars = Bars::new(!a.data.no_progress);
-    let (policy, meta, outcome) = train_job(&job, &dev, &bars)?;
+    let checkpoint = a.out.join(".train-checkpoint.json");
+    if !a.resume && checkpoint.exists() {
+        std::fs::remove_file(&checkpoint)
+            .with_context(|| format!("removing {}", checkpoint.display()))?;
+    }
+    let resumable = job.induce.kernel == PolicyKernel::Host;
+    if resumable {
+        std::fs::create_dir_all(&a.out).with_context(|| format!("creating {}", a.out.display()))?;
+    } else {
+        anyhow::ensure!(!a.resume, "--resume needs the host kernel (--kernel host)");
+    }
+    let trained = train_job_checkpointed(&job, &dev, &bars, resumable.then_some(&*checkpoint));
+    let (policy, meta, outcome) = match trained {
+        Ok(t) => t,
+        Err(e) => {
+            // A failure before the first epoch leaves no empty output directory behind.
+            if !checkpoint.exists() {
+                let _ = std::fs::remove_dir(&a.out);
+            }
+            return Err(e.into());
+        }
+    };
     std::fs::create_dir_all(&a.out).with_context(|| format!("creating {}", a.out.display()))?;
     let name = if del_only {
         "policy-del-only.bpk"
@@ -543,6 +572,10 @@ fn train(a: TrainArgs) -> Result<()> {
         a.out.join("train.json"),
         &serde_json::to_vec_pretty(&report)?,
     )?;
+    if checkpoint.exists() {
+        std::fs::remove_file(&checkpoint)
+            .with_context(|| format!("removing {}", checkpoint.display()))?;
+    }
     println!(
         "trained on {} targets, {} episodes in {:.1} s -> {}",
         outcome.targets,

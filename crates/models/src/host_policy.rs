@@ -832,8 +832,8 @@ pub fn reinforce_score_grad(
 
 /// Adam on a flat parameter vector, step for step identical to `burn::optim::AdamConfig::new()`
 /// (β₁ 0.9, β₂ 0.999, ε 1e-5, no weight decay): `θ −= lr · m̂ / (√v̂ + ε)` with Burn's placement
-/// of the bias corrections.
-#[derive(Debug, Clone)]
+/// of the bias corrections. Serialisable, so that training can be checkpointed and resumed.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct HostAdam {
     m: Vec<f32>,
     v: Vec<f32>,

@@ -481,6 +481,127 @@ pub fn train_inductive(
     train_pool(pool, dims, config, device, progress)
 }
 
+/// [`train_inductive`] that survives being killed: after every epoch its state (the policy's
+/// parameters, Adam's moments and the epoch) is written atomically to `checkpoint`; started
+/// again with the same `checkpoint`, graph, targets and config, it continues after the last
+/// finished epoch and returns exactly the policy an uninterrupted run returns (the random
+/// draws of the finished epochs are replayed, the rollouts use per-episode seeds). A checkpoint
+/// of another configuration or target list is a typed error naming the file. The caller
+/// removes the checkpoint once the trained policy is saved.
+///
+/// Needs the host kernel (the Burn kernel samples from one shared generator, which cannot be
+/// replayed without the rollouts): with `PolicyKernel::Burn` it is an error.
+pub fn train_inductive_checkpointed(
+    graph: &Graph,
+    black_box: &dyn BlackBox,
+    targets: &[u32],
+    config: &InduceConfig,
+    device: &Device,
+    checkpoint: &std::path::Path,
+    progress: impl FnMut(&EpochStats),
+) -> Result<Policy> {
+    if config.kernel != PolicyKernel::Host {
+        return Err(RlError::InvalidConfig(
+            "resumable training needs the host kernel (--kernel host)".into(),
+        ));
+    }
+    check_training(config)?;
+    let mut usable = Vec::with_capacity(targets.len());
+    for &t in targets {
+        match Episode::new(graph, black_box, t, &config.env) {
+            Ok(_) => usable.push(t),
+            Err(RlError::NoCandidate { .. }) => {}
+            Err(e) => return Err(e),
+        }
+    }
+    let dims = (graph.features().dim(), black_box.num_classes());
+    let store = TrainStore {
+        path: checkpoint,
+        config,
+        targets: usable.clone(),
+    };
+    let pool = Pool::Lazy {
+        graph,
+        black_box,
+        targets: usable,
+        env: &config.env,
+    };
+    train_pool_with(pool, dims, config, device, progress, Some(&store))
+}
+
+/// What a training checkpoint holds.
+#[derive(Serialize, Deserialize)]
+struct TrainState {
+    config: InduceConfig,
+    targets: Vec<u32>,
+    /// Epochs finished.
+    epochs: usize,
+    params: Vec<f32>,
+    adam: HostAdam,
+}
+
+/// Where and for what a training run checkpoints itself.
+struct TrainStore<'a> {
+    path: &'a std::path::Path,
+    config: &'a InduceConfig,
+    targets: Vec<u32>,
+}
+
+impl TrainStore<'_> {
+    fn bad(&self, message: String) -> RlError {
+        RlError::Model(induce_models::ModelError::checkpoint(self.path, message))
+    }
+
+    /// The saved state, if any (of this very run, else an error).
+    fn load(&self, num_params: usize) -> Result<Option<TrainState>> {
+        let bytes = match std::fs::read(self.path) {
+            Ok(b) => b,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => {
+                return Err(RlError::Model(induce_models::ModelError::Io {
+                    path: self.path.to_path_buf(),
+                    source: e,
+                }));
+            }
+        };
+        let s: TrainState = serde_json::from_slice(&bytes)
+            .map_err(|e| self.bad(format!("not a training checkpoint: {e}")))?;
+        let mut mine = self.config.clone();
+        let mut theirs = s.config.clone();
+        // Inference-only settings do not change training.
+        (mine.minimise, mine.inference_samples) = (false, 0);
+        (theirs.minimise, theirs.inference_samples) = (false, 0);
+        if mine != theirs || s.targets != self.targets {
+            return Err(self.bad(
+                "it belongs to a training run with another configuration or other targets; \
+                 remove it to start over"
+                    .into(),
+            ));
+        }
+        if s.params.len() != num_params || s.epochs > self.config.episodes {
+            return Err(self.bad(format!(
+                "{} parameters after {} epochs, expected {num_params} and at most {}",
+                s.params.len(),
+                s.epochs,
+                self.config.episodes
+            )));
+        }
+        Ok(Some(s))
+    }
+
+    fn save(&self, epochs: usize, policy: &HostPolicy, adam: &HostAdam) -> Result<()> {
+        let s = TrainState {
+            config: self.config.clone(),
+            targets: self.targets.clone(),
+            epochs,
+            params: policy.params.clone(),
+            adam: adam.clone(),
+        };
+        let bytes = serde_json::to_vec(&s).map_err(|e| self.bad(e.to_string()))?;
+        Ok(induce_models::checkpoint::atomic_write(self.path, &bytes)?)
+    }
+}
+
 /// Where the training episodes come from.
 enum Pool<'e, 'a> {
     /// Episodes built by the caller, reset before each rollout.
@@ -542,11 +663,22 @@ pub fn train_on_episodes(
 }
 
 fn train_pool(
+    pool: Pool<'_, '_>,
+    dims: (usize, usize),
+    config: &InduceConfig,
+    device: &Device,
+    progress: impl FnMut(&EpochStats),
+) -> Result<Policy> {
+    train_pool_with(pool, dims, config, device, progress, None)
+}
+
+fn train_pool_with(
     mut pool: Pool<'_, '_>,
     dims: (usize, usize),
     config: &InduceConfig,
     device: &Device,
     mut progress: impl FnMut(&EpochStats),
+    store: Option<&TrainStore<'_>>,
 ) -> Result<Policy> {
     check_training(config)?;
     if pool.len() == 0 {
@@ -562,7 +694,24 @@ fn train_pool(
         let mut policy = HostPolicy::from_policy(&pcfg.init(device));
         let mut adam = HostAdam::new(policy.num_params());
         let threads = crate::parallel::default_threads();
-        for epoch in 0..config.episodes {
+        let mut first = 0;
+        if let Some(saved) = store
+            .map(|s| s.load(policy.num_params()))
+            .transpose()?
+            .flatten()
+        {
+            policy.params = saved.params;
+            adam = saved.adam;
+            first = saved.epochs;
+            // Replay the finished epochs' draws: the shuffle and one seed per episode.
+            for _ in 0..first {
+                order.shuffle(&mut rng);
+                for _ in 0..order.len() {
+                    let _: u64 = rng.random();
+                }
+            }
+        }
+        for epoch in first..config.episodes {
             order.shuffle(&mut rng);
             let (mut ret, mut flips, mut edits) = (0.0f32, 0usize, 0usize);
             for batch in order.chunks(config.batch_size) {
@@ -599,6 +748,9 @@ fn train_pool(
                     batch_steps.push(steps);
                 }
                 host_update(&mut policy, &mut adam, &batch_steps, config, threads)?;
+            }
+            if let Some(s) = store {
+                s.save(epoch + 1, &policy, &adam)?;
             }
             progress(&EpochStats {
                 epoch,

@@ -71,6 +71,7 @@ pub use induce::{
     EpochStats, InduceConfig, InduceExplainer, PolicyKernel, PolicyMeta, TransductiveExplainer,
     explain_best_of_k, explain_best_of_k_host, explain_greedy, explain_greedy_host,
     explain_transductive, load_policy, save_policy, timed, train_inductive,
+    train_inductive_checkpointed,
 };
 pub use parity::{DatasetParity, ParityError, ParityReport};
 pub use reward::Reward;

@@ -8,7 +8,7 @@ use induce_models::{BlackBox, GcnBlackBox, GcnConfig, GcnTrainingConfig, train_g
 use induce_rl::metrics::{fidelity, size};
 use induce_rl::{
     InduceConfig, PolicyMeta, RlError, explain_best_of_k, explain_best_of_k_host, explain_greedy,
-    explain_greedy_host, load_policy, save_policy, train_inductive,
+    explain_greedy_host, load_policy, save_policy, train_inductive, train_inductive_checkpointed,
 };
 
 /// Nodes of `nodes` with a non-zero label that the black box predicts correctly on their
@@ -152,4 +152,68 @@ fn training_beats_the_untrained_policy_on_held_out_nodes() {
         induce_rl::explain_transductive(&data.graph, &bb, test[0], &zero, &dev),
         Err(RlError::InvalidConfig(_))
     ));
+}
+
+/// Training interrupted after any epoch and continued from its checkpoint returns exactly the
+/// policy of an uninterrupted run; a checkpoint of another run is refused.
+#[test]
+fn checkpointed_training_resumes_to_the_uninterrupted_policy() {
+    use induce_models::host_policy::HostPolicy;
+    let dev = default_device().unwrap();
+    let data = SyntheticKind::TreeCycles.generate(42).unwrap();
+    let (gcn, _) = train_gcn(&data, &GcnTrainingConfig::new(GcnConfig::new(10, 2)), &dev).unwrap();
+    let bb = GcnBlackBox::new(gcn, &dev);
+    let cfg = InduceConfig {
+        episodes: 5,
+        batch_size: 8,
+        ..InduceConfig::default()
+    };
+    let train: Vec<u32> = targets(&data, &bb, &data.split.train, cfg.env.hops)
+        .into_iter()
+        .take(40)
+        .collect();
+    assert!(train.len() >= 20, "{}", train.len());
+    let params = |p: &induce_models::Policy| HostPolicy::from_policy(p).params;
+    let whole = train_inductive(&data.graph, &bb, &train, &cfg, &dev, |_| {}).unwrap();
+
+    let dir = tempfile::tempdir().unwrap();
+    let ck = dir.path().join("state.json");
+    // "Killed" after epoch 2 (a panic in the progress callback, after the checkpoint).
+    let killed = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        train_inductive_checkpointed(&data.graph, &bb, &train, &cfg, &dev, &ck, |s| {
+            assert!(s.epoch < 2, "killed");
+        })
+    }));
+    assert!(killed.is_err());
+    assert!(ck.is_file());
+    let mut epochs = Vec::new();
+    let resumed = train_inductive_checkpointed(&data.graph, &bb, &train, &cfg, &dev, &ck, |s| {
+        epochs.push(s.epoch)
+    })
+    .unwrap();
+    assert_eq!(
+        epochs,
+        vec![3, 4],
+        "continues after the last finished epoch"
+    );
+    assert_eq!(params(&resumed), params(&whole));
+
+    // Another configuration or target list cannot continue this checkpoint.
+    let other = InduceConfig {
+        lr: 1e-3,
+        ..cfg.clone()
+    };
+    let e = train_inductive_checkpointed(&data.graph, &bb, &train, &other, &dev, &ck, |_| {})
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("another configuration"), "{e}");
+    let e = train_inductive_checkpointed(&data.graph, &bb, &train[1..], &cfg, &dev, &ck, |_| {})
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("state.json"), "{e}");
+    std::fs::write(&ck, b"{\"epochs\": 1").unwrap();
+    let e = train_inductive_checkpointed(&data.graph, &bb, &train, &cfg, &dev, &ck, |_| {})
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("not a training checkpoint"), "{e}");
 }
