@@ -353,6 +353,8 @@ pub fn explain_job_journaled(
             c.minimise = job.induce.minimise;
             c.inference_samples = job.induce.inference_samples;
             c.seed = job.induce.seed;
+            c.env.fanout = job.induce.env.fanout;
+            c.env.max_nodes = job.induce.env.max_nodes;
             if let Some(mode) = job.edits {
                 c.env.mode = mode;
             }

@@ -194,6 +194,28 @@ fn generate_train_explain_eval_round_trip_and_shards_merge_to_the_whole_run() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("shards missing: [2/4, 4/4]"));
     assert!(!bad.exists());
 
+    // A neighbourhood cap that every exact neighbourhood exceeds: with one neighbour per
+    // expanded node (at most 5 nodes in 4 hops) every target fits.
+    let fan = p.root.join("fanout");
+    let t = ok(induce(&[
+        "explain",
+        "--data",
+        s(&p.data),
+        "--black-box",
+        s(&p.black_box),
+        "--method",
+        "untrained",
+        "--fanout",
+        "1",
+        "--max-neighbourhood",
+        "5",
+        "--out",
+        s(&fan),
+    ]));
+    assert!(t.contains("untrained"), "{t}");
+    let cfg = std::fs::read_to_string(fan.join("config.json")).unwrap();
+    assert!(cfg.contains("\"fanout\": 1"), "{cfg}");
+
     // eval prints both runs side by side.
     let t = ok(induce_plain(&["eval", s(&whole), s(&merged)]));
     assert!(t.contains("run 1:") && t.contains("run 2:"), "{t}");
@@ -322,6 +344,19 @@ fn bad_inputs_give_one_clear_line_and_no_output() {
         (
             vec!["--data", data, "--black-box", bb, "--method", "magic"],
             "invalid method `magic`",
+        ),
+        (
+            vec![
+                "--data",
+                data,
+                "--black-box",
+                bb,
+                "--method",
+                "untrained",
+                "--max-neighbourhood",
+                "3",
+            ],
+            "more than the cap of 3 (--max-neighbourhood); explain it on a fan-out-capped",
         ),
         (
             vec![
@@ -873,7 +908,10 @@ fn killed_runs_resume_to_the_uninterrupted_result() {
         let (p, _) = induce::rl::load_policy(dir.join("policy.bpk"), 10, 2, &dev).unwrap();
         induce::models::host_policy::HostPolicy::from_policy(&p).params
     };
-    assert!(params(&t_out) == params(&t_whole), "resumed training differs");
+    assert!(
+        params(&t_out) == params(&t_whole),
+        "resumed training differs"
+    );
     assert!(!t_out.join(".train-checkpoint.json").exists());
 
     // A different job cannot resume this one's journal.

@@ -30,6 +30,21 @@ pub enum ExplainError {
         /// The target node (original id).
         target: u32,
     },
+    /// The target's neighbourhood has more nodes than the configured cap (a guard against
+    /// exhausting memory on hubs of large graphs).
+    #[error(
+        "target {target}: its neighbourhood has {nodes} nodes, more than the cap of {max} \
+         (--max-neighbourhood); explain it on a fan-out-capped neighbourhood (--fanout K) or \
+         raise the cap"
+    )]
+    NeighbourhoodTooLarge {
+        /// The target node (original id).
+        target: u32,
+        /// Nodes of its neighbourhood.
+        nodes: usize,
+        /// The cap.
+        max: usize,
+    },
     /// The edit budget `δ` is zero: no edit could ever be made.
     #[error("the edit budget is 0: an episode needs at least one edit")]
     ZeroBudget,

@@ -102,6 +102,16 @@ pub struct EnvConfig {
     /// (default 0: when none is left; the authors' loop runs while more than one is left, 1).
     #[serde(skip_serializing_if = "is_default")]
     pub min_candidates: usize,
+    /// Work on a fan-out-capped neighbourhood (`induce_graph::k_hop_sampled`: every expanded
+    /// node visits at most this many of its neighbours, drawn with a seed fixed per target)
+    /// instead of the exact `hops`-hop one: for hubs of large graphs. Default `None` (exact).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fanout: Option<usize>,
+    /// Refuse a target whose neighbourhood has more nodes than this
+    /// ([`RlError::NeighbourhoodTooLarge`]) instead of working on it: a guard against
+    /// exhausting memory. Default `None` (no cap).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_nodes: Option<usize>,
 }
 
 impl Default for EnvConfig {
@@ -115,6 +125,8 @@ impl Default for EnvConfig {
             state: StateLayout::Paper,
             action_flag: ActionFlag::IsAddition,
             min_candidates: 0,
+            fanout: None,
+            max_nodes: None,
         }
     }
 }
@@ -144,6 +156,8 @@ impl EnvConfig {
             state: StateLayout::Reference,
             action_flag: ActionFlag::TargetNeighbour,
             min_candidates: 1,
+            fanout: None,
+            max_nodes: None,
         }
     }
 }
@@ -333,7 +347,22 @@ impl<'a> Episode<'a> {
                 num_nodes: graph.num_nodes(),
             });
         }
-        let sub = k_hop(graph, target, config.hops)?;
+        let sub = match config.fanout {
+            Some(f) => {
+                let seed = 0x0F4A_0075_EED5 ^ u64::from(target).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+                induce_graph::k_hop_sampled(graph, target, config.hops, f, seed)?
+            }
+            None => k_hop(graph, target, config.hops)?,
+        };
+        if let Some(max) = config.max_nodes
+            && sub.num_nodes() > max
+        {
+            return Err(RlError::NeighbourhoodTooLarge {
+                target,
+                nodes: sub.num_nodes(),
+                max,
+            });
+        }
         Self::with_subgraph(graph, black_box, sub, config)
     }
 
@@ -1074,6 +1103,40 @@ mod tests {
         };
         let ep = Episode::new(&g, &RULE, 2, &c).unwrap();
         assert_eq!(list(ep.candidates()), vec![(2, 0, A)]);
+    }
+
+    #[test]
+    fn neighbourhood_cap_and_fanout() {
+        let g = graph();
+        // Node 1's 2-hop neighbourhood is {0, 1, 2, 3, 4}.
+        let capped = EnvConfig {
+            max_nodes: Some(4),
+            ..cfg()
+        };
+        match Episode::new(&g, &RULE, 1, &capped) {
+            Err(e @ RlError::NeighbourhoodTooLarge { .. }) => {
+                assert_eq!(
+                    e.to_string(),
+                    "target 1: its neighbourhood has 5 nodes, more than the cap of 4 \
+                     (--max-neighbourhood); explain it on a fan-out-capped neighbourhood \
+                     (--fanout K) or raise the cap"
+                );
+            }
+            other => panic!("expected the cap, got {:?}", other.map(|_| ())),
+        }
+        // One neighbour per expanded node: at most 1 + 1 + 1 nodes, under the cap.
+        let sampled = EnvConfig {
+            fanout: Some(1),
+            ..capped.clone()
+        };
+        let ep = Episode::new(&g, &RULE, 1, &sampled).unwrap();
+        assert!(ep.num_nodes() <= 3, "{}", ep.num_nodes());
+        let again = Episode::new(&g, &RULE, 1, &sampled).unwrap();
+        assert_eq!(ep.edit_graph().edges(), again.edit_graph().edges());
+        // Both settings survive a JSON round trip and stay out of it when unset.
+        let json = serde_json::to_string(&sampled).unwrap();
+        assert!(json.contains("\"fanout\":1") && json.contains("\"max_nodes\":4"));
+        assert!(!serde_json::to_string(&cfg()).unwrap().contains("fanout"));
     }
 
     #[test]
