@@ -118,7 +118,9 @@ pub fn mutate_run(rng: &mut StdRng, dir: &Path) -> String {
                 format!("line {}: {d}", i + 1),
             )
         }
-        ("summary.json", 0..=1) => {
+        ("summary.json", 0..=1)
+            if serde_json::from_str::<Value>(&text).is_ok_and(|v| v.is_object()) =>
+        {
             let mut v: Value = serde_json::from_str(&text).unwrap();
             let s = [
                 "0/0",
