@@ -158,6 +158,19 @@ fn check_gcn_size(path: &Path, config: &GcnConfig) -> Result<()> {
             .checked_add(h.checked_mul(3)?.checked_mul(c)?)?
             .checked_add(c)
     })();
+    check_record_holds(
+        path,
+        params,
+        &format!("input_dim {d}, num_classes {c}, hidden {h}"),
+    )
+}
+
+/// Refuses a config whose model would have `params` parameters (`None`: the count overflows)
+/// when the burnpack record at `path` is too small to hold them (at least 2 bytes per value):
+/// call it with the count computed from the config before building the module, so a corrupt
+/// config is a [`ModelError::Checkpoint`] naming the config file and `what` (its sizes), not
+/// an allocation of the size it declares.
+pub fn check_record_holds(path: &Path, params: Option<u64>, what: &str) -> Result<()> {
     let file_len = std::fs::metadata(path)
         .map_err(|source| ModelError::Io {
             path: path.to_path_buf(),
@@ -167,10 +180,10 @@ fn check_gcn_size(path: &Path, config: &GcnConfig) -> Result<()> {
     match params {
         Some(p) if p.saturating_mul(2) <= file_len => Ok(()),
         _ => Err(ModelError::checkpoint(
-            cfg,
+            config_path(path),
             format!(
-                "bad config: input_dim {d}, num_classes {c}, hidden {h} declare {} parameters, \
-                 more than the {file_len}-byte record {} can hold",
+                "bad config: {what} declare {} parameters, more than the {file_len}-byte \
+                 record {} can hold",
                 params.map_or_else(|| "too many".to_string(), |p| p.to_string()),
                 path.display()
             ),
