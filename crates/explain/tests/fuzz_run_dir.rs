@@ -46,7 +46,7 @@ fn fuzz_run_directory() {
             Some(Shard { index: i, count: 3 }),
         );
     }
-    let mut c = Campaign::new("run_dir", 1500);
+    let mut c = Campaign::new("run_dir", 1000);
     while let Some((case, mut rng)) = c.next_case() {
         let work = tmp.path().join("work");
         let names_: Vec<String> = (1..=3).map(|i| format!("run_shard{i}")).collect();

@@ -332,7 +332,7 @@ fn write_mutated_ogb(rng: &mut StdRng, dir: &Path, files: &[(String, String)]) -
 fn fuzz_ogb_dir() {
     let tmp = tempfile::tempdir().unwrap();
     let files = ogb_files(&dataset());
-    let mut c = Campaign::new("ogb_dir", 2000);
+    let mut c = Campaign::new("ogb_dir", 1000);
     while let Some((case, mut rng)) = c.next_case() {
         let dir = tmp.path().join("ogbn_fuzz");
         let desc = write_mutated_ogb(&mut rng, &dir, &files);
