@@ -166,7 +166,7 @@ fn noisy_graphs(
         &jobs,
         induce_explain::parallel::default_threads(),
         |&t| {
-            let mut rng = StdRng::seed_from_u64(seed ^ (u64::from(t) << 20) ^ 0x5EED_0F_0015E);
+            let mut rng = StdRng::seed_from_u64(seed ^ (u64::from(t) << 20) ^ 0x05EE_D0F0_015E);
             let k = 1 + (t as usize + seed as usize) % 5;
             Ok(with_noise_edges(&data.graph, bb, t, hops, k, &mut rng)?.map(|(g, _)| g))
         },

@@ -3,8 +3,9 @@
 //! Burn 0.22 carries the backend inside the [`Device`] value, so every model in this crate is
 //! backend-agnostic; choosing a backend is choosing a device. Backends are cargo features of the
 //! `induce` facade (and of this crate): `flex` (default, pure-Rust CPU), `ndarray` (deprecated in
-//! Burn 0.22, kept for users who ask for it) and `cuda` (needs network access to build; never built
-//! in CI).
+//! Burn 0.22, kept for users who ask for it), `vulkan` (GPUs through CubeCL on wgpu with
+//! SPIR-V: builds offline; needs the Vulkan loader `libvulkan.so.1` and a GPU driver at run time)
+//! and `cuda` (needs network access to build; never built in CI).
 //!
 //! ```
 //! use induce_models::device::{BackendKind, default_device, device};
@@ -23,7 +24,8 @@ use burn::tensor::Device;
 
 use crate::error::{ModelError, Result};
 
-/// Environment variable that overrides the default backend (`flex`, `ndarray` or `cuda`).
+/// Environment variable that overrides the default backend (`flex`, `ndarray`, `vulkan` or
+/// `cuda`).
 pub const BACKEND_ENV: &str = "INDUCE_BACKEND";
 
 /// A Burn backend this crate can run on.
@@ -36,11 +38,19 @@ pub enum BackendKind {
     NdArray,
     /// NVIDIA GPUs through CubeCL (feature `cuda`), device 0.
     Cuda,
+    /// GPUs through CubeCL on wgpu's Vulkan backend (feature `vulkan`), the default adapter
+    /// (high-power GPU first; `CUBECL_WGPU_DEFAULT_DEVICE` overrides).
+    Vulkan,
 }
 
 impl BackendKind {
     /// Every backend, compiled in or not.
-    pub const ALL: [BackendKind; 3] = [BackendKind::Flex, BackendKind::NdArray, BackendKind::Cuda];
+    pub const ALL: [BackendKind; 4] = [
+        BackendKind::Flex,
+        BackendKind::NdArray,
+        BackendKind::Vulkan,
+        BackendKind::Cuda,
+    ];
 
     /// Lower-case name, as accepted by [`FromStr`] and [`BACKEND_ENV`].
     pub fn name(self) -> &'static str {
@@ -48,6 +58,7 @@ impl BackendKind {
             BackendKind::Flex => "flex",
             BackendKind::NdArray => "ndarray",
             BackendKind::Cuda => "cuda",
+            BackendKind::Vulkan => "vulkan",
         }
     }
 
@@ -57,6 +68,7 @@ impl BackendKind {
             BackendKind::Flex => cfg!(feature = "flex"),
             BackendKind::NdArray => cfg!(feature = "ndarray"),
             BackendKind::Cuda => cfg!(feature = "cuda"),
+            BackendKind::Vulkan => cfg!(feature = "vulkan"),
         }
     }
 
@@ -80,6 +92,7 @@ impl FromStr for BackendKind {
             "flex" => Ok(BackendKind::Flex),
             "ndarray" => Ok(BackendKind::NdArray),
             "cuda" => Ok(BackendKind::Cuda),
+            "vulkan" => Ok(BackendKind::Vulkan),
             _ => Err(unavailable(s)),
         }
     }
@@ -119,8 +132,64 @@ pub fn device(kind: BackendKind) -> Result<Device> {
             #[cfg(feature = "cuda")]
             return Ok(Device::cuda(0));
         }
+        BackendKind::Vulkan => {
+            #[cfg(feature = "vulkan")]
+            return vulkan_device();
+        }
     }
     Err(unavailable(kind.name()))
+}
+
+/// The Vulkan device on the default adapter, checked by one tiny round trip in a separate
+/// thread: a machine without the Vulkan loader or a GPU driver gets
+/// [`ModelError::DeviceUnavailable`] with the runtime's own reason, not a panic in a device
+/// thread. The runtime's panics during the probe are captured (not printed).
+#[cfg(feature = "vulkan")]
+fn vulkan_device() -> Result<Device> {
+    use std::sync::{Arc, Mutex};
+
+    use burn::tensor::{Tensor, TensorData};
+    let dev = Device::vulkan(burn::tensor::DeviceKind::DefaultDevice);
+    let probe = dev.clone();
+    let messages: Arc<Mutex<Vec<String>>> = Arc::default();
+    let sink = messages.clone();
+    let previous = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        let msg = info
+            .payload()
+            .downcast_ref::<String>()
+            .cloned()
+            .or_else(|| info.payload().downcast_ref::<&str>().map(|s| s.to_string()))
+            .unwrap_or_default();
+        if let Ok(mut m) = sink.lock() {
+            m.push(msg);
+        }
+    }));
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let result = std::panic::catch_unwind(move || {
+            let t = Tensor::<1>::from_data(TensorData::new(vec![1.0f32, 2.0], [2]), &probe);
+            t.sum().into_scalar::<f32>()
+        });
+        let _ = tx.send(result);
+    });
+    let outcome = rx.recv_timeout(std::time::Duration::from_secs(60));
+    std::panic::set_hook(previous);
+    let first = messages.lock().ok().and_then(|m| m.first().cloned());
+    let why = match outcome {
+        Ok(Ok(v)) if v == 3.0 => return Ok(dev),
+        Ok(Ok(v)) => format!("a test sum 1 + 2 gave {v}"),
+        Ok(Err(_)) => first.unwrap_or_else(|| "the Vulkan runtime failed to start".into()),
+        Err(_) => "no answer from the Vulkan device within 60 s".into(),
+    };
+    Err(ModelError::DeviceUnavailable {
+        backend: "vulkan",
+        reason: format!(
+            "{why}. It needs a GPU, the Vulkan loader (libvulkan.so.1) and the driver's ICD \
+             file (e.g. VK_DRIVER_FILES=/usr/share/vulkan/icd.d/nvidia_icd.json); \
+             --backend flex runs on the CPU"
+        ),
+    })
 }
 
 /// The backend named by [`BACKEND_ENV`], else the first compiled-in one.

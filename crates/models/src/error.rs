@@ -27,6 +27,15 @@ pub enum ModelError {
         /// Comma-separated list of compiled-in backends.
         available: String,
     },
+    /// A compiled-in backend whose device cannot start on this machine (no GPU adapter, no
+    /// driver).
+    #[error("backend `{backend}` is compiled in but its device is not usable here: {reason}")]
+    DeviceUnavailable {
+        /// The backend.
+        backend: &'static str,
+        /// What failed and what it needs.
+        reason: String,
+    },
     /// A checkpoint or weight file could not be read or written, or does not fit the model.
     #[error("{}: {message}", path.display())]
     Checkpoint {

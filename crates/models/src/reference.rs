@@ -37,7 +37,9 @@ fn dtype_size(dtype: &str) -> Option<u64> {
 /// Every entry is checked against the file before anything is sized from it: a known dtype,
 /// `data_offsets` `[begin, end]` inside the data section, and `end − begin` equal to the
 /// shape's element count times the dtype's size (so no shape can declare more elements than
-/// the file holds). `F32` values must be finite.
+/// the file holds). `F32` values must be finite, except in BatchNorm running statistics
+/// (`*.running_mean`, `*.running_var`), which no model here reads: the authors' shipped policies
+/// hold NaN there.
 fn safetensors_header(path: &Path) -> Result<Vec<(String, String, Vec<usize>)>> {
     let bytes = std::fs::read(path).map_err(|source| ModelError::Io {
         path: path.into(),
@@ -110,7 +112,8 @@ fn safetensors_header(path: &Path) -> Result<Vec<(String, String, Vec<usize>)>> 
                 end - begin
             )));
         }
-        if dtype == "F32" {
+        let unused_statistic = name.ends_with(".running_mean") || name.ends_with(".running_var");
+        if dtype == "F32" && !unused_statistic {
             let values = &data[begin as usize..end as usize];
             if let Some((i, x)) = values
                 .chunks_exact(4)

@@ -1160,6 +1160,34 @@ pub fn load_policy(
         feature_dim,
     )?;
     check_dims(path, "number of classes", meta.num_classes, num_classes)?;
+    // Checked before the network is sized from the config: a corrupt width must not become
+    // an allocation. The first GAT layer, the other layers and the MLP's middle layer alone
+    // hold at least this many parameters.
+    let c = &meta.induce;
+    if c.hidden == 0 || c.gat_layers == 0 || c.mlp_hidden == 0 {
+        return Err(RlError::Model(induce_models::ModelError::checkpoint(
+            induce_models::checkpoint::config_path(path),
+            format!(
+                "bad config: hidden {}, gat_layers {}, mlp_hidden {} (each must be at least 1)",
+                c.hidden, c.gat_layers, c.mlp_hidden
+            ),
+        )));
+    }
+    let (h, m) = (c.hidden as u64, c.mlp_hidden as u64);
+    let lower = (state_dim(feature_dim, num_classes) as u64)
+        .checked_mul(h)
+        .and_then(|first| {
+            let rest = (c.gat_layers as u64 - 1).checked_mul(h.checked_mul(h)?)?;
+            first.checked_add(rest)?.checked_add(m.checked_mul(m)?)
+        });
+    induce_models::checkpoint::check_record_holds(
+        path,
+        lower,
+        &format!(
+            "hidden {}, gat_layers {}, mlp_hidden {}",
+            c.hidden, c.gat_layers, c.mlp_hidden
+        ),
+    )?;
     let pcfg = meta.induce.policy_config(feature_dim, num_classes);
     Ok((load_record(pcfg.init(device), path)?, meta))
 }

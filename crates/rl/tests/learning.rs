@@ -101,6 +101,24 @@ fn training_beats_the_untrained_policy_on_held_out_nodes() {
         other => panic!("expected a dimension mismatch, got {other:?}"),
     }
     assert!(load_policy(dir.path().join("missing.bpk"), 10, 2, &dev).is_err());
+    // A corrupt width in policy.json is refused before anything is sized from it.
+    let json_path = dir.path().join("policy.json");
+    let good = std::fs::read_to_string(&json_path).unwrap();
+    for (field, value) in [
+        ("hidden", "1000000000"),
+        ("gat_layers", "4000000000"),
+        ("hidden", "0"),
+    ] {
+        let mut v: serde_json::Value = serde_json::from_str(&good).unwrap();
+        v["induce"][field] = serde_json::Value::Number(value.parse::<u64>().unwrap().into());
+        std::fs::write(&json_path, serde_json::to_vec(&v).unwrap()).unwrap();
+        let e = load_policy(&path, 10, 2, &dev).unwrap_err().to_string();
+        assert!(
+            e.contains("policy.json") && e.contains("bad config"),
+            "{field} {value}: {e}"
+        );
+    }
+    std::fs::write(&json_path, good).unwrap();
 
     // Best-of-k inference: one sample is the greedy episode; more samples never give a larger
     // counterfactual or lose one, on either kernel, and the same seed gives the same result.

@@ -75,6 +75,9 @@ pub fn mean_pairwise_jaccard(runs: &[Explanation]) -> Option<f64> {
     (n > 0).then(|| sum / n as f64)
 }
 
+/// A graph with noise edges, and the pairs added.
+pub type NoisyGraph = (Graph, Vec<(u32, u32)>);
+
 /// Noise for the stability-under-noise test: `k` new edges between nodes of `target`'s
 /// `hops`-hop neighbourhood, none of whose endpoints is the target or lies in the target's own
 /// motif (when the graph has motif ground truth), none already an edge. Returns the graph with
@@ -91,7 +94,7 @@ pub fn with_noise_edges(
     hops: u32,
     k: usize,
     rng: &mut impl Rng,
-) -> Result<Option<(Graph, Vec<(u32, u32)>)>> {
+) -> Result<Option<NoisyGraph>> {
     let sub = k_hop(graph, target, hops)?;
     let motif = graph
         .motifs()

@@ -241,7 +241,7 @@ pub fn explain_targets_journaled(
     ctx: &EvalContext<'_>,
     targets: &[u32],
     opts: &ExplainOptions<'_>,
-    mut journal: Option<&mut MethodJournal>,
+    journal: Option<&mut MethodJournal>,
 ) -> Result<MethodRun> {
     let name = explainer.name().to_string();
     for &t in targets {
@@ -283,7 +283,7 @@ pub fn explain_targets_journaled(
         e
     };
     let rest = &targets[resumed..];
-    match journal.as_deref_mut() {
+    match journal {
         None => {
             let start = Instant::now();
             explanations = crate::parallel::map(rest, opts.threads, explain_one)?;
