@@ -7,6 +7,7 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-/tmp/gpu-check}
+EPOCHS=${EPOCHS:-20}   # full-batch GCN epochs on the arxiv-sized graph, per backend
 mkdir -p "$OUT"
 for f in .gl/*.deb; do dpkg -x "$f" /; done
 ldconfig
@@ -16,7 +17,14 @@ fi
 bin=/tmp/induce-gpu && mkdir -p "$bin"
 for f in .gpu/*.xz; do xz -dc "$f" > "$bin/$(basename "$f" .xz)"; chmod +x "$bin/$(basename "$f" .xz)"; done
 gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1)
-t() { local s=$(date +%s.%N); "$@"; local rc=$?; echo "$rc $(echo "$(date +%s.%N) - $s" | bc)"; }
+# timed LOG CMD...: runs CMD with its output in LOG, prints "exit-status milliseconds".
+timed() {
+  local log=$1; shift
+  local s; s=$(date +%s%N)
+  "$@" > "$log" 2>&1
+  local rc=$?
+  echo "$rc $(( ($(date +%s%N) - s) / 1000000 ))"
+}
 
 # 1. The models' unit tests on the GPU.
 INDUCE_BACKEND=vulkan "$bin/models-tests" --test-threads 1 > "$OUT/models-tests.log" 2>&1
@@ -33,10 +41,10 @@ parity_rc=$?
 
 # 3. Full-batch GCN training on the ogbn-arxiv-sized graph: the GPU against this machine's CPU.
 "$bin/induce" data generate --kind arxiv-like --out /tmp/arxiv.npz > /dev/null
-read -r vk_rc vk_s < <(t "$bin/induce" train-black-box --backend vulkan --data /tmp/arxiv.npz --hidden 128 \
-  --epochs 20 --out /tmp/bb-vulkan --no-progress > "$OUT/arxiv-vulkan.log" 2>&1)
-read -r cpu_rc cpu_s < <(t "$bin/induce" train-black-box --backend flex --data /tmp/arxiv.npz --hidden 128 \
-  --epochs 20 --out /tmp/bb-flex --no-progress > "$OUT/arxiv-flex.log" 2>&1)
+read -r vk_rc vk_ms < <(timed "$OUT/arxiv-vulkan.log" "$bin/induce" train-black-box --backend vulkan \
+  --data /tmp/arxiv.npz --hidden 128 --epochs "$EPOCHS" --out /tmp/bb-vulkan --no-progress)
+read -r cpu_rc cpu_ms < <(timed "$OUT/arxiv-flex.log" "$bin/induce" train-black-box --backend flex \
+  --data /tmp/arxiv.npz --hidden 128 --epochs "$EPOCHS" --out /tmp/bb-flex --no-progress)
 
 cat > "$OUT/gpu-check.json" <<JSON
 {
@@ -45,9 +53,10 @@ cat > "$OUT/gpu-check.json" <<JSON
   "models_tests": {"exit": $tests_rc, "passed": ${passed:-0}, "failed": ${failed:-0}},
   "parity_vulkan": {"exit": $parity_rc, "summary": "$(grep -h identical "$OUT/parity-vulkan.log" | tr '\n' ';')"},
   "parity_flex": "$(grep -h identical "$OUT/parity-flex.log" | tr '\n' ';')",
-  "arxiv_gcn_20_epochs": {
-    "vulkan": {"exit": $vk_rc, "seconds": $vk_s, "report": "$(tail -1 "$OUT/arxiv-vulkan.log")"},
-    "flex": {"exit": $cpu_rc, "seconds": $cpu_s, "report": "$(tail -1 "$OUT/arxiv-flex.log")"}
+  "arxiv_gcn": {
+    "epochs": $EPOCHS,
+    "vulkan": {"exit": $vk_rc, "ms": $vk_ms, "report": "$(tail -1 "$OUT/arxiv-vulkan.log" | tr -d '"')"},
+    "flex": {"exit": $cpu_rc, "ms": $cpu_ms, "report": "$(tail -1 "$OUT/arxiv-flex.log" | tr -d '"')"}
   }
 }
 JSON
