@@ -197,33 +197,7 @@ mod tests {
     use super::*;
     use crate::Edit;
     use crate::metrics::is_one_minimal;
-    use induce_models::LogProbs;
-
-    /// Class 1 iff the target's degree is at least `k`.
-    struct DegreeAtLeast(usize);
-    impl BlackBox for DegreeAtLeast {
-        fn input_dim(&self) -> usize {
-            1
-        }
-        fn num_classes(&self) -> usize {
-            2
-        }
-        fn log_probs(&self, x: &Features, edges: &[(u32, u32)]) -> induce_models::Result<LogProbs> {
-            let mut deg = vec![0; x.num_nodes()];
-            for &(u, w) in edges {
-                deg[u as usize] += 1;
-                deg[w as usize] += 1;
-            }
-            let d = deg.iter().flat_map(|&d| {
-                if d >= self.0 {
-                    [-2.0, -0.2]
-                } else {
-                    [-0.2, -2.0]
-                }
-            });
-            LogProbs::new(x.num_nodes(), 2, d.collect())
-        }
-    }
+    use crate::pipeline::testutil::DegreeAtLeast;
 
     /// A star around 0 with leaves 1..=4, plus the path 4 ─ 5.
     fn star() -> Graph {

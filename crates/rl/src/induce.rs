@@ -463,14 +463,7 @@ pub fn train_inductive(
     // target's episode holds its neighbourhood's feature and state matrices, gigabytes over a
     // real graph's training split). A fresh episode equals a reset one, so the result is the
     // same as with prepared episodes.
-    let mut usable = Vec::with_capacity(targets.len());
-    for &t in targets {
-        match Episode::new(graph, black_box, t, &config.env) {
-            Ok(_) => usable.push(t),
-            Err(RlError::NoCandidate { .. }) => {}
-            Err(e) => return Err(e),
-        }
-    }
+    let usable = usable_targets(graph, black_box, targets, &config.env)?;
     let dims = (graph.features().dim(), black_box.num_classes());
     let pool = Pool::Lazy {
         graph,
@@ -479,6 +472,24 @@ pub fn train_inductive(
         env: &config.env,
     };
     train_pool(pool, dims, config, device, progress)
+}
+
+/// The targets whose neighbourhood offers an action (the others are skipped by training).
+fn usable_targets(
+    graph: &Graph,
+    black_box: &dyn BlackBox,
+    targets: &[u32],
+    env: &EnvConfig,
+) -> Result<Vec<u32>> {
+    let mut usable = Vec::with_capacity(targets.len());
+    for &t in targets {
+        match Episode::new(graph, black_box, t, env) {
+            Ok(_) => usable.push(t),
+            Err(RlError::NoCandidate { .. }) => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(usable)
 }
 
 /// [`train_inductive`] that survives being killed: after every epoch its state (the policy's
@@ -506,14 +517,7 @@ pub fn train_inductive_checkpointed(
         ));
     }
     check_training(config)?;
-    let mut usable = Vec::with_capacity(targets.len());
-    for &t in targets {
-        match Episode::new(graph, black_box, t, &config.env) {
-            Ok(_) => usable.push(t),
-            Err(RlError::NoCandidate { .. }) => {}
-            Err(e) => return Err(e),
-        }
-    }
+    let usable = usable_targets(graph, black_box, targets, &config.env)?;
     let dims = (graph.features().dim(), black_box.num_classes());
     let store = TrainStore {
         path: checkpoint,

@@ -42,15 +42,7 @@ pub struct Journal {
 impl Journal {
     /// The journal directory of the run that will end up in `target`.
     pub fn path_for(target: impl AsRef<Path>) -> PathBuf {
-        let target = target.as_ref();
-        let name = target
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_else(|| "run".into());
-        let parent = match target.parent() {
-            Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
-            _ => PathBuf::from("."),
-        };
+        let (parent, name) = super::run_dir::parent_and_name(target.as_ref());
         parent.join(format!(".{name}.journal"))
     }
 

@@ -323,10 +323,10 @@ pub(crate) mod testutil {
     use crate::error::{ExplainError, Result};
     use crate::explanation::{Edit, Explainer, Explanation};
 
-    /// Class 1 iff degree ≥ 2.
-    pub struct DegreeRule;
+    /// Class 1 iff degree ≥ the threshold.
+    pub struct DegreeAtLeast(pub usize);
 
-    impl BlackBox for DegreeRule {
+    impl BlackBox for DegreeAtLeast {
         fn input_dim(&self) -> usize {
             1
         }
@@ -339,12 +339,19 @@ pub(crate) mod testutil {
                 deg[u as usize] += 1;
                 deg[w as usize] += 1;
             }
-            let data = deg
-                .iter()
-                .flat_map(|&d| if d >= 2 { [-2.0, -0.2] } else { [-0.2, -2.0] });
+            let data = deg.iter().flat_map(|&d| {
+                if d >= self.0 {
+                    [-2.0, -0.2]
+                } else {
+                    [-0.2, -2.0]
+                }
+            });
             LogProbs::new(x.num_nodes(), 2, data.collect())
         }
     }
+
+    /// Class 1 iff degree ≥ 2.
+    pub const DEGREE_RULE: DegreeAtLeast = DegreeAtLeast(2);
 
     /// Deletes the target's edges one by one (lowest neighbour first) until its degree is 1;
     /// targets of degree ≤ 1 have no candidate.
@@ -399,14 +406,14 @@ pub(crate) mod testutil {
 
 #[cfg(test)]
 mod tests {
-    use super::testutil::{DegreeRule, Prune, graph};
+    use super::testutil::{DEGREE_RULE, Prune, graph};
     use super::*;
     use crate::metrics::summarize;
 
     #[test]
     fn explain_targets_records_and_summary_match_summarize() {
         let g = graph();
-        let ctx = EvalContext::new(&g, &DegreeRule, 2).unwrap();
+        let ctx = EvalContext::new(&g, &DEGREE_RULE, 2).unwrap();
         assert_eq!(ctx.predictions(), &[1, 0, 0, 0, 1, 1, 0, 0]);
         let targets = [0, 4, 5, 7, 1];
         for threads in [1, 2] {
@@ -448,7 +455,7 @@ mod tests {
     #[test]
     fn out_of_range_target_is_an_error() {
         let g = graph();
-        let ctx = EvalContext::new(&g, &DegreeRule, 2).unwrap();
+        let ctx = EvalContext::new(&g, &DEGREE_RULE, 2).unwrap();
         let err = explain_targets(&Prune, &ctx, &[3, 8], &ExplainOptions::default()).unwrap_err();
         assert_eq!(
             err.to_string(),
@@ -473,7 +480,7 @@ mod tests {
             }
         }
         let g = graph();
-        let ctx = EvalContext::new(&g, &DegreeRule, 2).unwrap();
+        let ctx = EvalContext::new(&g, &DEGREE_RULE, 2).unwrap();
         let log = Log::default();
         let opts = ExplainOptions {
             threads: 1,

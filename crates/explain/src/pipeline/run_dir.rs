@@ -39,14 +39,7 @@ impl RunWriter {
     pub fn create(dir: impl AsRef<Path>) -> Result<Self> {
         let target = dir.as_ref().to_path_buf();
         check_replaceable(&target)?;
-        let name = target
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_else(|| "run".into());
-        let parent = match target.parent() {
-            Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
-            _ => PathBuf::from("."),
-        };
+        let (parent, name) = parent_and_name(&target);
         std::fs::create_dir_all(&parent).map_err(io(&parent))?;
         remove_stale_staging(&parent, &name);
         let staging = parent.join(format!(".{name}.partial-{}", std::process::id()));
@@ -143,6 +136,20 @@ mod erased {
             Ok(v)
         }
     }
+}
+
+/// The directory a run directory `target` sits in (`.` for a bare name) and its file name
+/// (`run` for none): where its hidden siblings (staging, journal) go.
+pub(crate) fn parent_and_name(target: &Path) -> (PathBuf, String) {
+    let name = target
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "run".into());
+    let parent = match target.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    (parent, name)
 }
 
 /// Removes the staging directories `.<name>.partial-<pid>` that writers killed before they
@@ -516,7 +523,7 @@ fn format_row(run: Option<usize>, row: &RunRow) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::pipeline::testutil::{DegreeRule, Prune, graph};
+    use crate::pipeline::testutil::{DEGREE_RULE, Prune, graph};
     use crate::pipeline::{
         BlackBoxAccuracy, EvalContext, ExplainOptions, GraphSize, Shard, explain_targets,
     };
@@ -535,7 +542,7 @@ mod tests {
 
     fn run_on(targets: &[u32], shard: Option<Shard>, dir: &Path) {
         let g = graph();
-        let ctx = EvalContext::new(&g, &DegreeRule, 2).unwrap();
+        let ctx = EvalContext::new(&g, &DEGREE_RULE, 2).unwrap();
         let t = shard.map_or(targets.to_vec(), |s| s.select(targets));
         let a = explain_targets(&Prune, &ctx, &t, &ExplainOptions::default()).unwrap();
         let mut b = a.clone();

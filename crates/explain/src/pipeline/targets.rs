@@ -296,7 +296,7 @@ mod tests {
     use induce_graph::{Dataset, Split};
 
     use super::*;
-    use crate::pipeline::testutil::{DegreeRule, graph};
+    use crate::pipeline::testutil::{DEGREE_RULE, graph};
 
     fn data() -> Dataset {
         Dataset {
@@ -373,14 +373,14 @@ mod tests {
     #[test]
     fn paper_filter_keeps_correct_nonzero_nodes() {
         let mut d = data();
-        // DegreeRule predicts 1 for nodes 0, 4, 5 on their 2-hop neighbourhood; node 5 has
+        // DEGREE_RULE predicts 1 for nodes 0, 4, 5 on their 2-hop neighbourhood; node 5 has
         // label 0 (base graph), node 1 is predicted 0 against its label 1.
         let mut labels = vec![1; 8];
         labels[5] = 0;
         let edges = d.graph.edges();
         d.graph =
             induce_graph::Graph::from_edges(8, &edges, d.graph.features().clone(), labels).unwrap();
-        let t = select_targets(&d, &DegreeRule, &[0, 1, 4, 5, 6], 2).unwrap();
+        let t = select_targets(&d, &DEGREE_RULE, &[0, 1, 4, 5, 6], 2).unwrap();
         assert_eq!(t, vec![0, 4]);
     }
 }
