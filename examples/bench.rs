@@ -25,7 +25,7 @@ use clap::Parser;
 use induce::Method;
 use induce::baselines::GradKernel;
 use induce::models::checkpoint::atomic_write;
-use induce::models::device::{BackendKind, default_backend, device};
+use induce::models::device::BackendKind;
 use induce::pipeline::{NoProgress, TargetSpec};
 use induce::rl::PolicyKernel;
 use induce::rl::RlError;
@@ -70,11 +70,7 @@ fn main() -> std::process::ExitCode {
 
 fn run(args: Args) -> Result<()> {
     anyhow::ensure!(args.epochs > 0, "--epochs must be at least 1");
-    let kind: BackendKind = match &args.backend {
-        Some(name) => name.parse()?,
-        None => default_backend()?,
-    };
-    let dev = device(kind)?;
+    let (kind, dev) = common::backend(args.backend.as_deref())?;
     std::fs::create_dir_all(&args.out)?;
     atomic_write(
         args.out.join("config.json"),

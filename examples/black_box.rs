@@ -19,7 +19,6 @@ use induce::graph::generators::SyntheticKind;
 use induce::graph::io::{load_gnn_benchmark_npz, load_reference_npz};
 use induce::graph::{Dataset, Split};
 use induce::models::checkpoint::{atomic_write, save_gcn};
-use induce::models::device::{BackendKind, default_backend, device};
 use induce::models::reference::load_reference_gcn;
 use induce::models::train::split_accuracy;
 use induce::models::{GcnBlackBox, GcnConfig, GcnTrainingConfig, train_gcn};
@@ -92,11 +91,7 @@ fn run(args: Args) -> Result<()> {
     if args.epochs == 0 && args.weights.is_none() {
         bail!("--epochs must be at least 1");
     }
-    let kind: BackendKind = match &args.backend {
-        Some(name) => name.parse()?,
-        None => default_backend()?,
-    };
-    let dev = device(kind)?;
+    let (kind, dev) = common::backend(args.backend.as_deref())?;
     let data = load(&args)?;
     let g = &data.graph;
     println!(

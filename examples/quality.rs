@@ -18,7 +18,6 @@ use std::time::Instant;
 use anyhow::{Context, Result};
 use clap::Parser;
 use induce::Method;
-use induce::models::device::{BackendKind, default_backend, device};
 use induce::pipeline::Progress;
 use induce::quality::{QualityConfig, format_quality_table, run_quality, write_quality};
 
@@ -71,11 +70,7 @@ fn main() -> std::process::ExitCode {
 }
 
 fn run(args: Args) -> Result<()> {
-    let kind: BackendKind = match &args.backend {
-        Some(name) => name.parse()?,
-        None => default_backend()?,
-    };
-    let dev = device(kind)?;
+    let (_, dev) = common::backend(args.backend.as_deref())?;
     let mut cfg = QualityConfig::full(&args.data);
     cfg.graphs = args.graphs.clone();
     cfg.seeds = (args.first_seed..args.first_seed + args.seeds).collect();

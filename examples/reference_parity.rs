@@ -16,7 +16,6 @@ use std::path::PathBuf;
 
 use anyhow::{Result, bail};
 use clap::Parser;
-use induce::models::device::{BackendKind, default_backend, device};
 use induce::rl::ParityReport;
 use induce::rl::PolicyKernel;
 use induce::rl::parity::{REQUIRED, run_dataset_with};
@@ -48,11 +47,7 @@ fn main() -> std::process::ExitCode {
 }
 
 fn run(args: Args) -> Result<()> {
-    let kind: BackendKind = match &args.backend {
-        Some(name) => name.parse()?,
-        None => default_backend()?,
-    };
-    let dev = device(kind)?;
+    let (kind, dev) = common::backend(args.backend.as_deref())?;
     let kernel = match args.kernel.as_str() {
         "burn" => PolicyKernel::Burn,
         "host" => PolicyKernel::Host,

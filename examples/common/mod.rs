@@ -134,11 +134,17 @@ fn run_file(
 }
 
 fn pick_device(args: &Args) -> Result<induce::Device> {
-    let backend: BackendKind = match &args.backend {
+    Ok(backend(args.backend.as_deref())?.1)
+}
+
+/// The backend named by `--backend` (else `$INDUCE_BACKEND`, else the first compiled in) and
+/// its device.
+pub fn backend(name: Option<&str>) -> Result<(BackendKind, induce::Device)> {
+    let kind: BackendKind = match name {
         Some(name) => name.parse()?,
         None => default_backend()?,
     };
-    Ok(device(backend)?)
+    Ok((kind, device(kind)?))
 }
 
 /// The experiment configuration the options give, for a dataset family named `name`.

@@ -891,6 +891,17 @@ pub fn explain_greedy_host(
     Ok(ep.explanation())
 }
 
+/// `log Π(· | S)` of an episode's current state with the host kernel.
+///
+/// # Shapes
+/// - output: `[C]` (one entry per candidate action)
+fn host_log_probs(policy: &HostPolicy, ep: &Episode<'_>) -> Result<Vec<f32>> {
+    let g = HostGraph::new(ep.num_nodes(), &ep.edit_graph().edges())?;
+    let c = ep.candidates();
+    let trace = policy.forward(ep.state_slice(), &g, &c.u, &c.w, &c.flag());
+    Ok(trace.log_probs().to_vec())
+}
+
 /// Plays an episode to its end greedily with the host kernel (the loop of
 /// [`explain_greedy_host`], for episodes built otherwise, e.g. [`Episode::with_subgraph`]).
 pub fn run_greedy_host(policy: &HostPolicy, ep: &mut Episode<'_>) -> Result<()> {
@@ -920,12 +931,7 @@ pub fn explain_best_of_k_host(
     seed: u64,
 ) -> Result<Explanation> {
     let mut ep = Episode::new(graph, black_box, target, env)?;
-    best_of_k(&mut ep, samples, seed, Ok, |ep| {
-        let g = HostGraph::new(ep.num_nodes(), &ep.edit_graph().edges())?;
-        let c = ep.candidates();
-        let trace = policy.forward(ep.state_slice(), &g, &c.u, &c.w, &c.flag());
-        Ok(trace.log_probs().to_vec())
-    })
+    best_of_k(&mut ep, samples, seed, Ok, |ep| host_log_probs(policy, ep))
 }
 
 /// [`explain_best_of_k_host`] with the Burn kernel on `device`.
@@ -1071,12 +1077,7 @@ impl Explainer for InduceExplainer<'_> {
         };
         let mut ep = Episode::new(graph, self.black_box, target, &self.env)?;
         match &self.host {
-            Some(host) => best_of_k(&mut ep, k, seed, finish, |ep| {
-                let g = HostGraph::new(ep.num_nodes(), &ep.edit_graph().edges())?;
-                let c = ep.candidates();
-                let trace = host.forward(ep.state_slice(), &g, &c.u, &c.w, &c.flag());
-                Ok(trace.log_probs().to_vec())
-            }),
+            Some(host) => best_of_k(&mut ep, k, seed, finish, |ep| host_log_probs(host, ep)),
             None => best_of_k(&mut ep, k, seed, finish, |ep| {
                 action_log_probs(&self.policy, ep, &self.device)
             }),
