@@ -126,6 +126,9 @@ pub struct ExplainJob {
     /// Keep only the paper's targets (non-zero label, predicted correctly) of a broad spec
     /// (`train`, `test`, `all`).
     pub paper_filter: bool,
+    /// Explain only a seeded random sample of the targets (before sharding).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sample: Option<Sample>,
     /// Explain only this shard of the targets.
     pub shard: Option<Shard>,
     /// Edit types allowed (`None`: the method's own).
@@ -185,6 +188,7 @@ impl ExplainJob {
             methods: methods.to_vec(),
             targets: TargetSpec::Test,
             paper_filter: true,
+            sample: None,
             shard: None,
             edits: None,
             allowed: None,
@@ -242,17 +246,78 @@ pub fn resolve_targets(
     black_box: &dyn BlackBox,
     hops: u32,
 ) -> Result<Vec<u32>> {
+    resolve_targets_sampled(spec, paper_filter, None, shard, data, black_box, hops)
+}
+
+fn no_paper_target(n: usize, spec: &TargetSpec) -> crate::error::Error {
+    induce_explain::ExplainError::NoTargets(format!(
+        "none of the {n} nodes of `{spec}` is one of the paper's targets (predicted correctly; \
+         with a non-zero label on motif graphs); pass --all-nodes to explain them anyway"
+    ))
+    .into()
+}
+
+/// A seeded random sample of at most `size` targets (`--sample N`): which nodes of a large
+/// target set a run explains or trains on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Sample {
+    /// Number of targets kept.
+    pub size: usize,
+    /// Seed of the draw.
+    pub seed: u64,
+}
+
+/// [`resolve_targets`] with an optional [`Sample`]: the spec's nodes are shuffled with the
+/// sample's seed and the paper's filter (for broad specs) is applied in that order until `size`
+/// targets pass, so the result is a uniform sample of the filtered targets without running the
+/// black box on all of them; the kept ids keep the spec's order, then are sharded.
+pub fn resolve_targets_sampled(
+    spec: &TargetSpec,
+    paper_filter: bool,
+    sample: Option<Sample>,
+    shard: Option<Shard>,
+    data: &Dataset,
+    black_box: &dyn BlackBox,
+    hops: u32,
+) -> Result<Vec<u32>> {
     let mut targets = spec.resolve(data)?;
-    if paper_filter && spec.is_broad() {
+    let filter = paper_filter && spec.is_broad();
+    if let Some(s) = sample {
+        if s.size == 0 {
+            return Err(induce_explain::ExplainError::InvalidValue {
+                what: "sample size",
+                value: "0".into(),
+                reason: "a sample needs at least one target".into(),
+            }
+            .into());
+        }
+        use rand::SeedableRng;
+        use rand::seq::SliceRandom;
+        let n = targets.len();
+        let mut order = targets.clone();
+        order.shuffle(&mut rand::rngs::StdRng::seed_from_u64(s.seed));
+        let mut kept = Vec::with_capacity(s.size.min(n));
+        let chunk = s.size.max(64);
+        for part in order.chunks(chunk) {
+            let pass = match filter {
+                true => select_targets(data, black_box, part, hops)?,
+                false => part.to_vec(),
+            };
+            kept.extend(pass.into_iter().take(s.size - kept.len()));
+            if kept.len() == s.size {
+                break;
+            }
+        }
+        if kept.is_empty() {
+            return Err(no_paper_target(n, spec));
+        }
+        let kept: std::collections::HashSet<u32> = kept.into_iter().collect();
+        targets.retain(|t| kept.contains(t));
+    } else if filter {
         let n = targets.len();
         targets = select_targets(data, black_box, &targets, hops)?;
         if targets.is_empty() {
-            return Err(induce_explain::ExplainError::NoTargets(format!(
-                "none of the {n} nodes of `{spec}` is one of the paper's targets (predicted \
-                 correctly; with a non-zero label on motif graphs); pass --all-nodes to explain \
-                 them anyway"
-            ))
-            .into());
+            return Err(no_paper_target(n, spec));
         }
     }
     if let Some(s) = shard {
@@ -368,7 +433,15 @@ pub fn explain_job_journaled(
         plans.push((m, policy, config));
     }
     let hops = base.env.hops;
-    let targets = resolve_targets(&job.targets, job.paper_filter, job.shard, &data, bb, hops)?;
+    let targets = resolve_targets_sampled(
+        &job.targets,
+        job.paper_filter,
+        job.sample,
+        job.shard,
+        &data,
+        bb,
+        hops,
+    )?;
     let ctx = EvalContext::new(&data.graph, bb, hops)?;
     let opts = ExplainOptions {
         threads: threads(job.threads),
@@ -426,6 +499,9 @@ pub struct TrainJob {
     pub targets: TargetSpec,
     /// Keep only the paper's targets of a broad spec.
     pub paper_filter: bool,
+    /// Train only on a seeded random sample of the targets.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sample: Option<Sample>,
     /// InduCE settings (γ, episodes, seed, environment).
     pub induce: InduceConfig,
 }
@@ -445,6 +521,7 @@ impl TrainJob {
             black_box: black_box.into(),
             targets: TargetSpec::Train,
             paper_filter: true,
+            sample: None,
         }
     }
 }
@@ -484,7 +561,15 @@ pub fn train_job_checkpointed(
     let loaded = load_black_box(&job.black_box, &data, job.induce.kernel, device)?;
     let bb = loaded.black_box.as_ref();
     let hops = job.induce.env.hops;
-    let targets = resolve_targets(&job.targets, job.paper_filter, None, &data, bb, hops)?;
+    let targets = resolve_targets_sampled(
+        &job.targets,
+        job.paper_filter,
+        job.sample,
+        None,
+        &data,
+        bb,
+        hops,
+    )?;
     let (policy, last, seconds) = train_reporting_with(
         (&data.graph, bb, &targets),
         &job.induce,

@@ -17,7 +17,8 @@ use induce::models::device::{BackendKind, default_backend, device};
 use induce::models::{GcnConfig, GcnTrainingConfig, train_gcn};
 use induce::rl::{EditMode, PolicyKernel, save_policy};
 use induce::run::{
-    ExplainJob, TrainJob, explain_job_journaled, load_data, read_pairs, train_job_checkpointed,
+    ExplainJob, Sample, TrainJob, explain_job_journaled, load_data, read_pairs,
+    train_job_checkpointed,
 };
 use induce::{Shard, TargetSpec};
 
@@ -253,6 +254,9 @@ struct TrainArgs {
     /// Training targets: train, test, eval, all, a list 12,40,77 or @file.
     #[arg(long, default_value = "train")]
     targets: TargetSpec,
+    /// Train on a random sample of N of the targets (seeded by --seed) [default: all of them]
+    #[arg(long, value_name = "N")]
+    sample: Option<usize>,
     #[command(flatten)]
     induce: InduceArgs,
     /// Output directory: policy.bpk (policy-del-only.bpk with --edits del), its .json and
@@ -293,6 +297,10 @@ struct ExplainArgs {
     /// and all keep only the paper's targets unless --all-nodes.
     #[arg(long, default_value = "test")]
     targets: TargetSpec,
+    /// Explain a random sample of N of the targets (seeded by --seed; uniform among the
+    /// paper's targets, drawn before sharding) [default: all of them]
+    #[arg(long, value_name = "N")]
+    sample: Option<usize>,
     /// Explain only shard I of N (1-based, contiguous): `induce merge` joins the shards.
     #[arg(long)]
     shard: Option<Shard>,
@@ -575,6 +583,10 @@ fn train(a: TrainArgs) -> Result<()> {
     job.format = a.data.format.format;
     job.targets = a.targets.clone();
     job.paper_filter = !a.induce.all_nodes;
+    job.sample = a.sample.map(|size| Sample {
+        size,
+        seed: a.data.seed,
+    });
     job.induce.seed = a.data.seed;
     job.induce.kernel = a.induce.kernel.into();
     job.induce.env.fanout = a.induce.fanout;
@@ -643,6 +655,10 @@ fn explain(a: ExplainArgs) -> Result<()> {
     job.policy = a.policy.clone();
     job.targets = a.targets.clone();
     job.paper_filter = !a.induce.all_nodes;
+    job.sample = a.sample.map(|size| Sample {
+        size,
+        seed: a.data.seed,
+    });
     job.shard = a.shard;
     job.edits = a.induce.edits.map(Into::into);
     job.seed = a.data.seed;
