@@ -297,16 +297,17 @@ pub fn resolve_targets_sampled(
         let mut order = targets.clone();
         order.shuffle(&mut rand::rngs::StdRng::seed_from_u64(s.seed));
         let mut kept = Vec::with_capacity(s.size.min(n));
-        let chunk = s.size.max(64);
-        for part in order.chunks(chunk) {
+        let mut at = 0;
+        while kept.len() < s.size && at < n {
+            // Test as many nodes as are still missing (at least one per core) at a time.
+            let want = (s.size - kept.len()).max(induce_explain::parallel::default_threads());
+            let part = &order[at..(at + want).min(n)];
+            at += part.len();
             let pass = match filter {
                 true => select_targets(data, black_box, part, hops)?,
                 false => part.to_vec(),
             };
             kept.extend(pass.into_iter().take(s.size - kept.len()));
-            if kept.len() == s.size {
-                break;
-            }
         }
         if kept.is_empty() {
             return Err(no_paper_target(n, spec));

@@ -37,7 +37,10 @@ fn a_sample_is_a_seeded_ordered_subset_of_the_papers_targets() {
         .iter()
         .map(|t| all.iter().position(|x| x == t).expect("a paper target"))
         .collect();
-    assert!(pos.windows(2).all(|w| w[0] < w[1]), "in order, distinct: {a:?}");
+    assert!(
+        pos.windows(2).all(|w| w[0] < w[1]),
+        "in order, distinct: {a:?}"
+    );
     assert_eq!(a, draw(10, 1, None).unwrap(), "same seed, same sample");
     assert_ne!(
         a,

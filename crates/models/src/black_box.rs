@@ -131,6 +131,42 @@ pub trait BlackBox: Send + Sync {
         let _ = x;
         Ok(None)
     }
+
+    /// An evaluator of one node set's features that keeps its intermediate results, so that
+    /// after a few edge edits ([`IncrementalBlackBox::update`]) it recomputes only what they
+    /// reach. It must return exactly what [`BlackBox::prepare`]d evaluation (or, without it,
+    /// [`BlackBox::log_probs`]) returns for the same edges. `None` (the default): callers
+    /// evaluate whole graphs.
+    ///
+    /// # Shapes
+    /// - x: `[n, input_dim]`
+    fn incremental<'s>(
+        &'s self,
+        x: &Features,
+        edges: &[(u32, u32)],
+    ) -> Result<Option<Box<dyn IncrementalBlackBox<'s> + 's>>> {
+        let _ = (x, edges);
+        Ok(None)
+    }
+}
+
+/// A black box evaluated on one graph that follows its edge edits ([`BlackBox::incremental`]).
+pub trait IncrementalBlackBox<'a>: Send + Sync {
+    /// Class log-probabilities of every node on the current graph.
+    ///
+    /// # Shapes
+    /// - output: `[n, num_classes]`
+    fn log_probs(&self) -> Result<LogProbs>;
+
+    /// Moves to the graph with these `edges`, which differs from the current one only in pairs
+    /// whose endpoints are all in `changed`, and returns its log-probabilities.
+    ///
+    /// # Shapes
+    /// - output: `[n, num_classes]`
+    fn update(&mut self, edges: &[(u32, u32)], changed: &[u32]) -> Result<LogProbs>;
+
+    /// A copy of the current state (to return to it later).
+    fn boxed_clone(&self) -> Box<dyn IncrementalBlackBox<'a> + 'a>;
 }
 
 /// A black box bound to the features of one node set ([`BlackBox::prepare`]).

@@ -21,12 +21,18 @@ const LANES: usize = 4;
 const MR: usize = 4;
 
 /// `w` rounded up to a multiple of [`LANES`].
-fn padded(w: usize) -> usize {
+pub(crate) fn padded(w: usize) -> usize {
     w.div_ceil(LANES) * LANES
 }
 
 /// Copies a row-major `[rows, cols]` matrix into a zero-filled `[rows_to, cols_to]` one.
-fn pad_matrix(v: &[f32], rows: usize, cols: usize, rows_to: usize, cols_to: usize) -> Vec<f32> {
+pub(crate) fn pad_matrix(
+    v: &[f32],
+    rows: usize,
+    cols: usize,
+    rows_to: usize,
+    cols_to: usize,
+) -> Vec<f32> {
     let mut out = vec![0.0; rows_to * cols_to];
     if cols > 0 {
         for (src, dst) in v.chunks_exact(cols).zip(out.chunks_exact_mut(cols_to)) {
@@ -39,19 +45,19 @@ fn pad_matrix(v: &[f32], rows: usize, cols: usize, rows_to: usize, cols_to: usiz
 
 /// One graph convolution `H' = Â (H W) + b` on the host.
 #[derive(Debug, Clone)]
-struct HostConv {
+pub(crate) struct HostConv {
     /// True input width.
-    d_in: usize,
+    pub(crate) d_in: usize,
     /// True output width.
-    d_out: usize,
+    pub(crate) d_out: usize,
     /// Padded input width.
-    k: usize,
+    pub(crate) k: usize,
     /// Padded output width.
-    m: usize,
+    pub(crate) m: usize,
     /// Weight, row-major `[k, m]`, zero outside `[d_in, d_out]`.
-    weight: Vec<f32>,
+    pub(crate) weight: Vec<f32>,
     /// Bias `[m]`, zero after `d_out`.
-    bias: Vec<f32>,
+    pub(crate) bias: Vec<f32>,
 }
 
 /// A trained [`Gcn`] copied into host memory (plain `Vec<f32>`): computes the same class
@@ -83,13 +89,13 @@ struct HostConv {
 /// ```
 #[derive(Debug, Clone)]
 pub struct HostGcn {
-    convs: [HostConv; 3],
+    pub(crate) convs: [HostConv; 3],
     /// Classifier weight, row-major `[k1 + k2 + k3, mc]` (padded convolution widths `ki`
     /// stacked, padded class count `mc`), zero outside the Burn weight's entries.
-    lin_weight: Vec<f32>,
+    pub(crate) lin_weight: Vec<f32>,
     /// Classifier bias `[mc]` (zeros if the Burn `Linear` has none).
-    lin_bias: Vec<f32>,
-    num_classes: usize,
+    pub(crate) lin_bias: Vec<f32>,
+    pub(crate) num_classes: usize,
 }
 
 /// Reads a parameter back to the host as a flat row-major `f32` vector.
@@ -654,6 +660,18 @@ impl BlackBox for HostGcn {
             xw: self.project(x)?,
         })))
     }
+
+    /// [`IncrementalHostGcn`](crate::incremental::IncrementalHostGcn): after an edit, only the
+    /// rows it reaches are recomputed, bit-identical to a full evaluation.
+    fn incremental<'s>(
+        &'s self,
+        x: &Features,
+        edges: &[(u32, u32)],
+    ) -> Result<Option<Box<dyn crate::black_box::IncrementalBlackBox<'s> + 's>>> {
+        Ok(Some(Box::new(crate::incremental::IncrementalHostGcn::new(
+            self, x, edges,
+        )?)))
+    }
 }
 
 /// `Â = D̃^{-1/2}(A + I)D̃^{-1/2}` in compressed rows: the incoming messages of each node
@@ -663,7 +681,7 @@ impl BlackBox for HostGcn {
 /// row lists its messages in the order Burn's scatter-add meets them (edges in list order, the
 /// self loop last).
 #[derive(Debug)]
-struct Adjacency {
+pub(crate) struct Adjacency {
     /// Row `i`'s messages are `start[i]..start[i + 1]`.
     start: Vec<usize>,
     /// Message sources.
@@ -679,7 +697,7 @@ impl Adjacency {
     /// rows (a counting sort: `O(n + E)`). With `hidden`, for a subgraph whose node `v` has `hidden[v]` more neighbours in the
     /// whole graph: degrees count them, and each row's neighbour messages are scaled by
     /// `(listed + hidden) / listed` (the listed neighbours stand in for the hidden ones).
-    fn build(n: usize, edges: &[(u32, u32)], hidden: Option<&[u32]>) -> Result<Self> {
+    pub(crate) fn build(n: usize, edges: &[(u32, u32)], hidden: Option<&[u32]>) -> Result<Self> {
         let mut deg = vec![1u32; n];
         for &(u, w) in edges {
             for x in [u, w] {
@@ -756,6 +774,39 @@ impl Adjacency {
         self.self_weight.len()
     }
 
+    /// The neighbours of `v` (its messages' sources, self loop excluded).
+    pub(crate) fn neighbours(&self, v: usize) -> &[u32] {
+        &self.src[self.start[v]..self.start[v + 1]]
+    }
+
+    /// [`Adjacency::aggregate`] for the listed rows only: `out[i] = (Â h)[rows[i]]`, with the
+    /// same per-row arithmetic.
+    ///
+    /// # Shapes
+    /// - h: `[n, f]`; out: `[rows.len(), f]`
+    pub(crate) fn aggregate_rows(&self, h: &[f32], f: usize, rows: &[u32], out: &mut [f32]) {
+        if f == 0 {
+            return;
+        }
+        let full = f - f % (2 * LANES);
+        for (&v, o) in rows.iter().zip(out.chunks_exact_mut(f)) {
+            let i = v as usize;
+            let (lo, hi) = (self.start[i], self.start[i + 1]);
+            let row = Row {
+                src: &self.src[lo..hi],
+                weight: &self.weight[lo..hi],
+                node: i,
+                self_weight: self.self_weight[i],
+            };
+            for j in (0..full).step_by(2 * LANES) {
+                row.gather::<{ 2 * LANES }>(h, f, j, o);
+            }
+            if full < f {
+                row.gather::<LANES>(h, f, full, o);
+            }
+        }
+    }
+
     /// `out = Â h` (`out` is overwritten). Each output row is summed from zero over its
     /// messages `h[src] · weight` in row order, then its self loop, as Burn's scatter-add does.
     ///
@@ -818,7 +869,7 @@ impl Row<'_> {
 /// `out` (`C` = 8 columns, or 4 for the last block when `m ≡ 4 mod 8`) is accumulated in a local
 /// array over the whole of `k` (in order `p = 0..k`) and added to `out`; the compiler keeps the
 /// block in vector registers.
-fn matmul_acc(a: &[f32], k: usize, w: &[f32], m: usize, out: &mut [f32]) {
+pub(crate) fn matmul_acc(a: &[f32], k: usize, w: &[f32], m: usize, out: &mut [f32]) {
     debug_assert!(
         m.is_multiple_of(LANES) && w.len() == k * m && a.len() / k.max(1) == out.len() / m.max(1)
     );
@@ -880,7 +931,7 @@ fn tile<const R: usize, const C: usize>(
 }
 
 /// Burn's `log_softmax` on one row: `s = z − max z`, `s − ln Σ exp s`.
-fn log_softmax_in_place(row: &mut [f32]) {
+pub(crate) fn log_softmax_in_place(row: &mut [f32]) {
     let max = row.iter().copied().fold(f32::NEG_INFINITY, f32::max);
     let mut sum = 0.0f32;
     for v in row.iter_mut() {

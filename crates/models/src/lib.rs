@@ -15,13 +15,14 @@ pub mod gcn;
 pub mod host_gcn;
 pub mod host_grad;
 pub mod host_policy;
+pub mod incremental;
 pub mod init;
 pub mod policy;
 pub mod reference;
 pub mod tensors;
 pub mod train;
 
-pub use black_box::{BlackBox, GcnBlackBox, LogProbs, PreparedBlackBox};
+pub use black_box::{BlackBox, GcnBlackBox, IncrementalBlackBox, LogProbs, PreparedBlackBox};
 pub use error::{ModelError, Result};
 pub use gat::GatConv;
 pub use gcn::{Gcn, GcnConfig, GraphConv};

@@ -1,11 +1,15 @@
 //! The edit MDP of InduCE (spec §2): one [`Episode`] per target node.
 
 use std::collections::HashSet;
+use std::sync::Arc;
 
 use burn::tensor::{Device, Tensor};
 use induce_graph::{EditGraph, Features, Graph, Subgraph, k_hop};
+use induce_models::host_policy::{SparseRows, StateBlocks};
 use induce_models::tensors::matrix;
-use induce_models::{BlackBox, CandidateTensors, GraphTensors, LogProbs, PreparedBlackBox};
+use induce_models::{
+    BlackBox, CandidateTensors, GraphTensors, IncrementalBlackBox, LogProbs, PreparedBlackBox,
+};
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Result, RlError};
@@ -250,6 +254,79 @@ pub struct Step {
     pub done: bool,
 }
 
+/// A boxed [`IncrementalBlackBox`] that clones.
+struct Incremental<'a>(Box<dyn IncrementalBlackBox<'a> + 'a>);
+
+impl Clone for Incremental<'_> {
+    fn clone(&self) -> Self {
+        Self(self.0.boxed_clone())
+    }
+}
+
+/// A visited state of an [`Episode`] ([`Episode::snapshot`]): its changing columns, with the node
+/// features shared with the episode.
+#[derive(Debug, Clone)]
+pub struct StateSnapshot {
+    features: Arc<Features>,
+    sparse: Option<Arc<SparseRows>>,
+    small: Vec<f32>,
+    layout: StateLayout,
+    dim: usize,
+}
+
+impl StateSnapshot {
+    /// A snapshot of a state given whole, row-major `[n, dim]` (as features: one block).
+    pub fn whole(state: Features) -> Self {
+        Self {
+            dim: state.dim(),
+            features: Arc::new(state),
+            sparse: None,
+            small: Vec::new(),
+            layout: StateLayout::Paper,
+        }
+    }
+
+    /// The state as two column blocks, as [`Episode::state_blocks`] gave it.
+    pub fn blocks(&self) -> StateBlocks<'_> {
+        blocks(
+            &self.features,
+            self.sparse.as_deref(),
+            &self.small,
+            self.layout,
+            self.dim,
+        )
+    }
+}
+
+/// The state `[features ‖ small]` (paper) or `[small ‖ features]` (reference) as blocks.
+fn blocks<'s>(
+    features: &'s Features,
+    sparse: Option<&'s SparseRows>,
+    small: &'s [f32],
+    layout: StateLayout,
+    dim: usize,
+) -> StateBlocks<'s> {
+    let (f, d) = (features.as_slice(), features.dim());
+    let (b, block) = match layout {
+        StateLayout::Paper => (StateBlocks::new(f, d, small, dim - d), 0),
+        StateLayout::Reference => (StateBlocks::new(small, dim - d, f, d), 1),
+    };
+    match sparse {
+        Some(s) => b.with_sparse(block, s),
+        None => b,
+    }
+}
+
+/// The non-zero entries of features worth iterating instead of scanning: at least 32 wide and
+/// at most half non-zero (Cora 1 %, Amazon-Photo 35 %; not the benchmarks' constant ones).
+fn sparse_features(features: &Features) -> Option<Arc<SparseRows>> {
+    if features.dim() < 32 {
+        return None;
+    }
+    let s = SparseRows::new(features.as_slice(), features.dim());
+    (s.density() <= 0.5).then(|| Arc::new(s))
+}
+
 /// One explanation episode for a target node: the MDP of spec §2.
 ///
 /// On creation the `h`-hop neighbourhood of the target is extracted (fixed for the episode),
@@ -286,8 +363,16 @@ pub struct Episode<'a> {
     /// The black box bound to this neighbourhood's features, when it can prepare
     /// ([`BlackBox::prepare`]): the same outputs, less work per step.
     prepared: Option<std::sync::Arc<dyn PreparedBlackBox + 'a>>,
+    /// The black box following this episode's edits, when it can ([`BlackBox::incremental`]):
+    /// the same outputs, recomputing only the rows an edit reaches. With the state at the start
+    /// of the episode, for [`Episode::reset`].
+    incremental: Option<Incremental<'a>>,
+    initial_incremental: Option<Incremental<'a>>,
     sub: Subgraph,
-    features: Features,
+    /// The neighbourhood's node features, shared with [`StateSnapshot`]s, and their non-zero
+    /// entries when they are wide and sparse (bag-of-words features).
+    features: Arc<Features>,
+    sparse: Option<Arc<SparseRows>>,
     edit: EditGraph,
     budget: usize,
     reward: Reward,
@@ -295,7 +380,10 @@ pub struct Episode<'a> {
     original_label: usize,
     log_probs: LogProbs,
     candidates: Candidates,
-    state: Vec<f32>,
+    /// The state columns other than the features, `[n, 2 + classes]`: `[degree ‖ entropy ‖
+    /// one-hot]` ([`StateLayout::Paper`], after the features) or `[entropy ‖ degree ‖ one-hot]`
+    /// ([`StateLayout::Reference`], before them).
+    small: Vec<f32>,
     dim: usize,
     layout: StateLayout,
     min_candidates: usize,
@@ -394,26 +482,32 @@ impl<'a> Episode<'a> {
         }
         let features = sub.features(graph);
         let num_classes = black_box.num_classes();
-        let prepared: Option<std::sync::Arc<dyn PreparedBlackBox + 'a>> =
-            black_box.prepare(&features)?.map(std::sync::Arc::from);
-        let log_probs = run_black_box(
-            black_box,
-            prepared.as_deref(),
-            &sub,
-            &features,
-            &edit,
-            num_classes,
-        )?;
+        let incremental = black_box
+            .incremental(&features, &edit.edges())?
+            .map(Incremental);
+        let (prepared, log_probs) = match &incremental {
+            Some(inc) => (None, checked(inc.0.log_probs()?, &sub, num_classes)?),
+            None => {
+                let prepared: Option<std::sync::Arc<dyn PreparedBlackBox + 'a>> =
+                    black_box.prepare(&features)?.map(std::sync::Arc::from);
+                let lp = run_black_box(
+                    black_box,
+                    prepared.as_deref(),
+                    &sub,
+                    &features,
+                    &edit,
+                    num_classes,
+                )?;
+                (prepared, lp)
+            }
+        };
         let original_label = log_probs.argmax(sub.target_local);
         let n = sub.num_nodes();
         let dim = state_dim(d, num_classes);
-        let mut state = vec![0.0; n * dim];
+        let sw = dim - d;
+        let mut small = vec![0.0; n * sw];
         match config.state {
-            StateLayout::Paper => {
-                for (i, row) in state.chunks_exact_mut(dim).enumerate() {
-                    row[..d].copy_from_slice(features.row(i));
-                }
-            }
+            StateLayout::Paper => {}
             StateLayout::Reference => {
                 let labels = sub.labels(graph);
                 if let Some(pos) = labels.iter().position(|&l| l as usize >= num_classes) {
@@ -424,10 +518,9 @@ impl<'a> Episode<'a> {
                         num_classes
                     )));
                 }
-                for (i, row) in state.chunks_exact_mut(dim).enumerate() {
+                for (i, row) in small.chunks_exact_mut(sw).enumerate() {
                     row[0] = reference_entropy(log_probs.row(i));
                     row[2 + labels[i] as usize] = 1.0;
-                    row[2 + num_classes..].copy_from_slice(features.row(i));
                 }
             }
         }
@@ -435,8 +528,11 @@ impl<'a> Episode<'a> {
         let mut ep = Self {
             black_box,
             prepared,
+            initial_incremental: incremental.clone(),
+            incremental,
             sub,
-            features,
+            sparse: sparse_features(&features),
+            features: Arc::new(features),
             edit,
             budget: config.budget,
             reward: config.reward,
@@ -446,7 +542,7 @@ impl<'a> Episode<'a> {
             log_probs,
             initial_candidates: candidates.clone(),
             candidates,
-            state,
+            small,
             dim,
             layout: config.state,
             min_candidates: config.min_candidates,
@@ -461,6 +557,7 @@ impl<'a> Episode<'a> {
     /// without re-extracting the neighbourhood or re-running the black box.
     pub fn reset(&mut self) {
         self.edit = self.sub.to_edit_graph();
+        self.incremental.clone_from(&self.initial_incremental);
         self.log_probs = self.initial_log_probs.clone();
         self.candidates = self.initial_candidates.clone();
         self.edits.clear();
@@ -472,19 +569,19 @@ impl<'a> Episode<'a> {
     /// degree, entropy and one-hot ([`StateLayout::Paper`], O(n · dim)) or the degree only
     /// ([`StateLayout::Reference`], O(n)).
     fn refresh_state(&mut self) {
+        let sw = self.dim - self.features.dim();
         match self.layout {
             StateLayout::Paper => {
-                let d = self.features.dim();
-                for (i, row) in self.state.chunks_exact_mut(self.dim).enumerate() {
-                    row[d] = self.edit.degree(i) as f32;
-                    row[d + 1] = self.log_probs.entropy(i);
-                    let onehot = &mut row[d + 2..];
+                for (i, row) in self.small.chunks_exact_mut(sw).enumerate() {
+                    row[0] = self.edit.degree(i) as f32;
+                    row[1] = self.log_probs.entropy(i);
+                    let onehot = &mut row[2..];
                     onehot.fill(0.0);
                     onehot[self.log_probs.argmax(i)] = 1.0;
                 }
             }
             StateLayout::Reference => {
-                for (i, row) in self.state.chunks_exact_mut(self.dim).enumerate() {
+                for (i, row) in self.small.chunks_exact_mut(sw).enumerate() {
                     row[1] = self.edit.degree(i) as f32;
                 }
             }
@@ -522,14 +619,21 @@ impl<'a> Episode<'a> {
             w: self.sub.global_of(w as usize),
             kind,
         });
-        self.log_probs = run_black_box(
-            self.black_box,
-            self.prepared.as_deref(),
-            &self.sub,
-            &self.features,
-            &self.edit,
-            self.num_classes,
-        )?;
+        self.log_probs = match &mut self.incremental {
+            Some(inc) => checked(
+                inc.0.update(&self.edit.edges(), &[u, w])?,
+                &self.sub,
+                self.num_classes,
+            )?,
+            None => run_black_box(
+                self.black_box,
+                self.prepared.as_deref(),
+                &self.sub,
+                &self.features,
+                &self.edit,
+                self.num_classes,
+            )?,
+        };
         self.refresh_state();
         let after = self.log_prob_original();
         let flipped = self.is_flipped();
@@ -551,12 +655,34 @@ impl<'a> Episode<'a> {
     /// # Shapes
     /// - output: `(data of length n·dim, n, dim)`, `dim = state_dim(feature_dim, classes)`
     pub fn state(&self) -> (Vec<f32>, usize, usize) {
-        (self.state.clone(), self.num_nodes(), self.dim)
+        (self.state_blocks().to_rows(), self.num_nodes(), self.dim)
     }
 
-    /// The per-node state without copying, row-major `[n, dim]`.
-    pub fn state_slice(&self) -> &[f32] {
-        &self.state
+    /// The per-node state without copying, as two column blocks (the node features and the
+    /// columns that change with the edits, in the layout's order).
+    ///
+    /// # Shapes
+    /// - output: `[n, dim]` in two blocks
+    pub fn state_blocks(&self) -> StateBlocks<'_> {
+        blocks(
+            &self.features,
+            self.sparse.as_deref(),
+            &self.small,
+            self.layout,
+            self.dim,
+        )
+    }
+
+    /// A copy of the current state that shares the node features with the episode: what a
+    /// rollout keeps of each visited state (`2 + classes` values per node instead of `dim`).
+    pub fn snapshot(&self) -> StateSnapshot {
+        StateSnapshot {
+            features: Arc::clone(&self.features),
+            sparse: self.sparse.clone(),
+            small: self.small.clone(),
+            layout: self.layout,
+            dim: self.dim,
+        }
     }
 
     /// Width of a state row ([`state_dim`] of this episode's features and classes).
@@ -569,7 +695,7 @@ impl<'a> Episode<'a> {
     /// # Shapes
     /// - output: `[n, dim]`
     pub fn state_tensor(&self, device: &Device) -> Tensor<2> {
-        matrix(&self.state, self.num_nodes(), self.dim, device)
+        matrix(&self.state().0, self.num_nodes(), self.dim, device)
     }
 
     /// The current (edited) neighbourhood uploaded for the policy's GAT layers.
@@ -742,6 +868,11 @@ fn run_black_box(
         Some(p) => p.log_probs(&edit.edges())?,
         None => black_box.log_probs(features, &edit.edges())?,
     };
+    checked(lp, sub, num_classes)
+}
+
+/// Checks a black-box output's shape and values on the neighbourhood `sub`.
+fn checked(lp: LogProbs, sub: &Subgraph, num_classes: usize) -> Result<LogProbs> {
     let n = sub.num_nodes();
     if lp.num_nodes() != n || lp.num_classes() != num_classes {
         return Err(RlError::OutputShape {
@@ -870,7 +1001,7 @@ mod tests {
     const H: f32 = 1.039_720_8; // 1.5 ln 2: entropy of (0.5, 0.25, 0.25)
 
     fn assert_row(ep: &Episode, i: usize, want: [f32; 6]) {
-        let s = ep.state_slice();
+        let s = ep.state().0;
         let row = &s[i * 6..(i + 1) * 6];
         for (k, (&a, &b)) in row.iter().zip(&want).enumerate() {
             assert!((a - b).abs() < 1e-6, "row {i} col {k}: {row:?} vs {want:?}");
@@ -937,7 +1068,7 @@ mod tests {
         ep.step(2).unwrap();
         assert_row(&ep, 2, [2.0, 3.0, H, 0.0, 0.0, 1.0]);
         assert_row(&ep, 5, [6.0, 2.0, H, 0.0, 0.0, 1.0]);
-        assert!(ep.state_slice().iter().all(|x| x.is_finite()));
+        assert!(ep.state().0.iter().all(|x| x.is_finite()));
     }
 
     #[test]

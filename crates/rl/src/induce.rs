@@ -22,7 +22,7 @@ use rand::seq::SliceRandom;
 use rand::{Rng, SeedableRng};
 use serde::{Deserialize, Serialize};
 
-use crate::env::{EnvConfig, Episode, state_dim};
+use crate::env::{EnvConfig, Episode, StateSnapshot, state_dim};
 use crate::error::{Result, RlError};
 use crate::explanation::{Explainer, Explanation};
 
@@ -270,7 +270,7 @@ fn batch_returns<S>(
 
 /// One visited state of an episode rolled out with the host kernel, with its forward pass.
 struct HostStep {
-    state: Vec<f32>,
+    state: StateSnapshot,
     graph: HostGraph,
     cand_u: Vec<u32>,
     cand_w: Vec<u32>,
@@ -292,8 +292,8 @@ fn host_rollout(
         let graph = HostGraph::new(ep.num_nodes(), &ep.edit_graph().edges())?;
         let c = ep.candidates();
         let (cand_u, cand_w, flag) = (c.u.clone(), c.w.clone(), c.flag());
-        let state = ep.state_slice().to_vec();
-        let trace = policy.forward(&state, &graph, &cand_u, &cand_w, &flag);
+        let state = ep.snapshot();
+        let trace = policy.forward_blocks(&state.blocks(), &graph, &cand_u, &cand_w, &flag);
         let action = sample(trace.log_probs(), rng);
         let step = ep.step(action)?;
         steps.push(HostStep {
@@ -327,8 +327,15 @@ fn host_episode_grad(
             config.entropy_coef,
             scale,
         );
-        policy.backward(
-            &s.trace, &s.state, &s.graph, &s.cand_u, &s.cand_w, &s.flag, &ds, &mut grads,
+        policy.backward_blocks(
+            &s.trace,
+            &s.state.blocks(),
+            &s.graph,
+            &s.cand_u,
+            &s.cand_w,
+            &s.flag,
+            &ds,
+            &mut grads,
         );
     }
     grads
@@ -898,7 +905,7 @@ pub fn explain_greedy_host(
 fn host_log_probs(policy: &HostPolicy, ep: &Episode<'_>) -> Result<Vec<f32>> {
     let g = HostGraph::new(ep.num_nodes(), &ep.edit_graph().edges())?;
     let c = ep.candidates();
-    let trace = policy.forward(ep.state_slice(), &g, &c.u, &c.w, &c.flag());
+    let trace = policy.forward_blocks(&ep.state_blocks(), &g, &c.u, &c.w, &c.flag());
     Ok(trace.log_probs().to_vec())
 }
 
@@ -908,7 +915,7 @@ pub fn run_greedy_host(policy: &HostPolicy, ep: &mut Episode<'_>) -> Result<()> 
     while !ep.is_done() {
         let g = HostGraph::new(ep.num_nodes(), &ep.edit_graph().edges())?;
         let c = ep.candidates();
-        let trace = policy.forward(ep.state_slice(), &g, &c.u, &c.w, &c.flag());
+        let trace = policy.forward_blocks(&ep.state_blocks(), &g, &c.u, &c.w, &c.flag());
         ep.step(argmax(trace.log_probs()))?;
     }
     Ok(())
@@ -1276,7 +1283,14 @@ mod tests {
                         let graph = HostGraph::new(r.num_nodes, &r.edges).unwrap();
                         let trace = host.forward(&r.state, &graph, &r.cand_u, &r.cand_w, &r.flag);
                         HostStep {
-                            state: r.state.clone(),
+                            state: StateSnapshot::whole(
+                                induce_graph::Features::new(
+                                    r.num_nodes,
+                                    r.state.len() / r.num_nodes,
+                                    r.state.clone(),
+                                )
+                                .unwrap(),
+                            ),
                             graph,
                             cand_u: r.cand_u.clone(),
                             cand_w: r.cand_w.clone(),

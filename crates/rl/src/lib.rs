@@ -61,7 +61,10 @@ mod error {
 
 pub use induce_explain::{explanation, metrics, parallel};
 
-pub use env::{ActionFlag, Candidates, EditMode, EnvConfig, Episode, StateLayout, Step, state_dim};
+pub use env::{
+    ActionFlag, Candidates, EditMode, EnvConfig, Episode, StateLayout, StateSnapshot, Step,
+    state_dim,
+};
 pub use error::Result;
 /// The error type of every explainer (`induce_explain::ExplainError`), under its historical
 /// name in this crate.

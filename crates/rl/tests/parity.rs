@@ -85,9 +85,9 @@ fn the_nan_trap_hits_four_syn1_targets_in_the_reference_state_only() {
     let mut trapped = 0;
     for t in data.eval_targets.clone().unwrap() {
         let ep = Episode::new(&data.graph, &bb, t, &EnvConfig::reference()).unwrap();
-        trapped += usize::from(ep.state_slice().iter().any(|x| x.is_nan()));
+        trapped += usize::from(ep.state().0.iter().any(|x| x.is_nan()));
         let ep = Episode::new(&data.graph, &bb, t, &EnvConfig::default()).unwrap();
-        assert!(ep.state_slice().iter().all(|x| x.is_finite()), "target {t}");
+        assert!(ep.state().0.iter().all(|x| x.is_finite()), "target {t}");
     }
     assert_eq!(trapped, 4);
 }
