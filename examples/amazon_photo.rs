@@ -2,9 +2,9 @@
 //! seeded 80/20 split, GCN hidden width 128): `cargo run --release --example amazon_photo -- --data PATH`.
 //!
 //! The paper's graph (7,487 nodes, 119,043 edges) is exactly Amazon-Photo's largest connected
-//! component, not the 3-hop neighbourhood of a typical node (seed 42: 559 nodes); to work on it,
-//! write it with `induce data subgraph --largest-component` and use the command line
-//! (`docs/RESULTS.md`).
+//! component, not the 3-hop neighbourhood of a typical node (seed 42: 559 nodes): pass
+//! `--largest-component` to work on it (or write it with `induce data subgraph
+//! --largest-component` and use the command line, as `docs/RESULTS.md` does).
 
 mod common;
 

@@ -200,6 +200,14 @@ impl SparseRows {
     }
 }
 
+/// The first GAT layer's product over a state's first block ([`HostPolicy::first_block_product`]).
+#[derive(Debug, Clone)]
+pub struct FirstBlockProduct {
+    rows: Vec<f32>,
+    num_nodes: usize,
+    first_width: usize,
+}
+
 /// One row of one block of a [`StateBlocks`]: dense values or the non-zero entries.
 #[derive(Clone, Copy)]
 enum Part<'a> {
@@ -328,11 +336,31 @@ impl<'a> StateBlocks<'a> {
 /// `out[r, :] += x[r, :] · W` for a row-major `W` of shape `[width, m]`: [`matmul_acc`] on the
 /// concatenated rows, bit for bit (each row accumulates over the first block's columns, then the
 /// second's, skipping zeros).
-fn matmul_acc_blocks(x: &StateBlocks<'_>, w: &[f32], m: usize, out: &mut [f32]) {
-    fn fixed<const M: usize>(x: &StateBlocks<'_>, w: &[f32], out: &mut [f32]) {
+///
+/// With `start` (the sums over the first block alone, [`HostPolicy::first_block_product`]),
+/// each row continues from them over the second block only: the same operations in the same
+/// order as without it.
+fn matmul_acc_blocks(
+    x: &StateBlocks<'_>,
+    w: &[f32],
+    m: usize,
+    out: &mut [f32],
+    start: Option<&[f32]>,
+) {
+    let skip = usize::from(start.is_some());
+    fn fixed<const M: usize>(
+        x: &StateBlocks<'_>,
+        w: &[f32],
+        out: &mut [f32],
+        start: Option<&[f32]>,
+        skip: usize,
+    ) {
         for (i, or) in out.chunks_exact_mut(M).enumerate().take(x.num_nodes) {
             let mut acc = [0.0f32; M];
-            for (part, at) in x.parts(i) {
+            if let Some(s) = start {
+                acc.copy_from_slice(&s[i * M..(i + 1) * M]);
+            }
+            for (part, at) in x.parts(i).into_iter().skip(skip) {
                 part.for_each_nonzero(|c, xv| {
                     let wr = &w[(at + c) * M..(at + c + 1) * M];
                     for j in 0..M {
@@ -346,11 +374,16 @@ fn matmul_acc_blocks(x: &StateBlocks<'_>, w: &[f32], m: usize, out: &mut [f32]) 
         }
     }
     match m {
-        16 => fixed::<16>(x, w, out),
-        8 => fixed::<8>(x, w, out),
+        16 => fixed::<16>(x, w, out, start, skip),
+        8 => fixed::<8>(x, w, out, start, skip),
         _ => {
             for (i, or) in out.chunks_exact_mut(m).enumerate().take(x.num_nodes) {
-                for (part, at) in x.parts(i) {
+                if let Some(s) = start {
+                    for (o, &v) in or.iter_mut().zip(&s[i * m..(i + 1) * m]) {
+                        *o += v;
+                    }
+                }
+                for (part, at) in x.parts(i).into_iter().skip(skip) {
                     part.for_each_nonzero(|c, xv| {
                         let wr = &w[(at + c) * m..(at + c + 1) * m];
                         for (o, &wv) in or.iter_mut().zip(wr) {
@@ -764,6 +797,60 @@ impl HostPolicy {
         w: &[u32],
         flag: &[f32],
     ) -> Trace {
+        self.forward_cached(x, None, g, u, w, flag)
+    }
+
+    /// The first GAT layer's product `x W` over the state's FIRST block alone (`[n, out]`):
+    /// while the policy's parameters and that block stay the same (an episode's node features,
+    /// [`StateLayout::Paper`](../../induce_rl/enum.StateLayout.html)), every step's forward pass
+    /// can start from it ([`HostPolicy::forward_cached`]) instead of re-reading the features.
+    ///
+    /// # Shapes
+    /// - x: `[n, input_dim]` in two blocks; output rows `[n, hidden]`
+    pub fn first_block_product(&self, x: &StateBlocks<'_>) -> FirstBlockProduct {
+        let s = self.gat[0];
+        assert_eq!(x.width(), self.input_dim(), "state is [n, input_dim]");
+        let only_first = StateBlocks {
+            second_width: 0,
+            second: &[],
+            sparse: [x.sparse[0], None],
+            ..*x
+        };
+        let mut rows = vec![0.0; x.num_nodes() * s.out];
+        matmul_acc_blocks(
+            &only_first,
+            &self.params[s.w..s.w + x.first_width * s.out],
+            s.out,
+            &mut rows,
+            None,
+        );
+        FirstBlockProduct {
+            rows,
+            num_nodes: x.num_nodes(),
+            first_width: x.first_width,
+        }
+    }
+
+    /// [`HostPolicy::forward_blocks`] starting from the first block's product
+    /// ([`HostPolicy::first_block_product`] of the same parameters and first block), bit for bit
+    /// the same result; `None` computes it.
+    ///
+    /// Panics if `first` does not match `x`'s shape.
+    pub fn forward_cached(
+        &self,
+        x: &StateBlocks<'_>,
+        first: Option<&FirstBlockProduct>,
+        g: &HostGraph,
+        u: &[u32],
+        w: &[u32],
+        flag: &[f32],
+    ) -> Trace {
+        if let Some(f) = first {
+            assert!(
+                f.num_nodes == x.num_nodes() && f.first_width == x.first_width,
+                "first-block product of another state shape"
+            );
+        }
         let n = g.num_nodes;
         assert!(
             x.num_nodes() == n && x.width() == self.input_dim(),
@@ -780,7 +867,13 @@ impl HostPolicy {
             let (o, k) = (s.out, s.input);
             let mut h = vec![0.0; n * o];
             if li == 0 {
-                matmul_acc_blocks(x, &p[s.w..s.w + k * o], o, &mut h);
+                matmul_acc_blocks(
+                    x,
+                    &p[s.w..s.w + k * o],
+                    o,
+                    &mut h,
+                    first.map(|f| &f.rows[..]),
+                );
             } else {
                 matmul_acc(&cur, &p[s.w..s.w + k * o], k, o, &mut h);
             }
@@ -1311,6 +1404,10 @@ mod tests {
                     let t = host.forward_blocks(&xb, &g, &U, &W, &F);
                     let at = format!("hidden {hidden}, split {split}");
                     assert_eq!(t.log_probs(), whole.log_probs(), "{at}");
+                    let first = host.first_block_product(&xb);
+                    let tc = host.forward_cached(&xb, Some(&first), &g, &U, &W, &F);
+                    assert_eq!(tc.log_probs(), whole.log_probs(), "cached: {at}");
+                    assert_eq!(tc.embeddings(), whole.embeddings(), "cached: {at}");
                     let ds = reinforce_score_grad(t.log_probs(), 2, 0.3, 0.1, 1.0);
                     let mut g1 = vec![0.5; host.num_params()];
                     let mut g2 = g1.clone();

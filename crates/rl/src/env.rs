@@ -673,6 +673,13 @@ impl<'a> Episode<'a> {
         )
     }
 
+    /// True when the first block of [`Episode::state_blocks`] never changes during the episode
+    /// (the node features, [`StateLayout::Paper`]), so a policy's product over it can be kept
+    /// for all steps ([`HostPolicy::first_block_product`](induce_models::host_policy::HostPolicy::first_block_product)).
+    pub fn first_block_is_fixed(&self) -> bool {
+        self.layout == StateLayout::Paper
+    }
+
     /// A copy of the current state that shares the node features with the episode: what a
     /// rollout keeps of each visited state (`2 + classes` values per node instead of `dim`).
     pub fn snapshot(&self) -> StateSnapshot {

@@ -13,7 +13,9 @@ use burn::module::Module;
 use burn::optim::{AdamConfig, GradientsParams};
 use burn::tensor::{Device, Tensor, TensorData};
 use induce_graph::Graph;
-use induce_models::host_policy::{HostAdam, HostGraph, HostPolicy, Trace, reinforce_score_grad};
+use induce_models::host_policy::{
+    FirstBlockProduct, HostAdam, HostGraph, HostPolicy, Trace, reinforce_score_grad,
+};
 use induce_models::tensors::{GraphTensors, Messages, indices, matrix, scatter_add_rows};
 use induce_models::tensors::{segment_log_softmax, to_vec};
 use induce_models::{BlackBox, CandidateTensors, Policy, PolicyConfig};
@@ -288,12 +290,22 @@ fn host_rollout(
 ) -> Result<Vec<HostStep>> {
     ep.reset();
     let mut steps = Vec::new();
+    // The policy is fixed during the rollout: its product over the features is computed once.
+    let mut first = None;
     while !ep.is_done() {
         let graph = HostGraph::new(ep.num_nodes(), &ep.edit_graph().edges())?;
         let c = ep.candidates();
         let (cand_u, cand_w, flag) = (c.u.clone(), c.w.clone(), c.flag());
         let state = ep.snapshot();
-        let trace = policy.forward_blocks(&state.blocks(), &graph, &cand_u, &cand_w, &flag);
+        let first = first.get_or_insert_with(|| first_block(policy, ep));
+        let trace = policy.forward_cached(
+            &state.blocks(),
+            first.as_ref(),
+            &graph,
+            &cand_u,
+            &cand_w,
+            &flag,
+        );
         let action = sample(trace.log_probs(), rng);
         let step = ep.step(action)?;
         steps.push(HostStep {
@@ -902,21 +914,31 @@ pub fn explain_greedy_host(
 ///
 /// # Shapes
 /// - output: `[C]` (one entry per candidate action)
-fn host_log_probs(policy: &HostPolicy, ep: &Episode<'_>) -> Result<Vec<f32>> {
+fn host_log_probs(
+    policy: &HostPolicy,
+    ep: &Episode<'_>,
+    first: Option<&FirstBlockProduct>,
+) -> Result<Vec<f32>> {
     let g = HostGraph::new(ep.num_nodes(), &ep.edit_graph().edges())?;
     let c = ep.candidates();
-    let trace = policy.forward_blocks(&ep.state_blocks(), &g, &c.u, &c.w, &c.flag());
+    let trace = policy.forward_cached(&ep.state_blocks(), first, &g, &c.u, &c.w, &c.flag());
     Ok(trace.log_probs().to_vec())
+}
+
+/// The policy's first-layer product over an episode's fixed features (`None` when the first
+/// state block changes with the edits: the reference layout).
+fn first_block(policy: &HostPolicy, ep: &Episode<'_>) -> Option<FirstBlockProduct> {
+    ep.first_block_is_fixed()
+        .then(|| policy.first_block_product(&ep.state_blocks()))
 }
 
 /// Plays an episode to its end greedily with the host kernel (the loop of
 /// [`explain_greedy_host`], for episodes built otherwise, e.g. [`Episode::with_subgraph`]).
 pub fn run_greedy_host(policy: &HostPolicy, ep: &mut Episode<'_>) -> Result<()> {
+    let first = first_block(policy, ep);
     while !ep.is_done() {
-        let g = HostGraph::new(ep.num_nodes(), &ep.edit_graph().edges())?;
-        let c = ep.candidates();
-        let trace = policy.forward_blocks(&ep.state_blocks(), &g, &c.u, &c.w, &c.flag());
-        ep.step(argmax(trace.log_probs()))?;
+        let lp = host_log_probs(policy, ep, first.as_ref())?;
+        ep.step(argmax(&lp))?;
     }
     Ok(())
 }
@@ -938,7 +960,10 @@ pub fn explain_best_of_k_host(
     seed: u64,
 ) -> Result<Explanation> {
     let mut ep = Episode::new(graph, black_box, target, env)?;
-    best_of_k(&mut ep, samples, seed, Ok, |ep| host_log_probs(policy, ep))
+    let first = first_block(policy, &ep);
+    best_of_k(&mut ep, samples, seed, Ok, |ep| {
+        host_log_probs(policy, ep, first.as_ref())
+    })
 }
 
 /// [`explain_best_of_k_host`] with the Burn kernel on `device`.
@@ -1084,7 +1109,12 @@ impl Explainer for InduceExplainer<'_> {
         };
         let mut ep = Episode::new(graph, self.black_box, target, &self.env)?;
         match &self.host {
-            Some(host) => best_of_k(&mut ep, k, seed, finish, |ep| host_log_probs(host, ep)),
+            Some(host) => {
+                let first = first_block(host, &ep);
+                best_of_k(&mut ep, k, seed, finish, |ep| {
+                    host_log_probs(host, ep, first.as_ref())
+                })
+            }
             None => best_of_k(&mut ep, k, seed, finish, |ep| {
                 action_log_probs(&self.policy, ep, &self.device)
             }),
