@@ -74,7 +74,7 @@ impl ExperimentConfig {
             inductive: preset.inductive(seed),
             transductive: preset.transductive(seed),
             baselines: BaselineConfig::for_dataset(&stem, seed),
-            methods: Method::ALL.to_vec(),
+            methods: Method::DEFAULT.to_vec(),
             max_targets: None,
         }
     }
@@ -174,7 +174,10 @@ pub fn run_on(
             icfg.env.mode = mode;
         }
         let reuse = match (method, &trained_full) {
-            (Method::Inductive | Method::InductiveBestOfK, Some(t)) => Some(t.clone()),
+            (
+                Method::Inductive | Method::InductiveBestOfK | Method::InductiveFineTuned,
+                Some(t),
+            ) => Some(t.clone()),
             _ => None,
         };
         let (policy, train_seconds) = if let Some((p, secs)) = reuse {
@@ -227,6 +230,11 @@ pub fn run_on(
             });
             (e?, secs)
         } else {
+            if method == Method::InductiveFineTuned {
+                // Trained as `inductive`, fine-tuned with the transductive schedule.
+                icfg.episodes = config.transductive.episodes;
+                icfg.gamma = config.transductive.gamma;
+            }
             (
                 explainer(method, data, bb, policy.as_ref(), &icfg, device)?,
                 train_seconds,

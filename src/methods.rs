@@ -37,6 +37,10 @@ pub enum Method {
     InductiveBestOfK,
     /// InduCE transductive: a policy trained per target (`transductive`).
     Transductive,
+    /// The trained inductive policy fine-tuned per target: its greedy episode, then the
+    /// transductive schedule (episodes, γ) starting from its parameters instead of a fresh
+    /// network (`inductive-fine-tuned`; not in the paper).
+    InductiveFineTuned,
     /// InduCE inductive restricted to deletions (`inductive-del-only`).
     InductiveDelOnly,
     /// The same network as `inductive`, untrained: the ablation of training (`untrained`).
@@ -72,11 +76,27 @@ impl Method {
         Method::PgExplainer,
     ];
 
-    /// Every method: InduCE's, then the baselines.
-    pub const ALL: [Method; 10] = [
+    /// The methods an experiment runs by default: [`Method::INDUCE`], then the baselines.
+    pub const DEFAULT: [Method; 10] = [
         Method::Inductive,
         Method::InductiveBestOfK,
         Method::Transductive,
+        Method::InductiveDelOnly,
+        Method::Untrained,
+        Method::Random,
+        Method::CfGnnExplainer,
+        Method::CfGnnExplainerPlusPlus,
+        Method::Cf2,
+        Method::PgExplainer,
+    ];
+
+    /// Every method: InduCE's (with `inductive-fine-tuned`, which experiments run only when
+    /// asked), then the baselines.
+    pub const ALL: [Method; 11] = [
+        Method::Inductive,
+        Method::InductiveBestOfK,
+        Method::Transductive,
+        Method::InductiveFineTuned,
         Method::InductiveDelOnly,
         Method::Untrained,
         Method::Random,
@@ -92,6 +112,7 @@ impl Method {
             Method::Inductive => "inductive",
             Method::InductiveBestOfK => "inductive-best-of-k",
             Method::Transductive => "transductive",
+            Method::InductiveFineTuned => "inductive-fine-tuned",
             Method::InductiveDelOnly => "inductive-del-only",
             Method::Untrained => "untrained",
             Method::Random => "random",
@@ -126,7 +147,10 @@ impl Method {
     pub fn needs_policy(self) -> bool {
         matches!(
             self,
-            Method::Inductive | Method::InductiveBestOfK | Method::InductiveDelOnly
+            Method::Inductive
+                | Method::InductiveBestOfK
+                | Method::InductiveDelOnly
+                | Method::InductiveFineTuned
         )
     }
 
@@ -155,6 +179,7 @@ impl FromStr for Method {
         let bare = match bare {
             "untrained-policy" => "untrained",
             "best-of-k" | "inductive-bok" => "inductive-best-of-k",
+            "fine-tuned" | "inductive-finetuned" => "inductive-fine-tuned",
             "cf-gnn" | "cfgnnexplainer" | "cf-gnn-explainer" => "cf-gnnexplainer",
             "cf-gnn++" | "cfgnnexplainer++" | "cf-gnn-explainer++" => "cf-gnnexplainer++",
             "cf²" | "cff" => "cf2",
@@ -558,8 +583,22 @@ pub fn describe_induce(method: Method, config: &InduceConfig) -> Option<String> 
             config.inference_samples,
             config.inference_samples.saturating_sub(1)
         ),
+        Method::InductiveFineTuned => format!(
+            "the trained policy's greedy episode, then up to {} episodes fine-tuning it on each \
+             target (γ {}); {min}",
+            config.episodes, config.gamma
+        ),
         _ => min.to_string(),
     })
+}
+
+fn needs_policy(method: Method) -> Error {
+    Error::InvalidValue {
+        what: "method",
+        value: method.name().into(),
+        reason: "needs a trained policy (--policy FILE or run directory; `induce train` makes one)"
+            .into(),
+    }
 }
 
 /// Builds the explainer of `method`.
@@ -570,6 +609,8 @@ pub fn describe_induce(method: Method, config: &InduceConfig) -> Option<String> 
 /// * `untrained`: a fresh network initialised from `config`'s seed;
 /// * `inductive-best-of-k`: the trained policy with `config.inference_samples` episodes per
 ///   target (sampled with `config.seed`).
+/// * `inductive-fine-tuned`: the trained policy's greedy episode, then `config.episodes`
+///   transductive episodes fine-tuning a copy of it (γ and learning rate from `config`).
 ///
 /// `config` is the InduCE configuration (environment, kernel, episodes, seed, minimality pass)
 /// of the run.
@@ -600,6 +641,13 @@ pub fn explainer<'a>(
             config,
             device,
         )),
+        Method::InductiveFineTuned => {
+            let p = policy.ok_or_else(|| needs_policy(method))?;
+            Box::new(
+                TransductiveExplainer::new(method.name(), black_box, config, device)
+                    .with_init(p.clone()),
+            )
+        }
         Method::Untrained => {
             let p = config
                 .policy_config(d, black_box.num_classes())
@@ -611,13 +659,7 @@ pub fn explainer<'a>(
             )
         }
         _ => {
-            let p = policy.ok_or_else(|| Error::InvalidValue {
-                what: "method",
-                value: method.name().into(),
-                reason: "needs a trained policy (--policy FILE or run directory; `induce train` \
-                         makes one)"
-                    .into(),
-            })?;
+            let p = policy.ok_or_else(|| needs_policy(method))?;
             let samples = match method {
                 Method::InductiveBestOfK => config.inference_samples,
                 _ => 1,
@@ -651,7 +693,7 @@ mod tests {
         assert_eq!(
             e,
             "invalid method `gem`: expected one of inductive, inductive-best-of-k, \
-             transductive, inductive-del-only, untrained, random, cf-gnnexplainer, cf-gnnexplainer++, cf2, \
+             transductive, inductive-fine-tuned, inductive-del-only, untrained, random, cf-gnnexplainer, cf-gnnexplainer++, cf2, \
              pgexplainer"
         );
         assert!(Method::BASELINES.iter().all(|m| m.is_baseline()));

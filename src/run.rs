@@ -421,6 +421,11 @@ pub fn explain_job_journaled(
             c.seed = job.induce.seed;
             c.env.fanout = job.induce.env.fanout;
             c.env.max_nodes = job.induce.env.max_nodes;
+            if m == Method::InductiveFineTuned {
+                // Fine-tuning follows the run's transductive schedule.
+                c.episodes = job.induce.episodes;
+                c.gamma = job.induce.gamma;
+            }
             if let Some(mode) = job.edits {
                 c.env.mode = mode;
             }

@@ -283,8 +283,10 @@ struct ExplainArgs {
     #[arg(long)]
     policy: Option<PathBuf>,
     /// Methods, comma-separated or repeated: InduCE's inductive, inductive-best-of-k,
-    /// transductive, inductive-del-only, untrained; the baselines random, cf-gnnexplainer, cf-gnnexplainer++,
-    /// cf2, pgexplainer (trained on the training split's targets).
+    /// transductive, inductive-fine-tuned (the --policy fine-tuned per target with the
+    /// transductive schedule), inductive-del-only, untrained; the baselines random,
+    /// cf-gnnexplainer, cf-gnnexplainer++, cf2, pgexplainer (trained on the training split's
+    /// targets).
     #[arg(long, value_delimiter = ',', required = true)]
     method: Vec<Method>,
     /// Budget of every baseline: random masks (random), optimisation steps (cf-gnnexplainer,

@@ -848,6 +848,23 @@ pub fn explain_transductive(
     config: &InduceConfig,
     device: &Device,
 ) -> Result<Explanation> {
+    explain_transductive_from(graph, black_box, target, config, None, device)
+}
+
+/// [`explain_transductive`] starting from a trained policy instead of a fresh one (`init`; the
+/// `inductive-fine-tuned` method): the trained policy's greedy episode comes first (so nothing
+/// it finds is lost), then up to `config.episodes` sampled episodes fine-tune a copy of it on
+/// this target alone, one update per episode, with `config`'s γ, learning rate and entropy
+/// weight. The smallest counterfactual is kept, stopping early at size 1. `None` is
+/// [`explain_transductive`].
+pub fn explain_transductive_from(
+    graph: &Graph,
+    black_box: &dyn BlackBox,
+    target: u32,
+    config: &InduceConfig,
+    init: Option<&Policy>,
+    device: &Device,
+) -> Result<Explanation> {
     if config.episodes == 0 {
         return Err(RlError::InvalidConfig("episodes must be at least 1".into()));
     }
@@ -872,7 +889,17 @@ pub fn explain_transductive(
         Ok(best.as_ref().is_some_and(|b| b.size() <= 1))
     };
     if config.kernel == PolicyKernel::Host {
-        let mut policy = HostPolicy::from_policy(&pcfg.init(device));
+        let mut policy = match init {
+            Some(p) => HostPolicy::from_policy(p),
+            None => HostPolicy::from_policy(&pcfg.init(device)),
+        };
+        if init.is_some() {
+            ep.reset();
+            run_greedy_host(&policy, &mut ep)?;
+            if keep(ep.explanation())? {
+                return Ok(best.or(last).expect("one episode"));
+            }
+        }
         let mut adam = HostAdam::new(policy.num_params());
         for _ in 0..config.episodes {
             let steps = host_rollout(&policy, &mut ep, &mut rng)?;
@@ -883,7 +910,21 @@ pub fn explain_transductive(
         }
     } else {
         let ad = device.clone().autodiff();
-        let mut policy = pcfg.init(&ad);
+        let mut policy = match init {
+            Some(p) => HostPolicy::from_policy(p).to_policy(&ad),
+            None => pcfg.init(&ad),
+        };
+        if init.is_some() {
+            let plain = policy.valid();
+            ep.reset();
+            while !ep.is_done() {
+                let logp = action_log_probs(&plain, &ep, device)?;
+                ep.step(argmax(&logp))?;
+            }
+            if keep(ep.explanation())? {
+                return Ok(best.or(last).expect("one episode"));
+            }
+        }
         let mut optim = AdamConfig::new().init();
         for _ in 0..config.episodes {
             let steps = rollout(&policy.valid(), &mut ep, &mut rng, device)?;
@@ -1130,6 +1171,7 @@ pub struct TransductiveExplainer<'a> {
     config: InduceConfig,
     device: Device,
     name: String,
+    init: Option<Policy>,
 }
 
 impl<'a> TransductiveExplainer<'a> {
@@ -1145,7 +1187,15 @@ impl<'a> TransductiveExplainer<'a> {
             config,
             device: device.clone(),
             name: name.into(),
+            init: None,
         }
+    }
+
+    /// Starts every target from this trained policy instead of a fresh one
+    /// ([`explain_transductive_from`]: per-target fine-tuning of an inductive policy).
+    pub fn with_init(mut self, policy: Policy) -> Self {
+        self.init = Some(policy);
+        self
     }
 }
 
@@ -1155,7 +1205,14 @@ impl Explainer for TransductiveExplainer<'_> {
     }
 
     fn explain(&self, graph: &Graph, target: u32) -> Result<Explanation> {
-        explain_transductive(graph, self.black_box, target, &self.config, &self.device)
+        explain_transductive_from(
+            graph,
+            self.black_box,
+            target,
+            &self.config,
+            self.init.as_ref(),
+            &self.device,
+        )
     }
 }
 

@@ -73,8 +73,8 @@ pub use explanation::{Edit, EditKind, Explainer, Explanation};
 pub use induce::{
     EpochStats, InduceConfig, InduceExplainer, PolicyKernel, PolicyMeta, TransductiveExplainer,
     explain_best_of_k, explain_best_of_k_host, explain_greedy, explain_greedy_host,
-    explain_transductive, load_policy, save_policy, timed, train_inductive,
-    train_inductive_checkpointed,
+    explain_transductive, explain_transductive_from, load_policy, save_policy, timed,
+    train_inductive, train_inductive_checkpointed,
 };
 pub use parity::{DatasetParity, ParityError, ParityReport};
 pub use reward::Reward;
