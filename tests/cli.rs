@@ -790,23 +790,48 @@ fn killed_runs_resume_to_the_uninterrupted_result() {
         .to_vec()
     };
     let whole = p.root.join("whole");
-    let start = std::time::Instant::now();
     ok(Command::new(env!("CARGO_BIN_EXE_induce"))
         .args(args(&whole))
         .output()
         .unwrap());
-    let full = start.elapsed().as_secs_f64();
+    let summary: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(whole.join("summary.json")).unwrap()).unwrap();
+    // One journal line per finished chunk of 4 targets (one thread), per method.
+    let chunks: usize = summary["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["targets"].as_u64().unwrap().div_ceil(4) as usize)
+        .sum();
+    assert!(chunks >= 8, "{chunks} chunks");
 
     let out = p.root.join("resumed");
     let journal = p.root.join(".resumed.journal");
-    // A fixed pseudo-random sequence of kill times, as fractions of the uninterrupted run.
+    let journal_lines = || -> usize {
+        std::fs::read_dir(&journal)
+            .map(|d| {
+                d.flatten()
+                    .filter(|e| e.path().extension().is_some_and(|x| x == "jsonl"))
+                    .map(|e| {
+                        std::fs::read_to_string(e.path())
+                            .map(|t| t.lines().count())
+                            .unwrap_or(0)
+                    })
+                    .sum()
+            })
+            .unwrap_or(0)
+    };
+    // Kill when the journal reaches about a quarter, a half and three quarters of the run
+    // (jittered by a fixed pseudo-random sequence): by progress, not by time, so that the kills
+    // land mid-run on a fast or a loaded machine alike.
     let mut x: u64 = 0x2545_F491_4F6C_DD1D;
     let mut progress = Vec::new();
-    for _ in 0..3 {
+    for k in 1..=3 {
         x ^= x << 13;
         x ^= x >> 7;
         x ^= x << 17;
-        let frac = 0.2 + 0.6 * (x % 1000) as f64 / 1000.0;
+        let frac = 0.25 * k as f64 + 0.1 * ((x % 1000) as f64 / 1000.0 - 0.5);
+        let threshold = ((frac * chunks as f64) as usize).clamp(1, chunks - 1);
         let mut child = Command::new(env!("CARGO_BIN_EXE_induce"))
             .args(args(&out))
             .arg("--resume")
@@ -814,28 +839,28 @@ fn killed_runs_resume_to_the_uninterrupted_result() {
             .stderr(std::process::Stdio::null())
             .spawn()
             .unwrap();
-        std::thread::sleep(std::time::Duration::from_secs_f64(frac * full));
-        child.kill().unwrap(); // SIGKILL
+        let finished = loop {
+            if child.try_wait().unwrap().is_some() {
+                break true;
+            }
+            if journal_lines() >= threshold {
+                break false;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(2));
+        };
+        child.kill().ok(); // SIGKILL
         let status = child.wait().unwrap();
-        if status.success() {
-            break; // finished before the kill (a slow machine timing)
+        if finished || status.success() {
+            break; // finished before the kill
         }
         // Killed: no run directory at all (it is moved into place only when complete).
         assert!(!out.exists(), "a killed run left {}", out.display());
-        let lines: usize = std::fs::read_dir(&journal)
-            .map(|d| {
-                d.flatten()
-                    .filter(|e| e.path().extension().is_some_and(|x| x == "jsonl"))
-                    .map(|e| std::fs::read_to_string(e.path()).unwrap().lines().count())
-                    .sum()
-            })
-            .unwrap_or(0);
-        progress.push(lines);
+        progress.push(journal_lines());
     }
     // The kills landed while explaining: the journal grew.
     assert!(
         progress.iter().any(|&n| n > 0),
-        "no kill landed mid-run: {progress:?} (full run {full:.2} s)"
+        "no kill landed mid-run: {progress:?} ({chunks} chunks)"
     );
     ok(Command::new(env!("CARGO_BIN_EXE_induce"))
         .args(args(&out))
@@ -933,8 +958,19 @@ fn killed_runs_resume_to_the_uninterrupted_result() {
         .args(args(&other))
         .spawn()
         .unwrap();
-    std::thread::sleep(std::time::Duration::from_secs_f64(0.5 * full));
-    first.kill().unwrap();
+    let other_journal = p.root.join(".other.journal");
+    // Killed once its journal holds a finished chunk.
+    while first.try_wait().unwrap().is_none()
+        && !std::fs::read_dir(&other_journal).is_ok_and(|d| {
+            d.flatten().any(|e| {
+                e.path().extension().is_some_and(|x| x == "jsonl")
+                    && std::fs::read_to_string(e.path()).is_ok_and(|t| t.lines().count() > 0)
+            })
+        })
+    {
+        std::thread::sleep(std::time::Duration::from_millis(2));
+    }
+    first.kill().ok();
     first.wait().unwrap();
     if p.root.join(".other.journal").exists() {
         let mut changed = args(&other);
