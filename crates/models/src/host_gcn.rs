@@ -788,22 +788,27 @@ impl Adjacency {
         if f == 0 {
             return;
         }
-        let full = f - f % (2 * LANES);
         for (&v, o) in rows.iter().zip(out.chunks_exact_mut(f)) {
-            let i = v as usize;
-            let (lo, hi) = (self.start[i], self.start[i + 1]);
-            let row = Row {
-                src: &self.src[lo..hi],
-                weight: &self.weight[lo..hi],
-                node: i,
-                self_weight: self.self_weight[i],
-            };
-            for j in (0..full).step_by(2 * LANES) {
-                row.gather::<{ 2 * LANES }>(h, f, j, o);
-            }
-            if full < f {
-                row.gather::<LANES>(h, f, full, o);
-            }
+            self.aggregate_row(v as usize, h, f, o);
+        }
+    }
+
+    /// Row `i` of `Â h` into `o` (`f` wide, overwritten).
+    #[inline(always)]
+    fn aggregate_row(&self, i: usize, h: &[f32], f: usize, o: &mut [f32]) {
+        let full = f - f % (2 * LANES);
+        let (lo, hi) = (self.start[i], self.start[i + 1]);
+        let row = Row {
+            src: &self.src[lo..hi],
+            weight: &self.weight[lo..hi],
+            node: i,
+            self_weight: self.self_weight[i],
+        };
+        for j in (0..full).step_by(2 * LANES) {
+            row.gather::<{ 2 * LANES }>(h, f, j, o);
+        }
+        if full < f {
+            row.gather::<LANES>(h, f, full, o);
         }
     }
 
@@ -816,21 +821,8 @@ impl Adjacency {
         if f == 0 {
             return;
         }
-        let full = f - f % (2 * LANES);
         for (i, o) in out.chunks_exact_mut(f).enumerate() {
-            let (lo, hi) = (self.start[i], self.start[i + 1]);
-            let row = Row {
-                src: &self.src[lo..hi],
-                weight: &self.weight[lo..hi],
-                node: i,
-                self_weight: self.self_weight[i],
-            };
-            for j in (0..full).step_by(2 * LANES) {
-                row.gather::<{ 2 * LANES }>(h, f, j, o);
-            }
-            if full < f {
-                row.gather::<LANES>(h, f, full, o);
-            }
+            self.aggregate_row(i, h, f, o);
         }
     }
 }
