@@ -294,9 +294,9 @@ mod tests {
             }
             let edges = |adj: &Vec<Vec<bool>>| {
                 let mut e = Vec::new();
-                for u in 0..n {
-                    for w in u + 1..n {
-                        if adj[u][w] {
+                for (u, row) in adj.iter().enumerate() {
+                    for (w, &on) in row.iter().enumerate().skip(u + 1) {
+                        if on {
                             e.push((u as u32, w as u32));
                         }
                     }
