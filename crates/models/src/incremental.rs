@@ -33,9 +33,9 @@ use crate::host_gcn::{Adjacency, HostConv, HostGcn, log_softmax_in_place, matmul
 pub struct IncrementalHostGcn<'a> {
     gcn: &'a HostGcn,
     n: usize,
-    /// Padded input features `[n, k₁]` (shared by clones; read by a first layer that
-    /// aggregates before multiplying).
-    x0: Arc<Vec<f32>>,
+    /// Padded input features `[n, k₁]` (shared by clones), kept only for a first layer that
+    /// aggregates before multiplying (the others keep `first_product`).
+    x0: Option<Arc<Vec<f32>>>,
     /// `h W` of the layers that multiply first (`None` for those that aggregate first); the
     /// first layer's never changes and is shared by clones.
     first_product: Option<Arc<Vec<f32>>>,
@@ -69,11 +69,13 @@ impl<'a> IncrementalHostGcn<'a> {
         } else {
             crate::host_gcn::pad_matrix(x.as_slice(), n, c1.d_in, n, c1.k)
         };
-        let first_product = c1.multiplies_first().then(|| {
+        let (x0, first_product) = if c1.multiplies_first() {
             let mut t = vec![0.0f32; n * c1.m];
             matmul_acc(&x0, c1.k, &c1.weight, c1.m, &mut t);
-            Arc::new(t)
-        });
+            (None, Some(Arc::new(t)))
+        } else {
+            (Some(Arc::new(x0)), None)
+        };
         let products = [1, 2].map(|i| {
             let c = &gcn.convs[i];
             c.multiplies_first().then(|| vec![0.0f32; n * c.m])
@@ -81,7 +83,7 @@ impl<'a> IncrementalHostGcn<'a> {
         let mut me = Self {
             gcn,
             n,
-            x0: Arc::new(x0),
+            x0,
             first_product,
             products,
             outputs: [0, 1, 2].map(|i| vec![0.0f32; n * gcn.convs[i].m]),
@@ -146,7 +148,7 @@ impl<'a> IncrementalHostGcn<'a> {
             };
             let relu = i < 2;
             let input: &[f32] = match i {
-                0 => &self.x0,
+                0 => self.x0.as_deref().map_or(&[][..], |v| &v[..]),
                 _ => &self.outputs[i - 1],
             };
             let mut rows_out = vec![0.0f32; out_rows.len() * conv.m];
