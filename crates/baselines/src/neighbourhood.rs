@@ -113,7 +113,7 @@ impl<'a> MaskProblem<'a> {
             return Err(ExplainError::NoCandidate { target });
         }
         let features = sub.features(graph);
-        let prepared = black_box.prepare(&features)?;
+        let prepared = black_box.prepare_rows(graph.features(), &sub.nodes)?;
         let mut p = Self {
             sub,
             features,

@@ -46,7 +46,7 @@ impl<'a> EditProbe<'a> {
             edits.push(((a.min(b), a.max(b)), x.kind));
         }
         let x = sub.features(graph);
-        let prepared = black_box.prepare(&x)?;
+        let prepared = black_box.prepare_rows(graph.features(), &sub.nodes)?;
         Ok(Self {
             black_box,
             x,

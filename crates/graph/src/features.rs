@@ -1,6 +1,15 @@
 //! Dense node-feature matrices.
 
+use std::sync::atomic::{AtomicU64, Ordering};
+
 use crate::error::{GraphError, Result};
+
+/// Source of [`Features::id`]: every constructed matrix takes the next value.
+static NEXT_ID: AtomicU64 = AtomicU64::new(1);
+
+fn next_id() -> u64 {
+    NEXT_ID.fetch_add(1, Ordering::Relaxed)
+}
 
 /// A dense `n × d` matrix of `f32` node features, row-major.
 ///
@@ -10,11 +19,23 @@ use crate::error::{GraphError, Result};
 /// assert_eq!(f.row(1), &[4.0, 5.0, 6.0]);
 /// assert!(Features::new(2, 3, vec![0.0; 5]).is_err());
 /// ```
-#[derive(Debug, Clone, PartialEq)]
+///
+/// A matrix never changes after construction, and each constructed one carries an identity
+/// ([`Features::id`]) that its clones share: a model can cache work that depends only on the
+/// feature values (e.g. the product of the features with a first-layer weight) under it.
+#[derive(Debug, Clone)]
 pub struct Features {
     n: usize,
     d: usize,
     data: Vec<f32>,
+    id: u64,
+}
+
+/// Equal shapes and values (the identities may differ).
+impl PartialEq for Features {
+    fn eq(&self, other: &Self) -> bool {
+        self.n == other.n && self.d == other.d && self.data == other.data
+    }
 }
 
 impl Features {
@@ -35,7 +56,12 @@ impl Features {
                 value: data[i],
             });
         }
-        Ok(Self { n, d, data })
+        Ok(Self {
+            n,
+            d,
+            data,
+            id: next_id(),
+        })
     }
 
     /// `n × d` matrix filled with `value` (the synthetic benchmarks use constant ones).
@@ -44,6 +70,7 @@ impl Features {
             n,
             d,
             data: vec![value; n * d],
+            id: next_id(),
         }
     }
 
@@ -77,6 +104,23 @@ impl Features {
             n: ids.len(),
             d: self.d,
             data,
+            id: next_id(),
         }
+    }
+
+    /// This matrix's identity: unique to it and its clones for the life of the process (a
+    /// matrix never changes after construction, so equal ids mean equal values). A key for
+    /// caches of work that depends only on the features.
+    ///
+    /// ```
+    /// use induce_graph::Features;
+    /// let a = Features::constant(2, 3, 1.0);
+    /// let b = Features::constant(2, 3, 1.0);
+    /// assert_eq!(a.clone().id(), a.id());
+    /// assert_ne!(a.id(), b.id());
+    /// assert_eq!(a, b); // same values
+    /// ```
+    pub fn id(&self) -> u64 {
+        self.id
     }
 }

@@ -148,6 +148,59 @@ pub trait BlackBox: Send + Sync {
         let _ = (x, edges);
         Ok(None)
     }
+
+    /// [`BlackBox::prepare`] for the node set made of the rows `rows` of `source` (in this
+    /// order), e.g. one neighbourhood of a graph whose features are `source`. A model may reuse
+    /// work done once for the whole of `source` across many neighbourhoods (the host GCN
+    /// projects `source` once, keyed by [`Features::id`], and gathers the rows): the result
+    /// must be what `prepare` returns for the gathered rows. The default gathers them and calls
+    /// [`BlackBox::prepare`].
+    ///
+    /// Errors: [`ModelError::InvalidInput`] naming a row outside `source`.
+    ///
+    /// # Shapes
+    /// - source: `[N, input_dim]`; rows: `[n]` (ids `< N`)
+    fn prepare_rows(
+        &self,
+        source: &Features,
+        rows: &[u32],
+    ) -> Result<Option<Box<dyn PreparedBlackBox + '_>>> {
+        self.prepare(&gather_rows(source, rows)?)
+    }
+
+    /// [`BlackBox::incremental`] for the node set made of the rows `rows` of `source` (see
+    /// [`BlackBox::prepare_rows`]). The default gathers the rows and calls
+    /// [`BlackBox::incremental`].
+    ///
+    /// Errors: [`ModelError::InvalidInput`] naming a row outside `source`.
+    ///
+    /// # Shapes
+    /// - source: `[N, input_dim]`; rows: `[n]` (ids `< N`); edges in local ids `< n`
+    fn incremental_rows<'s>(
+        &'s self,
+        source: &Features,
+        rows: &[u32],
+        edges: &[(u32, u32)],
+    ) -> Result<Option<Box<dyn IncrementalBlackBox<'s> + 's>>> {
+        self.incremental(&gather_rows(source, rows)?, edges)
+    }
+}
+
+/// Checks that every id of `rows` is a row of `source`.
+pub fn check_rows(source: &Features, rows: &[u32]) -> Result<()> {
+    match rows.iter().find(|&&r| r as usize >= source.num_nodes()) {
+        Some(r) => Err(ModelError::InvalidInput(format!(
+            "row {r} requested from a feature matrix of {} rows",
+            source.num_nodes()
+        ))),
+        None => Ok(()),
+    }
+}
+
+/// `source`'s rows `rows`, checked ([`check_rows`]).
+pub fn gather_rows(source: &Features, rows: &[u32]) -> Result<Features> {
+    check_rows(source, rows)?;
+    Ok(source.gather(rows))
 }
 
 /// A black box evaluated on one graph that follows its edge edits ([`BlackBox::incremental`]).

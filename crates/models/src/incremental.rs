@@ -50,7 +50,7 @@ pub struct IncrementalHostGcn<'a> {
 }
 
 impl HostConv {
-    fn multiplies_first(&self) -> bool {
+    pub(crate) fn multiplies_first(&self) -> bool {
         self.d_out <= self.d_in
     }
 }
@@ -76,6 +76,33 @@ impl<'a> IncrementalHostGcn<'a> {
         } else {
             (Some(Arc::new(x0)), None)
         };
+        Self::with_parts(gcn, n, x0, first_product, edges)
+    }
+
+    /// [`IncrementalHostGcn::new`] from the first layer's product `X W₁` (`[n, hidden]`, e.g.
+    /// gathered from a whole graph's, [`HostGcn::project_rows`]) instead of the features: the
+    /// same results, bit for bit. Only for a first layer that multiplies first (it narrows).
+    ///
+    /// # Shapes
+    /// - first_product: `[n, hidden]` (padded hidden width, as [`HostGcn::project`] returns)
+    pub(crate) fn from_first_product(
+        gcn: &'a HostGcn,
+        first_product: Vec<f32>,
+        edges: &[(u32, u32)],
+    ) -> Result<Self> {
+        let c1 = &gcn.convs[0];
+        debug_assert!(c1.multiplies_first() && first_product.len().is_multiple_of(c1.m));
+        let n = first_product.len() / c1.m.max(1);
+        Self::with_parts(gcn, n, None, Some(Arc::new(first_product)), edges)
+    }
+
+    fn with_parts(
+        gcn: &'a HostGcn,
+        n: usize,
+        x0: Option<Arc<Vec<f32>>>,
+        first_product: Option<Arc<Vec<f32>>>,
+        edges: &[(u32, u32)],
+    ) -> Result<Self> {
         let products = [1, 2].map(|i| {
             let c = &gcn.convs[i];
             c.multiplies_first().then(|| vec![0.0f32; n * c.m])
@@ -326,6 +353,63 @@ mod tests {
             }
             // A clone taken at the start still holds the start.
             assert_eq!(start.log_probs().unwrap(), full(&initial));
+        }
+    }
+
+    /// Evaluating rows of a larger matrix (the cached whole-matrix projection, gathered) gives
+    /// bit for bit what evaluating the gathered rows gives, prepared and incremental, before
+    /// and after edits, across a change of source matrix; a row outside the source is an error.
+    #[test]
+    fn rows_of_a_source_matrix_evaluate_as_the_gathered_rows() {
+        let dev = default_device().unwrap();
+        for (d, hidden) in [(12usize, 8usize), (3, 8)] {
+            let cfg = GcnConfig::new(d, 3).with_hidden(hidden).with_init_seed(7);
+            let gcn = HostGcn::from_gcn(&cfg.init(&dev)).unwrap();
+            let mut rng = StdRng::seed_from_u64(d as u64);
+            let mut matrix = |n: usize| {
+                let v = (0..n * d).map(|i| if i % 3 == 0 { 0.0 } else { rng.random::<f32>() });
+                Features::new(n, d, v.collect()).unwrap()
+            };
+            let (a, b) = (matrix(50), matrix(50));
+            let rows: Vec<u32> = (0..50u32).rev().step_by(2).chain([1, 3, 5]).collect();
+            let n = rows.len() as u32;
+            let edges: Vec<(u32, u32)> = (0..n)
+                .map(|i| (i, (i * 7 + 3) % n))
+                .filter(|(u, w)| u < w)
+                .collect();
+            for source in [&a, &b, &a] {
+                let x = source.gather(&rows);
+                let prepared = gcn.prepare_rows(source, &rows).unwrap();
+                let direct = gcn.prepare(&x).unwrap();
+                assert_eq!(prepared.is_some(), direct.is_some());
+                let want = gcn.log_probs(&x, &edges).unwrap();
+                if let (Some(p), Some(q)) = (prepared, direct) {
+                    assert_eq!(p.log_probs(&edges).unwrap(), q.log_probs(&edges).unwrap());
+                    assert_eq!(p.log_probs(&edges).unwrap(), want);
+                }
+                let mut inc = gcn
+                    .incremental_rows(source, &rows, &edges)
+                    .unwrap()
+                    .unwrap();
+                let mut plain = gcn.incremental(&x, &edges).unwrap().unwrap();
+                assert_eq!(inc.log_probs().unwrap(), plain.log_probs().unwrap());
+                let mut e = edges.clone();
+                for (u, w) in [(0u32, 5u32), (2, 9), (0, 5)] {
+                    match e.iter().position(|&p| p == (u, w)) {
+                        Some(i) => {
+                            e.remove(i);
+                        }
+                        None => e.push((u, w)),
+                    }
+                    assert_eq!(
+                        inc.update(&e, &[u, w]).unwrap(),
+                        plain.update(&e, &[u, w]).unwrap()
+                    );
+                }
+            }
+            let err = gcn.incremental_rows(&a, &[0, 50], &[]).err().unwrap();
+            assert!(err.to_string().contains("row 50"), "{err}");
+            assert!(gcn.prepare_rows(&a, &[60]).is_err());
         }
     }
 }

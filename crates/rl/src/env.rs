@@ -483,13 +483,14 @@ impl<'a> Episode<'a> {
         let features = sub.features(graph);
         let num_classes = black_box.num_classes();
         let incremental = black_box
-            .incremental(&features, &edit.edges())?
+            .incremental_rows(graph.features(), &sub.nodes, &edit.edges())?
             .map(Incremental);
         let (prepared, log_probs) = match &incremental {
             Some(inc) => (None, checked(inc.0.log_probs()?, &sub, num_classes)?),
             None => {
-                let prepared: Option<std::sync::Arc<dyn PreparedBlackBox + 'a>> =
-                    black_box.prepare(&features)?.map(std::sync::Arc::from);
+                let prepared: Option<std::sync::Arc<dyn PreparedBlackBox + 'a>> = black_box
+                    .prepare_rows(graph.features(), &sub.nodes)?
+                    .map(std::sync::Arc::from);
                 let lp = run_black_box(
                     black_box,
                     prepared.as_deref(),

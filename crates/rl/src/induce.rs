@@ -962,8 +962,7 @@ fn host_log_probs(
 ) -> Result<Vec<f32>> {
     let g = HostGraph::new(ep.num_nodes(), &ep.edit_graph().edges())?;
     let c = ep.candidates();
-    let trace = policy.forward_cached(&ep.state_blocks(), first, &g, &c.u, &c.w, &c.flag());
-    Ok(trace.log_probs().to_vec())
+    Ok(policy.log_probs_cached(&ep.state_blocks(), first, &g, &c.u, &c.w, &c.flag()))
 }
 
 /// The policy's first-layer product over an episode's fixed features (`None` when the first

@@ -202,7 +202,10 @@ pub fn select_targets(
             return Ok(false);
         }
         let s = k_hop(g, u, hops)?;
-        let lp = black_box.log_probs(&s.features(g), &s.edges)?;
+        let lp = match black_box.prepare_rows(g.features(), &s.nodes)? {
+            Some(p) => p.log_probs(&s.edges)?,
+            None => black_box.log_probs(&s.features(g), &s.edges)?,
+        };
         Ok(lp.argmax(s.target_local) == label)
     })?;
     Ok(nodes
