@@ -425,6 +425,7 @@ pub fn explain_job_journaled(
                 // Fine-tuning follows the run's transductive schedule.
                 c.episodes = job.induce.episodes;
                 c.gamma = job.induce.gamma;
+                c.lr = job.induce.lr;
             }
             if let Some(mode) = job.edits {
                 c.env.mode = mode;

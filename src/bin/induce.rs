@@ -191,6 +191,10 @@ struct InduceArgs {
     /// trees; for `transductive` the per-target cap].
     #[arg(long)]
     episodes: Option<usize>,
+    /// Adam learning rate of the policy [default: the paper's 3e-4]; for `transductive` and
+    /// `inductive-fine-tuned` the per-target rate.
+    #[arg(long)]
+    lr: Option<f64>,
     /// Edit types: add, del or both [default: both; inductive-del-only: del].
     #[arg(long)]
     edits: Option<Edits>,
@@ -597,6 +601,13 @@ fn train(a: TrainArgs) -> Result<()> {
         anyhow::ensure!(m > 0, "--episodes must be at least 1");
         job.induce.episodes = m;
     }
+    if let Some(lr) = a.induce.lr {
+        anyhow::ensure!(
+            lr.is_finite() && lr > 0.0,
+            "--lr must be a positive number, got {lr}"
+        );
+        job.induce.lr = lr;
+    }
     let del_only = matches!(a.induce.edits, Some(Edits::Del));
     if let Some(e) = a.induce.edits {
         job.induce.env.mode = e.into();
@@ -682,6 +693,13 @@ fn explain(a: ExplainArgs) -> Result<()> {
     if let Some(m) = a.induce.episodes {
         anyhow::ensure!(m > 0, "--episodes must be at least 1");
         job.induce.episodes = m;
+    }
+    if let Some(lr) = a.induce.lr {
+        anyhow::ensure!(
+            lr.is_finite() && lr > 0.0,
+            "--lr must be a positive number, got {lr}"
+        );
+        job.induce.lr = lr;
     }
     if let Some(path) = &a.allowed {
         // Node count for the range check: loading the data twice is cheap next to explaining.

@@ -1,10 +1,10 @@
 //! The minimality pass: undo every edit of a counterfactual that the flip does not need, until
 //! the counterfactual is 1-minimal. Works on any explainer's output ([`Minimised`] wraps one).
 
-use std::collections::HashSet;
+use std::collections::{BTreeSet, HashSet};
 
 use induce_graph::{Features, Graph, k_hop};
-use induce_models::{BlackBox, PreparedBlackBox};
+use induce_models::{BlackBox, IncrementalBlackBox, PreparedBlackBox};
 
 use crate::error::{ExplainError, Result};
 use crate::explanation::{EditKind, Explainer, Explanation};
@@ -12,14 +12,29 @@ use crate::explanation::{EditKind, Explainer, Explanation};
 /// A counterfactual's edits on the target's `hops`-hop neighbourhood, with the black box ready
 /// to evaluate any subset of them (the rest undone). Shared by [`minimise`] and
 /// [`is_one_minimal`](crate::metrics::is_one_minimal).
+///
+/// The probe keeps the edge set of its last query; the next query changes only the pairs whose
+/// edits it switches, and an incremental black box ([`BlackBox::incremental_rows`]) recomputes
+/// only what they reach (each query of the minimality pass switches one or two edits).
 pub(crate) struct EditProbe<'a> {
-    black_box: &'a dyn BlackBox,
-    x: Features,
-    prepared: Option<Box<dyn PreparedBlackBox + 'a>>,
+    eval: ProbeEval<'a>,
     original: HashSet<(u32, u32)>,
     /// Each edit as a local pair `(min, max)` and its kind.
     edits: Vec<((u32, u32), EditKind)>,
+    /// The edges of the last query (sorted), and which edits it applied.
+    current: BTreeSet<(u32, u32)>,
+    applied: Vec<bool>,
     target_local: usize,
+}
+
+/// How an [`EditProbe`] evaluates an edge set.
+enum ProbeEval<'a> {
+    /// Follows the probe's edge set by edits.
+    Incremental(Box<dyn IncrementalBlackBox<'a> + 'a>),
+    /// Bound to the neighbourhood's features.
+    Prepared(Box<dyn PreparedBlackBox + 'a>),
+    /// Whole evaluations.
+    Plain(&'a dyn BlackBox, Features),
 }
 
 impl<'a> EditProbe<'a> {
@@ -45,14 +60,28 @@ impl<'a> EditProbe<'a> {
             let (a, b) = (local(x.u)?, local(x.w)?);
             edits.push(((a.min(b), a.max(b)), x.kind));
         }
-        let x = sub.features(graph);
-        let prepared = black_box.prepare_rows(graph.features(), &sub.nodes)?;
+        let original: HashSet<(u32, u32)> = sub.edges.iter().copied().collect();
+        let mut current: BTreeSet<(u32, u32)> = sub.edges.iter().copied().collect();
+        for &(pair, kind) in &edits {
+            match kind {
+                EditKind::Delete => current.remove(&pair),
+                EditKind::Add => current.insert(pair),
+            };
+        }
+        let list: Vec<(u32, u32)> = current.iter().copied().collect();
+        let eval = match black_box.incremental_rows(graph.features(), &sub.nodes, &list)? {
+            Some(inc) => ProbeEval::Incremental(inc),
+            None => match black_box.prepare_rows(graph.features(), &sub.nodes)? {
+                Some(p) => ProbeEval::Prepared(p),
+                None => ProbeEval::Plain(black_box, sub.features(graph)),
+            },
+        };
         Ok(Self {
-            black_box,
-            x,
-            prepared,
-            original: sub.edges.iter().copied().collect(),
+            eval,
+            original,
+            applied: vec![true; edits.len()],
             edits,
+            current,
             target_local: sub.target_local,
         })
     }
@@ -62,20 +91,40 @@ impl<'a> EditProbe<'a> {
         self.edits.len()
     }
 
-    /// The black box's label for the target with only the edits where `keep[i]` applied.
-    pub(crate) fn label(&self, keep: &[bool]) -> Result<usize> {
-        let mut set = self.original.clone();
-        for (&(pair, kind), _) in self.edits.iter().zip(keep).filter(|(_, k)| **k) {
-            match kind {
-                EditKind::Delete => set.remove(&pair),
-                EditKind::Add => set.insert(pair),
-            };
+    /// Whether `pair` is an edge once the edits where `keep[i]` are applied in order to the
+    /// original neighbourhood (a deletion removes the pair, an addition inserts it).
+    fn present(&self, pair: (u32, u32), keep: &[bool]) -> bool {
+        let mut present = self.original.contains(&pair);
+        for (&(p, kind), _) in self.edits.iter().zip(keep).filter(|(_, k)| **k) {
+            if p == pair {
+                present = kind == EditKind::Add;
+            }
         }
-        let mut list: Vec<(u32, u32)> = set.into_iter().collect();
-        list.sort_unstable();
-        let lp = match &self.prepared {
-            Some(p) => p.log_probs(&list)?,
-            None => self.black_box.log_probs(&self.x, &list)?,
+        present
+    }
+
+    /// The black box's label for the target with only the edits where `keep[i]` applied.
+    pub(crate) fn label(&mut self, keep: &[bool]) -> Result<usize> {
+        let mut changed = Vec::new();
+        for i in 0..self.edits.len() {
+            if keep[i] == self.applied[i] {
+                continue;
+            }
+            let pair = self.edits[i].0;
+            if self.present(pair, keep) != self.current.contains(&pair) {
+                if !self.current.remove(&pair) {
+                    self.current.insert(pair);
+                }
+                changed.extend([pair.0, pair.1]);
+            }
+        }
+        self.applied.copy_from_slice(keep);
+        let list: Vec<(u32, u32)> = self.current.iter().copied().collect();
+        let lp = match &mut self.eval {
+            ProbeEval::Incremental(inc) if changed.is_empty() => inc.log_probs()?,
+            ProbeEval::Incremental(inc) => inc.update(&list, &changed)?,
+            ProbeEval::Prepared(p) => p.log_probs(&list)?,
+            ProbeEval::Plain(black_box, x) => black_box.log_probs(x, &list)?,
         };
         Ok(lp.argmax(self.target_local))
     }
@@ -127,7 +176,7 @@ pub fn minimise(
     if !e.found || e.edits.len() < 2 {
         return Ok(e.clone());
     }
-    let probe = EditProbe::new(graph, black_box, e, hops)?;
+    let mut probe = EditProbe::new(graph, black_box, e, hops)?;
     let mut keep = vec![true; probe.len()];
     let mut label = e.new_label;
     loop {

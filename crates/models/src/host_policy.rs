@@ -473,8 +473,6 @@ pub struct Trace {
     layers: Vec<LayerTrace>,
     emb: Vec<f32>,
     nan_mask: Vec<bool>,
-    z1: Vec<f32>,
-    z2: Vec<f32>,
     log_probs: Vec<f32>,
 }
 
@@ -582,6 +580,48 @@ fn weighted_sum_fixed<const M: usize>(weight: &[f32], src: &[u32], h: &[f32], ou
     }
     for l in 0..M {
         out[l] += acc[l];
+    }
+}
+
+/// Candidates per block of the scoring MLP's passes ([`HostPolicy::mlp_scores`],
+/// [`HostPolicy::mlp_backward`]): their hidden layers live in `CHUNK × m` buffers.
+const CHUNK: usize = 256;
+
+/// `acc[k, m] += xᵀ · d` (`x: [n, k]`, `d: [n, m]`) summed as [`matmul_tn_acc_fixed`] sums it
+/// (each entry over the rows in order, skipping zeros of `x`) but into a separate accumulator
+/// that later blocks of rows continue: blocks in order give the same sums as one call over all
+/// the rows, once `acc` is added to the gradient.
+fn matmul_tn_acc_rows(x: &[f32], d: &[f32], k: usize, m: usize, acc: &mut [f32]) {
+    if m == 16 {
+        return matmul_tn_acc_rows_fixed::<16>(x, d, k, acc);
+    }
+    for (kk, ar) in acc.chunks_exact_mut(m).enumerate().take(k) {
+        for (xr, dr) in x.chunks_exact(k).zip(d.chunks_exact(m)) {
+            let xv = xr[kk];
+            if xv != 0.0 {
+                for (o, &dv) in ar.iter_mut().zip(dr) {
+                    *o += xv * dv;
+                }
+            }
+        }
+    }
+}
+
+/// [`matmul_tn_acc_rows`] for a width known at compile time: each row of `acc` is carried in
+/// registers over the block's rows.
+fn matmul_tn_acc_rows_fixed<const M: usize>(x: &[f32], d: &[f32], k: usize, acc: &mut [f32]) {
+    for (kk, ar) in acc.chunks_exact_mut(M).enumerate().take(k) {
+        let mut a = [0.0f32; M];
+        a.copy_from_slice(ar);
+        for (xr, dr) in x.chunks_exact(k).zip(d.chunks_exact(M)) {
+            let xv = xr[kk];
+            if xv != 0.0 {
+                for j in 0..M {
+                    a[j] += xv * dr[j];
+                }
+            }
+        }
+        ar.copy_from_slice(&a);
     }
 }
 
@@ -847,13 +887,11 @@ impl HostPolicy {
     ) -> Trace {
         self.check_inputs(x, first, g, u, w, flag);
         let (layers, emb, nan_mask) = self.embed(x, first, g);
-        let (z1, z2, scores) = self.mlp_forward(&emb, g.num_nodes, u, w, flag);
+        let scores = self.mlp_scores(&emb, g.num_nodes, u, w, flag);
         Trace {
             layers,
             emb,
             nan_mask,
-            z1,
-            z2,
             log_probs: log_softmax(&scores),
         }
     }
@@ -1005,53 +1043,10 @@ impl HostPolicy {
         (layers, emb, nan_mask)
     }
 
-    /// The scoring MLP: pre-activations of the two hidden layers and the scores.
-    fn mlp_forward(
-        &self,
-        emb: &[f32],
-        n: usize,
-        u: &[u32],
-        w: &[u32],
-        flag: &[f32],
-    ) -> (Vec<f32>, Vec<f32>, Vec<f32>) {
-        let p = &self.params;
-        let h = self.hidden();
-        let [l1, l2, l3] = self.mlp;
-        let m = l1.out;
-        let w1 = &p[l1.w..l1.w + l1.input * m];
-        let (mut pu, mut qw) = (vec![0.0; n * m], vec![0.0; n * m]);
-        matmul_acc(emb, &w1[..h * m], h, m, &mut pu);
-        matmul_acc(emb, &w1[h * m..2 * h * m], h, m, &mut qw);
-        let wf = &w1[2 * h * m..];
-        let b1 = &p[l1.b..l1.b + m];
-        let c = u.len();
-        let mut z1 = vec![0.0; c * m];
-        for (k, row) in z1.chunks_exact_mut(m).enumerate() {
-            let (a, b) = (u[k] as usize * m, w[k] as usize * m);
-            for j in 0..m {
-                row[j] = pu[a + j] + qw[b + j] + flag[k] * wf[j] + b1[j];
-            }
-        }
-        let slope = self.activation_slope;
-        let a1: Vec<f32> = z1.iter().map(|&v| lrelu(v, slope)).collect();
-        let m2 = l2.out;
-        let mut z2 = vec![0.0; c * m2];
-        matmul_acc(&a1, &p[l2.w..l2.w + m * m2], m, m2, &mut z2);
-        let b2 = &p[l2.b..l2.b + m2];
-        for row in z2.chunks_exact_mut(m2) {
-            for (z, &b) in row.iter_mut().zip(b2) {
-                *z += b;
-            }
-        }
-        let a2: Vec<f32> = z2.iter().map(|&v| lrelu(v, slope)).collect();
-        let w3 = &p[l3.w..l3.w + m2];
-        let b3 = p[l3.b];
-        let scores = a2.chunks_exact(m2).map(|r| dot(r, w3) + b3).collect();
-        (z1, z2, scores)
-    }
-
-    /// [`HostPolicy::mlp_forward`]'s scores, one candidate at a time (the same arithmetic per
-    /// candidate, so the same scores bit for bit) without storing the hidden layers.
+    /// The scoring MLP's scores `[C]`, [`CHUNK`] candidates at a time: `z1 = P[u] + Q[w] + flag·w_f +
+    /// b1` (with `P = X W1[:h]`, `Q = X W1[h:2h]` computed once per node), `z2 = a1 W2 + b2`,
+    /// `s = a2 · w3 + b3`, `aᵢ = LeakyReLU(zᵢ)`; the hidden layers are never stored (the
+    /// backward pass recomputes them, [`HostPolicy::mlp_backward`]).
     fn mlp_scores(&self, emb: &[f32], n: usize, u: &[u32], w: &[u32], flag: &[f32]) -> Vec<f32> {
         let p = &self.params;
         let h = self.hidden();
@@ -1069,21 +1064,148 @@ impl HostPolicy {
         let b2 = &p[l2.b..l2.b + m2];
         let w3 = &p[l3.w..l3.w + m2];
         let b3 = p[l3.b];
-        let (mut a1, mut a2) = (vec![0.0; m], vec![0.0; m2]);
-        (0..u.len())
-            .map(|k| {
+        let c = u.len();
+        let mut scores = Vec::with_capacity(c);
+        let (mut a1, mut a2) = (vec![0.0; CHUNK * m], vec![0.0; CHUNK * m2]);
+        for start in (0..c).step_by(CHUNK) {
+            let rows = CHUNK.min(c - start);
+            let (a1, a2) = (&mut a1[..rows * m], &mut a2[..rows * m2]);
+            for (r, row) in a1.chunks_exact_mut(m).enumerate() {
+                let k = start + r;
                 let (a, b) = (u[k] as usize * m, w[k] as usize * m);
                 for j in 0..m {
-                    a1[j] = lrelu(pu[a + j] + qw[b + j] + flag[k] * wf[j] + b1[j], slope);
+                    row[j] = lrelu(pu[a + j] + qw[b + j] + flag[k] * wf[j] + b1[j], slope);
                 }
-                a2.fill(0.0);
-                matmul_acc(&a1, w2, m, m2, &mut a2);
-                for (z, &bj) in a2.iter_mut().zip(b2) {
+            }
+            a2.fill(0.0);
+            matmul_acc(a1, w2, m, m2, a2);
+            for row in a2.chunks_exact_mut(m2) {
+                for (z, &bj) in row.iter_mut().zip(b2) {
                     *z = lrelu(*z + bj, slope);
                 }
-                dot(&a2, w3) + b3
-            })
-            .collect()
+                scores.push(dot(row, w3) + b3);
+            }
+        }
+        scores
+    }
+
+    /// The scoring MLP's backward pass given `dscores = ∂L/∂s`: adds the gradients of its
+    /// parameters to `grads` and returns `(∂L/∂P, ∂L/∂Q)` (`[n, m]` each, the per-node
+    /// projections of [`HostPolicy::mlp_scores`]). [`CHUNK`] candidates at a time, recomputing
+    /// their hidden layers, with the same sums in the same order as a pass over materialised
+    /// `[C, m]` layers (a test pins it bit for bit), in `O(n·m)` memory instead of `O(C·m)`.
+    #[allow(clippy::too_many_arguments)]
+    fn mlp_backward(
+        &self,
+        emb: &[f32],
+        n: usize,
+        u: &[u32],
+        w: &[u32],
+        flag: &[f32],
+        dscores: &[f32],
+        grads: &mut [f32],
+    ) -> (Vec<f32>, Vec<f32>) {
+        let p = &self.params;
+        let h = self.hidden();
+        let [l1, l2, l3] = self.mlp;
+        let (m, m2) = (l1.out, l2.out);
+        let slope = self.activation_slope;
+        let w1 = &p[l1.w..l1.w + l1.input * m];
+        let (mut pu, mut qw) = (vec![0.0; n * m], vec![0.0; n * m]);
+        matmul_acc(emb, &w1[..h * m], h, m, &mut pu);
+        matmul_acc(emb, &w1[h * m..2 * h * m], h, m, &mut qw);
+        let wf = &w1[2 * h * m..];
+        let b1 = &p[l1.b..l1.b + m];
+        let w2 = &p[l2.w..l2.w + m * m2];
+        let b2 = &p[l2.b..l2.b + m2];
+        let w3 = &p[l3.w..l3.w + m2];
+        // W2ᵀ, for dz1 = dz2 W2ᵀ (as `matmul_nt_acc` builds it).
+        let mut w2t = vec![0.0; m * m2];
+        for (r, row) in w2.chunks_exact(m2).enumerate() {
+            for (c, &v) in row.iter().enumerate() {
+                w2t[c * m + r] = v;
+            }
+        }
+        // ∂L/∂W2 = a1ᵀ dz2 as `matmul_tn_acc` sums it: over all candidates in a separate
+        // accumulator for a width of 16, straight into `grads` otherwise.
+        let fixed = m2 == 16;
+        let mut dw2 = vec![0.0; if fixed { m * m2 } else { 0 }];
+        let (mut z1, mut a1, mut dz1) = (
+            vec![0.0; CHUNK * m],
+            vec![0.0; CHUNK * m],
+            vec![0.0; CHUNK * m],
+        );
+        let (mut z2, mut dz2) = (vec![0.0; CHUNK * m2], vec![0.0; CHUNK * m2]);
+        let (mut dpu, mut dqw) = (vec![0.0; n * m], vec![0.0; n * m]);
+        let gwf = l1.w + 2 * h * m;
+        let c = u.len();
+        for start in (0..c).step_by(CHUNK) {
+            let rows = CHUNK.min(c - start);
+            let (z1, a1, dz1) = (
+                &mut z1[..rows * m],
+                &mut a1[..rows * m],
+                &mut dz1[..rows * m],
+            );
+            let (z2, dz2) = (&mut z2[..rows * m2], &mut dz2[..rows * m2]);
+            for (r, (zr, ar)) in z1
+                .chunks_exact_mut(m)
+                .zip(a1.chunks_exact_mut(m))
+                .enumerate()
+            {
+                let k = start + r;
+                let (a, b) = (u[k] as usize * m, w[k] as usize * m);
+                for j in 0..m {
+                    zr[j] = pu[a + j] + qw[b + j] + flag[k] * wf[j] + b1[j];
+                    ar[j] = lrelu(zr[j], slope);
+                }
+            }
+            z2.fill(0.0);
+            matmul_acc(a1, w2, m, m2, z2);
+            // Layer 3: s = a2 · w3 + b3.
+            for (r, (zr, dr)) in z2
+                .chunks_exact_mut(m2)
+                .zip(dz2.chunks_exact_mut(m2))
+                .enumerate()
+            {
+                let ds = dscores[start + r];
+                grads[l3.b] += ds;
+                for j in 0..m2 {
+                    zr[j] += b2[j];
+                    grads[l3.w + j] += lrelu(zr[j], slope) * ds;
+                    dr[j] = ds * w3[j] * lrelu_grad(zr[j], slope);
+                }
+            }
+            // Layer 2: z2 = a1 W2 + b2.
+            match fixed {
+                true => matmul_tn_acc_rows(a1, dz2, m, m2, &mut dw2),
+                false => matmul_tn_acc(a1, dz2, m, m2, &mut grads[l2.w..l2.w + m * m2]),
+            }
+            for row in dz2.chunks_exact(m2) {
+                for (gb, &d) in grads[l2.b..l2.b + m2].iter_mut().zip(row) {
+                    *gb += d;
+                }
+            }
+            dz1.fill(0.0);
+            matmul_acc(dz2, &w2t, m2, m, dz1);
+            // Layer 1, split per endpoint.
+            for (r, (dr, zr)) in dz1.chunks_exact_mut(m).zip(z1.chunks_exact(m)).enumerate() {
+                let k = start + r;
+                let (a, b) = (u[k] as usize * m, w[k] as usize * m);
+                for j in 0..m {
+                    dr[j] *= lrelu_grad(zr[j], slope);
+                    dpu[a + j] += dr[j];
+                    dqw[b + j] += dr[j];
+                    grads[gwf + j] += flag[k] * dr[j];
+                    grads[l1.b + j] += dr[j];
+                }
+            }
+        }
+        if fixed {
+            for (g, &v) in grads[l2.w..l2.w + m * m2].iter_mut().zip(&dw2) {
+                *g += v;
+            }
+        }
+        (dpu, dqw)
     }
 
     /// Backward pass: adds `∂L/∂θ` to `grads` given `dscores[k] = ∂L/∂s_k`, the gradient of a
@@ -1127,53 +1249,14 @@ impl HostPolicy {
         grads: &mut [f32],
     ) {
         assert_eq!(grads.len(), self.params.len(), "one gradient per parameter");
+        assert_eq!(dscores.len(), u.len(), "one score gradient per candidate");
         let n = g.num_nodes;
         let p = &self.params;
         let slope = self.activation_slope;
         let h = self.hidden();
-        let [l1, l2, l3] = self.mlp;
-        let (m, m2) = (l1.out, l2.out);
-        let c = u.len();
-        // Layer 3: s = a2 · w3 + b3.
-        let w3 = &p[l3.w..l3.w + m2];
-        let mut dz2 = vec![0.0; c * m2];
-        for (k, (row, zr)) in dz2
-            .chunks_exact_mut(m2)
-            .zip(trace.z2.chunks_exact(m2))
-            .enumerate()
-        {
-            let ds = dscores[k];
-            grads[l3.b] += ds;
-            for j in 0..m2 {
-                grads[l3.w + j] += lrelu(zr[j], slope) * ds;
-                row[j] = ds * w3[j] * lrelu_grad(zr[j], slope);
-            }
-        }
-        // Layer 2: z2 = a1 · W2 + b2.
-        let a1: Vec<f32> = trace.z1.iter().map(|&v| lrelu(v, slope)).collect();
-        matmul_tn_acc(&a1, &dz2, m, m2, &mut grads[l2.w..l2.w + m * m2]);
-        for row in dz2.chunks_exact(m2) {
-            for (gb, &d) in grads[l2.b..l2.b + m2].iter_mut().zip(row) {
-                *gb += d;
-            }
-        }
-        let mut dz1 = vec![0.0; c * m];
-        matmul_nt_acc(&dz2, &p[l2.w..l2.w + m * m2], m, m2, &mut dz1);
-        for (d, &z) in dz1.iter_mut().zip(&trace.z1) {
-            *d *= lrelu_grad(z, slope);
-        }
-        // Layer 1, split per endpoint.
-        let (mut dpu, mut dqw) = (vec![0.0; n * m], vec![0.0; n * m]);
-        let wf = l1.w + 2 * h * m;
-        for (k, row) in dz1.chunks_exact(m).enumerate() {
-            let (a, b) = (u[k] as usize * m, w[k] as usize * m);
-            for j in 0..m {
-                dpu[a + j] += row[j];
-                dqw[b + j] += row[j];
-                grads[wf + j] += flag[k] * row[j];
-                grads[l1.b + j] += row[j];
-            }
-        }
+        let l1 = self.mlp[0];
+        let m = l1.out;
+        let (dpu, dqw) = self.mlp_backward(&trace.emb, n, u, w, flag, dscores, grads);
         let emb = &trace.emb;
         matmul_tn_acc(emb, &dpu, h, m, &mut grads[l1.w..l1.w + h * m]);
         matmul_tn_acc(emb, &dqw, h, m, &mut grads[l1.w + h * m..l1.w + 2 * h * m]);
@@ -1436,6 +1519,152 @@ mod tests {
         v.out
     }
 
+    /// The scoring MLP over materialised `[C, m]` layers (the implementation the fused passes
+    /// replaced): pre-activations of the two hidden layers and the scores.
+    fn mlp_forward_reference(
+        host: &HostPolicy,
+        emb: &[f32],
+        n: usize,
+        u: &[u32],
+        w: &[u32],
+        flag: &[f32],
+    ) -> (Vec<f32>, Vec<f32>, Vec<f32>) {
+        let p = &host.params;
+        let h = host.hidden();
+        let [l1, l2, l3] = host.mlp;
+        let m = l1.out;
+        let w1 = &p[l1.w..l1.w + l1.input * m];
+        let (mut pu, mut qw) = (vec![0.0; n * m], vec![0.0; n * m]);
+        matmul_acc(emb, &w1[..h * m], h, m, &mut pu);
+        matmul_acc(emb, &w1[h * m..2 * h * m], h, m, &mut qw);
+        let wf = &w1[2 * h * m..];
+        let b1 = &p[l1.b..l1.b + m];
+        let c = u.len();
+        let mut z1 = vec![0.0; c * m];
+        for (k, row) in z1.chunks_exact_mut(m).enumerate() {
+            let (a, b) = (u[k] as usize * m, w[k] as usize * m);
+            for j in 0..m {
+                row[j] = pu[a + j] + qw[b + j] + flag[k] * wf[j] + b1[j];
+            }
+        }
+        let slope = host.activation_slope;
+        let a1: Vec<f32> = z1.iter().map(|&v| lrelu(v, slope)).collect();
+        let m2 = l2.out;
+        let mut z2 = vec![0.0; c * m2];
+        matmul_acc(&a1, &p[l2.w..l2.w + m * m2], m, m2, &mut z2);
+        let b2 = &p[l2.b..l2.b + m2];
+        for row in z2.chunks_exact_mut(m2) {
+            for (z, &b) in row.iter_mut().zip(b2) {
+                *z += b;
+            }
+        }
+        let a2: Vec<f32> = z2.iter().map(|&v| lrelu(v, slope)).collect();
+        let w3 = &p[l3.w..l3.w + m2];
+        let b3 = p[l3.b];
+        let scores = a2.chunks_exact(m2).map(|r| dot(r, w3) + b3).collect();
+        (z1, z2, scores)
+    }
+
+    /// The scoring MLP's backward pass over materialised layers (the replaced implementation).
+    #[allow(clippy::too_many_arguments)]
+    fn mlp_backward_reference(
+        host: &HostPolicy,
+        emb: &[f32],
+        n: usize,
+        u: &[u32],
+        w: &[u32],
+        flag: &[f32],
+        dscores: &[f32],
+        grads: &mut [f32],
+    ) -> (Vec<f32>, Vec<f32>) {
+        let (z1, z2, _) = mlp_forward_reference(host, emb, n, u, w, flag);
+        let p = &host.params;
+        let slope = host.activation_slope;
+        let h = host.hidden();
+        let [l1, l2, l3] = host.mlp;
+        let (m, m2) = (l1.out, l2.out);
+        let c = u.len();
+        // Layer 3: s = a2 · w3 + b3.
+        let w3 = &p[l3.w..l3.w + m2];
+        let mut dz2 = vec![0.0; c * m2];
+        for (k, (row, zr)) in dz2
+            .chunks_exact_mut(m2)
+            .zip(z2.chunks_exact(m2))
+            .enumerate()
+        {
+            let ds = dscores[k];
+            grads[l3.b] += ds;
+            for j in 0..m2 {
+                grads[l3.w + j] += lrelu(zr[j], slope) * ds;
+                row[j] = ds * w3[j] * lrelu_grad(zr[j], slope);
+            }
+        }
+        // Layer 2: z2 = a1 · W2 + b2.
+        let a1: Vec<f32> = z1.iter().map(|&v| lrelu(v, slope)).collect();
+        matmul_tn_acc(&a1, &dz2, m, m2, &mut grads[l2.w..l2.w + m * m2]);
+        for row in dz2.chunks_exact(m2) {
+            for (gb, &d) in grads[l2.b..l2.b + m2].iter_mut().zip(row) {
+                *gb += d;
+            }
+        }
+        let mut dz1 = vec![0.0; c * m];
+        matmul_nt_acc(&dz2, &p[l2.w..l2.w + m * m2], m, m2, &mut dz1);
+        for (d, &z) in dz1.iter_mut().zip(&z1) {
+            *d *= lrelu_grad(z, slope);
+        }
+        // Layer 1, split per endpoint.
+        let (mut dpu, mut dqw) = (vec![0.0; n * m], vec![0.0; n * m]);
+        let wf = l1.w + 2 * h * m;
+        for (k, row) in dz1.chunks_exact(m).enumerate() {
+            let (a, b) = (u[k] as usize * m, w[k] as usize * m);
+            for j in 0..m {
+                dpu[a + j] += row[j];
+                dqw[b + j] += row[j];
+                grads[wf + j] += flag[k] * row[j];
+                grads[l1.b + j] += row[j];
+            }
+        }
+        (dpu, dqw)
+    }
+
+    /// The fused scoring passes compute what the materialised ones did, bit for bit: scores,
+    /// parameter gradients and the gradients flowing back into the embeddings.
+    #[test]
+    fn fused_mlp_equals_materialised_layers_bit_for_bit() {
+        let dev = default_device().unwrap();
+        for (hidden, mlp) in [(16, 16), (5, 16), (16, 8), (6, 7)] {
+            let policy = PolicyConfig::new(4)
+                .with_hidden(hidden)
+                .with_mlp_hidden(mlp)
+                .with_init_seed(hidden as u64 + mlp as u64)
+                .init(&dev);
+            let host = HostPolicy::from_policy(&policy);
+            let n = 9;
+            let emb: Vec<f32> = (0..n * hidden)
+                .map(|i| {
+                    if i % 7 == 0 {
+                        0.0
+                    } else {
+                        (i as f32 * 0.713).sin() * 2.0
+                    }
+                })
+                .collect();
+            let c = 40;
+            let u: Vec<u32> = (0..c).map(|k| (k * 5 % n) as u32).collect();
+            let w: Vec<u32> = (0..c).map(|k| ((k * 3 + 1) % n) as u32).collect();
+            let flag: Vec<f32> = (0..c).map(|k| (k % 2) as f32).collect();
+            let ds: Vec<f32> = (0..c).map(|k| (k as f32 * 0.37).cos()).collect();
+            let (_, _, want) = mlp_forward_reference(&host, &emb, n, &u, &w, &flag);
+            assert_eq!(host.mlp_scores(&emb, n, &u, &w, &flag), want);
+            let mut g_ref = vec![0.125; host.num_params()];
+            let mut g_new = g_ref.clone();
+            let r = mlp_backward_reference(&host, &emb, n, &u, &w, &flag, &ds, &mut g_ref);
+            let f = host.mlp_backward(&emb, n, &u, &w, &flag, &ds, &mut g_new);
+            assert_eq!(f, r, "hidden {hidden}, mlp {mlp}");
+            assert_eq!(g_new, g_ref, "hidden {hidden}, mlp {mlp}");
+        }
+    }
+
     //  0 ─ 1 ─ 2 ─ 3    4 isolated
     //   ╲     ╱
     //     ─5─
@@ -1635,7 +1864,11 @@ mod tests {
         assert!(trace.embeddings().iter().all(|v| !v.is_nan()));
         let lp = host.log_probs_cached(&StateBlocks::whole(&x, 4), None, &g, &U, &W, &F);
         let bits = |v: &[f32]| v.iter().map(|f| f.to_bits()).collect::<Vec<_>>();
-        assert_eq!(bits(&lp), bits(trace.log_probs()), "inference path, NaNs included");
+        assert_eq!(
+            bits(&lp),
+            bits(trace.log_probs()),
+            "inference path, NaNs included"
+        );
     }
 
     #[test]

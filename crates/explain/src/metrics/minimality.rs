@@ -51,7 +51,7 @@ pub fn is_one_minimal(
     if !e.found || e.edits.is_empty() {
         return Ok(None);
     }
-    let probe = EditProbe::new(graph, black_box, e, hops)?;
+    let mut probe = EditProbe::new(graph, black_box, e, hops)?;
     let mut keep = vec![true; probe.len()];
     for skip in 0..keep.len() {
         keep[skip] = false;
