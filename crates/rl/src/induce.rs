@@ -7,6 +7,7 @@
 //! gradient is that of `J = −(1/B) Σ_episodes Σ_t [log Π(a_t | S_t) · Ĝ_t + η · H(Π(·|S_t))]`,
 //! with `Ĝ` the discounted returns normalised over the batch.
 
+use std::sync::Arc;
 use std::time::Instant;
 
 use burn::module::Module;
@@ -270,17 +271,29 @@ fn batch_returns<S>(
     Ok(returns)
 }
 
-/// One visited state of an episode rolled out with the host kernel, with its forward pass.
+/// One visited state of an episode rolled out with the host kernel, with the policy's output
+/// (the backward pass recomputes the rest, [`HostPolicy::backward_recomputed`]).
 struct HostStep {
     state: StateSnapshot,
+    /// The rollout's first-layer product over the fixed features (shared by its steps).
+    first: Option<Arc<FirstBlockProduct>>,
     graph: HostGraph,
     cand_u: Vec<u32>,
     cand_w: Vec<u32>,
     flag: Vec<f32>,
-    trace: Trace,
+    log_probs: Vec<f32>,
+    /// The forward pass, kept on small neighbourhoods only (see [`KEEP_TRACE_MESSAGES`]).
+    trace: Option<Trace>,
     action: usize,
     reward: f32,
 }
+
+/// A rollout keeps each step's forward pass for the backward pass when the neighbourhood has
+/// fewer messages than this (the trace is then small and recomputing it would cost ~10 % of a
+/// BA-Shapes step); larger ones keep only the state, and the backward pass recomputes it
+/// ([`HostPolicy::backward_recomputed`]): on Amazon-Photo, 2.5 MB a step instead of 10.
+/// Both give the same gradient bit for bit.
+const KEEP_TRACE_MESSAGES: usize = 50_000;
 
 /// Rolls one episode out with the host kernel, sampling with `rng`.
 fn host_rollout(
@@ -297,23 +310,29 @@ fn host_rollout(
         let c = ep.candidates();
         let (cand_u, cand_w, flag) = (c.u.clone(), c.w.clone(), c.flag());
         let state = ep.snapshot();
-        let first = first.get_or_insert_with(|| first_block(policy, ep));
-        let trace = policy.forward_cached(
-            &state.blocks(),
-            first.as_ref(),
-            &graph,
-            &cand_u,
-            &cand_w,
-            &flag,
-        );
-        let action = sample(trace.log_probs(), rng);
+        let first = first
+            .get_or_insert_with(|| first_block(policy, ep).map(Arc::new))
+            .clone();
+        let blocks = state.blocks();
+        let (log_probs, trace) = if graph.num_messages() < KEEP_TRACE_MESSAGES {
+            let t =
+                policy.forward_cached(&blocks, first.as_deref(), &graph, &cand_u, &cand_w, &flag);
+            (t.log_probs().to_vec(), Some(t))
+        } else {
+            let lp =
+                policy.log_probs_cached(&blocks, first.as_deref(), &graph, &cand_u, &cand_w, &flag);
+            (lp, None)
+        };
+        let action = sample(&log_probs, rng);
         let step = ep.step(action)?;
         steps.push(HostStep {
             state,
+            first,
             graph,
             cand_u,
             cand_w,
             flag,
+            log_probs,
             trace,
             action,
             reward: step.reward,
@@ -332,23 +351,23 @@ fn host_episode_grad(
 ) -> Vec<f32> {
     let mut grads = vec![0.0; policy.num_params()];
     for (s, &adv) in steps.iter().zip(advantages) {
-        let ds = reinforce_score_grad(
-            s.trace.log_probs(),
-            s.action,
-            adv,
-            config.entropy_coef,
-            scale,
-        );
-        policy.backward_blocks(
-            &s.trace,
-            &s.state.blocks(),
-            &s.graph,
-            &s.cand_u,
-            &s.cand_w,
-            &s.flag,
-            &ds,
-            &mut grads,
-        );
+        let ds = reinforce_score_grad(&s.log_probs, s.action, adv, config.entropy_coef, scale);
+        let x = s.state.blocks();
+        match &s.trace {
+            Some(t) => policy.backward_blocks(
+                t, &x, &s.graph, &s.cand_u, &s.cand_w, &s.flag, &ds, &mut grads,
+            ),
+            None => policy.backward_recomputed(
+                &x,
+                s.first.as_deref(),
+                &s.graph,
+                &s.cand_u,
+                &s.cand_w,
+                &s.flag,
+                &ds,
+                &mut grads,
+            ),
+        }
     }
     grads
 }
@@ -1369,6 +1388,7 @@ mod tests {
                         let graph = HostGraph::new(r.num_nodes, &r.edges).unwrap();
                         let trace = host.forward(&r.state, &graph, &r.cand_u, &r.cand_w, &r.flag);
                         HostStep {
+                            first: None,
                             state: StateSnapshot::whole(
                                 induce_graph::Features::new(
                                     r.num_nodes,
@@ -1381,7 +1401,8 @@ mod tests {
                             cand_u: r.cand_u.clone(),
                             cand_w: r.cand_w.clone(),
                             flag: r.flag.clone(),
-                            trace,
+                            log_probs: trace.log_probs().to_vec(),
+                            trace: (r.num_nodes % 2 == 0).then_some(trace),
                             action: r.action,
                             reward: r.reward,
                         }
