@@ -288,11 +288,12 @@ struct HostStep {
     reward: f32,
 }
 
-/// A rollout keeps each step's forward pass for the backward pass when the neighbourhood has
-/// fewer messages than this (the trace is then small and recomputing it would cost ~10 % of a
-/// BA-Shapes step); larger ones keep only the state, and the backward pass recomputes it
-/// ([`HostPolicy::backward_recomputed`]): on Amazon-Photo, 2.5 MB a step instead of 10.
-/// Both give the same gradient bit for bit.
+/// In a batch of several episodes (inductive training), a rollout keeps each step's forward
+/// pass for the backward pass when the neighbourhood has fewer messages than this (the trace is
+/// then small, and recomputing it would cost ~10 % of a BA-Shapes step); larger ones keep only
+/// the state, and the backward pass recomputes it ([`HostPolicy::backward_recomputed`]): on
+/// Amazon-Photo, 2.5 MB a step instead of 10 (a batch of 16 episodes: 1.7 GB instead of 5.2).
+/// A lone episode (transductive) always keeps it. Both give the same gradient bit for bit.
 const KEEP_TRACE_MESSAGES: usize = 50_000;
 
 /// Rolls one episode out with the host kernel, sampling with `rng`.
@@ -300,6 +301,7 @@ fn host_rollout(
     policy: &HostPolicy,
     ep: &mut Episode<'_>,
     rng: &mut StdRng,
+    always_keep_trace: bool,
 ) -> Result<Vec<HostStep>> {
     ep.reset();
     let mut steps = Vec::new();
@@ -314,7 +316,8 @@ fn host_rollout(
             .get_or_insert_with(|| first_block(policy, ep).map(Arc::new))
             .clone();
         let blocks = state.blocks();
-        let (log_probs, trace) = if graph.num_messages() < KEEP_TRACE_MESSAGES {
+        let (log_probs, trace) = if always_keep_trace || graph.num_messages() < KEEP_TRACE_MESSAGES
+        {
             let t =
                 policy.forward_cached(&blocks, first.as_deref(), &graph, &cand_u, &cand_w, &flag);
             (t.log_probs().to_vec(), Some(t))
@@ -779,7 +782,8 @@ fn train_pool_with(
                     Pool::Lazy { .. } => fresh.iter_mut().zip(seeds.iter().copied()).collect(),
                 };
                 let rolled = crate::parallel::map_mut(&mut jobs, threads, |(ep, seed)| {
-                    let steps = host_rollout(&policy, ep, &mut StdRng::seed_from_u64(*seed))?;
+                    let steps =
+                        host_rollout(&policy, ep, &mut StdRng::seed_from_u64(*seed), false)?;
                     Ok((steps, ep.is_flipped()))
                 })?;
                 let mut batch_steps = Vec::with_capacity(rolled.len());
@@ -921,7 +925,7 @@ pub fn explain_transductive_from(
         }
         let mut adam = HostAdam::new(policy.num_params());
         for _ in 0..config.episodes {
-            let steps = host_rollout(&policy, &mut ep, &mut rng)?;
+            let steps = host_rollout(&policy, &mut ep, &mut rng, true)?;
             if keep(ep.explanation())? {
                 break;
             }
