@@ -583,6 +583,61 @@ fn weighted_sum_fixed<const M: usize>(weight: &[f32], src: &[u32], h: &[f32], ou
     }
 }
 
+/// The scoring MLP of a [`HostPolicy`] bound to one state's embeddings: its parameters as slices
+/// and the per-node halves of its first layer, `P = X W1[:h]` and `Q = X W1[h:2h]` (`[n, m]`).
+struct MlpPass<'p> {
+    m: usize,
+    m2: usize,
+    slope: f32,
+    wf: &'p [f32],
+    b1: &'p [f32],
+    w2: &'p [f32],
+    b2: &'p [f32],
+    w3: &'p [f32],
+    b3: f32,
+    pu: Vec<f32>,
+    qw: Vec<f32>,
+}
+
+impl MlpPass<'_> {
+    /// The first hidden layer of the candidates `start..start + rows`: `z1 = P[u] + Q[w] +
+    /// flag·w_f + b1` and `a1 = LeakyReLU(z1)` (`[rows, m]` each).
+    fn layer1(
+        &self,
+        start: usize,
+        u: &[u32],
+        w: &[u32],
+        flag: &[f32],
+        z1: &mut [f32],
+        a1: &mut [f32],
+    ) {
+        let m = self.m;
+        for (r, (zr, ar)) in z1
+            .chunks_exact_mut(m)
+            .zip(a1.chunks_exact_mut(m))
+            .enumerate()
+        {
+            let k = start + r;
+            let (a, b) = (u[k] as usize * m, w[k] as usize * m);
+            for j in 0..m {
+                zr[j] = self.pu[a + j] + self.qw[b + j] + flag[k] * self.wf[j] + self.b1[j];
+                ar[j] = lrelu(zr[j], self.slope);
+            }
+        }
+    }
+
+    /// The second hidden layer's pre-activation `z2 = a1 W2 + b2` (`[rows, m2]`).
+    fn layer2(&self, a1: &[f32], z2: &mut [f32]) {
+        z2.fill(0.0);
+        matmul_acc(a1, self.w2, self.m, self.m2, z2);
+        for row in z2.chunks_exact_mut(self.m2) {
+            for (z, &b) in row.iter_mut().zip(self.b2) {
+                *z += b;
+            }
+        }
+    }
+}
+
 /// Candidates per block of the scoring MLP's passes ([`HostPolicy::mlp_scores`],
 /// [`HostPolicy::mlp_backward`]): their hidden layers live in `CHUNK × m` buffers.
 const CHUNK: usize = 256;
@@ -897,9 +952,9 @@ impl HostPolicy {
     }
 
     /// `log Π(a | S)` of every candidate: [`HostPolicy::forward_cached`]'s
-    /// [`Trace::log_probs`] bit for bit, for inference: nothing is kept for a backward pass,
-    /// and the scoring MLP runs one candidate at a time in registers instead of materialising
-    /// its `[C, m]` layers (on a 100,000-candidate Amazon-Photo state, 25 MB per step).
+    /// [`Trace::log_probs`] bit for bit, for inference and for rollouts whose backward pass
+    /// recomputes the trace ([`HostPolicy::backward_recomputed`]): the GAT layers' intermediate
+    /// values are dropped as soon as the embeddings are computed.
     ///
     /// # Shapes
     /// - x: `[n, input_dim]` in two blocks
@@ -1048,45 +1103,54 @@ impl HostPolicy {
     /// `s = a2 · w3 + b3`, `aᵢ = LeakyReLU(zᵢ)`; the hidden layers are never stored (the
     /// backward pass recomputes them, [`HostPolicy::mlp_backward`]).
     fn mlp_scores(&self, emb: &[f32], n: usize, u: &[u32], w: &[u32], flag: &[f32]) -> Vec<f32> {
+        let mlp = self.mlp_pass(emb, n);
+        let (m, m2) = (mlp.m, mlp.m2);
+        let c = u.len();
+        let mut scores = Vec::with_capacity(c);
+        let (mut z1, mut a1) = (vec![0.0; CHUNK * m], vec![0.0; CHUNK * m]);
+        let mut z2 = vec![0.0; CHUNK * m2];
+        for start in (0..c).step_by(CHUNK) {
+            let rows = CHUNK.min(c - start);
+            let (z1, a1, z2) = (
+                &mut z1[..rows * m],
+                &mut a1[..rows * m],
+                &mut z2[..rows * m2],
+            );
+            mlp.layer1(start, u, w, flag, z1, a1);
+            mlp.layer2(a1, z2);
+            for row in z2.chunks_exact_mut(m2) {
+                for z in row.iter_mut() {
+                    *z = lrelu(*z, mlp.slope);
+                }
+                scores.push(dot(row, mlp.w3) + mlp.b3);
+            }
+        }
+        scores
+    }
+
+    /// The scoring MLP's parameters and the per-node halves of its first layer for `emb`.
+    fn mlp_pass<'p>(&'p self, emb: &[f32], n: usize) -> MlpPass<'p> {
         let p = &self.params;
         let h = self.hidden();
         let [l1, l2, l3] = self.mlp;
-        let m = l1.out;
+        let (m, m2) = (l1.out, l2.out);
         let w1 = &p[l1.w..l1.w + l1.input * m];
         let (mut pu, mut qw) = (vec![0.0; n * m], vec![0.0; n * m]);
         matmul_acc(emb, &w1[..h * m], h, m, &mut pu);
         matmul_acc(emb, &w1[h * m..2 * h * m], h, m, &mut qw);
-        let wf = &w1[2 * h * m..];
-        let b1 = &p[l1.b..l1.b + m];
-        let slope = self.activation_slope;
-        let m2 = l2.out;
-        let w2 = &p[l2.w..l2.w + m * m2];
-        let b2 = &p[l2.b..l2.b + m2];
-        let w3 = &p[l3.w..l3.w + m2];
-        let b3 = p[l3.b];
-        let c = u.len();
-        let mut scores = Vec::with_capacity(c);
-        let (mut a1, mut a2) = (vec![0.0; CHUNK * m], vec![0.0; CHUNK * m2]);
-        for start in (0..c).step_by(CHUNK) {
-            let rows = CHUNK.min(c - start);
-            let (a1, a2) = (&mut a1[..rows * m], &mut a2[..rows * m2]);
-            for (r, row) in a1.chunks_exact_mut(m).enumerate() {
-                let k = start + r;
-                let (a, b) = (u[k] as usize * m, w[k] as usize * m);
-                for j in 0..m {
-                    row[j] = lrelu(pu[a + j] + qw[b + j] + flag[k] * wf[j] + b1[j], slope);
-                }
-            }
-            a2.fill(0.0);
-            matmul_acc(a1, w2, m, m2, a2);
-            for row in a2.chunks_exact_mut(m2) {
-                for (z, &bj) in row.iter_mut().zip(b2) {
-                    *z = lrelu(*z + bj, slope);
-                }
-                scores.push(dot(row, w3) + b3);
-            }
+        MlpPass {
+            m,
+            m2,
+            slope: self.activation_slope,
+            wf: &w1[2 * h * m..],
+            b1: &p[l1.b..l1.b + m],
+            w2: &p[l2.w..l2.w + m * m2],
+            b2: &p[l2.b..l2.b + m2],
+            w3: &p[l3.w..l3.w + m2],
+            b3: p[l3.b],
+            pu,
+            qw,
         }
-        scores
     }
 
     /// The scoring MLP's backward pass given `dscores = ∂L/∂s`: adds the gradients of its
@@ -1105,20 +1169,10 @@ impl HostPolicy {
         dscores: &[f32],
         grads: &mut [f32],
     ) -> (Vec<f32>, Vec<f32>) {
-        let p = &self.params;
         let h = self.hidden();
         let [l1, l2, l3] = self.mlp;
-        let (m, m2) = (l1.out, l2.out);
-        let slope = self.activation_slope;
-        let w1 = &p[l1.w..l1.w + l1.input * m];
-        let (mut pu, mut qw) = (vec![0.0; n * m], vec![0.0; n * m]);
-        matmul_acc(emb, &w1[..h * m], h, m, &mut pu);
-        matmul_acc(emb, &w1[h * m..2 * h * m], h, m, &mut qw);
-        let wf = &w1[2 * h * m..];
-        let b1 = &p[l1.b..l1.b + m];
-        let w2 = &p[l2.w..l2.w + m * m2];
-        let b2 = &p[l2.b..l2.b + m2];
-        let w3 = &p[l3.w..l3.w + m2];
+        let mlp = self.mlp_pass(emb, n);
+        let (m, m2, slope, w2, w3) = (mlp.m, mlp.m2, mlp.slope, mlp.w2, mlp.w3);
         // W2ᵀ, for dz1 = dz2 W2ᵀ (as `matmul_nt_acc` builds it).
         let mut w2t = vec![0.0; m * m2];
         for (r, row) in w2.chunks_exact(m2).enumerate() {
@@ -1147,30 +1201,17 @@ impl HostPolicy {
                 &mut dz1[..rows * m],
             );
             let (z2, dz2) = (&mut z2[..rows * m2], &mut dz2[..rows * m2]);
-            for (r, (zr, ar)) in z1
-                .chunks_exact_mut(m)
-                .zip(a1.chunks_exact_mut(m))
-                .enumerate()
-            {
-                let k = start + r;
-                let (a, b) = (u[k] as usize * m, w[k] as usize * m);
-                for j in 0..m {
-                    zr[j] = pu[a + j] + qw[b + j] + flag[k] * wf[j] + b1[j];
-                    ar[j] = lrelu(zr[j], slope);
-                }
-            }
-            z2.fill(0.0);
-            matmul_acc(a1, w2, m, m2, z2);
+            mlp.layer1(start, u, w, flag, z1, a1);
+            mlp.layer2(a1, z2);
             // Layer 3: s = a2 · w3 + b3.
             for (r, (zr, dr)) in z2
-                .chunks_exact_mut(m2)
+                .chunks_exact(m2)
                 .zip(dz2.chunks_exact_mut(m2))
                 .enumerate()
             {
                 let ds = dscores[start + r];
                 grads[l3.b] += ds;
                 for j in 0..m2 {
-                    zr[j] += b2[j];
                     grads[l3.w + j] += lrelu(zr[j], slope) * ds;
                     dr[j] = ds * w3[j] * lrelu_grad(zr[j], slope);
                 }
