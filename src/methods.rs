@@ -585,11 +585,30 @@ pub fn describe_induce(method: Method, config: &InduceConfig) -> Option<String> 
         ),
         Method::InductiveFineTuned => format!(
             "the trained policy's greedy episode, then up to {} episodes fine-tuning it on each \
-             target (γ {}); {min}",
-            config.episodes, config.gamma
+             target (γ {}){}; {min}",
+            config.episodes,
+            config.gamma,
+            greedy_every(config)
+                .map(|g| format!(", its {g}"))
+                .unwrap_or_default()
         ),
+        Method::Transductive => match greedy_every(config) {
+            Some(g) => format!("the per-target policy's {g}; {min}"),
+            None => min.to_string(),
+        },
         _ => min.to_string(),
     })
+}
+
+/// The note of [`InduceConfig::greedy_every`] when it is on.
+fn greedy_every(config: &InduceConfig) -> Option<String> {
+    match config.greedy_every {
+        0 => None,
+        1 => Some("greedy episode after every update".into()),
+        n => Some(format!(
+            "greedy episode after every {n}th update and the last"
+        )),
+    }
 }
 
 fn needs_policy(method: Method) -> Error {

@@ -426,6 +426,7 @@ pub fn explain_job_journaled(
                 c.episodes = job.induce.episodes;
                 c.gamma = job.induce.gamma;
                 c.lr = job.induce.lr;
+                c.greedy_every = job.induce.greedy_every;
             }
             if let Some(mode) = job.edits {
                 c.env.mode = mode;

@@ -317,6 +317,11 @@ struct ExplainArgs {
     /// trained policy.
     #[arg(long, default_value_t = 16)]
     samples: usize,
+    /// transductive and inductive-fine-tuned: also play the per-target policy's greedy episode
+    /// after every N-th update and after the last, keeping its counterfactual when smaller (not
+    /// in the paper; never worse: the sampled episodes stay the same). 0: never.
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    greedy_every: usize,
     /// Explain as the paper describes InduCE: no minimality pass (by default every InduCE
     /// counterfactual is reduced to a 1-minimal one; the baselines never are).
     #[arg(long)]
@@ -687,6 +692,7 @@ fn explain(a: ExplainArgs) -> Result<()> {
     job.threads = a.threads;
     anyhow::ensure!(a.samples > 0, "--samples must be at least 1");
     job.induce.inference_samples = a.samples;
+    job.induce.greedy_every = a.greedy_every;
     if a.paper_faithful {
         job.induce = job.induce.clone().paper_faithful();
     }

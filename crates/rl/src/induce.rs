@@ -69,6 +69,14 @@ pub struct InduceConfig {
     /// Episodes per target of best-of-k inductive inference (`inductive-best-of-k`): the
     /// greedy one and `inference_samples − 1` sampled from the trained policy.
     pub inference_samples: usize,
+    /// Transductive (and fine-tuned) search: also play the per-target policy's GREEDY episode
+    /// after every `greedy_every`-th update and after the last one, and keep its counterfactual
+    /// when it is smaller. The sampled episodes are the same with or without it (it uses no
+    /// randomness and changes no parameter), so the result is never worse. Not in the paper:
+    /// 0, the default, never does. On large neighbourhoods (Amazon-Photo: ~100,000 candidate
+    /// edits) the sampled episodes stay nearly uniform long after the policy's argmax has found
+    /// the edits that flip the target.
+    pub greedy_every: usize,
 }
 
 /// The implementation of the policy's forward and backward passes. Both compute the same
@@ -106,6 +114,7 @@ impl Default for InduceConfig {
             kernel: PolicyKernel::Host,
             minimise: true,
             inference_samples: 16,
+            greedy_every: 0,
         }
     }
 }
@@ -924,12 +933,19 @@ pub fn explain_transductive_from(
             }
         }
         let mut adam = HostAdam::new(policy.num_params());
-        for _ in 0..config.episodes {
+        for i in 0..config.episodes {
             let steps = host_rollout(&policy, &mut ep, &mut rng, true)?;
             if keep(ep.explanation())? {
                 break;
             }
             host_update(&mut policy, &mut adam, &[steps], config, 1)?;
+            if greedy_due(config, i) {
+                ep.reset();
+                run_greedy_host(&policy, &mut ep)?;
+                if keep(ep.explanation())? {
+                    break;
+                }
+            }
         }
     } else {
         let ad = device.clone().autodiff();
@@ -949,15 +965,33 @@ pub fn explain_transductive_from(
             }
         }
         let mut optim = AdamConfig::new().init();
-        for _ in 0..config.episodes {
+        for i in 0..config.episodes {
             let steps = rollout(&policy.valid(), &mut ep, &mut rng, device)?;
             if keep(ep.explanation())? {
                 break;
             }
             policy = update(policy, &mut optim, &[steps], config, &ad)?;
+            if greedy_due(config, i) {
+                let plain = policy.valid();
+                ep.reset();
+                while !ep.is_done() {
+                    let logp = action_log_probs(&plain, &ep, device)?;
+                    ep.step(argmax(&logp))?;
+                }
+                if keep(ep.explanation())? {
+                    break;
+                }
+            }
         }
     }
     Ok(best.or(last).expect("at least one episode"))
+}
+
+/// Whether the transductive search plays its policy's greedy episode after update `i` (from 0):
+/// every [`InduceConfig::greedy_every`]-th update and the last one.
+fn greedy_due(config: &InduceConfig, i: usize) -> bool {
+    let every = config.greedy_every;
+    every > 0 && ((i + 1).is_multiple_of(every) || i + 1 == config.episodes)
 }
 
 /// [`explain_greedy`] with the host kernel (a [`HostPolicy`] converted once from a trained

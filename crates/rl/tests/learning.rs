@@ -185,6 +185,29 @@ fn training_beats_the_untrained_policy_on_held_out_nodes() {
         improved += usize::from(f.found && (!g.found || f.size() < g.size()));
     }
     println!("fine-tuning improved {improved} of 8 untrained greedy explanations");
+
+    // The policy's greedy episode during the transductive search (`greedy_every`) never makes
+    // the result worse: the sampled episodes and updates are the same with it, on either kernel.
+    let mut helped = 0;
+    for &t in test.iter().take(8) {
+        let run = |kernel, greedy_every| {
+            let c = InduceConfig {
+                kernel,
+                greedy_every,
+                ..tune.clone()
+            };
+            induce_rl::explain_transductive(&data.graph, &bb, t, &c, &dev).unwrap()
+        };
+        for kernel in [PolicyKernel::Host, PolicyKernel::Burn] {
+            let (plain, with) = (run(kernel, 0), run(kernel, 3));
+            assert!(with.found || !plain.found, "target {t}");
+            if plain.found {
+                assert!(with.size() <= plain.size(), "target {t}");
+            }
+            helped += usize::from(with.found && (!plain.found || with.size() < plain.size()));
+        }
+    }
+    println!("the greedy episodes improved {helped} of 16 transductive explanations");
     assert!(matches!(
         explain_best_of_k_host(&host, &data.graph, &bb, test[0], &cfg.env, 0, 7),
         Err(RlError::InvalidConfig(_))
