@@ -12,6 +12,8 @@
 //! Unlike `induce explain --method transductive`, it does not stop at the first counterfactual
 //! and seeds the policy from `--seed` alone (not from the target id).
 
+mod common;
+
 use std::path::PathBuf;
 
 use anyhow::Result;
@@ -45,8 +47,11 @@ struct Args {
     seed: u64,
 }
 
-fn main() -> Result<()> {
-    let args = Args::parse();
+fn main() -> std::process::ExitCode {
+    common::exit(run(Args::parse()))
+}
+
+fn run(args: Args) -> Result<()> {
     anyhow::ensure!(args.episodes > 0, "--episodes must be at least 1");
     anyhow::ensure!(
         args.lr.is_finite() && args.lr > 0.0,

@@ -862,11 +862,18 @@ pub fn explain_greedy(
     device: &Device,
 ) -> Result<Explanation> {
     let mut ep = Episode::new(graph, black_box, target, env)?;
+    run_greedy(policy, &mut ep, device)?;
+    Ok(ep.explanation())
+}
+
+/// Plays an episode to its end greedily with Burn on `device` (the loop of [`explain_greedy`];
+/// [`run_greedy_host`] is the host kernel's).
+fn run_greedy(policy: &Policy, ep: &mut Episode<'_>, device: &Device) -> Result<()> {
     while !ep.is_done() {
-        let logp = action_log_probs(policy, &ep, device)?;
+        let logp = action_log_probs(policy, ep, device)?;
         ep.step(argmax(&logp))?;
     }
-    Ok(ep.explanation())
+    Ok(())
 }
 
 /// Transductive InduCE for one target: a fresh policy trained on this node alone for up to
@@ -954,12 +961,8 @@ pub fn explain_transductive_from(
             None => pcfg.init(&ad),
         };
         if init.is_some() {
-            let plain = policy.valid();
             ep.reset();
-            while !ep.is_done() {
-                let logp = action_log_probs(&plain, &ep, device)?;
-                ep.step(argmax(&logp))?;
-            }
+            run_greedy(&policy.valid(), &mut ep, device)?;
             if keep(ep.explanation())? {
                 return Ok(best.or(last).expect("one episode"));
             }
@@ -972,12 +975,8 @@ pub fn explain_transductive_from(
             }
             policy = update(policy, &mut optim, &[steps], config, &ad)?;
             if greedy_due(config, i) {
-                let plain = policy.valid();
                 ep.reset();
-                while !ep.is_done() {
-                    let logp = action_log_probs(&plain, &ep, device)?;
-                    ep.step(argmax(&logp))?;
-                }
+                run_greedy(&policy.valid(), &mut ep, device)?;
                 if keep(ep.explanation())? {
                     break;
                 }
