@@ -10,7 +10,7 @@ use induce_baselines::{
     Candidates, Cf2Config, Cf2Explainer, CfGnnConfig, CfGnnExplainer, Optimiser, PgConfig,
     PgExplainer, RandomConfig, RandomExplainer,
 };
-use induce_explain::Explainer;
+use induce_explain::{Explainer, Verdict};
 use induce_graph::Dataset;
 use induce_models::checkpoint::{check_dims, load_gcn};
 use induce_models::reference::load_reference_gcn;
@@ -235,13 +235,26 @@ pub enum Preset {
 }
 
 impl Preset {
+    /// Every family, in the order `--family` lists them.
+    pub const ALL: [Preset; 3] = [Preset::BaShapes, Preset::Trees, Preset::Real];
+
     /// The family a dataset name belongs to (`ba-shapes`, `syn1` → BA-Shapes; `tree-cycles`,
-    /// `tree-grid`, `syn4`, `syn5` → trees; anything else → real).
+    /// `tree-grid`, `syn4`, `syn5` → trees; anything else → real). This is only a guess from
+    /// the name: `--family` ([`Family::choose`]) overrides it.
     pub fn for_dataset(name: &str) -> Self {
         match name.to_ascii_lowercase().replace('_', "-").as_str() {
             "ba-shapes" | "syn1" => Preset::BaShapes,
             "tree-cycles" | "tree-grid" | "syn4" | "syn5" => Preset::Trees,
             _ => Preset::Real,
+        }
+    }
+
+    /// The name `--family`, `config.json` and [`FromStr`] use: `ba-shapes`, `trees`, `real`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Preset::BaShapes => "ba-shapes",
+            Preset::Trees => "trees",
+            Preset::Real => "real",
         }
     }
 
@@ -267,6 +280,78 @@ impl Preset {
         InduceConfig {
             gamma: 0.6,
             ..self.inductive(seed)
+        }
+    }
+}
+
+impl fmt::Display for Preset {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for Preset {
+    type Err = Error;
+
+    /// `ba-shapes`, `trees` or `real` (case and `_` / `-` ignored).
+    fn from_str(s: &str) -> Result<Self> {
+        let t = s.trim().to_ascii_lowercase().replace('_', "-");
+        Preset::ALL
+            .into_iter()
+            .find(|p| p.name() == t)
+            .ok_or_else(|| Error::InvalidValue {
+                what: "family",
+                value: s.to_string(),
+                reason: "expected auto, ba-shapes, trees or real".into(),
+            })
+    }
+}
+
+/// The hyper-parameter family of a run ([`Preset`]) and whether it was guessed from the data's
+/// name (`--family auto`, the default) or chosen (`--family NAME`). A run's `config.json`
+/// records both (`family`, `family_guessed`).
+///
+/// ```
+/// use induce::methods::{Family, Preset};
+/// let guessed = Family::choose(None, "syn4");
+/// assert_eq!((guessed.preset, guessed.guessed), (Preset::Trees, true));
+/// let chosen = Family::choose(Some(Preset::BaShapes), "my-graph");
+/// assert_eq!((chosen.preset, chosen.guessed), (Preset::BaShapes, false));
+/// assert_eq!("trees".parse::<Preset>().unwrap(), Preset::Trees);
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Family {
+    /// The family whose settings the run uses.
+    pub preset: Preset,
+    /// True when it was guessed from the data's name, false when `--family` chose it.
+    pub guessed: bool,
+}
+
+impl Family {
+    /// `choice` when given (`--family NAME`), else the guess from the dataset `name`
+    /// ([`Preset::for_dataset`]).
+    pub fn choose(choice: Option<Preset>, name: &str) -> Self {
+        match choice {
+            Some(preset) => Self {
+                preset,
+                guessed: false,
+            },
+            None => Self {
+                preset: Preset::for_dataset(name),
+                guessed: true,
+            },
+        }
+    }
+
+    /// One line saying which family a run on the dataset `name` uses and how it was chosen,
+    /// e.g. `trees, guessed from the name `syn4` (--family ba-shapes|trees|real overrides)`.
+    pub fn describe(&self, name: &str) -> String {
+        match self.guessed {
+            true => format!(
+                "{}, guessed from the name `{name}` (--family ba-shapes|trees|real overrides)",
+                self.preset
+            ),
+            false => format!("{}, chosen with --family", self.preset),
         }
     }
 }
@@ -304,12 +389,27 @@ impl BaselineConfig {
     /// assert_eq!((c.cf2.iterations, c.pgexplainer.epochs, c.random.seed), (500, 20, 7));
     /// ```
     pub fn for_dataset(name: &str, seed: u64) -> Self {
+        Self::for_family(Preset::for_dataset(name), name, seed)
+    }
+
+    /// Each method's authors' settings for `family`, seeded with `seed`. Within the trees,
+    /// PGExplainer's authors tuned Tree-Cycles and Tree-Grid apart: `name` picks Tree-Grid's
+    /// settings when it is `tree-grid` or `syn5` (or contains `grid`), Tree-Cycles' otherwise.
+    ///
+    /// ```
+    /// use induce::methods::{BaselineConfig, Preset};
+    /// assert_eq!(BaselineConfig::for_family(Preset::Trees, "syn4", 7),
+    ///     BaselineConfig::for_dataset("syn4", 7));
+    /// let mine = BaselineConfig::for_family(Preset::Trees, "my-grid", 7);
+    /// assert_eq!(mine, BaselineConfig::for_dataset("tree-grid", 7));
+    /// ```
+    pub fn for_family(family: Preset, name: &str, seed: u64) -> Self {
         let name = name.to_ascii_lowercase().replace('_', "-");
-        let trees = Preset::for_dataset(&name) == Preset::Trees;
-        let pgexplainer = match name.as_str() {
-            "tree-cycles" | "syn4" => PgConfig::tree_cycles(),
-            "tree-grid" | "syn5" => PgConfig::tree_grid(),
-            _ => PgConfig::default(),
+        let trees = family == Preset::Trees;
+        let pgexplainer = match trees {
+            true if name == "syn5" || name.contains("grid") => PgConfig::tree_grid(),
+            true => PgConfig::tree_cycles(),
+            false => PgConfig::default(),
         };
         let (cf_gnnexplainer, cf2) = match trees {
             true => (CfGnnConfig::trees(), Cf2Config::trees()),
@@ -344,6 +444,27 @@ impl BaselineConfig {
         self.cf_gnnexplainer.iterations = iterations;
         self.cf2.iterations = iterations;
         self.pgexplainer.epochs = iterations;
+        self
+    }
+
+    /// Where `method` takes its verdicts (the default for a method that is not a baseline).
+    pub fn verdict(&self, method: Method) -> Verdict {
+        match method {
+            Method::Random => self.random.verdict,
+            Method::CfGnnExplainer | Method::CfGnnExplainerPlusPlus => self.cf_gnnexplainer.verdict,
+            Method::Cf2 => self.cf2.verdict,
+            Method::PgExplainer => self.pgexplainer.verdict,
+            _ => Verdict::default(),
+        }
+    }
+
+    /// Every baseline takes its verdicts where `verdict` says (`--paper-faithful`:
+    /// [`Verdict::Neighbourhood`], the frozen neighbourhood of the authors' code).
+    pub fn with_verdict(mut self, verdict: Verdict) -> Self {
+        self.random.verdict = verdict;
+        self.cf_gnnexplainer.verdict = verdict;
+        self.cf2.verdict = verdict;
+        self.pgexplainer.verdict = verdict;
         self
     }
 
@@ -733,5 +854,31 @@ mod tests {
             assert_eq!((p.inductive(7).gamma, p.transductive(7).gamma), (0.4, 0.6));
             assert_eq!(p.transductive(7).seed, 7);
         }
+        for p in Preset::ALL {
+            assert_eq!(p.name().parse::<Preset>().unwrap(), p);
+            // The serialised name (config.json) is the name `--family` takes.
+            assert_eq!(serde_json::to_value(p).unwrap(), p.name());
+        }
+        assert_eq!("BA_Shapes".parse::<Preset>().unwrap(), Preset::BaShapes);
+        let e = "grids".parse::<Preset>().unwrap_err().to_string();
+        assert_eq!(
+            e,
+            "invalid family `grids`: expected auto, ba-shapes, trees or real"
+        );
+        // The family decides the baselines' settings; the name only tells the two trees apart.
+        let real = BaselineConfig::for_family(Preset::Real, "syn4", 1);
+        assert_eq!(real, BaselineConfig::for_dataset("cora", 1));
+        assert_eq!(
+            BaselineConfig::for_family(Preset::Trees, "tree-cycles", 1),
+            BaselineConfig::for_dataset("tree-cycles", 1)
+        );
+        let f = Family::choose(None, "ba_grid");
+        assert_eq!((f.preset, f.guessed), (Preset::Real, true));
+        assert!(
+            f.describe("ba_grid")
+                .contains("guessed from the name `ba_grid`")
+        );
+        let f = Family::choose(Some(Preset::BaShapes), "ba_grid");
+        assert_eq!(f.describe("ba_grid"), "ba-shapes, chosen with --family");
     }
 }

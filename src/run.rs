@@ -19,7 +19,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
 use crate::methods::{
-    BaselineConfig, Method, Preset, baseline, describe_induce, explainer, load_black_box,
+    BaselineConfig, Family, Method, Preset, baseline, describe_induce, explainer, load_black_box,
     load_trained_policy,
 };
 
@@ -137,6 +137,13 @@ pub struct ExplainJob {
     pub allowed: Option<Vec<(u32, u32)>>,
     /// Seed of the run (generated data, policy initialisation, sampling).
     pub seed: u64,
+    /// The hyper-parameter family whose settings `induce` and `baselines` start from
+    /// ([`ExplainJob::with_family`]).
+    #[serde(default = "default_family")]
+    pub family: Preset,
+    /// Whether `family` was guessed from the data's name (`--family auto`) rather than chosen.
+    #[serde(default = "default_true")]
+    pub family_guessed: bool,
     /// InduCE settings of the transductive and untrained methods (the trained ones take theirs
     /// from the checkpoint, apart from `edits` and `allowed`).
     pub induce: InduceConfig,
@@ -167,20 +174,37 @@ mod format_serde {
     }
 }
 
+fn default_family() -> Preset {
+    Preset::Real
+}
+
+fn default_true() -> bool {
+    true
+}
+
+/// The dataset name a `--data` value gives (a file's stem, a built-in's name): what the family
+/// is guessed from.
+fn data_stem(data: &str) -> String {
+    Path::new(data)
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default()
+}
+
 impl ExplainJob {
-    /// A job with the paper's settings for the dataset family of `data`'s name (see
-    /// [`Preset::for_dataset`]): transductive γ 0.6 and the family's episode cap, the paper's
-    /// target filter, all cores.
+    /// A job with the paper's settings for the dataset family guessed from `data`'s name (see
+    /// [`Preset::for_dataset`]; [`ExplainJob::with_family`] chooses another): transductive
+    /// γ 0.6 and the family's episode cap, the paper's target filter, all cores.
     pub fn new(data: impl Into<String>, black_box: impl Into<PathBuf>, methods: &[Method]) -> Self {
         let data = data.into();
-        let stem = Path::new(&data)
-            .file_stem()
-            .map(|s| s.to_string_lossy().into_owned())
-            .unwrap_or_default();
+        let stem = data_stem(&data);
         let seed = induce_graph::DEFAULT_SEED;
+        let family = Family::choose(None, &stem);
         Self {
-            induce: Preset::for_dataset(&stem).transductive(seed),
-            baselines: BaselineConfig::for_dataset(&stem, seed),
+            induce: family.preset.transductive(seed),
+            baselines: BaselineConfig::for_family(family.preset, &stem, seed),
+            family: family.preset,
+            family_guessed: family.guessed,
             data,
             format: None,
             black_box: black_box.into(),
@@ -195,6 +219,37 @@ impl ExplainJob {
             seed,
             threads: 0,
         }
+    }
+
+    /// The same job in `family` (`None`: guessed from the data's name, as [`ExplainJob::new`]
+    /// does): `induce` and `baselines` are reset to that family's settings with the job's seed,
+    /// so call it before changing them.
+    ///
+    /// ```
+    /// use induce::run::ExplainJob;
+    /// use induce::{Method, Preset};
+    /// let job = ExplainJob::new("runs/my-graph.npz", "gcn.safetensors", &[Method::Transductive]);
+    /// assert_eq!((job.family, job.family_guessed, job.induce.episodes), (Preset::Real, true, 80));
+    /// let job = job.with_family(Some(Preset::Trees));
+    /// assert_eq!((job.family, job.family_guessed, job.induce.episodes), (Preset::Trees, false, 500));
+    /// ```
+    pub fn with_family(mut self, family: Option<Preset>) -> Self {
+        let stem = data_stem(&self.data);
+        let f = Family::choose(family, &stem);
+        self.family = f.preset;
+        self.family_guessed = f.guessed;
+        self.induce = f.preset.transductive(self.seed);
+        self.baselines = BaselineConfig::for_family(f.preset, &stem, self.seed);
+        self
+    }
+
+    /// How the job's family was chosen, in one line ([`Family::describe`]).
+    pub fn family_line(&self) -> String {
+        let f = Family {
+            preset: self.family,
+            guessed: self.family_guessed,
+        };
+        format!("family: {}", f.describe(&data_stem(&self.data)))
     }
 }
 
@@ -280,7 +335,79 @@ pub fn resolve_targets_sampled(
     black_box: &dyn BlackBox,
     hops: u32,
 ) -> Result<Vec<u32>> {
+    resolve_targets_described(spec, paper_filter, sample, shard, data, black_box, hops)
+        .map(|(targets, _)| targets)
+}
+
+/// The words a broad spec's nodes go by (`test nodes`).
+fn spec_nodes(spec: &TargetSpec) -> String {
+    match spec {
+        TargetSpec::Train => "training nodes".into(),
+        TargetSpec::Test => "test nodes".into(),
+        TargetSpec::All => "nodes".into(),
+        other => format!("nodes of `{other}`"),
+    }
+}
+
+/// One line saying how many targets the paper's filter kept of a broad spec's `pool` nodes and
+/// by which rule, which depends on the data: with motif ground truth (a reference npz's
+/// `motif` array, a generated benchmark, or the authors' syn1/syn4/syn5 by their names) the
+/// nodes with label 0 (the base graph) are skipped; without it every class counts, label 0
+/// included. `chosen` counts the targets before sharding.
+///
+/// ```
+/// use induce::TargetSpec;
+/// let d = induce::run::load_data("tree-cycles", None, 42).unwrap();
+/// let line = induce::run::target_rule_line(&TargetSpec::Test, 175, 60, None, &d, 4);
+/// assert!(line.starts_with("targets: 60 of the 175 test nodes"), "{line}");
+/// assert!(line.contains("non-zero label"), "{line}");
+/// ```
+pub fn target_rule_line(
+    spec: &TargetSpec,
+    pool: usize,
+    chosen: usize,
+    sample: Option<Sample>,
+    data: &Dataset,
+    hops: u32,
+) -> String {
+    let what = spec_nodes(spec);
+    let head = match sample {
+        Some(s) => format!(
+            "targets: a random sample (seed {}) of {chosen} of the {pool} {what}, drawn among",
+            s.seed
+        ),
+        None => format!("targets: {chosen} of the {pool} {what}:"),
+    };
+    let rule = match data.graph.motifs() {
+        Some(_) => format!(
+            "those with a non-zero label that the black box predicts correctly on their \
+             {hops}-hop neighbourhood (the paper's rule: {} has motif ground truth, label 0 is \
+             its base graph)",
+            data.name
+        ),
+        None => format!(
+            "those the black box predicts correctly on their {hops}-hop neighbourhood, of every \
+             class ({} has no motif ground truth, so label 0 is not skipped as a base graph; \
+             with a `motif` array it would be)",
+            data.name
+        ),
+    };
+    format!("{head} {rule}; --all-nodes keeps all {pool}")
+}
+
+/// [`resolve_targets_sampled`], and for a broad spec narrowed by the paper's filter the line of
+/// [`target_rule_line`] saying how many targets it chose (before sharding) and by which rule.
+pub fn resolve_targets_described(
+    spec: &TargetSpec,
+    paper_filter: bool,
+    sample: Option<Sample>,
+    shard: Option<Shard>,
+    data: &Dataset,
+    black_box: &dyn BlackBox,
+    hops: u32,
+) -> Result<(Vec<u32>, Option<String>)> {
     let mut targets = spec.resolve(data)?;
+    let pool = targets.len();
     let filter = paper_filter && spec.is_broad();
     if let Some(s) = sample {
         if s.size == 0 {
@@ -321,6 +448,7 @@ pub fn resolve_targets_sampled(
             return Err(no_paper_target(n, spec));
         }
     }
+    let line = filter.then(|| target_rule_line(spec, pool, targets.len(), sample, data, hops));
     if let Some(s) = shard {
         let n = targets.len();
         targets = s.select(&targets);
@@ -331,7 +459,7 @@ pub fn resolve_targets_sampled(
             .into());
         }
     }
-    Ok(targets)
+    Ok((targets, line))
 }
 
 fn threads(n: usize) -> usize {
@@ -384,6 +512,21 @@ pub fn explain_job_journaled(
     progress: &dyn Progress,
     journal: Option<&induce_explain::pipeline::Journal>,
 ) -> Result<(RunSummary, Vec<MethodRun>)> {
+    explain_job_noticed(job, device, progress, journal, &|_| {})
+}
+
+/// [`explain_job_journaled`] that tells `notice` what it decided for the user, once the data,
+/// black box, policies and targets are checked and before anything is explained: the
+/// hyper-parameter family ([`ExplainJob::family_line`]) and, for a broad target spec narrowed
+/// by the paper's filter, how many targets it chose by which rule ([`target_rule_line`], also
+/// kept in the summary's notes). `induce explain` prints them on stderr.
+pub fn explain_job_noticed(
+    job: &ExplainJob,
+    device: &Device,
+    progress: &dyn Progress,
+    journal: Option<&induce_explain::pipeline::Journal>,
+    notice: &dyn Fn(&str),
+) -> Result<(RunSummary, Vec<MethodRun>)> {
     if job.methods.is_empty() {
         return Err(Error::InvalidValue {
             what: "method list",
@@ -421,6 +564,7 @@ pub fn explain_job_journaled(
             c.seed = job.induce.seed;
             c.env.fanout = job.induce.env.fanout;
             c.env.max_nodes = job.induce.env.max_nodes;
+            c.env.verdict = job.induce.env.verdict;
             if m == Method::InductiveFineTuned {
                 // Fine-tuning follows the run's transductive schedule.
                 c.episodes = job.induce.episodes;
@@ -441,7 +585,7 @@ pub fn explain_job_journaled(
         plans.push((m, policy, config));
     }
     let hops = base.env.hops;
-    let targets = resolve_targets_sampled(
+    let (targets, rule) = resolve_targets_described(
         &job.targets,
         job.paper_filter,
         job.sample,
@@ -450,6 +594,10 @@ pub fn explain_job_journaled(
         bb,
         hops,
     )?;
+    notice(&job.family_line());
+    if let Some(line) = &rule {
+        notice(line);
+    }
     let ctx = EvalContext::new(&data.graph, bb, hops)?;
     let opts = ExplainOptions {
         threads: threads(job.threads),
@@ -465,6 +613,7 @@ pub fn explain_job_journaled(
             let (e, secs) =
                 timed(|| baseline(*m, &data, &loaded, &job.baselines, &train_targets, device));
             let mut j = journal.map(|j| j.method(m.name())).transpose()?;
+            let ctx = ctx.clone().with_verdict(job.baselines.verdict(*m));
             let mut run =
                 explain_targets_journaled(e?.as_ref(), &ctx, &targets, &opts, j.as_mut())?;
             run.train_seconds = secs;
@@ -485,11 +634,13 @@ pub fn explain_job_journaled(
         }
         let e = explainer(*m, &data, bb, policy.as_ref(), config, device)?;
         let mut j = journal.map(|j| j.method(m.name())).transpose()?;
+        let ctx = ctx.clone().with_verdict(config.env.verdict);
         let mut run = explain_targets_journaled(e.as_ref(), &ctx, &targets, &opts, j.as_mut())?;
         run.notes.extend(describe_induce(*m, config));
         runs.push(run);
     }
-    let summary = summary_for(&data, bb, job.seed, job.shard, &runs)?;
+    let mut summary = summary_for(&data, bb, job.seed, job.shard, &runs)?;
+    summary.notes.extend(rule);
     Ok((summary, runs))
 }
 
@@ -510,20 +661,26 @@ pub struct TrainJob {
     /// Train only on a seeded random sample of the targets.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sample: Option<Sample>,
+    /// The hyper-parameter family whose settings `induce` starts from
+    /// ([`TrainJob::with_family`]).
+    #[serde(default = "default_family")]
+    pub family: Preset,
+    /// Whether `family` was guessed from the data's name (`--family auto`) rather than chosen.
+    #[serde(default = "default_true")]
+    pub family_guessed: bool,
     /// InduCE settings (γ, episodes, seed, environment).
     pub induce: InduceConfig,
 }
 
 impl TrainJob {
-    /// The paper's inductive settings for the family of `data`'s name.
+    /// The paper's inductive settings for the family guessed from `data`'s name.
     pub fn new(data: impl Into<String>, black_box: impl Into<PathBuf>) -> Self {
         let data = data.into();
-        let stem = Path::new(&data)
-            .file_stem()
-            .map(|s| s.to_string_lossy().into_owned())
-            .unwrap_or_default();
+        let family = Family::choose(None, &data_stem(&data));
         Self {
-            induce: Preset::for_dataset(&stem).inductive(induce_graph::DEFAULT_SEED),
+            induce: family.preset.inductive(induce_graph::DEFAULT_SEED),
+            family: family.preset,
+            family_guessed: family.guessed,
             data,
             format: None,
             black_box: black_box.into(),
@@ -531,6 +688,25 @@ impl TrainJob {
             paper_filter: true,
             sample: None,
         }
+    }
+
+    /// The same job in `family` (`None`: guessed from the data's name): `induce` is reset to
+    /// that family's inductive settings with the job's seed, so call it before changing them.
+    pub fn with_family(mut self, family: Option<Preset>) -> Self {
+        let f = Family::choose(family, &data_stem(&self.data));
+        self.family = f.preset;
+        self.family_guessed = f.guessed;
+        self.induce = f.preset.inductive(self.induce.seed);
+        self
+    }
+
+    /// How the job's family was chosen, in one line ([`Family::describe`]).
+    pub fn family_line(&self) -> String {
+        let f = Family {
+            preset: self.family,
+            guessed: self.family_guessed,
+        };
+        format!("family: {}", f.describe(&data_stem(&self.data)))
     }
 }
 
@@ -565,11 +741,25 @@ pub fn train_job_checkpointed(
     progress: &dyn Progress,
     checkpoint: Option<&Path>,
 ) -> Result<(induce_models::Policy, PolicyMeta, TrainOutcome)> {
+    train_job_noticed(job, device, progress, checkpoint, &|_| {})
+}
+
+/// [`train_job_checkpointed`] that tells `notice`, once the data, black box and targets are
+/// checked and before training, the hyper-parameter family ([`TrainJob::family_line`]) and, for
+/// a broad target spec narrowed by the paper's filter, how many targets it chose by which rule
+/// ([`target_rule_line`]). `induce train` prints them on stderr.
+pub fn train_job_noticed(
+    job: &TrainJob,
+    device: &Device,
+    progress: &dyn Progress,
+    checkpoint: Option<&Path>,
+    notice: &dyn Fn(&str),
+) -> Result<(induce_models::Policy, PolicyMeta, TrainOutcome)> {
     let data = load_data(&job.data, job.format, job.induce.seed)?;
     let loaded = load_black_box(&job.black_box, &data, job.induce.kernel, device)?;
     let bb = loaded.black_box.as_ref();
     let hops = job.induce.env.hops;
-    let targets = resolve_targets_sampled(
+    let (targets, rule) = resolve_targets_described(
         &job.targets,
         job.paper_filter,
         job.sample,
@@ -578,6 +768,10 @@ pub fn train_job_checkpointed(
         bb,
         hops,
     )?;
+    notice(&job.family_line());
+    if let Some(line) = &rule {
+        notice(line);
+    }
     let (policy, last, seconds) = train_reporting_with(
         (&data.graph, bb, &targets),
         &job.induce,

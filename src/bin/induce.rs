@@ -8,17 +8,17 @@ use std::process::ExitCode;
 use anyhow::{Context, Result};
 use clap::{Args, Parser, Subcommand};
 use induce::cli::{Bars, error_line};
+use induce::explain::Verdict;
 use induce::explain::pipeline::{Journal, RunWriter, format_table, merge_runs, read_run};
 use induce::graph::generators::{ArxivLikeConfig, SyntheticKind};
 use induce::graph::io::{DataFormat, save_npz};
-use induce::methods::{Method, Preset};
+use induce::methods::{Family, Method, Preset};
 use induce::models::checkpoint::{atomic_write, save_gcn};
 use induce::models::device::{BackendKind, default_backend, device};
 use induce::models::{GcnConfig, GcnTrainingConfig, train_gcn};
 use induce::rl::{EditMode, PolicyKernel, save_policy};
 use induce::run::{
-    ExplainJob, Sample, TrainJob, explain_job_journaled, load_data, read_pairs,
-    train_job_checkpointed,
+    ExplainJob, Sample, TrainJob, explain_job_noticed, load_data, read_pairs, train_job_noticed,
 };
 use induce::{Shard, TargetSpec};
 
@@ -87,6 +87,8 @@ enum DataCommand {
         path: String,
         #[command(flatten)]
         data: FormatArg,
+        #[command(flatten)]
+        family: FamilyArg,
     },
     /// Cut the h-hop neighbourhood of one node out of a graph as a dataset of its own (the paper's
     /// Amazon-Photo protocol: a seeded random centre, 3 hops, a seeded 80/20 split), written as a
@@ -151,6 +153,33 @@ struct FormatArg {
 }
 
 #[derive(Debug, Clone, Args)]
+struct FamilyArg {
+    /// Hyper-parameter family: ba-shapes, trees, real, or auto (guessed from the data's name:
+    /// syn1 and ba-shapes → ba-shapes; syn4, syn5, tree-cycles, tree-grid → trees; any other
+    /// name → real). It sets InduCE's episodes (500 on trees, 80 otherwise) and the baselines'
+    /// authors' settings; the choice is printed on stderr and saved in the run's config.
+    #[arg(long, default_value = "auto", value_name = "FAMILY")]
+    family: FamilyChoice,
+}
+
+/// `--family`: a [`Preset`] by name, or `auto` (`None`: guessed from the data's name).
+#[derive(Debug, Clone, Copy)]
+struct FamilyChoice(Option<Preset>);
+
+impl std::str::FromStr for FamilyChoice {
+    type Err = String;
+    fn from_str(s: &str) -> std::result::Result<Self, String> {
+        match s.trim() {
+            "auto" => Ok(Self(None)),
+            other => other
+                .parse::<Preset>()
+                .map(|p| Self(Some(p)))
+                .map_err(|e| e.to_string()),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Args)]
 struct DataArgs {
     /// The data: a reference npz (e.g. shared/reference/syn1.npz), a gnn-benchmark npz (Cora,
     /// CiteSeer, Amazon-Photo), an OGB folder, or a built-in benchmark name (ba-shapes,
@@ -187,8 +216,8 @@ struct TrainBlackBoxArgs {
 
 #[derive(Debug, Clone, Args)]
 struct InduceArgs {
-    /// Training episodes M [default: the paper's, 80 on BA-Shapes and real graphs, 500 on the
-    /// trees; for `transductive` the per-target cap].
+    /// Training episodes M [default: the paper's for the --family, 80 on BA-Shapes and real
+    /// graphs, 500 on the trees; for `transductive` the per-target cap].
     #[arg(long)]
     episodes: Option<usize>,
     /// Adam learning rate of the policy [default: the paper's 3e-4]; for `transductive` and
@@ -255,9 +284,13 @@ struct TrainArgs {
     /// The black box: the authors' .safetensors GCN, a .bpk checkpoint or a run directory.
     #[arg(long)]
     black_box: PathBuf,
-    /// Training targets: train, test, eval, all, a list 12,40,77 or @file.
+    /// Training targets: train, test, eval, all, a list 12,40,77 or @file. train, test and all
+    /// keep only the paper's targets unless --all-nodes (the rule as for `explain --targets`;
+    /// how many it kept, and why, is printed on stderr).
     #[arg(long, default_value = "train")]
     targets: TargetSpec,
+    #[command(flatten)]
+    family: FamilyArg,
     /// Train on a random sample of N of the targets (seeded by --seed) [default: all of them]
     #[arg(long, value_name = "N")]
     sample: Option<usize>,
@@ -300,9 +333,15 @@ struct ExplainArgs {
     iterations: Option<usize>,
     /// Targets: test (the split's test nodes), train, eval (the file's evaluation set, e.g. a
     /// reference npz's eval_idx), all, a list 12,40,77, or @file (one id a line). test, train
-    /// and all keep only the paper's targets unless --all-nodes.
+    /// and all keep only the paper's targets unless --all-nodes: the nodes the black box
+    /// predicts correctly on their 4-hop neighbourhood and, when the data has motif ground
+    /// truth (a `motif` array, a generated benchmark, the authors' syn1/syn4/syn5), a non-zero
+    /// label; without ground truth label 0 counts too. How many targets were chosen, and by
+    /// which rule, is printed on stderr (docs/FORMATS.md).
     #[arg(long, default_value = "test")]
     targets: TargetSpec,
+    #[command(flatten)]
+    family: FamilyArg,
     /// Explain a random sample of N of the targets (seeded by --seed; uniform among the
     /// paper's targets, drawn before sharding) [default: all of them]
     #[arg(long, value_name = "N")]
@@ -323,7 +362,11 @@ struct ExplainArgs {
     #[arg(long, value_name = "N", default_value_t = 0)]
     greedy_every: usize,
     /// Explain as the paper describes InduCE: no minimality pass (by default every InduCE
-    /// counterfactual is reduced to a 1-minimal one; the baselines never are).
+    /// counterfactual is reduced to a 1-minimal one; the baselines never are), and every
+    /// method's verdicts taken on the target's frozen neighbourhood, as the authors' code does
+    /// (by default a counterfactual must flip the model on the whole edited graph; the frozen
+    /// neighbourhood misses what an added edge brings into the model's receptive field, so some
+    /// of its counterfactuals do not flip the model: the `valid %` column counts those that do).
     #[arg(long)]
     paper_faithful: bool,
     #[command(flatten)]
@@ -383,7 +426,9 @@ fn pct(v: Option<f64>) -> String {
 
 fn run(cli: Cli) -> Result<()> {
     match cli.command {
-        Command::Data(DataCommand::Inspect { path, data }) => inspect(&path, data.format),
+        Command::Data(DataCommand::Inspect { path, data, family }) => {
+            inspect(&path, data.format, family.family.0)
+        }
         Command::Data(DataCommand::Generate { kind, seed, out }) => {
             let (d, name) = match kind {
                 GenKind::Benchmark(k) => (k.generate(seed)?, k.name()),
@@ -491,7 +536,7 @@ fn run(cli: Cli) -> Result<()> {
     }
 }
 
-fn inspect(path: &str, format: Option<DataFormat>) -> Result<()> {
+fn inspect(path: &str, format: Option<DataFormat>, family: Option<Preset>) -> Result<()> {
     let d = load_data(path, format, induce::DEFAULT_SEED)?;
     let g = &d.graph;
     println!("dataset      {}", d.name);
@@ -541,7 +586,14 @@ fn inspect(path: &str, format: Option<DataFormat>) -> Result<()> {
             "{k} motif instances over {n} nodes"
         ))
     );
-    println!("family       {:?}", Preset::for_dataset(&d.name));
+    let family = Family::choose(family, &d.name);
+    println!("family       {}", family.describe(&d.name));
+    if family.guessed && family.preset == Preset::Real && g.motifs().is_some() {
+        println!(
+            "note         the data has motif ground truth but its name is not a known benchmark: \
+             if it is a synthetic motif graph, --family ba-shapes or trees may fit better"
+        );
+    }
     for n in &d.notes {
         println!("note         {n}");
     }
@@ -590,7 +642,8 @@ fn train_black_box(a: TrainBlackBoxArgs) -> Result<()> {
 
 fn train(a: TrainArgs) -> Result<()> {
     let dev = pick_device(a.data.backend)?;
-    let mut job = TrainJob::new(a.data.data.clone(), a.black_box.clone());
+    let mut job =
+        TrainJob::new(a.data.data.clone(), a.black_box.clone()).with_family(a.family.family.0);
     job.format = a.data.format.format;
     job.targets = a.targets.clone();
     job.paper_filter = !a.induce.all_nodes;
@@ -629,7 +682,9 @@ fn train(a: TrainArgs) -> Result<()> {
     } else {
         anyhow::ensure!(!a.resume, "--resume needs the host kernel (--kernel host)");
     }
-    let trained = train_job_checkpointed(&job, &dev, &bars, resumable.then_some(&*checkpoint));
+    let notice = |line: &str| eprintln!("{line}");
+    let checkpointed = resumable.then_some(&*checkpoint);
+    let trained = train_job_noticed(&job, &dev, &bars, checkpointed, &notice);
     let (policy, meta, outcome) = match trained {
         Ok(t) => t,
         Err(e) => {
@@ -668,7 +723,8 @@ fn train(a: TrainArgs) -> Result<()> {
 
 fn explain(a: ExplainArgs) -> Result<()> {
     let dev = pick_device(a.data.backend)?;
-    let mut job = ExplainJob::new(a.data.data.clone(), a.black_box.clone(), &a.method);
+    let mut job = ExplainJob::new(a.data.data.clone(), a.black_box.clone(), &a.method)
+        .with_family(a.family.family.0);
     job.format = a.data.format.format;
     job.policy = a.policy.clone();
     job.targets = a.targets.clone();
@@ -695,6 +751,7 @@ fn explain(a: ExplainArgs) -> Result<()> {
     job.induce.greedy_every = a.greedy_every;
     if a.paper_faithful {
         job.induce = job.induce.clone().paper_faithful();
+        job.baselines = job.baselines.clone().with_verdict(Verdict::Neighbourhood);
     }
     if let Some(m) = a.induce.episodes {
         anyhow::ensure!(m > 0, "--episodes must be at least 1");
@@ -719,7 +776,8 @@ fn explain(a: ExplainArgs) -> Result<()> {
     let bars = Bars::new(!a.data.no_progress);
     let config = serde_json::to_value(&job)?;
     let journal = Journal::open(&a.out, &config, a.resume)?;
-    let (summary, runs) = match explain_job_journaled(&job, &dev, &bars, Some(&journal)) {
+    let notice = |line: &str| eprintln!("{line}");
+    let (summary, runs) = match explain_job_noticed(&job, &dev, &bars, Some(&journal), &notice) {
         Ok(r) => r,
         Err(e) => {
             journal.discard_if_empty()?;

@@ -51,6 +51,11 @@ pub struct Cf2Config {
     pub threshold: f32,
     /// Hops of the masked neighbourhood (3: the black box's depth, as the authors).
     pub hops: u32,
+    /// Where the black box's verdict on an edit set is taken (default: the model on the whole
+    /// edited graph; [`Verdict::Neighbourhood`](induce_explain::Verdict): the frozen
+    /// neighbourhood, as the authors' code and the InduCE paper's protocol).
+    #[serde(default)]
+    pub verdict: induce_explain::Verdict,
     /// Seed of the mask initialisation; each target mixes in its id.
     pub seed: u64,
     /// Where gradients are computed (same results; the host kernel is much faster).
@@ -68,6 +73,7 @@ impl Default for Cf2Config {
             gamma: 0.5,
             threshold: 0.5,
             hops: 3,
+            verdict: induce_explain::Verdict::Exact,
             seed: DEFAULT_SEED,
             kernel: GradKernel::Host,
         }
@@ -153,7 +159,7 @@ impl Explainer for Cf2Explainer<'_> {
                 "CF² needs at least two classes".into(),
             ));
         }
-        let p = MaskProblem::existing_edges(graph, self.black_box, target, c.hops)?;
+        let p = MaskProblem::existing_edges(graph, self.black_box, target, c.hops, c.verdict)?;
         let soft = p.differentiable(&self.model)?;
         let y = p.original_label;
         let mut rng = StdRng::seed_from_u64(target_seed(c.seed, target));

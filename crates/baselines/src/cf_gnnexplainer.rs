@@ -55,6 +55,11 @@ pub struct CfGnnConfig {
     pub candidates: Candidates,
     /// Hops of the neighbourhood (the run's h).
     pub hops: u32,
+    /// Where the black box's verdict on an edit set is taken (default: the model on the whole
+    /// edited graph; [`Verdict::Neighbourhood`](induce_explain::Verdict): the frozen
+    /// neighbourhood, as the authors' code and the InduCE paper's protocol).
+    #[serde(default)]
+    pub verdict: induce_explain::Verdict,
     /// Refuse ("++") neighbourhoods with more candidate pairs than this.
     pub max_pairs: usize,
     /// Differentiate through the degree normalisation too (false: detached, as the authors'
@@ -79,6 +84,7 @@ impl Default for CfGnnConfig {
             init: 1.0,
             candidates: Candidates::ExistingEdges,
             hops: 4,
+            verdict: induce_explain::Verdict::Exact,
             max_pairs: 2_000_000,
             degree_gradient: false,
             kernel: GradKernel::Host,
@@ -159,6 +165,7 @@ impl Explainer for CfGnnExplainer<'_> {
             c.hops,
             c.candidates,
             c.max_pairs,
+            c.verdict,
         )?;
         let soft = p.differentiable(&self.model)?;
         let y = p.original_label;

@@ -4,11 +4,13 @@
 
 use burn::module::Module;
 use burn::tensor::{Device, Int, Tensor, TensorData};
-use induce_explain::{Edit, ExplainError, Explanation, Result};
+use std::sync::Mutex;
+
+use induce_explain::{Edit, ExplainError, Explanation, Judge, Result, Verdict};
 use induce_graph::{Features, Graph, Subgraph, k_hop};
 use induce_models::host_grad::{BoundEdgeWeightGcn, EdgeWeightGcn};
 use induce_models::tensors::matrix;
-use induce_models::{BlackBox, Gcn, LogProbs, PreparedBlackBox, WeightedEdges};
+use induce_models::{BlackBox, Gcn, LogProbs, WeightedEdges};
 use serde::{Deserialize, Serialize};
 
 /// Which node pairs of the neighbourhood a mask ranges over.
@@ -40,10 +42,12 @@ pub struct MaskProblem<'a> {
     pub pairs: Vec<(u32, u32)>,
     /// Whether each candidate pair is an edge of the neighbourhood.
     pub present: Vec<bool>,
-    /// The black box's label for the target on the unedited neighbourhood.
+    /// The black box's label for the target on the unedited graph (with
+    /// [`Verdict::Neighbourhood`]: on the unedited neighbourhood).
     pub original_label: usize,
-    black_box: &'a dyn BlackBox,
-    prepared: Option<Box<dyn PreparedBlackBox + 'a>>,
+    /// The verdicts on a choice of pairs (interior mutability: [`MaskProblem::label`] takes
+    /// `&self`).
+    judge: Mutex<Judge<'a>>,
 }
 
 impl std::fmt::Debug for MaskProblem<'_> {
@@ -57,19 +61,24 @@ impl std::fmt::Debug for MaskProblem<'_> {
 }
 
 impl<'a> MaskProblem<'a> {
-    /// Extracts `target`'s `hops`-hop neighbourhood of `graph` and its candidate pairs.
+    /// Extracts `target`'s `hops`-hop neighbourhood of `graph` and its candidate pairs. The
+    /// black box's verdict on a choice of pairs is taken where `verdict` says: with
+    /// [`Verdict::Exact`] (the model on the whole edited graph) a neighbourhood smaller than the
+    /// black box's receptive field (`L + 1` hops for `L` message-passing layers) is widened to
+    /// it, so that the gradients too see the model's prediction.
     ///
     /// Errors: the target is out of range; [`ExplainError::NoCandidate`] when there is nothing
     /// to edit (no edge for [`Candidates::ExistingEdges`], a single node for
     /// [`Candidates::AllPairs`]); [`ExplainError::InvalidConfig`] when all pairs would exceed
     /// `max_pairs`.
     pub fn new(
-        graph: &Graph,
+        graph: &'a Graph,
         black_box: &'a dyn BlackBox,
         target: u32,
         hops: u32,
         candidates: Candidates,
         max_pairs: usize,
+        verdict: Verdict,
     ) -> Result<Self> {
         if target as usize >= graph.num_nodes() {
             return Err(ExplainError::TargetOutOfRange {
@@ -83,6 +92,10 @@ impl<'a> MaskProblem<'a> {
                 got: graph.features().dim(),
             });
         }
+        let hops = match (verdict, black_box.message_passing_layers()) {
+            (Verdict::Exact, Some(l)) => hops.max(l + 1),
+            _ => hops,
+        };
         let sub = k_hop(graph, target, hops)?;
         let n = sub.num_nodes();
         let (pairs, present) = match candidates {
@@ -113,27 +126,28 @@ impl<'a> MaskProblem<'a> {
             return Err(ExplainError::NoCandidate { target });
         }
         let features = sub.features(graph);
-        let prepared = black_box.prepare_rows(graph.features(), &sub.nodes)?;
-        let mut p = Self {
+        let judge = match verdict {
+            Verdict::Exact => Judge::new(graph, black_box, target, &sub.nodes, verdict)?,
+            Verdict::Neighbourhood => Judge::frozen(graph, black_box, &sub)?,
+        };
+        let original_label = judge.label();
+        Ok(Self {
             sub,
             features,
             pairs,
             present,
-            original_label: 0,
-            black_box,
-            prepared,
-        };
-        let initial = p.present.clone();
-        p.original_label = p.label(&initial)?;
-        Ok(p)
+            original_label,
+            judge: Mutex::new(judge),
+        })
     }
 
     /// [`MaskProblem::new`] over the existing edges only (the deletion-only methods).
     pub fn existing_edges(
-        graph: &Graph,
+        graph: &'a Graph,
         black_box: &'a dyn BlackBox,
         target: u32,
         hops: u32,
+        verdict: Verdict,
     ) -> Result<Self> {
         Self::new(
             graph,
@@ -142,6 +156,7 @@ impl<'a> MaskProblem<'a> {
             hops,
             Candidates::ExistingEdges,
             usize::MAX,
+            verdict,
         )
     }
 
@@ -150,64 +165,29 @@ impl<'a> MaskProblem<'a> {
         self.sub.target_local
     }
 
-    /// The black box's log-probabilities on the neighbourhood whose edges are the pairs chosen
-    /// by `keep`.
+    /// The black box's log-probabilities when exactly the pairs chosen by `keep` are edges of
+    /// the neighbourhood (and the rest of the graph is unedited): one row per node of the
+    /// judged set, the neighbourhood's `n` nodes first ([`Judge::nodes`]).
     ///
     /// # Shapes
     /// - keep: `[pairs]`
-    /// - output: `[n, C]`
+    /// - output: `[m, C]`, `m ≥ n`
     pub fn log_probs(&self, keep: &[bool]) -> Result<LogProbs> {
-        let edges: Vec<(u32, u32)> = self
-            .pairs
-            .iter()
-            .zip(keep)
-            .filter(|(_, k)| **k)
-            .map(|(p, _)| *p)
-            .collect();
-        let lp = match &self.prepared {
-            Some(p) => p.log_probs(&edges)?,
-            None => self.black_box.log_probs(&self.features, &edges)?,
-        };
-        if lp.num_nodes() != self.sub.num_nodes()
-            || lp.num_classes() != self.black_box.num_classes()
-        {
-            return Err(ExplainError::OutputShape {
-                expected_nodes: self.sub.num_nodes(),
-                expected_classes: self.black_box.num_classes(),
-                got_nodes: lp.num_nodes(),
-                got_classes: lp.num_classes(),
-            });
-        }
-        let t = self.target_local();
-        if lp.row(t).iter().any(|v| v.is_nan()) {
-            return Err(ExplainError::NanOutput {
-                target: self.sub.target,
-                node: self.sub.target,
-            });
-        }
-        Ok(lp)
+        let mut judge = self.judge.lock().unwrap_or_else(|e| e.into_inner());
+        judge.set_edits(&self.edits(keep))?;
+        Ok(judge.log_probs().clone())
     }
 
     /// The black box's label for the target when exactly the pairs chosen by `keep` are edges.
     pub fn label(&self, keep: &[bool]) -> Result<usize> {
-        Ok(self.log_probs(keep)?.argmax(self.target_local()))
+        let mut judge = self.judge.lock().unwrap_or_else(|e| e.into_inner());
+        judge.label_with(&self.edits(keep))
     }
 
-    /// Number of pairs whose state `keep` changes.
-    pub fn distance(&self, keep: &[bool]) -> usize {
-        keep.iter()
-            .zip(&self.present)
-            .filter(|(a, b)| a != b)
-            .count()
-    }
-
-    /// The explanation that turns the neighbourhood into `keep` (edits in original ids, in pair
-    /// order; deletions as `(u, w)` with `u < w`, additions with the target first when it is an
-    /// endpoint).
-    pub fn explanation(&self, keep: &[bool], new_label: usize) -> Explanation {
+    /// The edits that turn the neighbourhood into `keep`, in original ids (pair order).
+    fn edits(&self, keep: &[bool]) -> Vec<Edit> {
         let t = self.sub.target;
-        let edits = self
-            .pairs
+        self.pairs
             .iter()
             .zip(keep.iter().zip(&self.present))
             .filter(|(_, (k, p))| k != p)
@@ -222,13 +202,27 @@ impl<'a> MaskProblem<'a> {
                     true => Edit::add(gu, gw),
                 }
             })
-            .collect();
+            .collect()
+    }
+
+    /// Number of pairs whose state `keep` changes.
+    pub fn distance(&self, keep: &[bool]) -> usize {
+        keep.iter()
+            .zip(&self.present)
+            .filter(|(a, b)| a != b)
+            .count()
+    }
+
+    /// The explanation that turns the neighbourhood into `keep` (edits in original ids, in pair
+    /// order; deletions as `(u, w)` with `u < w`, additions with the target first when it is an
+    /// endpoint).
+    pub fn explanation(&self, keep: &[bool], new_label: usize) -> Explanation {
         Explanation {
-            target: t,
+            target: self.sub.target,
             found: new_label != self.original_label,
             original_label: self.original_label,
             new_label,
-            edits,
+            edits: self.edits(keep),
         }
     }
 
@@ -425,7 +419,7 @@ mod tests {
             vec![0; 5],
         )
         .unwrap();
-        let p = MaskProblem::new(&g, &DegreeAtLeast(2), 1, 2, Candidates::AllPairs, 100).unwrap();
+        let p = MaskProblem::new(&g, &DegreeAtLeast(2), 1, 2, Candidates::AllPairs, 100, Verdict::Exact).unwrap();
         assert_eq!(p.pairs, vec![(0, 1), (0, 2), (1, 2)]);
         assert_eq!(p.present, vec![true, false, true]);
         assert_eq!(p.original_label, 1);
@@ -437,10 +431,10 @@ mod tests {
         assert!(e.found);
         assert_eq!(e.edits, vec![Edit::add(0, 2), Edit::delete(1, 2)]);
         let q =
-            MaskProblem::new(&g, &DegreeAtLeast(2), 1, 2, Candidates::ExistingEdges, 0).unwrap();
+            MaskProblem::new(&g, &DegreeAtLeast(2), 1, 2, Candidates::ExistingEdges, 0, Verdict::Exact).unwrap();
         assert_eq!(q.pairs, vec![(0, 1), (1, 2)]);
         assert!(matches!(
-            MaskProblem::new(&g, &DegreeAtLeast(2), 1, 2, Candidates::AllPairs, 2),
+            MaskProblem::new(&g, &DegreeAtLeast(2), 1, 2, Candidates::AllPairs, 2, Verdict::Exact),
             Err(ExplainError::InvalidConfig(_))
         ));
         let lonely = Graph::empty(Features::constant(2, 1, 1.0), vec![0; 2]).unwrap();
@@ -451,12 +445,13 @@ mod tests {
                 0,
                 2,
                 Candidates::ExistingEdges,
-                9
+                9,
+                Verdict::Exact
             ),
             Err(ExplainError::NoCandidate { target: 0 })
         ));
         assert!(matches!(
-            MaskProblem::new(&g, &DegreeAtLeast(2), 9, 2, Candidates::ExistingEdges, 9),
+            MaskProblem::new(&g, &DegreeAtLeast(2), 9, 2, Candidates::ExistingEdges, 9, Verdict::Exact),
             Err(ExplainError::TargetOutOfRange { target: 9, .. })
         ));
     }

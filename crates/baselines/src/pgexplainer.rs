@@ -143,6 +143,11 @@ pub struct PgConfig {
     pub k: usize,
     /// Hops of the neighbourhoods (3: the GCN's depth).
     pub hops: u32,
+    /// Where the black box's verdict on an edit set is taken (default: the model on the whole
+    /// edited graph; [`Verdict::Neighbourhood`](induce_explain::Verdict): the frozen
+    /// neighbourhood, as the authors' code and the InduCE paper's protocol).
+    #[serde(default)]
+    pub verdict: induce_explain::Verdict,
     /// Hidden width of the mask network.
     pub hidden: usize,
     /// Seed of the network's initialisation and the concrete noise.
@@ -160,6 +165,7 @@ impl Default for PgConfig {
             temperature_end: 0.05,
             k: 6,
             hops: 3,
+            verdict: induce_explain::Verdict::Exact,
             hidden: 64,
             seed: DEFAULT_SEED,
         }
@@ -386,7 +392,13 @@ impl Explainer for PgExplainer<'_> {
                 ),
             });
         }
-        let p = MaskProblem::existing_edges(graph, self.black_box, target, self.config.hops)?;
+        let p = MaskProblem::existing_edges(
+            graph,
+            self.black_box,
+            target,
+            self.config.hops,
+            self.config.verdict,
+        )?;
         let mask = self.mask(&p);
         let mut order: Vec<usize> = (0..mask.len()).collect();
         order.sort_by(|&a, &b| mask[b].total_cmp(&mask[a]).then(a.cmp(&b)));
@@ -472,7 +484,7 @@ mod tests {
         };
         let a = PgExplainer::train(&g, &m, &bb, &[0, 2], cfg.clone(), &d).unwrap();
         let b = PgExplainer::train(&g, &m, &bb, &[0, 2], cfg, &d).unwrap();
-        let pa = MaskProblem::existing_edges(&g, &bb, 0, 3).unwrap();
+        let pa = MaskProblem::existing_edges(&g, &bb, 0, 3, induce_explain::Verdict::Exact).unwrap();
         assert_eq!(a.mask(&pa), b.mask(&pa));
         // Training moves the network (the loss reaches the MLP through the black box).
         let cfg0 = PgConfig {

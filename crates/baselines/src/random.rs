@@ -19,6 +19,11 @@ pub struct RandomConfig {
     pub keep_probability: f64,
     /// Hops of the neighbourhood the masks range over (the run's h; 4 in the paper).
     pub hops: u32,
+    /// Where the black box's verdict on an edit set is taken (default: the model on the whole
+    /// edited graph; [`Verdict::Neighbourhood`](induce_explain::Verdict): the frozen
+    /// neighbourhood, as the authors' code and the InduCE paper's protocol).
+    #[serde(default)]
+    pub verdict: induce_explain::Verdict,
     /// Seed; each target mixes in its id.
     pub seed: u64,
 }
@@ -29,6 +34,7 @@ impl Default for RandomConfig {
             iterations: 500,
             keep_probability: 0.5,
             hops: 4,
+            verdict: induce_explain::Verdict::Exact,
             seed: DEFAULT_SEED,
         }
     }
@@ -92,7 +98,7 @@ impl Explainer for RandomExplainer<'_> {
                 c.keep_probability
             )));
         }
-        let p = MaskProblem::existing_edges(graph, self.black_box, target, c.hops)?;
+        let p = MaskProblem::existing_edges(graph, self.black_box, target, c.hops, c.verdict)?;
         let mut rng = StdRng::seed_from_u64(target_seed(c.seed, target));
         let mut best: Option<(usize, Vec<bool>, usize)> = None;
         let mut keep = vec![true; p.pairs.len()];

@@ -55,7 +55,9 @@ pub mod metrics;
 mod minimise;
 pub mod parallel;
 pub mod pipeline;
+pub mod verdict;
 
 pub use error::{ExplainError, Result};
 pub use explanation::{Edit, EditKind, Explainer, Explanation};
 pub use minimise::{Minimised, minimise};
+pub use verdict::{Judge, Verdict, whole_graph_label};

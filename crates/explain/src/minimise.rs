@@ -1,147 +1,78 @@
 //! The minimality pass: undo every edit of a counterfactual that the flip does not need, until
 //! the counterfactual is 1-minimal. Works on any explainer's output ([`Minimised`] wraps one).
 
-use std::collections::{BTreeSet, HashSet};
+use induce_graph::{Graph, k_hop};
+use induce_models::BlackBox;
 
-use induce_graph::{Features, Graph, k_hop};
-use induce_models::{BlackBox, IncrementalBlackBox, PreparedBlackBox};
+use crate::error::Result;
+use crate::explanation::{Explainer, Explanation};
+use crate::verdict::{Judge, Verdict};
 
-use crate::error::{ExplainError, Result};
-use crate::explanation::{EditKind, Explainer, Explanation};
-
-/// A counterfactual's edits on the target's `hops`-hop neighbourhood, with the black box ready
-/// to evaluate any subset of them (the rest undone). Shared by [`minimise`] and
+/// A counterfactual's edits with the black box ready to judge any subset of them (the rest
+/// undone) where `verdict` says: the model's receptive field in the edited graph
+/// ([`Verdict::Exact`]) or the target's frozen `hops`-hop neighbourhood
+/// ([`Verdict::Neighbourhood`]). Shared by [`minimise`] and
 /// [`is_one_minimal`](crate::metrics::is_one_minimal).
 ///
-/// The probe keeps the edge set of its last query; the next query changes only the pairs whose
-/// edits it switches, and an incremental black box ([`BlackBox::incremental_rows`]) recomputes
-/// only what they reach (each query of the minimality pass switches one or two edits).
+/// The [`Judge`] keeps the edits of the last query; the next query changes only the pairs it
+/// switches, and an incremental black box recomputes only what they reach (each query of the
+/// minimality pass switches one or two edits).
 pub(crate) struct EditProbe<'a> {
-    eval: ProbeEval<'a>,
-    original: HashSet<(u32, u32)>,
-    /// Each edit as a local pair `(min, max)` and its kind.
-    edits: Vec<((u32, u32), EditKind)>,
-    /// The edges of the last query (sorted), and which edits it applied.
-    current: BTreeSet<(u32, u32)>,
-    applied: Vec<bool>,
-    target_local: usize,
-}
-
-/// How an [`EditProbe`] evaluates an edge set.
-enum ProbeEval<'a> {
-    /// Follows the probe's edge set by edits.
-    Incremental(Box<dyn IncrementalBlackBox<'a> + 'a>),
-    /// Bound to the neighbourhood's features.
-    Prepared(Box<dyn PreparedBlackBox + 'a>),
-    /// Whole evaluations.
-    Plain(&'a dyn BlackBox, Features),
+    judge: Judge<'a>,
+    explanation: Explanation,
 }
 
 impl<'a> EditProbe<'a> {
-    /// The probe of `e` (which must have been computed on `graph` with `hops` hops).
+    /// The probe of `e` (computed on `graph`; with [`Verdict::Neighbourhood`], on its
+    /// `hops`-hop neighbourhood).
     pub(crate) fn new(
-        graph: &Graph,
+        graph: &'a Graph,
         black_box: &'a dyn BlackBox,
         e: &Explanation,
         hops: u32,
+        verdict: Verdict,
     ) -> Result<Self> {
-        let sub = k_hop(graph, e.target, hops)?;
-        let local = |u: u32| -> Result<u32> {
-            sub.local_of(u)
-                .map(|l| l as u32)
-                .ok_or(ExplainError::NodeOutOfRange {
-                    node: u,
-                    num_nodes: sub.num_nodes(),
-                    what: "the target's neighbourhood",
-                })
-        };
-        let mut edits = Vec::with_capacity(e.edits.len());
-        for x in &e.edits {
-            let (a, b) = (local(x.u)?, local(x.w)?);
-            edits.push(((a.min(b), a.max(b)), x.kind));
-        }
-        let original: HashSet<(u32, u32)> = sub.edges.iter().copied().collect();
-        let mut current: BTreeSet<(u32, u32)> = sub.edges.iter().copied().collect();
-        for &(pair, kind) in &edits {
-            match kind {
-                EditKind::Delete => current.remove(&pair),
-                EditKind::Add => current.insert(pair),
-            };
-        }
-        let list: Vec<(u32, u32)> = current.iter().copied().collect();
-        let eval = match black_box.incremental_rows(graph.features(), &sub.nodes, &list)? {
-            Some(inc) => ProbeEval::Incremental(inc),
-            None => match black_box.prepare_rows(graph.features(), &sub.nodes)? {
-                Some(p) => ProbeEval::Prepared(p),
-                None => ProbeEval::Plain(black_box, sub.features(graph)),
-            },
+        let start = match verdict {
+            Verdict::Exact => vec![e.target],
+            Verdict::Neighbourhood => k_hop(graph, e.target, hops)?.nodes,
         };
         Ok(Self {
-            eval,
-            original,
-            applied: vec![true; edits.len()],
-            edits,
-            current,
-            target_local: sub.target_local,
+            judge: Judge::new(graph, black_box, e.target, &start, verdict)?,
+            explanation: e.clone(),
         })
     }
 
     /// Number of edits.
     pub(crate) fn len(&self) -> usize {
-        self.edits.len()
-    }
-
-    /// Whether `pair` is an edge once the edits where `keep[i]` are applied in order to the
-    /// original neighbourhood (a deletion removes the pair, an addition inserts it).
-    fn present(&self, pair: (u32, u32), keep: &[bool]) -> bool {
-        let mut present = self.original.contains(&pair);
-        for (&(p, kind), _) in self.edits.iter().zip(keep).filter(|(_, k)| **k) {
-            if p == pair {
-                present = kind == EditKind::Add;
-            }
-        }
-        present
+        self.explanation.edits.len()
     }
 
     /// The black box's label for the target with only the edits where `keep[i]` applied.
     pub(crate) fn label(&mut self, keep: &[bool]) -> Result<usize> {
-        let mut changed = Vec::new();
-        for i in 0..self.edits.len() {
-            if keep[i] == self.applied[i] {
-                continue;
-            }
-            let pair = self.edits[i].0;
-            if self.present(pair, keep) != self.current.contains(&pair) {
-                if !self.current.remove(&pair) {
-                    self.current.insert(pair);
-                }
-                changed.extend([pair.0, pair.1]);
-            }
-        }
-        self.applied.copy_from_slice(keep);
-        let list: Vec<(u32, u32)> = self.current.iter().copied().collect();
-        let lp = match &mut self.eval {
-            ProbeEval::Incremental(inc) if changed.is_empty() => inc.log_probs()?,
-            ProbeEval::Incremental(inc) => inc.update(&list, &changed)?,
-            ProbeEval::Prepared(p) => p.log_probs(&list)?,
-            ProbeEval::Plain(black_box, x) => black_box.log_probs(x, &list)?,
-        };
-        Ok(lp.argmax(self.target_local))
+        let kept: Vec<_> = self
+            .explanation
+            .edits
+            .iter()
+            .zip(keep)
+            .filter(|(_, k)| **k)
+            .map(|(x, _)| *x)
+            .collect();
+        self.judge.label_with(&kept)
     }
 }
 
 /// Removes from the counterfactual `e` every edit the flip does not need: passes over the edits
 /// in order, undoing each one whose removal keeps the black box's label different from
-/// `e.original_label`, until a pass undoes nothing. The result is 1-minimal
+/// `e.original_label`, judged where `verdict` says (see [`Verdict`]), until a pass undoes nothing. The result is 1-minimal
 /// ([`is_one_minimal`](crate::metrics::is_one_minimal) holds), keeps the order of the remaining
 /// edits, and `new_label` is the label with them. An explanation that is not a counterfactual is
 /// returned unchanged.
 ///
-/// Cost: at most `size²` black-box calls on the target's neighbourhood (usually `size` to
-/// `2·size`).
+/// Cost: at most `size²` black-box calls on the target's receptive field (usually `size` to
+/// `2·size`), each incremental when the black box is.
 ///
 /// ```
-/// use induce_explain::{Edit, Explanation, minimise};
+/// use induce_explain::{Edit, Explanation, Verdict, minimise};
 /// use induce_graph::{Features, Graph};
 /// use induce_models::{BlackBox, LogProbs};
 ///
@@ -163,7 +94,7 @@ impl<'a> EditProbe<'a> {
 ///     vec![0; 4]).unwrap();
 /// let two = Explanation { target: 1, found: true, original_label: 1, new_label: 0,
 ///     edits: vec![Edit::delete(0, 1), Edit::delete(1, 2)] };
-/// let one = minimise(&g, &DegreeRule, &two, 3).unwrap();
+/// let one = minimise(&g, &DegreeRule, &two, 3, Verdict::Exact).unwrap();
 /// assert_eq!(one.edits, vec![Edit::delete(1, 2)]);
 /// assert_eq!(one.new_label, 0);
 /// ```
@@ -172,11 +103,12 @@ pub fn minimise(
     black_box: &dyn BlackBox,
     e: &Explanation,
     hops: u32,
+    verdict: Verdict,
 ) -> Result<Explanation> {
     if !e.found || e.edits.len() < 2 {
         return Ok(e.clone());
     }
-    let mut probe = EditProbe::new(graph, black_box, e, hops)?;
+    let mut probe = EditProbe::new(graph, black_box, e, hops, verdict)?;
     let mut keep = vec![true; probe.len()];
     let mut label = e.new_label;
     loop {
@@ -217,15 +149,18 @@ pub struct Minimised<'a, E> {
     inner: E,
     black_box: &'a dyn BlackBox,
     hops: u32,
+    verdict: Verdict,
 }
 
 impl<'a, E: Explainer> Minimised<'a, E> {
-    /// Wraps `inner`; `hops` is the neighbourhood its edits live in (the explainer's own).
-    pub fn new(inner: E, black_box: &'a dyn BlackBox, hops: u32) -> Self {
+    /// Wraps `inner`; `hops` is the neighbourhood its edits live in (the explainer's own), used
+    /// with [`Verdict::Neighbourhood`].
+    pub fn new(inner: E, black_box: &'a dyn BlackBox, hops: u32, verdict: Verdict) -> Self {
         Self {
             inner,
             black_box,
             hops,
+            verdict,
         }
     }
 }
@@ -237,7 +172,7 @@ impl<E: Explainer> Explainer for Minimised<'_, E> {
 
     fn explain(&self, graph: &Graph, target: u32) -> Result<Explanation> {
         let e = self.inner.explain(graph, target)?;
-        minimise(graph, self.black_box, &e, self.hops)
+        minimise(graph, self.black_box, &e, self.hops, self.verdict)
     }
 }
 
@@ -245,6 +180,7 @@ impl<E: Explainer> Explainer for Minimised<'_, E> {
 mod tests {
     use super::*;
     use crate::Edit;
+    use induce_graph::Features;
     use crate::metrics::is_one_minimal;
     use crate::pipeline::testutil::DegreeAtLeast;
 
@@ -272,12 +208,12 @@ mod tests {
                 Edit::delete(0, 3),
             ],
         };
-        assert_eq!(is_one_minimal(&g, &bb, &e, 2).unwrap(), Some(false));
-        let m = minimise(&g, &bb, &e, 2).unwrap();
+        assert_eq!(is_one_minimal(&g, &bb, &e, 2, Verdict::Exact).unwrap(), Some(false));
+        let m = minimise(&g, &bb, &e, 2, Verdict::Exact).unwrap();
         // (4,5) goes first, then (0,1): (0,2) and (0,3) are both needed after that.
         assert_eq!(m.edits, vec![Edit::delete(0, 2), Edit::delete(0, 3)]);
         assert_eq!((m.found, m.original_label, m.new_label), (true, 1, 0));
-        assert_eq!(is_one_minimal(&g, &bb, &m, 2).unwrap(), Some(true));
+        assert_eq!(is_one_minimal(&g, &bb, &m, 2, Verdict::Exact).unwrap(), Some(true));
     }
 
     #[test]
@@ -291,14 +227,14 @@ mod tests {
             new_label: 0,
             edits: vec![Edit::delete(0, 1)],
         };
-        assert_eq!(minimise(&g, &bb, &one, 2).unwrap(), one);
+        assert_eq!(minimise(&g, &bb, &one, 2, Verdict::Exact).unwrap(), one);
         let none = Explanation {
             found: false,
             new_label: 1,
             edits: vec![Edit::delete(0, 1), Edit::delete(0, 2)],
             ..one.clone()
         };
-        assert_eq!(minimise(&g, &bb, &none, 2).unwrap(), none);
+        assert_eq!(minimise(&g, &bb, &none, 2, Verdict::Exact).unwrap(), none);
     }
 
     #[test]
@@ -314,8 +250,8 @@ mod tests {
             new_label: 0,
             edits: vec![Edit::add(0, 5), Edit::delete(0, 1), Edit::delete(0, 2)],
         };
-        let m = minimise(&g, &bb, &e, 2).unwrap();
+        let m = minimise(&g, &bb, &e, 2, Verdict::Exact).unwrap();
         assert_eq!(m.edits, vec![Edit::delete(0, 2)]);
-        assert_eq!(is_one_minimal(&g, &bb, &m, 2).unwrap(), Some(true));
+        assert_eq!(is_one_minimal(&g, &bb, &m, 2, Verdict::Exact).unwrap(), Some(true));
     }
 }

@@ -207,6 +207,19 @@ impl Graph {
             .map(|x| x.index() as u32)
     }
 
+    /// Neighbours of `u`, ascending, from the cached CSR adjacency (built on the first call after
+    /// a change of the edges). Panics if `u` is out of range.
+    ///
+    /// ```
+    /// use induce_graph::{Features, Graph};
+    /// let g = Graph::from_edges(3, &[(2, 1), (1, 0)], Features::constant(3, 1, 1.0), vec![0; 3])
+    ///     .unwrap();
+    /// assert_eq!(g.sorted_neighbors(1), &[0, 2]);
+    /// ```
+    pub fn sorted_neighbors(&self, u: u32) -> &[u32] {
+        self.csr().neighbors(u as usize)
+    }
+
     /// Degree of `u`. Panics if `u` is out of range.
     pub fn degree(&self, u: u32) -> usize {
         self.neighbors(u).count()

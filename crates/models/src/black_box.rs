@@ -119,6 +119,20 @@ pub trait BlackBox: Send + Sync {
     /// undirected `edges` (each pair once, local ids `< n`, no self loops).
     fn log_probs(&self, x: &Features, edges: &[(u32, u32)]) -> Result<LogProbs>;
 
+    /// The number `L` of message-passing layers, when the model is a message-passing network:
+    /// a node's output then depends only on the features and edges within `L` hops of it and
+    /// on the degrees of those nodes (degree normalisation), so it is exactly its output on the
+    /// subgraph induced by its `L + 1`-hop neighbourhood. Explainers use it to judge an edited
+    /// graph on that receptive field instead of the whole graph (`induce_explain::Judge`).
+    ///
+    /// `None` (the default) promises nothing: every verdict evaluates the whole graph, which is
+    /// exact for any model but costs a whole-graph pass per edit. Report `Some(L)` only when the
+    /// statement above holds (a model with a global readout, virtual nodes or positional
+    /// encodings of the whole graph must keep `None`).
+    fn message_passing_layers(&self) -> Option<u32> {
+        None
+    }
+
     /// Binds the model to one node set's features for many evaluations with different edges
     /// (an explanation episode edits edges, never features), doing once the work that depends
     /// on the features only (the GCN's first `X W`). The prepared model must return exactly
@@ -277,6 +291,10 @@ impl BlackBox for GcnBlackBox {
 
     fn num_classes(&self) -> usize {
         self.model.num_classes()
+    }
+
+    fn message_passing_layers(&self) -> Option<u32> {
+        Some(crate::gcn::GCN_LAYERS)
     }
 
     fn log_probs(&self, x: &Features, edges: &[(u32, u32)]) -> Result<LogProbs> {

@@ -49,6 +49,11 @@ pub struct GcnConfig {
     pub init_seed: u64,
 }
 
+/// Number of graph convolutions of a [`Gcn`]: its output at a node depends on the 3-hop
+/// neighbourhood and, through the normalisation, on the degrees of those nodes
+/// ([`BlackBox::message_passing_layers`](crate::BlackBox::message_passing_layers)).
+pub const GCN_LAYERS: u32 = 3;
+
 /// Three graph convolutions `d → 20 → 20 → 20` (ReLU after the first two), the three outputs
 /// concatenated (`60`) → `Linear(60 → C)` → `log_softmax`.
 ///

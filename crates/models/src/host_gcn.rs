@@ -693,6 +693,10 @@ impl BlackBox for HostGcn {
         self.convs[0].d_in
     }
 
+    fn message_passing_layers(&self) -> Option<u32> {
+        Some(crate::gcn::GCN_LAYERS)
+    }
+
     fn num_classes(&self) -> usize {
         self.num_classes
     }

@@ -25,7 +25,7 @@ pub mod train;
 pub use black_box::{BlackBox, GcnBlackBox, IncrementalBlackBox, LogProbs, PreparedBlackBox};
 pub use error::{ModelError, Result};
 pub use gat::GatConv;
-pub use gcn::{Gcn, GcnConfig, GraphConv};
+pub use gcn::{GCN_LAYERS, Gcn, GcnConfig, GraphConv};
 pub use host_gcn::HostGcn;
 pub use policy::{CandidateTensors, Policy, PolicyConfig};
 pub use tensors::{GraphTensors, WeightedEdges};

@@ -7,9 +7,8 @@ use burn::tensor::{Device, Tensor};
 use induce_graph::{EditGraph, Features, Graph, Subgraph, k_hop};
 use induce_models::host_policy::{SparseRows, StateBlocks};
 use induce_models::tensors::matrix;
-use induce_models::{
-    BlackBox, CandidateTensors, GraphTensors, IncrementalBlackBox, LogProbs, PreparedBlackBox,
-};
+use induce_explain::{Judge, Verdict};
+use induce_models::{BlackBox, CandidateTensors, GraphTensors, LogProbs};
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Result, RlError};
@@ -116,6 +115,11 @@ pub struct EnvConfig {
     /// exhausting memory. Default `None` (no cap).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub max_nodes: Option<usize>,
+    /// Where the flip, the reward and the stop are judged (default [`Verdict::Exact`]: the
+    /// model's prediction on the whole edited graph; [`Verdict::Neighbourhood`]: the paper's
+    /// frozen neighbourhood, `--paper-faithful` and [`EnvConfig::reference`]).
+    #[serde(skip_serializing_if = "is_default")]
+    pub verdict: Verdict,
 }
 
 impl Default for EnvConfig {
@@ -131,6 +135,7 @@ impl Default for EnvConfig {
             min_candidates: 0,
             fanout: None,
             max_nodes: None,
+            verdict: Verdict::Exact,
         }
     }
 }
@@ -141,8 +146,9 @@ impl EnvConfig {
     /// greedy inference reproduces their explanations (see `docs/PARITY.md`).
     ///
     /// 4 hops, budget 15, additions and deletions, [`StateLayout::Reference`],
-    /// [`ActionFlag::TargetNeighbour`], and the episode ends when one candidate is left
-    /// (`min_candidates = 1`). The reward is the default one (inference does not use it).
+    /// [`ActionFlag::TargetNeighbour`], the episode ends when one candidate is left
+    /// (`min_candidates = 1`) and verdicts are taken on the frozen neighbourhood
+    /// ([`Verdict::Neighbourhood`]). The reward is the default one (inference does not use it).
     ///
     /// ```
     /// use induce_rl::{ActionFlag, EnvConfig, StateLayout};
@@ -162,6 +168,7 @@ impl EnvConfig {
             min_candidates: 1,
             fanout: None,
             max_nodes: None,
+            verdict: Verdict::Neighbourhood,
         }
     }
 }
@@ -252,15 +259,6 @@ pub struct Step {
     /// True when the episode is over (flip, budget reached, or no more than
     /// [`EnvConfig::min_candidates`] candidates left).
     pub done: bool,
-}
-
-/// A boxed [`IncrementalBlackBox`] that clones.
-struct Incremental<'a>(Box<dyn IncrementalBlackBox<'a> + 'a>);
-
-impl Clone for Incremental<'_> {
-    fn clone(&self) -> Self {
-        Self(self.0.boxed_clone())
-    }
 }
 
 /// A visited state of an [`Episode`] ([`Episode::snapshot`]): its changing columns, with the node
@@ -359,15 +357,11 @@ fn sparse_features(features: &Features) -> Option<Arc<SparseRows>> {
 /// the same target.
 #[derive(Clone)]
 pub struct Episode<'a> {
-    black_box: &'a dyn BlackBox,
-    /// The black box bound to this neighbourhood's features, when it can prepare
-    /// ([`BlackBox::prepare`]): the same outputs, less work per step.
-    prepared: Option<std::sync::Arc<dyn PreparedBlackBox + 'a>>,
-    /// The black box following this episode's edits, when it can ([`BlackBox::incremental`]):
-    /// the same outputs, recomputing only the rows an edit reaches. With the state at the start
-    /// of the episode, for [`Episode::reset`].
-    incremental: Option<Incremental<'a>>,
-    initial_incremental: Option<Incremental<'a>>,
+    /// The black box's verdicts: its output on the neighbourhood (the state reads those rows)
+    /// and, with [`Verdict::Exact`], on the rest of the target's receptive field in the edited
+    /// graph. With the state at the start of the episode, for [`Episode::reset`].
+    judge: Judge<'a>,
+    initial_judge: Judge<'a>,
     sub: Subgraph,
     /// The neighbourhood's node features, shared with [`StateSnapshot`]s, and their non-zero
     /// entries when they are wide and sparse (bag-of-words features).
@@ -376,9 +370,7 @@ pub struct Episode<'a> {
     edit: EditGraph,
     budget: usize,
     reward: Reward,
-    num_classes: usize,
     original_label: usize,
-    log_probs: LogProbs,
     candidates: Candidates,
     /// The state columns other than the features, `[n, 2 + classes]`: `[degree ‖ entropy ‖
     /// one-hot]` ([`StateLayout::Paper`], after the features) or `[entropy ‖ degree ‖ one-hot]`
@@ -389,7 +381,6 @@ pub struct Episode<'a> {
     min_candidates: usize,
     edits: Vec<Edit>,
     done: bool,
-    initial_log_probs: LogProbs,
     initial_candidates: Candidates,
 }
 
@@ -421,7 +412,7 @@ impl<'a> Episode<'a> {
     /// [`RlError::OutputShape`] / [`RlError::NanOutput`] for a bad black-box output, and any
     /// error of the black box itself.
     pub fn new(
-        graph: &Graph,
+        graph: &'a Graph,
         black_box: &'a dyn BlackBox,
         target: u32,
         config: &EnvConfig,
@@ -459,7 +450,7 @@ impl<'a> Episode<'a> {
     /// (`induce_graph::k_hop_sampled`); `config.hops` is not used. Same errors as
     /// [`Episode::new`].
     pub fn with_subgraph(
-        graph: &Graph,
+        graph: &'a Graph,
         black_box: &'a dyn BlackBox,
         sub: Subgraph,
         config: &EnvConfig,
@@ -482,26 +473,11 @@ impl<'a> Episode<'a> {
         }
         let features = sub.features(graph);
         let num_classes = black_box.num_classes();
-        let incremental = black_box
-            .incremental_rows(graph.features(), &sub.nodes, &edit.edges())?
-            .map(Incremental);
-        let (prepared, log_probs) = match &incremental {
-            Some(inc) => (None, checked(inc.0.log_probs()?, &sub, num_classes)?),
-            None => {
-                let prepared: Option<std::sync::Arc<dyn PreparedBlackBox + 'a>> = black_box
-                    .prepare_rows(graph.features(), &sub.nodes)?
-                    .map(std::sync::Arc::from);
-                let lp = run_black_box(
-                    black_box,
-                    prepared.as_deref(),
-                    &sub,
-                    &features,
-                    &edit,
-                    num_classes,
-                )?;
-                (prepared, lp)
-            }
+        let judge = match config.verdict {
+            Verdict::Exact => Judge::new(graph, black_box, target, &sub.nodes, Verdict::Exact)?,
+            Verdict::Neighbourhood => Judge::frozen(graph, black_box, &sub)?,
         };
+        let log_probs = judge.log_probs();
         let original_label = log_probs.argmax(sub.target_local);
         let n = sub.num_nodes();
         let dim = state_dim(d, num_classes);
@@ -527,20 +503,15 @@ impl<'a> Episode<'a> {
         }
         let done = candidates.len() <= config.min_candidates;
         let mut ep = Self {
-            black_box,
-            prepared,
-            initial_incremental: incremental.clone(),
-            incremental,
+            initial_judge: judge.clone(),
+            judge,
             sub,
             sparse: sparse_features(&features),
             features: Arc::new(features),
             edit,
             budget: config.budget,
             reward: config.reward,
-            num_classes,
             original_label,
-            initial_log_probs: log_probs.clone(),
-            log_probs,
             initial_candidates: candidates.clone(),
             candidates,
             small,
@@ -558,8 +529,7 @@ impl<'a> Episode<'a> {
     /// without re-extracting the neighbourhood or re-running the black box.
     pub fn reset(&mut self) {
         self.edit = self.sub.to_edit_graph();
-        self.incremental.clone_from(&self.initial_incremental);
-        self.log_probs = self.initial_log_probs.clone();
+        self.judge.clone_from(&self.initial_judge);
         self.candidates = self.initial_candidates.clone();
         self.edits.clear();
         self.done = self.candidates.len() <= self.min_candidates;
@@ -571,14 +541,15 @@ impl<'a> Episode<'a> {
     /// ([`StateLayout::Reference`], O(n)).
     fn refresh_state(&mut self) {
         let sw = self.dim - self.features.dim();
+        let lp = self.judge.log_probs();
         match self.layout {
             StateLayout::Paper => {
                 for (i, row) in self.small.chunks_exact_mut(sw).enumerate() {
                     row[0] = self.edit.degree(i) as f32;
-                    row[1] = self.log_probs.entropy(i);
+                    row[1] = lp.entropy(i);
                     let onehot = &mut row[2..];
                     onehot.fill(0.0);
-                    onehot[self.log_probs.argmax(i)] = 1.0;
+                    onehot[lp.argmax(i)] = 1.0;
                 }
             }
             StateLayout::Reference => {
@@ -620,21 +591,10 @@ impl<'a> Episode<'a> {
             w: self.sub.global_of(w as usize),
             kind,
         });
-        self.log_probs = match &mut self.incremental {
-            Some(inc) => checked(
-                inc.0.update(&self.edit.edges(), &[u, w])?,
-                &self.sub,
-                self.num_classes,
-            )?,
-            None => run_black_box(
-                self.black_box,
-                self.prepared.as_deref(),
-                &self.sub,
-                &self.features,
-                &self.edit,
-                self.num_classes,
-            )?,
-        };
+        self.judge.toggle(&[(
+            self.sub.global_of(u as usize),
+            self.sub.global_of(w as usize),
+        )])?;
         self.refresh_state();
         let after = self.log_prob_original();
         let flipped = self.is_flipped();
@@ -770,9 +730,19 @@ impl<'a> Episode<'a> {
         &self.edit
     }
 
-    /// The black box's current log-probabilities on the edited neighbourhood, `[n, C]`.
+    /// The black box's current log-probabilities on the edited graph: the rows of the
+    /// neighbourhood's `n` nodes first (local ids), then, with [`Verdict::Exact`], those of the
+    /// rest of the target's receptive field ([`Judge::nodes`]).
+    ///
+    /// # Shapes
+    /// - output: `[m, C]`, `m ≥ n`
     pub fn log_probs(&self) -> &LogProbs {
-        &self.log_probs
+        self.judge.log_probs()
+    }
+
+    /// The black box's verdicts on this episode's edits.
+    pub fn judge(&self) -> &Judge<'a> {
+        &self.judge
     }
 
     /// The target's predicted label before any edit (`y`).
@@ -782,12 +752,12 @@ impl<'a> Episode<'a> {
 
     /// The target's current predicted label.
     pub fn current_label(&self) -> usize {
-        self.log_probs.argmax(self.sub.target_local)
+        self.judge.label()
     }
 
     /// `log p(y)`: the target's current log-probability of its original label.
     pub fn log_prob_original(&self) -> f32 {
-        self.log_probs.row(self.sub.target_local)[self.original_label]
+        self.judge.target_row()[self.original_label]
     }
 
     /// The episode as an explanation (found = the label flipped).
@@ -861,42 +831,6 @@ pub fn reference_entropy(log_probs: &[f32]) -> f32 {
         acc += q * q.log2();
     }
     -acc
-}
-
-/// Runs the black box on the current neighbourhood and checks its output's shape and values.
-fn run_black_box(
-    black_box: &dyn BlackBox,
-    prepared: Option<&dyn PreparedBlackBox>,
-    sub: &Subgraph,
-    features: &Features,
-    edit: &EditGraph,
-    num_classes: usize,
-) -> Result<LogProbs> {
-    let lp = match prepared {
-        Some(p) => p.log_probs(&edit.edges())?,
-        None => black_box.log_probs(features, &edit.edges())?,
-    };
-    checked(lp, sub, num_classes)
-}
-
-/// Checks a black-box output's shape and values on the neighbourhood `sub`.
-fn checked(lp: LogProbs, sub: &Subgraph, num_classes: usize) -> Result<LogProbs> {
-    let n = sub.num_nodes();
-    if lp.num_nodes() != n || lp.num_classes() != num_classes {
-        return Err(RlError::OutputShape {
-            expected_nodes: n,
-            expected_classes: num_classes,
-            got_nodes: lp.num_nodes(),
-            got_classes: lp.num_classes(),
-        });
-    }
-    if let Some(i) = lp.as_slice().iter().position(|x| x.is_nan()) {
-        return Err(RlError::NanOutput {
-            target: sub.target,
-            node: sub.global_of(i / num_classes),
-        });
-    }
-    Ok(lp)
 }
 
 #[cfg(test)]
@@ -1063,8 +997,18 @@ mod tests {
         assert_row(&ep, 2, [2.0, 2.0, H, 0.0, 0.0, 1.0]);
         assert_row(&ep, 3, [3.0, 1.0, H, 0.0, 1.0, 0.0]);
         assert_row(&ep, 4, [4.0, 2.0, H, 0.0, 0.0, 1.0]);
-        // global 6 has degree 2 in the graph but 1 in the 2-hop neighbourhood
-        assert_row(&ep, 5, [6.0, 1.0, H, 0.0, 1.0, 0.0]);
+        // global 6 has degree 2 in the graph but 1 in the 2-hop neighbourhood: its state's
+        // degree is the neighbourhood's, its prediction the model's (class 2, exact verdicts)
+        assert_row(&ep, 5, [6.0, 1.0, H, 0.0, 0.0, 1.0]);
+        // or the frozen neighbourhood's (class 1, the paper's protocol)
+        let frozen = EnvConfig {
+            verdict: Verdict::Neighbourhood,
+            ..cfg()
+        };
+        let paper = Episode::new(&g, &RULE, 2, &frozen).unwrap();
+        assert_row(&paper, 5, [6.0, 1.0, H, 0.0, 1.0, 0.0]);
+        assert_eq!(paper.log_probs().num_nodes(), 6);
+        assert_eq!(ep.log_probs().num_nodes(), 8); // no layers reported: the whole graph
 
         // delete (0, 1): node 0 becomes isolated (class 0 with certainty, entropy exactly 0)
         let s = ep.step(3).unwrap();
@@ -1497,9 +1441,10 @@ mod tests {
     fn reference_preset_serde() {
         let j = serde_json::to_string(&EnvConfig::reference()).unwrap();
         assert!(
-            j.ends_with(
-                r#""state":"reference","action_flag":"target_neighbour","min_candidates":1}"#
-            ),
+            j.ends_with(concat!(
+                r#""state":"reference","action_flag":"target_neighbour","min_candidates":1,"#,
+                r#""verdict":"neighbourhood"}"#
+            )),
             "{j}"
         );
         assert_eq!(

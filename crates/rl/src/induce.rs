@@ -120,10 +120,16 @@ impl Default for InduceConfig {
 }
 
 impl InduceConfig {
-    /// The same settings as the paper describes the method: no minimality pass.
+    /// The same settings as the paper describes the method: no minimality pass, and the
+    /// Verdicts on the frozen neighbourhood ([`Verdict::Neighbourhood`](induce_explain::Verdict)),
+    /// as the paper and the authors' code take them.
     pub fn paper_faithful(self) -> Self {
         Self {
             minimise: false,
+            env: EnvConfig {
+                verdict: induce_explain::Verdict::Neighbourhood,
+                ..self.env
+            },
             ..self
         }
     }
@@ -918,7 +924,7 @@ pub fn explain_transductive_from(
     let hops = config.env.hops;
     let mut keep = |e: Explanation| -> Result<bool> {
         let e = match config.minimise && e.found {
-            true => induce_explain::minimise(graph, black_box, &e, hops)?,
+            true => induce_explain::minimise(graph, black_box, &e, hops, config.env.verdict)?,
             false => e,
         };
         if e.found && best.as_ref().is_none_or(|b| e.size() < b.size()) {
@@ -1200,7 +1206,7 @@ impl Explainer for InduceExplainer<'_> {
         let (k, seed) = self.samples;
         let hops = self.env.hops;
         let finish = |e: Explanation| match self.minimise && e.found {
-            true => induce_explain::minimise(graph, self.black_box, &e, hops),
+            true => induce_explain::minimise(graph, self.black_box, &e, hops, self.env.verdict),
             false => Ok(e),
         };
         let mut ep = Episode::new(graph, self.black_box, target, &self.env)?;

@@ -35,7 +35,7 @@ fn training_beats_the_untrained_policy_on_held_out_nodes() {
     let (gcn, _) = train_gcn(&data, &GcnTrainingConfig::new(GcnConfig::new(10, 2)), &dev).unwrap();
     let bb = GcnBlackBox::new(gcn, &dev);
     let cfg = InduceConfig {
-        episodes: 20,
+        episodes: 40,
         ..InduceConfig::default()
     };
     let train = targets(&data, &bb, &data.split.train, cfg.env.hops);

@@ -47,7 +47,8 @@ pub struct ReportRun<'a> {
 /// use induce_explain::pipeline::{MethodRun, TargetRecord};
 /// use induce_viz::report::gallery_picks;
 /// let rec = |t, n| TargetRecord { method: "m".into(), neighbourhood_edges: 9, accuracy: None,
-///     strict_accuracy: None, one_minimal: None, explanation: Explanation { target: t, found: true,
+///     strict_accuracy: None, one_minimal: None, valid: Some(true), verdict: Default::default(),
+///     explanation: Explanation { target: t, found: true,
 ///     original_label: 1, new_label: 0, edits: vec![Edit::delete(0, 1); n] } };
 /// let run = MethodRun { method: "m".into(), records: vec![rec(5, 3), rec(2, 1), rec(9, 2)],
 ///     train_seconds: 0.0, explain_seconds: 0.0, notes: vec![] };

@@ -6,16 +6,18 @@ use induce_models::BlackBox;
 use crate::error::Result;
 use crate::explanation::Explanation;
 use crate::minimise::EditProbe;
+use crate::verdict::Verdict;
 
-/// Whether the counterfactual `e` is 1-minimal: undoing any one of its edits (on the target's
-/// `hops`-hop neighbourhood, the others applied) gives the black box's original label back.
+/// Whether the counterfactual `e` is 1-minimal: undoing any one of its edits (the others applied)
+/// gives the black box's original label back, judged where `verdict` says (the model on the
+/// whole edited graph, or the target's frozen `hops`-hop neighbourhood: [`Verdict`]).
 /// `None` when `e` is not a counterfactual (not found, or no edit).
 ///
 /// Cost: one black-box call per edit.
 ///
 /// ```
 /// use induce_explain::metrics::is_one_minimal;
-/// use induce_explain::{Edit, Explanation};
+/// use induce_explain::{Edit, Explanation, Verdict};
 /// use induce_graph::{Features, Graph};
 /// use induce_models::{BlackBox, LogProbs};
 ///
@@ -37,21 +39,23 @@ use crate::minimise::EditProbe;
 ///     vec![0; 4]).unwrap();
 /// let cf = |edits| Explanation { target: 1, found: true, original_label: 1, new_label: 0, edits };
 /// // One deletion suffices: minimal. Two deletions: either alone already flips, not minimal.
-/// assert_eq!(is_one_minimal(&g, &DegreeRule, &cf(vec![Edit::delete(0, 1)]), 3).unwrap(),
+/// assert_eq!(is_one_minimal(&g, &DegreeRule, &cf(vec![Edit::delete(0, 1)]), 3,
+///     Verdict::Exact).unwrap(), 
 ///     Some(true));
 /// let two = cf(vec![Edit::delete(0, 1), Edit::delete(1, 2)]);
-/// assert_eq!(is_one_minimal(&g, &DegreeRule, &two, 3).unwrap(), Some(false));
+/// assert_eq!(is_one_minimal(&g, &DegreeRule, &two, 3, Verdict::Exact).unwrap(), Some(false));
 /// ```
 pub fn is_one_minimal(
     graph: &Graph,
     black_box: &dyn BlackBox,
     e: &Explanation,
     hops: u32,
+    verdict: Verdict,
 ) -> Result<Option<bool>> {
     if !e.found || e.edits.is_empty() {
         return Ok(None);
     }
-    let mut probe = EditProbe::new(graph, black_box, e, hops)?;
+    let mut probe = EditProbe::new(graph, black_box, e, hops, verdict)?;
     let mut keep = vec![true; probe.len()];
     for skip in 0..keep.len() {
         keep[skip] = false;

@@ -38,6 +38,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::Result;
 use crate::explanation::Explanation;
+use crate::verdict::Verdict;
 
 pub use accuracy::accuracy;
 pub use composition::{Composition, composition};
@@ -83,10 +84,26 @@ pub(crate) fn mean(values: impl Iterator<Item = f64>) -> Option<f64> {
 pub struct Summary {
     /// Number of targets explained.
     pub targets: usize,
-    /// Number of targets with a counterfactual.
+    /// Number of targets for which the method reports a counterfactual.
     pub found: usize,
-    /// [`fidelity`]: share of targets without a counterfactual.
+    /// Number of those that flip the black box's prediction on the WHOLE graph, checked by a
+    /// whole-graph forward pass ([`whole_graph_label`](crate::whole_graph_label)); `None` when
+    /// not checked (no black box, or a file written before the check existed).
+    #[serde(default)]
+    pub valid: Option<usize>,
+    /// Where the method's verdicts were taken ([`Verdict::Neighbourhood`] for the paper's
+    /// frozen-neighbourhood protocol, `--paper-faithful`).
+    #[serde(default)]
+    pub verdict: Verdict,
+    /// Share of targets without a counterfactual; lower is better. Counts only the VALID
+    /// counterfactuals when they were checked and the verdicts are [`Verdict::Exact`]; with
+    /// [`Verdict::Neighbourhood`] (or unchecked) it is the paper's [`fidelity`] over `found`, and
+    /// `valid_fidelity` gives the whole-graph one beside it.
     pub fidelity: Option<f64>,
+    /// Share of targets without a valid counterfactual (`1 − valid / targets`; `None` when not
+    /// checked).
+    #[serde(default)]
+    pub valid_fidelity: Option<f64>,
     /// Mean size over found targets ([`size`]).
     pub size_mean: Option<f64>,
     /// Population standard deviation of the size over found targets ([`size`]).
@@ -135,7 +152,10 @@ pub fn summarize(
     Ok(Summary {
         targets: explanations.len(),
         found: found(explanations).count(),
+        valid: None,
+        verdict: Verdict::default(),
         fidelity: fidelity(explanations),
+        valid_fidelity: None,
         size_mean: sz.map(|s| s.mean),
         size_std: sz.map(|s| s.std),
         accuracy: accuracy(explanations, full_graph_pred)?,

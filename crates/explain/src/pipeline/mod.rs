@@ -31,6 +31,7 @@ use induce_models::BlackBox;
 use crate::error::{ExplainError, Result};
 use crate::explanation::{Explainer, Explanation};
 use crate::metrics::{accuracy, is_one_minimal, neighbourhood_edges, strict_accuracy};
+use crate::verdict::{Verdict, whole_graph_label};
 
 pub use journal::{Journal, MethodJournal};
 pub use records::{
@@ -112,6 +113,7 @@ pub struct EvalContext<'a> {
     predictions: Vec<usize>,
     hops: u32,
     black_box: Option<&'a dyn BlackBox>,
+    verdict: Verdict,
 }
 
 impl std::fmt::Debug for EvalContext<'_> {
@@ -119,14 +121,17 @@ impl std::fmt::Debug for EvalContext<'_> {
         f.debug_struct("EvalContext")
             .field("nodes", &self.graph.num_nodes())
             .field("hops", &self.hops)
-            .field("checks_minimality", &self.black_box.is_some())
+            .field("checks", &self.black_box.is_some())
+            .field("verdict", &self.verdict)
             .finish_non_exhaustive()
     }
 }
 
 impl<'a> EvalContext<'a> {
     /// Runs `black_box` once on the whole graph to get its predictions, and keeps it to check
-    /// every counterfactual's 1-minimality ([`is_one_minimal`]).
+    /// that every counterfactual flips it on the whole graph ([`whole_graph_label`], the
+    /// records' `valid`) and is 1-minimal ([`is_one_minimal`], judged by the explainers'
+    /// [`Verdict`]: [`Verdict::Exact`] unless [`EvalContext::with_verdict`] says otherwise).
     pub fn new(graph: &'a Graph, black_box: &'a dyn BlackBox, hops: u32) -> Result<Self> {
         let mut c = Self::with_predictions(graph, full_graph_predictions(black_box, graph)?, hops)?;
         c.black_box = Some(black_box);
@@ -147,7 +152,20 @@ impl<'a> EvalContext<'a> {
             predictions,
             hops,
             black_box: None,
+            verdict: Verdict::Exact,
         })
+    }
+
+    /// The verdicts the explainers take ([`Verdict::Neighbourhood`] for paper-faithful runs):
+    /// the 1-minimality check follows them and the records say so.
+    pub fn with_verdict(mut self, verdict: Verdict) -> Self {
+        self.verdict = verdict;
+        self
+    }
+
+    /// The explainers' verdicts.
+    pub fn verdict(&self) -> Verdict {
+        self.verdict
     }
 
     /// The graph.
@@ -190,6 +208,24 @@ impl<'a> EvalContext<'a> {
         })
     }
 
+    /// Whether a found counterfactual flips the model on the whole graph: its label there
+    /// differs from the model's prediction on the unedited graph (`None` when not found).
+    fn is_valid(&self, black_box: &dyn BlackBox, e: &Explanation) -> Result<Option<bool>> {
+        if !e.found {
+            return Ok(None);
+        }
+        let original =
+            *self
+                .predictions
+                .get(e.target as usize)
+                .ok_or(ExplainError::TargetOutOfRange {
+                    target: e.target,
+                    num_nodes: self.graph.num_nodes(),
+                })?;
+        let now = whole_graph_label(self.graph, black_box, e.target, &e.edits)?;
+        Ok(Some(now != original))
+    }
+
     /// One line of `explanations.jsonl`: the explanation and its per-target metric ingredients.
     pub fn record(&self, method: &str, explanation: Explanation) -> Result<TargetRecord> {
         let one = std::slice::from_ref(&explanation);
@@ -198,13 +234,18 @@ impl<'a> EvalContext<'a> {
             true => strict_accuracy(one, self.graph)?,
             false => None,
         };
-        let one_minimal = match self.black_box {
-            Some(bb) => is_one_minimal(self.graph, bb, &explanation, self.hops)?,
-            None => None,
+        let (one_minimal, valid) = match self.black_box {
+            Some(bb) => (
+                is_one_minimal(self.graph, bb, &explanation, self.hops, self.verdict)?,
+                self.is_valid(bb, &explanation)?,
+            ),
+            None => (None, None),
         };
         Ok(TargetRecord {
             method: method.to_string(),
             one_minimal,
+            valid,
+            verdict: self.verdict,
             neighbourhood_edges: neighbourhood_edges(self.graph, explanation.target, self.hops)?,
             explanation,
             accuracy,
@@ -447,7 +488,14 @@ mod tests {
             assert_eq!(run.records[3].one_minimal, None);
             let mut metrics = run.row().metrics;
             assert_eq!(metrics.one_minimal, Some(1.0));
+            // Every counterfactual flips the model on the whole graph (checked per record).
+            assert_eq!(run.records[0].valid, Some(true));
+            assert_eq!(run.records[3].valid, None);
+            assert_eq!((metrics.valid, metrics.valid_fidelity), (Some(3), Some(0.4)));
+            assert_eq!(metrics.fidelity, direct.fidelity);
             metrics.one_minimal = None;
+            metrics.valid = None;
+            metrics.valid_fidelity = None;
             assert_eq!(metrics, direct);
         }
     }

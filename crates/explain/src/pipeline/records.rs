@@ -6,6 +6,7 @@ use serde::{Deserialize, Serialize};
 use crate::explanation::Explanation;
 use crate::metrics::{Summary, composition, fidelity, found, mean, size, size_histogram};
 use crate::pipeline::Shard;
+use crate::verdict::Verdict;
 
 /// One line of `explanations.jsonl`: a method's explanation of one target, with what the metrics
 /// need to be recomputed from the file alone.
@@ -17,10 +18,12 @@ use crate::pipeline::Shard;
 ///     method: "inductive".into(),
 ///     explanation: Explanation { target: 7, found: true, original_label: 1, new_label: 0,
 ///         edits: vec![Edit::delete(3, 7)] },
-///     neighbourhood_edges: 12, accuracy: Some(1.0), strict_accuracy: None, one_minimal: None };
+///     neighbourhood_edges: 12, accuracy: Some(1.0), strict_accuracy: None, one_minimal: None,
+///     valid: Some(true), verdict: Default::default() };
 /// assert_eq!(serde_json::to_string(&r).unwrap(), concat!(
 ///     r#"{"method":"inductive","target":7,"found":true,"original_label":1,"new_label":0,"#,
-///     r#""edits":[[3,7,"del"]],"neighbourhood_edges":12,"accuracy":1.0,"strict_accuracy":null}"#));
+///     r#""edits":[[3,7,"del"]],"neighbourhood_edges":12,"accuracy":1.0,"strict_accuracy":null,"#,
+///     r#""valid":true}"#));
 /// ```
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TargetRecord {
@@ -41,6 +44,18 @@ pub struct TargetRecord {
     /// [`is_one_minimal`]: crate::metrics::is_one_minimal
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub one_minimal: Option<bool>,
+    /// Whether the counterfactual flips the black box's prediction on the WHOLE graph, checked
+    /// by a whole-graph forward pass independent of the explainer's own evaluation
+    /// ([`whole_graph_label`](crate::whole_graph_label)); `None` when not found or not checked.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub valid: Option<bool>,
+    /// Where the explainer took its verdicts; written only when not [`Verdict::Exact`].
+    #[serde(default, skip_serializing_if = "is_exact")]
+    pub verdict: Verdict,
+}
+
+fn is_exact(v: &Verdict) -> bool {
+    *v == Verdict::Exact
 }
 
 /// The metrics of one method from its records alone; equal to
@@ -51,10 +66,25 @@ pub fn summarize_records(records: &[TargetRecord]) -> Summary {
     let sz = size(&expl);
     let comp = composition(&expl);
     let found_records = || records.iter().filter(|r| r.explanation.found);
+    let checked = found_records().all(|r| r.valid.is_some());
+    let valid = checked.then(|| found_records().filter(|r| r.valid == Some(true)).count());
+    let verdict = match records.iter().any(|r| r.verdict == Verdict::Neighbourhood) {
+        true => Verdict::Neighbourhood,
+        false => Verdict::Exact,
+    };
+    let valid_fidelity = valid
+        .filter(|_| !records.is_empty())
+        .map(|v| 1.0 - v as f64 / records.len() as f64);
     Summary {
         targets: expl.len(),
         found: found(&expl).count(),
-        fidelity: fidelity(&expl),
+        valid,
+        verdict,
+        fidelity: match (verdict, valid_fidelity) {
+            (Verdict::Exact, Some(f)) => Some(f),
+            _ => fidelity(&expl),
+        },
+        valid_fidelity,
         size_mean: sz.map(|s| s.mean),
         size_std: sz.map(|s| s.std),
         accuracy: mean(found_records().filter_map(|r| r.accuracy)),

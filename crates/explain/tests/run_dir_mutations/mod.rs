@@ -49,6 +49,8 @@ pub fn runs(targets: &[u32]) -> Vec<MethodRun> {
                         accuracy: found.then_some(0.5),
                         strict_accuracy: None,
                         one_minimal: found.then_some(t % 2 == 0),
+                        valid: found.then_some(t % 5 != 0),
+                        verdict: Default::default(),
                     }
                 })
                 .collect(),

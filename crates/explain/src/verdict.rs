@@ -1,0 +1,726 @@
+//! Verdicts: the black box's prediction for a target on an edited graph, taken where the model
+//! really looks ([`Judge`]).
+
+use std::collections::{BTreeSet, HashMap, HashSet};
+use std::sync::Arc;
+
+use induce_graph::{EditGraph, Features, Graph};
+use induce_models::{BlackBox, IncrementalBlackBox, LogProbs, PreparedBlackBox};
+use serde::{Deserialize, Serialize};
+
+use crate::error::{ExplainError, Result};
+use crate::explanation::{Edit, EditKind};
+
+/// Where the black box's verdict on an edited graph is taken.
+///
+/// Serialised as `"exact"` / `"neighbourhood"`.
+///
+/// ```
+/// use induce_explain::Verdict;
+/// assert_eq!(Verdict::default(), Verdict::Exact);
+/// assert_eq!(serde_json::to_string(&Verdict::Neighbourhood).unwrap(), "\"neighbourhood\"");
+/// ```
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Verdict {
+    /// The model's prediction on the whole edited graph (the default). Computed on the
+    /// target's receptive field in the EDITED graph: the nodes within `L + 1` hops of it, `L`
+    /// the black box's [`message_passing_layers`](BlackBox::message_passing_layers), a set that
+    /// grows with every added edge; the whole graph when the black box reports no `L`.
+    #[default]
+    Exact,
+    /// The paper's protocol (and the authors' code): the black box runs on the target's frozen
+    /// `h`-hop neighbourhood of the ORIGINAL graph, edited. An edge added to a node near the
+    /// boundary brings that node's own neighbours into the model's receptive field, and they are
+    /// missing from the frozen set: such a verdict can differ from the model's on the graph. For
+    /// parity with the authors' explanations only.
+    Neighbourhood,
+}
+
+/// How a [`Judge`] runs the black box on its node set.
+enum Eval<'a> {
+    /// Follows the edited graph by edits ([`BlackBox::incremental_rows`]).
+    Incremental(Box<dyn IncrementalBlackBox<'a> + 'a>),
+    /// Bound to the node set's features ([`BlackBox::prepare_rows`]).
+    Prepared(Arc<dyn PreparedBlackBox + 'a>),
+    /// Whole evaluations on the gathered features.
+    Plain(Arc<Features>),
+}
+
+impl Clone for Eval<'_> {
+    fn clone(&self) -> Self {
+        match self {
+            Eval::Incremental(inc) => Eval::Incremental(inc.boxed_clone()),
+            Eval::Prepared(p) => Eval::Prepared(Arc::clone(p)),
+            Eval::Plain(x) => Eval::Plain(Arc::clone(x)),
+        }
+    }
+}
+
+/// The black box's verdict for one target on an edited graph: its log-probabilities on a node
+/// set that holds the target's neighbourhood (first, in the given order) and, with
+/// [`Verdict::Exact`], its whole receptive field in the edited graph, so that the target's row
+/// is the model's prediction on the whole edited graph.
+///
+/// Edits are node pairs in ORIGINAL (graph) ids, toggled ([`Judge::toggle`]) or given as a
+/// whole edit list ([`Judge::set_edits`]). An added edge `(u, w)` puts the nodes within `L`
+/// hops of `w` into the target's `L + 1`-hop ball: the set grows to hold them (one whole
+/// evaluation of the grown set), otherwise only what the edit reaches is recomputed when the
+/// black box is incremental. Deletions never grow it (a superset of the receptive field gives
+/// the same verdict).
+///
+/// ```text
+///  a 3-layer GCN (L = 3), target 0, neighbourhood = 2 hops {0, 1, 2}:
+///
+///    0 ─ 1 ─ 2 ─ 3 ─ 4 ─ 5 ─ 6        add (0, 2): 2 is now 1 hop away, so 3, 4 and 5
+///                                     (and 6, whose edge sets 5's degree) enter the set
+/// ```
+///
+/// ```
+/// use induce_explain::{Edit, Judge, Verdict};
+/// use induce_graph::{Features, Graph};
+/// use induce_models::{BlackBox, LogProbs};
+///
+/// /// Class 1 iff degree ≥ 2; reads a node's own edges only (L = 0).
+/// struct DegreeRule;
+/// impl BlackBox for DegreeRule {
+///     fn input_dim(&self) -> usize { 1 }
+///     fn num_classes(&self) -> usize { 2 }
+///     fn message_passing_layers(&self) -> Option<u32> { Some(0) }
+///     fn log_probs(&self, x: &Features, edges: &[(u32, u32)])
+///         -> induce_models::Result<LogProbs> {
+///         let mut deg = vec![0; x.num_nodes()];
+///         for &(u, w) in edges { deg[u as usize] += 1; deg[w as usize] += 1; }
+///         let d = deg.iter().flat_map(|&d| if d >= 2 { [-2.0, -0.2] } else { [-0.2, -2.0] });
+///         LogProbs::new(x.num_nodes(), 2, d.collect())
+///     }
+/// }
+/// //  0 ─ 1   2 ─ 3
+/// let g = Graph::from_edges(4, &[(0, 1), (2, 3)], Features::constant(4, 1, 1.0), vec![0; 4])
+///     .unwrap();
+/// let mut judge = Judge::new(&g, &DegreeRule, 0, &[0], Verdict::Exact).unwrap();
+/// assert_eq!(judge.label(), 0);
+/// judge.set_edits(&[Edit::add(0, 3)]).unwrap(); // node 0 now has degree 2
+/// assert_eq!(judge.label(), 1);
+/// assert_eq!(judge.nodes(), &[0, 1, 3]);       // the 1-hop ball of 0 in the edited graph
+/// ```
+#[derive(Clone)]
+pub struct Judge<'a> {
+    graph: &'a Graph,
+    black_box: &'a dyn BlackBox,
+    target: u32,
+    verdict: Verdict,
+    /// `L + 1` with [`Verdict::Exact`] when the black box reports `L`; `None` otherwise.
+    radius: Option<u32>,
+    /// The evaluated node set in original ids; local id = position.
+    nodes: Vec<u32>,
+    local: HashMap<u32, u32>,
+    target_local: usize,
+    /// The edited graph on `nodes`, local ids.
+    edit: EditGraph,
+    /// The pairs toggled relative to the original graph, `(min, max)` in original ids.
+    delta: BTreeSet<(u32, u32)>,
+    /// The edges of a given neighbourhood ([`Judge::frozen`]) in original ids, standing for the
+    /// graph's; `None`: the graph's.
+    base: Option<Arc<HashSet<(u32, u32)>>>,
+    eval: Eval<'a>,
+    log_probs: LogProbs,
+}
+
+impl std::fmt::Debug for Judge<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Judge")
+            .field("target", &self.target)
+            .field("verdict", &self.verdict)
+            .field("radius", &self.radius)
+            .field("nodes", &self.nodes.len())
+            .field("delta", &self.delta)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<'a> Judge<'a> {
+    /// The judge of `target` on the unedited `graph`. `neighbourhood` (original ids, the target
+    /// among them, no duplicates) are the first nodes of the evaluated set, in this order: the
+    /// explainer's own neighbourhood, whose rows it reads (the policy's state). With
+    /// [`Verdict::Neighbourhood`] they are the whole set.
+    ///
+    /// Errors: [`ExplainError::TargetOutOfRange`], [`ExplainError::NodeOutOfRange`] /
+    /// [`ExplainError::InvalidValue`] for a bad neighbourhood, [`ExplainError::FeatureDimension`],
+    /// [`ExplainError::OutputShape`] / [`ExplainError::NanOutput`] for a bad black-box output,
+    /// and the black box's own errors.
+    pub fn new(
+        graph: &'a Graph,
+        black_box: &'a dyn BlackBox,
+        target: u32,
+        neighbourhood: &[u32],
+        verdict: Verdict,
+    ) -> Result<Self> {
+        Self::build(graph, black_box, target, neighbourhood, None, verdict)
+    }
+
+    /// A [`Verdict::Neighbourhood`] judge on a given neighbourhood `sub` of `graph` with ITS
+    /// edges standing for the graph's (e.g. a fan-out-capped sample, whose edges are a subset
+    /// of the induced ones): the black box sees exactly `sub`, edited. Same errors as
+    /// [`Judge::new`].
+    pub fn frozen(
+        graph: &'a Graph,
+        black_box: &'a dyn BlackBox,
+        sub: &induce_graph::Subgraph,
+    ) -> Result<Self> {
+        let edges = sub
+            .edges
+            .iter()
+            .map(|&(a, b)| {
+                let (a, b) = (sub.global_of(a as usize), sub.global_of(b as usize));
+                (a.min(b), a.max(b))
+            })
+            .collect();
+        let base = Some((sub.edges.as_slice(), edges));
+        Self::build(graph, black_box, sub.target, &sub.nodes, base, Verdict::Neighbourhood)
+    }
+
+    fn build(
+        graph: &'a Graph,
+        black_box: &'a dyn BlackBox,
+        target: u32,
+        neighbourhood: &[u32],
+        base: Option<(&[(u32, u32)], HashSet<(u32, u32)>)>,
+        verdict: Verdict,
+    ) -> Result<Self> {
+        let n = graph.num_nodes();
+        if target as usize >= n {
+            return Err(ExplainError::TargetOutOfRange {
+                target,
+                num_nodes: n,
+            });
+        }
+        let d = graph.features().dim();
+        if d != black_box.input_dim() {
+            return Err(ExplainError::FeatureDimension {
+                expected: black_box.input_dim(),
+                got: d,
+            });
+        }
+        let mut local = HashMap::with_capacity(neighbourhood.len());
+        for (i, &u) in neighbourhood.iter().enumerate() {
+            if u as usize >= n {
+                return Err(ExplainError::NodeOutOfRange {
+                    node: u,
+                    num_nodes: n,
+                    what: "the graph",
+                });
+            }
+            if local.insert(u, i as u32).is_some() {
+                return Err(ExplainError::InvalidValue {
+                    what: "neighbourhood",
+                    value: format!("node {u}"),
+                    reason: "listed twice".into(),
+                });
+            }
+        }
+        let Some(&target_local) = local.get(&target) else {
+            return Err(ExplainError::InvalidValue {
+                what: "neighbourhood",
+                value: format!("target {target}"),
+                reason: "the neighbourhood must hold its target".into(),
+            });
+        };
+        let radius = match verdict {
+            Verdict::Exact => black_box.message_passing_layers().map(|l| l + 1),
+            Verdict::Neighbourhood => None,
+        };
+        let mut nodes = neighbourhood.to_vec();
+        if verdict == Verdict::Exact {
+            let extra: Vec<u32> = match radius {
+                Some(r) => ball(graph, target, r, &BTreeSet::new()),
+                None => (0..n as u32).collect(),
+            };
+            for u in extra {
+                if let std::collections::hash_map::Entry::Vacant(e) = local.entry(u) {
+                    e.insert(nodes.len() as u32);
+                    nodes.push(u);
+                }
+            }
+        }
+        let (edit, base) = match base {
+            Some((local_edges, global)) => (
+                EditGraph::from_edges(nodes.len(), local_edges),
+                Some(Arc::new(global)),
+            ),
+            None => (
+                EditGraph::from_edges(nodes.len(), &induced_edges(graph, &nodes, &local)),
+                None,
+            ),
+        };
+        let (eval, log_probs) = evaluator(graph, black_box, &nodes, &edit.edges())?;
+        let judge = Self {
+            graph,
+            black_box,
+            target,
+            verdict,
+            radius,
+            nodes,
+            local,
+            target_local: target_local as usize,
+            edit,
+            delta: BTreeSet::new(),
+            base,
+            eval,
+            log_probs,
+        };
+        judge.checked()?;
+        Ok(judge)
+    }
+
+    /// The target (original id).
+    pub fn target(&self) -> u32 {
+        self.target
+    }
+
+    /// Where the verdict is taken.
+    pub fn verdict(&self) -> Verdict {
+        self.verdict
+    }
+
+    /// The evaluated nodes (original ids): the neighbourhood given to [`Judge::new`], then the
+    /// rest of the receptive field as it grew.
+    pub fn nodes(&self) -> &[u32] {
+        &self.nodes
+    }
+
+    /// The target's position in [`Judge::nodes`].
+    pub fn target_local(&self) -> usize {
+        self.target_local
+    }
+
+    /// The black box's current log-probabilities, one row per node of [`Judge::nodes`].
+    ///
+    /// # Shapes
+    /// - output: `[nodes().len(), num_classes]`
+    pub fn log_probs(&self) -> &LogProbs {
+        &self.log_probs
+    }
+
+    /// The target's current log-probabilities.
+    ///
+    /// # Shapes
+    /// - output: `[num_classes]`
+    pub fn target_row(&self) -> &[f32] {
+        self.log_probs.row(self.target_local)
+    }
+
+    /// The target's current predicted label.
+    pub fn label(&self) -> usize {
+        self.log_probs.argmax(self.target_local)
+    }
+
+    /// Toggles each pair (original ids: an edge is removed, a non-edge added) and re-evaluates.
+    ///
+    /// Errors: [`ExplainError::NodeOutOfRange`] for an id outside the graph or, with
+    /// [`Verdict::Neighbourhood`], outside the neighbourhood; [`ExplainError::InvalidValue`]
+    /// for a self loop; the black box's errors.
+    pub fn toggle(&mut self, pairs: &[(u32, u32)]) -> Result<()> {
+        let n = self.graph.num_nodes();
+        let mut grow = false;
+        let mut changed = Vec::with_capacity(2 * pairs.len());
+        for &(a, b) in pairs {
+            if let Some(&x) = [a, b].iter().find(|&&x| x as usize >= n) {
+                return Err(ExplainError::NodeOutOfRange {
+                    node: x,
+                    num_nodes: n,
+                    what: "the graph",
+                });
+            }
+            if a == b {
+                return Err(ExplainError::InvalidValue {
+                    what: "edit",
+                    value: format!("({a}, {b})"),
+                    reason: "a self loop is not an edge".into(),
+                });
+            }
+            let p = (a.min(b), a.max(b));
+            let (la, lb) = (self.local.get(&a).copied(), self.local.get(&b).copied());
+            if self.verdict == Verdict::Neighbourhood
+                && let Some(&x) = [(a, la), (b, lb)]
+                    .iter()
+                    .find_map(|(x, l)| l.is_none().then_some(x))
+            {
+                return Err(ExplainError::NodeOutOfRange {
+                    node: x,
+                    num_nodes: self.nodes.len(),
+                    what: "the target's neighbourhood",
+                });
+            }
+            if !self.delta.remove(&p) {
+                self.delta.insert(p);
+            }
+            let added = self.delta.contains(&p) && !self.is_edge(p);
+            grow |= added && self.radius.is_some();
+            if let (Some(la), Some(lb)) = (la, lb) {
+                self.edit.toggle(la as usize, lb as usize);
+                changed.extend([la, lb]);
+            }
+        }
+        if grow {
+            let need = ball(
+                self.graph,
+                self.target,
+                self.radius.unwrap_or(0),
+                &self.delta,
+            );
+            let before = self.nodes.len();
+            for u in need {
+                if let std::collections::hash_map::Entry::Vacant(e) = self.local.entry(u) {
+                    e.insert(self.nodes.len() as u32);
+                    self.nodes.push(u);
+                }
+            }
+            if self.nodes.len() > before {
+                return self.rebuild();
+            }
+        }
+        if changed.is_empty() {
+            return Ok(());
+        }
+        let edges = self.edit.edges();
+        self.log_probs = match &mut self.eval {
+            Eval::Incremental(inc) => inc.update(&edges, &changed)?,
+            Eval::Prepared(p) => p.log_probs(&edges)?,
+            Eval::Plain(x) => self.black_box.log_probs(x, &edges)?,
+        };
+        self.checked()
+    }
+
+    /// Moves to the graph with exactly the edits `edits` applied, in order, to the original
+    /// graph (a deletion removes its pair, an addition inserts it), and re-evaluates only what
+    /// differs from the current edits. Same errors as [`Judge::toggle`].
+    pub fn set_edits(&mut self, edits: &[Edit]) -> Result<()> {
+        let mut present: HashMap<(u32, u32), bool> = HashMap::with_capacity(edits.len());
+        for e in edits {
+            present.insert((e.u.min(e.w), e.u.max(e.w)), e.kind == EditKind::Add);
+        }
+        let mut want = BTreeSet::new();
+        for (&p, &now) in &present {
+            if p.0 != p.1 && (p.1 as usize) < self.graph.num_nodes() {
+                if now != self.is_edge(p) {
+                    want.insert(p);
+                }
+            } else {
+                want.insert(p); // a self loop or out of range: `toggle` reports it
+            }
+        }
+        let toggles: Vec<(u32, u32)> = self.delta.symmetric_difference(&want).copied().collect();
+        self.toggle(&toggles)
+    }
+
+    /// The target's label with exactly `edits` applied ([`Judge::set_edits`]).
+    pub fn label_with(&mut self, edits: &[Edit]) -> Result<usize> {
+        self.set_edits(edits)?;
+        Ok(self.label())
+    }
+
+    /// Whether `p` is an edge of the unedited graph (or of the frozen neighbourhood).
+    fn is_edge(&self, p: (u32, u32)) -> bool {
+        match &self.base {
+            Some(b) => b.contains(&p),
+            None => is_edge(self.graph, p),
+        }
+    }
+
+    /// Re-binds the black box to the (grown) node set and evaluates it whole.
+    fn rebuild(&mut self) -> Result<()> {
+        let mut edges = induced_edges(self.graph, &self.nodes, &self.local);
+        let mut set: HashSet<(u32, u32)> = edges.iter().copied().collect();
+        for &(a, b) in &self.delta {
+            if let (Some(&la), Some(&lb)) = (self.local.get(&a), self.local.get(&b)) {
+                let l = (la.min(lb), la.max(lb));
+                if !set.remove(&l) {
+                    set.insert(l);
+                }
+            }
+        }
+        edges.clear();
+        edges.extend(set);
+        self.edit = EditGraph::from_edges(self.nodes.len(), &edges);
+        let (eval, lp) = evaluator(self.graph, self.black_box, &self.nodes, &self.edit.edges())?;
+        self.eval = eval;
+        self.log_probs = lp;
+        self.checked()
+    }
+
+    /// Checks the current output's shape and values.
+    fn checked(&self) -> Result<()> {
+        let lp = &self.log_probs;
+        let (n, c) = (self.nodes.len(), self.black_box.num_classes());
+        if lp.num_nodes() != n || lp.num_classes() != c {
+            return Err(ExplainError::OutputShape {
+                expected_nodes: n,
+                expected_classes: c,
+                got_nodes: lp.num_nodes(),
+                got_classes: lp.num_classes(),
+            });
+        }
+        if let Some(i) = lp.as_slice().iter().position(|x| x.is_nan()) {
+            return Err(ExplainError::NanOutput {
+                target: self.target,
+                node: self.nodes[i / c],
+            });
+        }
+        Ok(())
+    }
+}
+
+/// Whether `p` is an edge of the original graph.
+fn is_edge(graph: &Graph, p: (u32, u32)) -> bool {
+    graph.sorted_neighbors(p.0).binary_search(&p.1).is_ok()
+}
+
+/// The edges of `graph` between the nodes of `nodes` (`local` maps them to positions), as local
+/// pairs `(min, max)`.
+fn induced_edges(graph: &Graph, nodes: &[u32], local: &HashMap<u32, u32>) -> Vec<(u32, u32)> {
+    let mut edges = Vec::new();
+    for (lu, &u) in nodes.iter().enumerate() {
+        for &w in graph.sorted_neighbors(u) {
+            if let Some(&lw) = local.get(&w)
+                && lw as usize > lu
+            {
+                edges.push((lu as u32, lw));
+            }
+        }
+    }
+    edges
+}
+
+/// The nodes within `radius` hops of `target` in the graph with the pairs of `delta` that are
+/// not edges added (deletions are ignored: the ball is a superset of the edited graph's).
+fn ball(graph: &Graph, target: u32, radius: u32, delta: &BTreeSet<(u32, u32)>) -> Vec<u32> {
+    let mut extra: HashMap<u32, Vec<u32>> = HashMap::new();
+    for &(a, b) in delta {
+        if !is_edge(graph, (a, b)) {
+            extra.entry(a).or_default().push(b);
+            extra.entry(b).or_default().push(a);
+        }
+    }
+    let mut seen: HashSet<u32> = HashSet::from([target]);
+    let mut order = vec![target];
+    let mut lo = 0;
+    for _ in 0..radius {
+        let hi = order.len();
+        for i in lo..hi {
+            let u = order[i];
+            let more = extra.get(&u).map(Vec::as_slice).unwrap_or(&[]);
+            for &w in graph.sorted_neighbors(u).iter().chain(more) {
+                if seen.insert(w) {
+                    order.push(w);
+                }
+            }
+        }
+        if order.len() == hi {
+            break;
+        }
+        lo = hi;
+    }
+    order
+}
+
+/// The best evaluator the black box offers for the node set `nodes` of `graph`, and its output
+/// on `edges` (local ids).
+fn evaluator<'a>(
+    graph: &Graph,
+    black_box: &'a dyn BlackBox,
+    nodes: &[u32],
+    edges: &[(u32, u32)],
+) -> Result<(Eval<'a>, LogProbs)> {
+    if let Some(inc) = black_box.incremental_rows(graph.features(), nodes, edges)? {
+        let lp = inc.log_probs()?;
+        return Ok((Eval::Incremental(inc), lp));
+    }
+    if let Some(p) = black_box.prepare_rows(graph.features(), nodes)? {
+        let p: Arc<dyn PreparedBlackBox + 'a> = Arc::from(p);
+        let lp = p.log_probs(edges)?;
+        return Ok((Eval::Prepared(p), lp));
+    }
+    let x = Arc::new(graph.features().gather(nodes));
+    let lp = black_box.log_probs(&x, edges)?;
+    Ok((Eval::Plain(x), lp))
+}
+
+/// Whether the edits `edits` flip the black box's prediction for `target` on the WHOLE graph,
+/// checked independently of [`Judge`]: the edits are applied to a copy of the edge list and the
+/// black box runs once on the whole graph (no neighbourhood, no incremental evaluation).
+/// `original_label` is the prediction to flip (normally the model's on the unedited graph).
+///
+/// Returns the target's label on the edited graph.
+///
+/// Errors: [`ExplainError::NodeOutOfRange`] for an edit outside the graph, the black box's
+/// errors.
+pub fn whole_graph_label(
+    graph: &Graph,
+    black_box: &dyn BlackBox,
+    target: u32,
+    edits: &[Edit],
+) -> Result<usize> {
+    let n = graph.num_nodes();
+    if target as usize >= n {
+        return Err(ExplainError::TargetOutOfRange {
+            target,
+            num_nodes: n,
+        });
+    }
+    let mut edges: BTreeSet<(u32, u32)> = graph.edges().into_iter().collect();
+    for e in edits {
+        if let Some(&x) = [e.u, e.w].iter().find(|&&x| x as usize >= n) {
+            return Err(ExplainError::NodeOutOfRange {
+                node: x,
+                num_nodes: n,
+                what: "the graph",
+            });
+        }
+        let p = (e.u.min(e.w), e.u.max(e.w));
+        match e.kind {
+            EditKind::Add => edges.insert(p),
+            EditKind::Delete => edges.remove(&p),
+        };
+    }
+    let edges: Vec<(u32, u32)> = edges.into_iter().filter(|p| p.0 != p.1).collect();
+    let lp = black_box.log_probs(graph.features(), &edges)?;
+    if lp.num_nodes() != n {
+        return Err(ExplainError::OutputShape {
+            expected_nodes: n,
+            expected_classes: black_box.num_classes(),
+            got_nodes: lp.num_nodes(),
+            got_classes: lp.num_classes(),
+        });
+    }
+    Ok(lp.argmax(target as usize))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::pipeline::testutil::DegreeAtLeast;
+
+    /// Class 1 iff the SUM of the degrees of a node's neighbours is at least 5: the output
+    /// reads one hop of edges and the degrees of those neighbours (L = 1).
+    struct NeighbourDegrees;
+    impl BlackBox for NeighbourDegrees {
+        fn input_dim(&self) -> usize {
+            1
+        }
+        fn num_classes(&self) -> usize {
+            2
+        }
+        fn message_passing_layers(&self) -> Option<u32> {
+            Some(1)
+        }
+        fn log_probs(&self, x: &Features, edges: &[(u32, u32)]) -> induce_models::Result<LogProbs> {
+            let n = x.num_nodes();
+            let g = EditGraph::from_edges(n, edges);
+            let data = (0..n).flat_map(|u| {
+                let s: usize = g.neighbors(u).iter().map(|&w| g.degree(w as usize)).sum();
+                if s >= 5 { [-2.0, -0.2] } else { [-0.2, -2.0] }
+            });
+            LogProbs::new(n, 2, data.collect())
+        }
+    }
+
+    /// The path 0 ─ 1 ─ 2 ─ 3 ─ 4 ─ 5 ─ 6.
+    fn path() -> Graph {
+        let e: Vec<(u32, u32)> = (0..6).map(|i| (i, i + 1)).collect();
+        Graph::from_edges(7, &e, Features::constant(7, 1, 1.0), vec![0; 7]).unwrap()
+    }
+
+    #[test]
+    fn exact_verdict_grows_with_an_addition_and_matches_the_whole_graph() {
+        let g = path();
+        let bb = NeighbourDegrees;
+        // Target 0 on the 1-hop neighbourhood {0, 1}: the exact set starts as the 2-hop ball.
+        let mut exact = Judge::new(&g, &bb, 0, &[0, 1], Verdict::Exact).unwrap();
+        assert_eq!(exact.nodes(), &[0, 1, 2]);
+        assert_eq!(exact.label(), 0); // deg(1) = 2
+        // Add (0, 4): 0's neighbours are 1 (deg 2) and 4 (deg 3 now): sum 5 → class 1. The set
+        // grows by 4's neighbours 3 and 5 (their edges give 4's degree).
+        let edits = [Edit::add(0, 4)];
+        exact.set_edits(&edits).unwrap();
+        assert_eq!(exact.nodes(), &[0, 1, 2, 4, 3, 5]);
+        assert_eq!(exact.label(), 1);
+        assert_eq!(whole_graph_label(&g, &bb, 0, &edits).unwrap(), 1);
+        // The frozen neighbourhood misses 4 entirely and cannot even express the edit.
+        let mut frozen = Judge::new(&g, &bb, 0, &[0, 1], Verdict::Neighbourhood).unwrap();
+        assert!(matches!(
+            frozen.set_edits(&edits),
+            Err(ExplainError::NodeOutOfRange { node: 4, .. })
+        ));
+        // On the 2-hop neighbourhood {0, 1, 2} it can, but misjudges: after adding (0, 2), node
+        // 2 has degree 3 in the graph (sum 2 + 3 = 5, class 1) and 2 in the frozen set (class 0).
+        let mut frozen = Judge::new(&g, &bb, 0, &[0, 1, 2], Verdict::Neighbourhood).unwrap();
+        frozen.toggle(&[(0, 2)]).unwrap();
+        assert_eq!(frozen.label(), 0);
+        assert_eq!(whole_graph_label(&g, &bb, 0, &[Edit::add(0, 2)]).unwrap(), 1);
+        let mut exact = Judge::new(&g, &bb, 0, &[0, 1, 2], Verdict::Exact).unwrap();
+        exact.toggle(&[(0, 2)]).unwrap();
+        assert_eq!(exact.label(), 1);
+    }
+
+    #[test]
+    fn undoing_edits_returns_to_the_original_output_and_deletions_never_grow() {
+        let g = path();
+        let bb = NeighbourDegrees;
+        let mut j = Judge::new(&g, &bb, 2, &[1, 2, 3], Verdict::Exact).unwrap();
+        let start = j.log_probs().row(j.target_local()).to_vec();
+        let n0 = j.nodes().len();
+        j.set_edits(&[Edit::delete(2, 3), Edit::delete(0, 1)]).unwrap();
+        assert_eq!(j.nodes().len(), n0);
+        j.set_edits(&[Edit::add(2, 6)]).unwrap();
+        assert!(j.nodes().contains(&6) && j.nodes().contains(&5));
+        assert_eq!(j.label(), whole_graph_label(&g, &bb, 2, &[Edit::add(2, 6)]).unwrap());
+        j.set_edits(&[]).unwrap();
+        assert_eq!(j.target_row(), &start[..]);
+        // A deletion followed by the re-addition of the same pair is no edit at all.
+        j.set_edits(&[Edit::delete(2, 3), Edit::add(2, 3)]).unwrap();
+        assert_eq!(j.target_row(), &start[..]);
+    }
+
+    #[test]
+    fn a_black_box_without_layers_is_judged_on_the_whole_graph() {
+        let g = path();
+        let j = Judge::new(&g, &DegreeAtLeast(2), 3, &[3], Verdict::Exact).unwrap();
+        assert_eq!(j.nodes().len(), 7);
+        assert_eq!(j.nodes()[0], 3);
+        assert_eq!(j.target_local(), 0);
+        let j = Judge::new(&g, &DegreeAtLeast(2), 3, &[3], Verdict::Neighbourhood).unwrap();
+        assert_eq!(j.nodes(), &[3]);
+    }
+
+    #[test]
+    fn bad_input_is_a_typed_error() {
+        let g = path();
+        let bb = NeighbourDegrees;
+        assert!(matches!(
+            Judge::new(&g, &bb, 9, &[9], Verdict::Exact),
+            Err(ExplainError::TargetOutOfRange { target: 9, .. })
+        ));
+        assert!(matches!(
+            Judge::new(&g, &bb, 0, &[1], Verdict::Exact),
+            Err(ExplainError::InvalidValue { .. })
+        ));
+        assert!(matches!(
+            Judge::new(&g, &bb, 0, &[0, 0], Verdict::Exact),
+            Err(ExplainError::InvalidValue { .. })
+        ));
+        let mut j = Judge::new(&g, &bb, 0, &[0, 1], Verdict::Exact).unwrap();
+        assert!(matches!(
+            j.toggle(&[(0, 70)]),
+            Err(ExplainError::NodeOutOfRange { node: 70, .. })
+        ));
+        assert!(matches!(
+            j.toggle(&[(2, 2)]),
+            Err(ExplainError::InvalidValue { .. })
+        ));
+        assert!(matches!(
+            whole_graph_label(&g, &bb, 0, &[Edit::add(0, 70)]),
+            Err(ExplainError::NodeOutOfRange { node: 70, .. })
+        ));
+    }
+}
