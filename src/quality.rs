@@ -26,7 +26,7 @@ use induce_explain::metrics::{jaccard, mean_pairwise_jaccard, with_noise_edges};
 use induce_explain::pipeline::{
     EvalContext, ExplainOptions, MethodRun, Progress, TargetSpec, explain_targets,
 };
-use induce_explain::{Explainer, Explanation};
+use induce_explain::{Explainer, Explanation, Verdict};
 use induce_graph::{Dataset, Graph, k_hop};
 use induce_models::{BlackBox, Policy};
 use induce_rl::{EditMode, InduceConfig, timed, train_inductive};
@@ -97,8 +97,17 @@ pub struct QualityRow {
     pub targets: usize,
     /// Mean over seeds of the number of targets with a counterfactual.
     pub found_mean: f64,
-    /// Mean over seeds of the fidelity (share without a counterfactual), in `[0, 1]`.
+    /// Mean over seeds of the number of those counterfactuals that flip the model on the whole
+    /// graph (each checked by a whole-graph forward pass).
+    #[serde(default)]
+    pub valid_mean: Option<f64>,
+    /// Mean over seeds of the fidelity (share without a counterfactual), in `[0, 1]`: over the
+    /// valid counterfactuals for rows with exact verdicts, over the found ones for the
+    /// paper-faithful rows (frozen-neighbourhood verdicts).
     pub fidelity_mean: f64,
+    /// Mean over seeds of the whole-graph fidelity (share without a VALID counterfactual).
+    #[serde(default)]
+    pub valid_fidelity_mean: Option<f64>,
     /// Mean over seeds of the mean size (`None` if no seed found anything).
     pub size_mean: Option<f64>,
     /// Standard deviation over seeds of the mean size.
@@ -312,6 +321,12 @@ pub fn run_quality(
                             secs,
                         )
                     };
+                    let verdict = match method.is_baseline() {
+                        true => baselines.verdict(method),
+                        false if variant == "paper-faithful" => Verdict::Neighbourhood,
+                        false => Verdict::Exact,
+                    };
+                    let ctx = ctx.clone().with_verdict(verdict);
                     let mut run = explain_targets(e.as_ref(), &ctx, &targets, &opts)?;
                     run.train_seconds = train_seconds;
                     let noisy = match config.noise {
@@ -399,7 +414,9 @@ fn aggregate(
         seeds: seeds.len(),
         targets,
         found_mean: mean(rows.iter().map(|r| r.metrics.found as f64)).unwrap_or(0.0),
+        valid_mean: mean(rows.iter().filter_map(|r| r.metrics.valid.map(|v| v as f64))),
         fidelity_mean: mean(rows.iter().filter_map(|r| r.metrics.fidelity)).unwrap_or(0.0),
+        valid_fidelity_mean: mean(rows.iter().filter_map(|r| r.metrics.valid_fidelity)),
         size_mean: mean(sizes.iter().copied()),
         size_std_over_seeds: std(&sizes),
         size_std_within_mean: mean(rows.iter().filter_map(|r| r.metrics.size_std)),
@@ -419,18 +436,23 @@ pub fn format_quality_table(rows: &[QualityRow]) -> String {
     let pct = |v: Option<f64>| v.map_or("–".into(), |v| format!("{:.1}", 100.0 * v));
     let num = |v: Option<f64>| v.map_or("–".into(), |v| format!("{v:.2}"));
     let mut s = String::from(
-        "| graph | method | variant | found | fid % | size | ± seeds | acc % | strict % | \
-         1-min % | J seeds | J noise | explain s |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|\n",
+        "| graph | method | variant | found | valid | fid % | fid % graph | size | ± seeds | acc % | \
+         strict % | 1-min % | J seeds | J noise | explain s |\n\
+         |---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n",
     );
     for r in rows {
         s.push_str(&format!(
-            "| {} | {} | {} | {:.1}/{} | {:.2} | {} | {} | {} | {} | {} | {} | {} | {:.2} |\n",
+            "| {} | {} | {} | {:.1}/{} | {} | {:.2} | {} | {} | {} | {} | {} | {} | {} | {} | \
+             {:.2} |\n",
             r.graph,
             r.method,
             r.variant,
             r.found_mean,
             r.targets,
+            r.valid_mean.map_or("–".into(), |v| format!("{v:.1}")),
             100.0 * r.fidelity_mean,
+            r.valid_fidelity_mean
+                .map_or("–".into(), |v| format!("{:.2}", 100.0 * v)),
             num(r.size_mean),
             num(r.size_std_over_seeds),
             pct(r.accuracy_mean),

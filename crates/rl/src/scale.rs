@@ -89,6 +89,10 @@ impl Default for ScaleConfig {
             ..InduceConfig::default()
         };
         induce.env.hops = 3;
+        // The search judges edits with `SampledBlackBox`, whose target row is already the
+        // model's on the whole edited graph (`HostGcn::log_probs_at_edited`), and every
+        // explanation is re-checked on the whole graph: no second, whole-ball verdict.
+        induce.env.verdict = induce_explain::Verdict::Neighbourhood;
         Self {
             graph: ArxivLikeConfig::default(),
             gcn_hidden: 20,
