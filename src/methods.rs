@@ -526,6 +526,24 @@ impl BaselineConfig {
             ),
             _ => return None,
         })
+        .map(|line| {
+            let hops = match method {
+                Method::Random => self.random.hops,
+                Method::Cf2 => c2.hops,
+                Method::PgExplainer => pg.hops,
+                _ => cf.hops,
+            };
+            match self.verdict(method) {
+                Verdict::Neighbourhood => {
+                    format!("{line}; verdicts on the frozen neighbourhood (paper protocol)")
+                }
+                Verdict::Exact if hops < 4 => format!(
+                    "{line} (widened to the black box's receptive field, L + 1 = 4 hops for the \
+                     3-layer GCN, so that its original label is the model's on the graph)"
+                ),
+                Verdict::Exact => line,
+            }
+        })
     }
 
     /// Budgets cut for a smoke run (at most `iterations` optimisation steps or random masks,

@@ -578,7 +578,7 @@ pub fn explain_job_noticed(
             if job.allowed.is_some() {
                 c.env.allowed = job.allowed.clone();
             }
-            (Some(p), c)
+            (Some((p, policy_train_seconds(path, m))), c)
         } else {
             (None, base.clone())
         };
@@ -632,16 +632,44 @@ pub fn explain_job_noticed(
                 ),
             });
         }
-        let e = explainer(*m, &data, bb, policy.as_ref(), config, device)?;
+        let e = explainer(*m, &data, bb, policy.as_ref().map(|p| &p.0), config, device)?;
         let mut j = journal.map(|j| j.method(m.name())).transpose()?;
         let ctx = ctx.clone().with_verdict(config.env.verdict);
         let mut run = explain_targets_journaled(e.as_ref(), &ctx, &targets, &opts, j.as_mut())?;
         run.notes.extend(describe_induce(*m, config));
+        if let Some((_, trained)) = policy {
+            match trained {
+                Some(secs) => {
+                    run.train_seconds = *secs;
+                    run.notes.push(
+                        "train s: the loaded policy's training time, from its train.json".into(),
+                    );
+                }
+                None => run.notes.push(
+                    "train s: the policy was loaded without a train.json beside it; its \
+                     training time is unknown (0 shown)"
+                        .into(),
+                ),
+            }
+        }
         runs.push(run);
     }
     let mut summary = summary_for(&data, bb, job.seed, job.shard, &runs)?;
     summary.notes.extend(rule);
     Ok((summary, runs))
+}
+
+/// The training time `induce train` recorded in the `train.json` beside the policy `method`
+/// loads from `path` (a policy file or the directory `induce train` wrote), when that file
+/// describes the same policy (deletion-only or not); `None` otherwise.
+fn policy_train_seconds(path: &Path, method: Method) -> Option<f64> {
+    let file = crate::methods::policy_path(path, method);
+    let json = std::fs::read(file.parent()?.join("train.json")).ok()?;
+    let v: serde_json::Value = serde_json::from_slice(&json).ok()?;
+    let del_only = v["job"]["induce"]["env"]["mode"] == "delete_only";
+    (del_only == (method == Method::InductiveDelOnly))
+        .then(|| v["outcome"]["seconds"].as_f64())
+        .flatten()
 }
 
 /// Everything that defines an `induce train` run; saved beside the policy.

@@ -419,7 +419,16 @@ mod tests {
             vec![0; 5],
         )
         .unwrap();
-        let p = MaskProblem::new(&g, &DegreeAtLeast(2), 1, 2, Candidates::AllPairs, 100, Verdict::Exact).unwrap();
+        let p = MaskProblem::new(
+            &g,
+            &DegreeAtLeast(2),
+            1,
+            2,
+            Candidates::AllPairs,
+            100,
+            Verdict::Exact,
+        )
+        .unwrap();
         assert_eq!(p.pairs, vec![(0, 1), (0, 2), (1, 2)]);
         assert_eq!(p.present, vec![true, false, true]);
         assert_eq!(p.original_label, 1);
@@ -430,11 +439,27 @@ mod tests {
         let e = p.explanation(&keep, 0);
         assert!(e.found);
         assert_eq!(e.edits, vec![Edit::add(0, 2), Edit::delete(1, 2)]);
-        let q =
-            MaskProblem::new(&g, &DegreeAtLeast(2), 1, 2, Candidates::ExistingEdges, 0, Verdict::Exact).unwrap();
+        let q = MaskProblem::new(
+            &g,
+            &DegreeAtLeast(2),
+            1,
+            2,
+            Candidates::ExistingEdges,
+            0,
+            Verdict::Exact,
+        )
+        .unwrap();
         assert_eq!(q.pairs, vec![(0, 1), (1, 2)]);
         assert!(matches!(
-            MaskProblem::new(&g, &DegreeAtLeast(2), 1, 2, Candidates::AllPairs, 2, Verdict::Exact),
+            MaskProblem::new(
+                &g,
+                &DegreeAtLeast(2),
+                1,
+                2,
+                Candidates::AllPairs,
+                2,
+                Verdict::Exact
+            ),
             Err(ExplainError::InvalidConfig(_))
         ));
         let lonely = Graph::empty(Features::constant(2, 1, 1.0), vec![0; 2]).unwrap();
@@ -451,7 +476,15 @@ mod tests {
             Err(ExplainError::NoCandidate { target: 0 })
         ));
         assert!(matches!(
-            MaskProblem::new(&g, &DegreeAtLeast(2), 9, 2, Candidates::ExistingEdges, 9, Verdict::Exact),
+            MaskProblem::new(
+                &g,
+                &DegreeAtLeast(2),
+                9,
+                2,
+                Candidates::ExistingEdges,
+                9,
+                Verdict::Exact
+            ),
             Err(ExplainError::TargetOutOfRange { target: 9, .. })
         ));
     }

@@ -484,7 +484,8 @@ mod tests {
         };
         let a = PgExplainer::train(&g, &m, &bb, &[0, 2], cfg.clone(), &d).unwrap();
         let b = PgExplainer::train(&g, &m, &bb, &[0, 2], cfg, &d).unwrap();
-        let pa = MaskProblem::existing_edges(&g, &bb, 0, 3, induce_explain::Verdict::Exact).unwrap();
+        let pa =
+            MaskProblem::existing_edges(&g, &bb, 0, 3, induce_explain::Verdict::Exact).unwrap();
         assert_eq!(a.mask(&pa), b.mask(&pa));
         // Training moves the network (the loss reaches the MLP through the black box).
         let cfg0 = PgConfig {

@@ -180,9 +180,9 @@ impl<E: Explainer> Explainer for Minimised<'_, E> {
 mod tests {
     use super::*;
     use crate::Edit;
-    use induce_graph::Features;
     use crate::metrics::is_one_minimal;
     use crate::pipeline::testutil::DegreeAtLeast;
+    use induce_graph::Features;
 
     /// A star around 0 with leaves 1..=4, plus the path 4 ─ 5.
     fn star() -> Graph {
@@ -208,12 +208,18 @@ mod tests {
                 Edit::delete(0, 3),
             ],
         };
-        assert_eq!(is_one_minimal(&g, &bb, &e, 2, Verdict::Exact).unwrap(), Some(false));
+        assert_eq!(
+            is_one_minimal(&g, &bb, &e, 2, Verdict::Exact).unwrap(),
+            Some(false)
+        );
         let m = minimise(&g, &bb, &e, 2, Verdict::Exact).unwrap();
         // (4,5) goes first, then (0,1): (0,2) and (0,3) are both needed after that.
         assert_eq!(m.edits, vec![Edit::delete(0, 2), Edit::delete(0, 3)]);
         assert_eq!((m.found, m.original_label, m.new_label), (true, 1, 0));
-        assert_eq!(is_one_minimal(&g, &bb, &m, 2, Verdict::Exact).unwrap(), Some(true));
+        assert_eq!(
+            is_one_minimal(&g, &bb, &m, 2, Verdict::Exact).unwrap(),
+            Some(true)
+        );
     }
 
     #[test]
@@ -252,6 +258,9 @@ mod tests {
         };
         let m = minimise(&g, &bb, &e, 2, Verdict::Exact).unwrap();
         assert_eq!(m.edits, vec![Edit::delete(0, 2)]);
-        assert_eq!(is_one_minimal(&g, &bb, &m, 2, Verdict::Exact).unwrap(), Some(true));
+        assert_eq!(
+            is_one_minimal(&g, &bb, &m, 2, Verdict::Exact).unwrap(),
+            Some(true)
+        );
     }
 }

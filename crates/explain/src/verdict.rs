@@ -37,6 +37,10 @@ pub enum Verdict {
     Neighbourhood,
 }
 
+/// A frozen neighbourhood's edges: in local ids (for the black box) and in original ids (to
+/// tell additions from deletions).
+type FrozenEdges<'e> = (&'e [(u32, u32)], HashSet<(u32, u32)>);
+
 /// How a [`Judge`] runs the black box on its node set.
 enum Eval<'a> {
     /// Follows the edited graph by edits ([`BlackBox::incremental_rows`]).
@@ -177,7 +181,14 @@ impl<'a> Judge<'a> {
             })
             .collect();
         let base = Some((sub.edges.as_slice(), edges));
-        Self::build(graph, black_box, sub.target, &sub.nodes, base, Verdict::Neighbourhood)
+        Self::build(
+            graph,
+            black_box,
+            sub.target,
+            &sub.nodes,
+            base,
+            Verdict::Neighbourhood,
+        )
     }
 
     fn build(
@@ -185,7 +196,7 @@ impl<'a> Judge<'a> {
         black_box: &'a dyn BlackBox,
         target: u32,
         neighbourhood: &[u32],
-        base: Option<(&[(u32, u32)], HashSet<(u32, u32)>)>,
+        base: Option<FrozenEdges<'_>>,
         verdict: Verdict,
     ) -> Result<Self> {
         let n = graph.num_nodes();
@@ -657,7 +668,10 @@ mod tests {
         let mut frozen = Judge::new(&g, &bb, 0, &[0, 1, 2], Verdict::Neighbourhood).unwrap();
         frozen.toggle(&[(0, 2)]).unwrap();
         assert_eq!(frozen.label(), 0);
-        assert_eq!(whole_graph_label(&g, &bb, 0, &[Edit::add(0, 2)]).unwrap(), 1);
+        assert_eq!(
+            whole_graph_label(&g, &bb, 0, &[Edit::add(0, 2)]).unwrap(),
+            1
+        );
         let mut exact = Judge::new(&g, &bb, 0, &[0, 1, 2], Verdict::Exact).unwrap();
         exact.toggle(&[(0, 2)]).unwrap();
         assert_eq!(exact.label(), 1);
@@ -670,11 +684,15 @@ mod tests {
         let mut j = Judge::new(&g, &bb, 2, &[1, 2, 3], Verdict::Exact).unwrap();
         let start = j.log_probs().row(j.target_local()).to_vec();
         let n0 = j.nodes().len();
-        j.set_edits(&[Edit::delete(2, 3), Edit::delete(0, 1)]).unwrap();
+        j.set_edits(&[Edit::delete(2, 3), Edit::delete(0, 1)])
+            .unwrap();
         assert_eq!(j.nodes().len(), n0);
         j.set_edits(&[Edit::add(2, 6)]).unwrap();
         assert!(j.nodes().contains(&6) && j.nodes().contains(&5));
-        assert_eq!(j.label(), whole_graph_label(&g, &bb, 2, &[Edit::add(2, 6)]).unwrap());
+        assert_eq!(
+            j.label(),
+            whole_graph_label(&g, &bb, 2, &[Edit::add(2, 6)]).unwrap()
+        );
         j.set_edits(&[]).unwrap();
         assert_eq!(j.target_row(), &start[..]);
         // A deletion followed by the re-addition of the same pair is no edit at all.

@@ -132,52 +132,162 @@ fn safetensors_header(path: &Path) -> Result<Vec<(String, String, Vec<usize>)>> 
     Ok(out)
 }
 
-fn shape_of<'a>(
-    shapes: &'a [(String, Vec<usize>)],
-    name: &str,
-    path: &Path,
-) -> Result<&'a [usize]> {
-    shapes
+/// The tensors of the authors' `GCNSynthetic` state dict, with their shapes in terms of the input
+/// width `d`, the hidden width `h` and the class count `C` (what [`load_reference_gcn`] reads).
+pub const GCN_TENSORS: [(&str, &str); 8] = [
+    ("gc1.weight", "[d, h]"),
+    ("gc1.bias", "[h]"),
+    ("gc2.weight", "[h, h]"),
+    ("gc2.bias", "[h]"),
+    ("gc3.weight", "[h, h]"),
+    ("gc3.bias", "[h]"),
+    ("lin.weight", "[C, 3h]"),
+    ("lin.bias", "[C]"),
+];
+
+/// Where the file layout is documented, for error messages.
+const LAYOUT_DOC: &str = "docs/FORMATS.md";
+
+/// `name [shape]` of at most `max` tensors of a header (sorted by name), then how many more.
+fn list_tensors(header: &[(String, String, Vec<usize>)], max: usize) -> String {
+    if header.is_empty() {
+        return "no tensor".into();
+    }
+    let mut sorted: Vec<&(String, String, Vec<usize>)> = header.iter().collect();
+    sorted.sort_by(|a, b| a.0.cmp(&b.0));
+    let mut parts: Vec<String> = sorted
         .iter()
-        .find(|(n, _)| n == name)
-        .map(|(_, s)| s.as_slice())
-        .ok_or_else(|| ModelError::checkpoint(path, format!("missing tensor `{name}`")))
+        .take(max)
+        .map(|(n, _, s)| format!("{n} {s:?}"))
+        .collect();
+    if header.len() > max {
+        parts.push(format!("… {} more", header.len() - max));
+    }
+    parts.join(", ")
 }
 
-/// Loads the authors' black-box GCN (`synX_gcn.safetensors`, CF-GNNExplainer's `GCNSynthetic`
-/// names: `gc{1,2,3}.{weight,bias}` with weights `[in, out]`, `lin.{weight,bias}` with the
-/// PyTorch `[C, 60]` layout) into a [`Gcn`]. Dimensions are read from the file.
-pub fn load_reference_gcn(path: impl AsRef<Path>, device: &Device) -> Result<Gcn> {
-    let path = path.as_ref();
-    let shapes = safetensors_shapes(path)?;
-    let w1 = shape_of(&shapes, "gc1.weight", path)?;
-    let wl = shape_of(&shapes, "lin.weight", path)?;
-    let (&[d, h], &[c, _]) = (w1, wl) else {
-        return Err(ModelError::checkpoint(
-            path,
-            format!("unexpected shapes gc1.weight {w1:?}, lin.weight {wl:?}"),
-        ));
+/// Checks a SafeTensors header against the [`GCN_TENSORS`] layout and returns `(d, h, C)`.
+///
+/// The widths are read from the biases (`gc1.bias` gives `h`, `lin.bias` gives `C`), so a weight
+/// of the wrong orientation is named as such: `gc{1,2,3}.weight` are used as `X @ W` and must be
+/// `[in, out]`; `lin.weight` is an `nn.Linear` weight, `[out, in]`. Errors say what to change: a
+/// missing tensor lists the expected names and the ones in the file.
+fn gcn_layout(
+    path: &Path,
+    header: &[(String, String, Vec<usize>)],
+) -> Result<(usize, usize, usize)> {
+    let fail = |m: String| ModelError::checkpoint(path, format!("{m} (layout: {LAYOUT_DOC})"));
+    let missing: Vec<&str> = GCN_TENSORS
+        .iter()
+        .map(|(n, _)| *n)
+        .filter(|n| !header.iter().any(|(h, _, _)| h == n))
+        .collect();
+    if !missing.is_empty() {
+        let expected: Vec<String> = GCN_TENSORS
+            .iter()
+            .map(|(n, s)| format!("{n} {s}"))
+            .collect();
+        // A wrapper's prefix (`model.gc1.weight`) is the commonest cause: say which.
+        let prefixed = header
+            .iter()
+            .find_map(|(h, _, _)| h.strip_suffix(missing[0]).filter(|p| p.ends_with('.')));
+        let hint = match prefixed {
+            Some(p) => {
+                format!("; the file's names carry the prefix `{p}`: save the GCN's own state_dict")
+            }
+            None => String::new(),
+        };
+        return Err(fail(format!(
+            "missing tensor{} {}: a GCNSynthetic black box has {}; the file has {}{hint}",
+            if missing.len() == 1 { "" } else { "s" },
+            missing
+                .iter()
+                .map(|n| format!("`{n}`"))
+                .collect::<Vec<_>>()
+                .join(", "),
+            expected.join(", "),
+            list_tensors(header, 12),
+        )));
+    }
+    let get = |name: &str| -> Result<&[usize]> {
+        let (_, dtype, shape) = header
+            .iter()
+            .find(|(n, _, _)| n == name)
+            .expect("presence checked above");
+        if dtype != "F32" {
+            return Err(fail(format!(
+                "tensor `{name}` has dtype {dtype}, expected F32 (save float32: \
+                 `.astype(np.float32)` in NumPy, `.float()` in PyTorch)"
+            )));
+        }
+        Ok(shape.as_slice())
     };
-    // Every tensor's shape is checked before the model is sized from them (the header check
-    // bounds each shape by the file's length).
-    let expected: [(&str, Vec<usize>); 8] = [
-        ("gc1.weight", vec![d, h]),
-        ("gc1.bias", vec![h]),
-        ("gc2.weight", vec![h, h]),
-        ("gc2.bias", vec![h]),
-        ("gc3.weight", vec![h, h]),
-        ("gc3.bias", vec![h]),
-        ("lin.weight", vec![c, h.saturating_mul(3)]),
-        ("lin.bias", vec![c]),
-    ];
-    for (name, want) in &expected {
-        let got = shape_of(&shapes, name, path)?;
-        if got != want.as_slice() {
-            return Err(ModelError::checkpoint(
-                path,
-                format!("tensor `{name}` has shape {got:?}, expected {want:?}"),
+    let bias = |name: &str| -> Result<usize> {
+        match *get(name)? {
+            [n] => Ok(n),
+            ref s => Err(fail(format!(
+                "tensor `{name}` has shape {s:?}, expected a vector"
+            ))),
+        }
+    };
+    let (h, c) = (bias("gc1.bias")?, bias("lin.bias")?);
+    for name in ["gc2.bias", "gc3.bias"] {
+        let got = bias(name)?;
+        if got != h {
+            return Err(fail(format!(
+                "tensor `{name}` has shape [{got}], expected [{h}] (the hidden width of gc1.bias)"
+            )));
+        }
+    }
+    let transposed = |name: &str, got: &[usize], want: String, layout: &str| {
+        fail(format!(
+            "tensor `{name}` is saved transposed: shape {got:?}, expected {want} ({layout}); \
+             save its transpose (`W.T`)"
+        ))
+    };
+    let w1 = get("gc1.weight")?;
+    let d = match *w1 {
+        [d, o] if o == h => d,
+        [o, i] if o == h => {
+            return Err(transposed(
+                "gc1.weight",
+                w1,
+                format!("[{i}, {h}]"),
+                "[in, out], used as X @ W",
             ));
         }
+        _ => {
+            return Err(fail(format!(
+                "tensor `gc1.weight` has shape {w1:?}, expected [d, {h}] ([in, out], used as \
+                 X @ W; {h} = the width of gc1.bias)"
+            )));
+        }
+    };
+    for name in ["gc2.weight", "gc3.weight"] {
+        let got = get(name)?;
+        if got != [h, h] {
+            return Err(fail(format!(
+                "tensor `{name}` has shape {got:?}, expected [{h}, {h}] (hidden width {h}, from \
+                 gc1.bias)"
+            )));
+        }
+    }
+    let wl = get("lin.weight")?;
+    let z = h.saturating_mul(3);
+    if wl != [c, z] {
+        if wl == [z, c] {
+            return Err(transposed(
+                "lin.weight",
+                wl,
+                format!("[{c}, {z}]"),
+                "nn.Linear layout [out = classes, in = 3 × hidden]",
+            ));
+        }
+        return Err(fail(format!(
+            "tensor `lin.weight` has shape {wl:?}, expected [{c}, {z}] ([classes, 3 × hidden]: \
+             the three layers' outputs are concatenated; {c} classes from lin.bias, hidden {h} \
+             from gc1.bias)"
+        )));
     }
     if d == 0 || h == 0 || c == 0 {
         return Err(ModelError::checkpoint(
@@ -185,6 +295,22 @@ pub fn load_reference_gcn(path: impl AsRef<Path>, device: &Device) -> Result<Gcn
             format!("empty model: input dimension {d}, hidden width {h}, {c} classes"),
         ));
     }
+    Ok((d, h, c))
+}
+
+/// Loads the authors' black-box GCN (`synX_gcn.safetensors`, CF-GNNExplainer's `GCNSynthetic`
+/// names: `gc{1,2,3}.{weight,bias}` with weights `[in, out]`, `lin.{weight,bias}` with the
+/// PyTorch `[C, 3h]` layout; [`GCN_TENSORS`], `docs/FORMATS.md`) into a [`Gcn`]. Dimensions are
+/// read from the file; every tensor must be F32.
+///
+/// Errors ([`ModelError::Checkpoint`], naming the file) say what to change: a missing tensor
+/// lists the expected names and the ones found; a weight of the wrong orientation is reported
+/// as saved transposed; a wrong shape names the tensor, its shape and the expected one.
+pub fn load_reference_gcn(path: impl AsRef<Path>, device: &Device) -> Result<Gcn> {
+    let path = path.as_ref();
+    // Every tensor's shape is checked before the model is sized from them (the header check
+    // bounds each shape by the file's length).
+    let (d, h, c) = gcn_layout(path, &safetensors_header(path)?)?;
     let config = GcnConfig::new(d, c).with_hidden(h);
     let mut model = config.init(device);
     let mut store = SafetensorsStore::from_file(path).with_from_adapter(PyTorchToBurnAdapter);
@@ -467,6 +593,174 @@ mod tests {
         assert_eq!(to_vec(policy.mlp[2].weight.val()), theirs);
         let b = policy.mlp[0].bias.as_ref().unwrap().val().unsqueeze_dim(0);
         assert_eq!(to_vec(b), values(&t, "confidence_model.layers.0.bias"));
+    }
+
+    /// The authors' GCN layout (`d` inputs, width `h`, `c` classes) with values `k / 100`.
+    fn gcn_tensors(d: usize, h: usize, c: usize) -> Vec<(String, Vec<usize>, Vec<f32>)> {
+        [
+            ("gc1.weight", vec![d, h]),
+            ("gc1.bias", vec![h]),
+            ("gc2.weight", vec![h, h]),
+            ("gc2.bias", vec![h]),
+            ("gc3.weight", vec![h, h]),
+            ("gc3.bias", vec![h]),
+            ("lin.weight", vec![c, 3 * h]),
+            ("lin.bias", vec![c]),
+        ]
+        .into_iter()
+        .map(|(n, shape)| {
+            let k = shape.iter().product::<usize>();
+            let v = (0..k).map(|e| e as f32 / 100.0).collect();
+            (n.to_string(), shape, v)
+        })
+        .collect()
+    }
+
+    /// The message of loading `t` as a GCN, which must be a checkpoint error naming the file.
+    fn gcn_error(t: &[(String, Vec<usize>, Vec<f32>)]) -> String {
+        let dev = default_device().unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("mine_gcn.safetensors");
+        write_safetensors(&p, t);
+        match load_reference_gcn(&p, &dev) {
+            Err(e @ ModelError::Checkpoint { .. }) => {
+                let m = e.to_string();
+                assert!(m.contains("mine_gcn.safetensors"), "{m}");
+                m
+            }
+            other => panic!("expected a checkpoint error, got {other:?}"),
+        }
+    }
+
+    /// Replaces tensor `name` by one of `shape` (values `k / 100`).
+    fn reshaped(
+        mut t: Vec<(String, Vec<usize>, Vec<f32>)>,
+        name: &str,
+        shape: &[usize],
+    ) -> Vec<(String, Vec<usize>, Vec<f32>)> {
+        let i = t.iter().position(|x| x.0 == name).unwrap();
+        let k = shape.iter().product::<usize>();
+        t[i].1 = shape.to_vec();
+        t[i].2 = (0..k).map(|e| e as f32 / 100.0).collect();
+        t
+    }
+
+    #[test]
+    fn a_gcn_in_the_documented_layout_loads_with_its_sizes() {
+        let dev = default_device().unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("gcn.safetensors");
+        let t = gcn_tensors(3, 4, 2);
+        write_safetensors(&p, &t);
+        let m = load_reference_gcn(&p, &dev).unwrap();
+        assert_eq!((m.input_dim(), m.hidden(), m.num_classes()), (3, 4, 2));
+        // gc weights are [in, out] as stored; lin.weight [C, 3h] becomes Burn's [3h, C].
+        assert_eq!(to_vec(m.gc1.weight.val()), values(&t, "gc1.weight"));
+        let theirs = values(&t, "lin.weight");
+        let ours = to_vec(m.lin.weight.val());
+        for o in 0..2 {
+            for i in 0..12 {
+                assert_eq!(ours[i * 2 + o], theirs[o * 12 + i]);
+            }
+        }
+    }
+
+    #[test]
+    fn a_missing_gcn_tensor_lists_the_expected_names_and_the_ones_found() {
+        let mut t = gcn_tensors(3, 4, 2);
+        t.retain(|x| x.0 != "gc2.bias");
+        let e = gcn_error(&t);
+        assert!(e.contains("missing tensor `gc2.bias`"), "{e}");
+        for (name, shape) in GCN_TENSORS {
+            assert!(e.contains(&format!("{name} {shape}")), "{name}: {e}");
+        }
+        assert!(
+            e.contains("the file has gc1.bias [4], gc1.weight [3, 4], gc2.weight [4, 4]"),
+            "{e}"
+        );
+        assert!(e.contains("docs/FORMATS.md"), "{e}");
+
+        // Other names altogether (a PyG-style model): every missing name, and what is there.
+        let other: Vec<_> = gcn_tensors(3, 4, 2)
+            .into_iter()
+            .map(|(n, s, v)| (n.replace("gc", "conv"), s, v))
+            .collect();
+        let e = gcn_error(&other);
+        assert!(
+            e.contains("missing tensors `gc1.weight`, `gc1.bias`, `gc2.weight`"),
+            "{e}"
+        );
+        assert!(
+            e.contains("the file has conv1.bias [4], conv1.weight [3, 4]"),
+            "{e}"
+        );
+
+        // A wrapper's prefix is named.
+        let prefixed: Vec<_> = gcn_tensors(3, 4, 2)
+            .into_iter()
+            .map(|(n, s, v)| (format!("model.{n}"), s, v))
+            .collect();
+        let e = gcn_error(&prefixed);
+        assert!(e.contains("the prefix `model.`"), "{e}");
+    }
+
+    #[test]
+    fn a_transposed_gcn_weight_is_named_as_such() {
+        // gc1.weight saved nn.Linear-style, [out, in] = [4, 3].
+        let e = gcn_error(&reshaped(gcn_tensors(3, 4, 2), "gc1.weight", &[4, 3]));
+        assert!(
+            e.contains("`gc1.weight` is saved transposed: shape [4, 3], expected [3, 4]"),
+            "{e}"
+        );
+        assert!(!e.contains("bias"), "{e}");
+        // lin.weight saved [in, out] = [12, 2] where nn.Linear's [out, in] is expected.
+        let e = gcn_error(&reshaped(gcn_tensors(3, 4, 2), "lin.weight", &[12, 2]));
+        assert!(
+            e.contains("`lin.weight` is saved transposed: shape [12, 2], expected [2, 12]"),
+            "{e}"
+        );
+        // A shape that is neither: named with the expected one.
+        let e = gcn_error(&reshaped(gcn_tensors(3, 4, 2), "lin.weight", &[2, 8]));
+        assert!(
+            e.contains("`lin.weight` has shape [2, 8], expected [2, 12]"),
+            "{e}"
+        );
+        let e = gcn_error(&reshaped(gcn_tensors(3, 4, 2), "gc3.weight", &[4, 5]));
+        assert!(
+            e.contains("`gc3.weight` has shape [4, 5], expected [4, 4]"),
+            "{e}"
+        );
+        let e = gcn_error(&reshaped(gcn_tensors(3, 4, 2), "gc2.bias", &[5]));
+        assert!(e.contains("`gc2.bias` has shape [5], expected [4]"), "{e}");
+    }
+
+    #[test]
+    fn a_float64_gcn_says_to_save_float32() {
+        let dev = default_device().unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("f64.safetensors");
+        write_safetensors(&p, &gcn_tensors(3, 4, 2));
+        // Rewrite the header's dtypes as F64 over doubled data offsets: a NumPy default save.
+        let bytes = std::fs::read(&p).unwrap();
+        let len = u64::from_le_bytes(bytes[..8].try_into().unwrap()) as usize;
+        let header: serde_json::Value = serde_json::from_slice(&bytes[8..8 + len]).unwrap();
+        let mut h = serde_json::Map::new();
+        for (k, v) in header.as_object().unwrap() {
+            let o = v["data_offsets"].as_array().unwrap();
+            let (a, b) = (o[0].as_u64().unwrap() * 2, o[1].as_u64().unwrap() * 2);
+            h.insert(
+                k.clone(),
+                serde_json::json!({"dtype": "F64", "shape": v["shape"], "data_offsets": [a, b]}),
+            );
+        }
+        let h = serde_json::to_vec(&h).unwrap();
+        let mut out = (h.len() as u64).to_le_bytes().to_vec();
+        out.extend(h);
+        out.extend(vec![0u8; 2 * (bytes.len() - 8 - len)]);
+        std::fs::write(&p, out).unwrap();
+        let e = load_reference_gcn(&p, &dev).unwrap_err().to_string();
+        assert!(e.contains("has dtype F64, expected F32"), "{e}");
+        assert!(e.contains("np.float32"), "{e}");
     }
 
     #[test]

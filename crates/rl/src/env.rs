@@ -4,10 +4,10 @@ use std::collections::HashSet;
 use std::sync::Arc;
 
 use burn::tensor::{Device, Tensor};
+use induce_explain::{Judge, Verdict};
 use induce_graph::{EditGraph, Features, Graph, Subgraph, k_hop};
 use induce_models::host_policy::{SparseRows, StateBlocks};
 use induce_models::tensors::matrix;
-use induce_explain::{Judge, Verdict};
 use induce_models::{BlackBox, CandidateTensors, GraphTensors, LogProbs};
 use serde::{Deserialize, Serialize};
 

@@ -40,7 +40,7 @@ use crate::verdict::Verdict;
 /// let cf = |edits| Explanation { target: 1, found: true, original_label: 1, new_label: 0, edits };
 /// // One deletion suffices: minimal. Two deletions: either alone already flips, not minimal.
 /// assert_eq!(is_one_minimal(&g, &DegreeRule, &cf(vec![Edit::delete(0, 1)]), 3,
-///     Verdict::Exact).unwrap(), 
+///     Verdict::Exact).unwrap(),
 ///     Some(true));
 /// let two = cf(vec![Edit::delete(0, 1), Edit::delete(1, 2)]);
 /// assert_eq!(is_one_minimal(&g, &DegreeRule, &two, 3, Verdict::Exact).unwrap(), Some(false));

@@ -491,7 +491,10 @@ mod tests {
             // Every counterfactual flips the model on the whole graph (checked per record).
             assert_eq!(run.records[0].valid, Some(true));
             assert_eq!(run.records[3].valid, None);
-            assert_eq!((metrics.valid, metrics.valid_fidelity), (Some(3), Some(0.4)));
+            assert_eq!(
+                (metrics.valid, metrics.valid_fidelity),
+                (Some(3), Some(0.4))
+            );
             assert_eq!(metrics.fidelity, direct.fidelity);
             metrics.one_minimal = None;
             metrics.valid = None;
