@@ -414,7 +414,10 @@ fn aggregate(
         seeds: seeds.len(),
         targets,
         found_mean: mean(rows.iter().map(|r| r.metrics.found as f64)).unwrap_or(0.0),
-        valid_mean: mean(rows.iter().filter_map(|r| r.metrics.valid.map(|v| v as f64))),
+        valid_mean: mean(
+            rows.iter()
+                .filter_map(|r| r.metrics.valid.map(|v| v as f64)),
+        ),
         fidelity_mean: mean(rows.iter().filter_map(|r| r.metrics.fidelity)).unwrap_or(0.0),
         valid_fidelity_mean: mean(rows.iter().filter_map(|r| r.metrics.valid_fidelity)),
         size_mean: mean(sizes.iter().copied()),

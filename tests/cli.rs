@@ -1285,12 +1285,19 @@ fn every_syn1_counterfactual_flips_the_model_on_the_whole_graph() {
 
     let (summary, records) = run("exact", &[]);
     let row = &summary["runs"][0];
-    assert_eq!((row["targets"].as_u64(), row["found"].as_u64()), (Some(76), Some(76)));
+    assert_eq!(
+        (row["targets"].as_u64(), row["found"].as_u64()),
+        (Some(76), Some(76))
+    );
     assert_eq!(row["valid"].as_u64(), Some(76), "{row}");
     assert_eq!(row["fidelity"].as_f64(), Some(0.0));
     for r in &records {
         assert_eq!(r["valid"], true, "{r}");
-        assert!(flips(r), "target {} does not flip the Burn GCN on the graph", r["target"]);
+        assert!(
+            flips(r),
+            "target {} does not flip the Burn GCN on the graph",
+            r["target"]
+        );
         assert!(r.get("verdict").is_none(), "{r}");
     }
 
