@@ -327,9 +327,11 @@ fn sparse_features(features: &Features) -> Option<Arc<SparseRows>> {
 
 /// One explanation episode for a target node: the MDP of spec §2.
 ///
-/// On creation the `h`-hop neighbourhood of the target is extracted (fixed for the episode),
-/// the black box is run on it, the target's predicted label `y` is recorded and the candidate
-/// actions are built:
+/// On creation the `h`-hop neighbourhood of the target is extracted (fixed for the episode: the
+/// policy's state and candidates live on it), the black box is run through a [`Judge`] (on the
+/// neighbourhood and, with [`Verdict::Exact`], the rest of the target's receptive field, which
+/// grows with every added edge, so that the target's label is the model's on the whole edited
+/// graph), the target's predicted label `y` is recorded and the candidate actions are built:
 /// * deletions of every edge of the neighbourhood, and
 /// * additions `(target, u)` for every node `u ≠ target` of the neighbourhood not adjacent to it,
 ///
@@ -339,8 +341,8 @@ fn sparse_features(features: &Features) -> Option<Arc<SparseRows>> {
 ///
 /// The per-node state is `[original features ‖ degree in the current subgraph ‖ entropy (nats)
 /// of the black box's distribution ‖ one-hot of the predicted label]`, recomputed after every
-/// edit from a fresh black-box run on the edited subgraph (or, with [`StateLayout::Reference`],
-/// the authors' static layout). The episode ends when the label flips, when `budget` edits
+/// edit from the [`Judge`]'s output for the neighbourhood's nodes (or, with
+/// [`StateLayout::Reference`], the authors' static layout). The episode ends when the label flips, when `budget` edits
 /// were made, or when no candidate is left (no more than [`EnvConfig::min_candidates`]).
 ///
 /// ```text
