@@ -24,6 +24,7 @@ use anyhow::Result;
 use clap::Parser;
 use induce::Method;
 use induce::baselines::GradKernel;
+use induce::explain::Verdict;
 use induce::models::checkpoint::atomic_write;
 use induce::models::device::BackendKind;
 use induce::pipeline::{NoProgress, TargetSpec};
@@ -106,7 +107,17 @@ fn run(args: Args) -> Result<()> {
     }
     if args.data.join("syn1.npz").exists() {
         for (ds, cap) in [("syn1", 80), ("syn4", 500), ("syn5", 500)] {
-            push(transductive(&args.data, ds, cap, PolicyKernel::Host, &dev)?);
+            // The cost of exact verdicts: the same search judged on the frozen neighbourhood.
+            for v in [Verdict::Exact, Verdict::Neighbourhood] {
+                push(transductive(
+                    &args.data,
+                    ds,
+                    cap,
+                    PolicyKernel::Host,
+                    v,
+                    &dev,
+                )?);
+            }
         }
         for ds in ["syn1", "syn4", "syn5"] {
             for r in baseline_rows(&args, ds, &dev)? {

@@ -264,7 +264,7 @@ pub fn run_quality(
             if let Some(k) = config.max_iterations {
                 baselines = baselines.quick(k);
             }
-            let mut policies: Vec<(EditMode, Policy, f64)> = Vec::new();
+            let mut policies: Vec<((EditMode, Verdict), Policy, f64)> = Vec::new();
             for &method in &config.methods {
                 let variants: &[&'static str] =
                     match (method.is_baseline(), config.paper_faithful_rows) {
@@ -348,10 +348,10 @@ pub fn run_quality(
     })
 }
 
-/// The policy of `config`'s edit mode for this seed, trained once and shared by the methods and
+/// The policy of `config`'s edit mode and verdicts for this seed, trained once and shared by the methods and
 /// variants that use it (training does not depend on the minimality pass or on best-of-k).
 fn trained_policy(
-    cache: &mut Vec<(EditMode, Policy, f64)>,
+    cache: &mut Vec<((EditMode, Verdict), Policy, f64)>,
     data: &Dataset,
     bb: &dyn BlackBox,
     config: &InduceConfig,
@@ -359,7 +359,10 @@ fn trained_policy(
     device: &Device,
 ) -> Result<(Policy, f64)> {
     let mode = config.env.mode;
-    if let Some((_, p, s)) = cache.iter().find(|(m, _, _)| *m == mode) {
+    if let Some((_, p, s)) = cache
+        .iter()
+        .find(|(m, _, _)| *m == (mode, config.env.verdict))
+    {
         return Ok((p.clone(), *s));
     }
     let targets = match mode {
@@ -368,7 +371,7 @@ fn trained_policy(
     };
     let (p, secs) = timed(|| train_inductive(&data.graph, bb, targets, config, device, |_| {}));
     let p = p?;
-    cache.push((mode, p.clone(), secs));
+    cache.push(((mode, config.env.verdict), p.clone(), secs));
     Ok((p, secs))
 }
 

@@ -37,6 +37,14 @@ pub enum Verdict {
     Neighbourhood,
 }
 
+impl Verdict {
+    /// What a run file written before verdicts were recorded used: the frozen neighbourhood
+    /// (the only protocol then). The default of a missing `verdict` field in run files.
+    pub fn legacy() -> Self {
+        Verdict::Neighbourhood
+    }
+}
+
 /// A frozen neighbourhood's edges: in local ids (for the black box) and in original ids (to
 /// tell additions from deletions).
 type FrozenEdges<'e> = (&'e [(u32, u32)], HashSet<(u32, u32)>);
@@ -77,7 +85,7 @@ impl Clone for Eval<'_> {
 ///  a 3-layer GCN (L = 3), target 0, neighbourhood = 2 hops {0, 1, 2}:
 ///
 ///    0 ─ 1 ─ 2 ─ 3 ─ 4 ─ 5 ─ 6        add (0, 2): 2 is now 1 hop away, so 3, 4 and 5
-///                                     (and 6, whose edge sets 5's degree) enter the set
+///                                     enter the set (5 only for its edge to 4: 4's degree)
 /// ```
 ///
 /// ```
@@ -129,6 +137,9 @@ pub struct Judge<'a> {
     base: Option<Arc<HashSet<(u32, u32)>>>,
     eval: Eval<'a>,
     log_probs: LogProbs,
+    /// The evaluator must be rebuilt before the next answer (the set grew, or an evaluation
+    /// failed half-way).
+    stale: bool,
 }
 
 impl std::fmt::Debug for Judge<'_> {
@@ -279,6 +290,7 @@ impl<'a> Judge<'a> {
             base,
             eval,
             log_probs,
+            stale: false,
         };
         judge.checked()?;
         Ok(judge)
@@ -332,37 +344,13 @@ impl<'a> Judge<'a> {
     /// [`Verdict::Neighbourhood`], outside the neighbourhood; [`ExplainError::InvalidValue`]
     /// for a self loop; the black box's errors.
     pub fn toggle(&mut self, pairs: &[(u32, u32)]) -> Result<()> {
-        let n = self.graph.num_nodes();
+        // Every pair is checked before anything changes: an error leaves the judge as it was.
+        self.check_pairs(pairs)?;
         let mut grow = false;
         let mut changed = Vec::with_capacity(2 * pairs.len());
         for &(a, b) in pairs {
-            if let Some(&x) = [a, b].iter().find(|&&x| x as usize >= n) {
-                return Err(ExplainError::NodeOutOfRange {
-                    node: x,
-                    num_nodes: n,
-                    what: "the graph",
-                });
-            }
-            if a == b {
-                return Err(ExplainError::InvalidValue {
-                    what: "edit",
-                    value: format!("({a}, {b})"),
-                    reason: "a self loop is not an edge".into(),
-                });
-            }
             let p = (a.min(b), a.max(b));
             let (la, lb) = (self.local.get(&a).copied(), self.local.get(&b).copied());
-            if self.verdict == Verdict::Neighbourhood
-                && let Some(&x) = [(a, la), (b, lb)]
-                    .iter()
-                    .find_map(|(x, l)| l.is_none().then_some(x))
-            {
-                return Err(ExplainError::NodeOutOfRange {
-                    node: x,
-                    num_nodes: self.nodes.len(),
-                    what: "the target's neighbourhood",
-                });
-            }
             if !self.delta.remove(&p) {
                 self.delta.insert(p);
             }
@@ -388,19 +376,64 @@ impl<'a> Judge<'a> {
                 }
             }
             if self.nodes.len() > before {
-                return self.rebuild();
+                self.stale = true;
             }
+        }
+        if self.stale {
+            // Grown, or a failed evaluation left the evaluator behind the edited graph.
+            return self.rebuild();
         }
         if changed.is_empty() {
             return Ok(());
         }
         let edges = self.edit.edges();
-        self.log_probs = match &mut self.eval {
-            Eval::Incremental(inc) => inc.update(&edges, &changed)?,
-            Eval::Prepared(p) => p.log_probs(&edges)?,
-            Eval::Plain(x) => self.black_box.log_probs(x, &edges)?,
+        let lp = match &mut self.eval {
+            Eval::Incremental(inc) => inc.update(&edges, &changed),
+            Eval::Prepared(p) => p.log_probs(&edges),
+            Eval::Plain(x) => self.black_box.log_probs(x, &edges),
         };
+        match lp {
+            Ok(lp) => self.log_probs = lp,
+            Err(e) => {
+                self.stale = true;
+                return Err(e.into());
+            }
+        }
         self.checked()
+    }
+
+    /// The errors [`Judge::toggle`] reports for `pairs`, found before any change.
+    fn check_pairs(&self, pairs: &[(u32, u32)]) -> Result<()> {
+        let n = self.graph.num_nodes();
+        for &(a, b) in pairs {
+            if let Some(&x) = [a, b].iter().find(|&&x| x as usize >= n) {
+                return Err(ExplainError::NodeOutOfRange {
+                    node: x,
+                    num_nodes: n,
+                    what: "the graph",
+                });
+            }
+            if a == b {
+                return Err(ExplainError::InvalidValue {
+                    what: "edit",
+                    value: format!("({a}, {b})"),
+                    reason: "a self loop is not an edge".into(),
+                });
+            }
+            let (la, lb) = (self.local.get(&a).copied(), self.local.get(&b).copied());
+            if self.verdict == Verdict::Neighbourhood
+                && let Some(&x) = [(a, la), (b, lb)]
+                    .iter()
+                    .find_map(|(x, l)| l.is_none().then_some(x))
+            {
+                return Err(ExplainError::NodeOutOfRange {
+                    node: x,
+                    num_nodes: self.nodes.len(),
+                    what: "the target's neighbourhood",
+                });
+            }
+        }
+        Ok(())
     }
 
     /// Moves to the graph with exactly the edits `edits` applied, in order, to the original
@@ -454,9 +487,11 @@ impl<'a> Judge<'a> {
         edges.clear();
         edges.extend(set);
         self.edit = EditGraph::from_edges(self.nodes.len(), &edges);
+        self.stale = true;
         let (eval, lp) = evaluator(self.graph, self.black_box, &self.nodes, &self.edit.edges())?;
         self.eval = eval;
         self.log_probs = lp;
+        self.stale = false;
         self.checked()
     }
 
@@ -740,5 +775,11 @@ mod tests {
             whole_graph_label(&g, &bb, 0, &[Edit::add(0, 70)]),
             Err(ExplainError::NodeOutOfRange { node: 70, .. })
         ));
+        // A refused edit list changes nothing: the next query starts from the same state.
+        assert!(j.set_edits(&[Edit::add(0, 4), Edit::add(3, 3)]).is_err());
+        assert_eq!(j.nodes(), &[0, 1, 2]);
+        j.set_edits(&[Edit::add(0, 4)]).unwrap();
+        assert_eq!(j.label(), 1);
+        assert_eq!(j.nodes(), &[0, 1, 2, 4, 3, 5]);
     }
 }

@@ -149,12 +149,14 @@ pub fn inductive_training(
 
 /// Transductive InduCE (one fresh policy per target, at most `cap` episodes, γ = 0.6, default
 /// state and reward) on every eval target of the reference `dataset` with its shipped GCN,
-/// targets explained on all cores.
+/// targets explained on all cores, with verdicts taken where `verdict` says (exact: the
+/// model's receptive field in the edited graph; neighbourhood: the paper's frozen one).
 pub fn transductive(
     dir: &Path,
     dataset: &str,
     cap: usize,
     kernel: PolicyKernel,
+    verdict: induce_explain::Verdict,
     device: &Device,
 ) -> Result<BenchRow> {
     let data = load_reference_npz(dir.join(format!("{dataset}.npz")))?;
@@ -162,15 +164,20 @@ pub fn transductive(
     let gcn = load_reference_gcn(dir.join(format!("{dataset}_gcn.safetensors")), device)?;
     let bb = black_box(gcn, kernel, device)?;
     let bb = bb.as_ref();
-    let config = InduceConfig {
+    let mut config = InduceConfig {
         episodes: cap,
         gamma: 0.6,
         kernel,
         ..InduceConfig::default()
     };
+    config.env.verdict = verdict;
     let name = format!(
-        "transductive {dataset}, cap {cap} ({})",
-        kernel_name(kernel)
+        "transductive {dataset}, cap {cap} ({}, {} verdicts)",
+        kernel_name(kernel),
+        match verdict {
+            induce_explain::Verdict::Exact => "exact",
+            induce_explain::Verdict::Neighbourhood => "frozen-neighbourhood",
+        }
     );
     measure(name, || {
         let start = Instant::now();

@@ -484,7 +484,11 @@ pub fn run(
         train_targets.extend(pick(g, &pool, config.train_per_class, &mut rng));
     }
     report.policy_train_targets = train_targets.len();
-    let env = &config.induce.env;
+    // The sampled search is judged by `SampledBlackBox` (the target's row exact on the whole
+    // graph); a second, whole-ball verdict would evaluate the whole graph at every step.
+    let mut env_frozen = config.induce.env.clone();
+    env_frozen.verdict = induce_explain::Verdict::Neighbourhood;
+    let env = &env_frozen;
     let mut policy = None;
     rows.push(measure(
         format!(

@@ -92,8 +92,9 @@ pub struct Summary {
     #[serde(default)]
     pub valid: Option<usize>,
     /// Where the method's verdicts were taken ([`Verdict::Neighbourhood`] for the paper's
-    /// frozen-neighbourhood protocol, `--paper-faithful`).
-    #[serde(default)]
+    /// frozen-neighbourhood protocol, `--paper-faithful`, and for files written before verdicts
+    /// were recorded).
+    #[serde(default = "Verdict::legacy")]
     pub verdict: Verdict,
     /// Share of targets without a counterfactual; lower is better. Counts only the VALID
     /// counterfactuals when they were checked and the verdicts are [`Verdict::Exact`]; with

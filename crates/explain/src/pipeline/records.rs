@@ -23,7 +23,7 @@ use crate::verdict::Verdict;
 /// assert_eq!(serde_json::to_string(&r).unwrap(), concat!(
 ///     r#"{"method":"inductive","target":7,"found":true,"original_label":1,"new_label":0,"#,
 ///     r#""edits":[[3,7,"del"]],"neighbourhood_edges":12,"accuracy":1.0,"strict_accuracy":null,"#,
-///     r#""valid":true}"#));
+///     r#""valid":true,"verdict":"exact"}"#));
 /// ```
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TargetRecord {
@@ -49,13 +49,11 @@ pub struct TargetRecord {
     /// ([`whole_graph_label`](crate::whole_graph_label)); `None` when not found or not checked.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub valid: Option<bool>,
-    /// Where the explainer took its verdicts; written only when not [`Verdict::Exact`].
-    #[serde(default, skip_serializing_if = "is_exact")]
+    /// Where the explainer took its verdicts. A line without it was written before verdicts
+    /// were recorded, when every verdict was taken on the frozen neighbourhood
+    /// ([`Verdict::legacy`]).
+    #[serde(default = "Verdict::legacy")]
     pub verdict: Verdict,
-}
-
-fn is_exact(v: &Verdict) -> bool {
-    *v == Verdict::Exact
 }
 
 /// The metrics of one method from its records alone; equal to

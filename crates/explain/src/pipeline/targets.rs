@@ -179,8 +179,9 @@ fn read_id_file(path: &Path) -> Result<Vec<u32>> {
     Ok(ids)
 }
 
-/// The paper's targets among `nodes`: nodes that the black box predicts correctly on their
-/// `hops`-hop neighbourhood and, on graphs with motif ground truth (the synthetic benchmarks,
+/// The paper's targets among `nodes`: nodes that the black box predicts correctly on the graph
+/// (evaluated on their `hops`-hop neighbourhood widened to the model's receptive field, `L + 1`
+/// hops, or on the whole graph for a model that reports no `L`) and, on graphs with motif ground truth (the synthetic benchmarks,
 /// where label 0 is the base graph and explaining it is meaningless), a non-zero label. On real
 /// graphs (no ground truth) every class counts. Runs on all cores; keeps the order of `nodes`.
 pub fn select_targets(
@@ -190,6 +191,15 @@ pub fn select_targets(
     hops: u32,
 ) -> Result<Vec<u32>> {
     let g = &data.graph;
+    // The model's prediction on the graph: on a neighbourhood of at least its receptive field
+    // (`L + 1` hops), or on the whole graph for a model that reports no `L`.
+    let whole = match black_box.message_passing_layers() {
+        Some(_) => None,
+        None => Some(black_box.log_probs(g.features(), &g.edges())?.predictions()),
+    };
+    let hops = black_box
+        .message_passing_layers()
+        .map_or(hops, |l| hops.max(l + 1));
     let keep = crate::parallel::map(nodes, crate::parallel::default_threads(), |&u| {
         if u as usize >= g.num_nodes() {
             return Err(ExplainError::TargetOutOfRange {
@@ -200,6 +210,9 @@ pub fn select_targets(
         let label = g.labels()[u as usize] as usize;
         if label == 0 && g.motifs().is_some() {
             return Ok(false);
+        }
+        if let Some(pred) = &whole {
+            return Ok(pred[u as usize] == label);
         }
         let s = k_hop(g, u, hops)?;
         let lp = match black_box.prepare_rows(g.features(), &s.nodes)? {
