@@ -149,17 +149,18 @@ pub fn scene(
             EditKind::Add => added.push(key),
         }
     }
-    // Labels before and after on the whole neighbourhood.
-    let x = sub.features(g);
-    let before = black_box.log_probs(&x, &sub.edges)?;
-    let mut after_edges: Vec<(u32, u32)> = sub
-        .edges
-        .iter()
-        .copied()
-        .filter(|k| !deleted.contains(k))
-        .collect();
-    after_edges.extend(added.iter().copied());
-    let after = black_box.log_probs(&x, &after_edges)?;
+    // Labels before and after: the model's on the whole (edited) graph, judged on the
+    // receptive field of the target (the neighbourhood's rows come first).
+    let mut judge = induce_explain::Judge::new(
+        g,
+        black_box,
+        e.target,
+        &sub.nodes,
+        induce_explain::Verdict::Exact,
+    )?;
+    let before = judge.log_probs().clone();
+    judge.set_edits(&e.edits)?;
+    let after = judge.log_probs().clone();
     // The drawn nodes: everything, or the nearest to the target and the edits.
     let mut drawn: Vec<usize> = (0..n).collect();
     let mut note = None;
