@@ -108,11 +108,12 @@ pub fn with_noise_edges(
     if pool.len() < 2 {
         return Ok(None);
     }
+    // The model's label on the whole graph, judged on the target's receptive field.
     let label = |g: &Graph| -> Result<usize> {
-        let s = k_hop(g, target, hops)?;
-        Ok(black_box
-            .log_probs(&s.features(g), &s.edges)?
-            .argmax(s.target_local))
+        Ok(
+            crate::verdict::Judge::new(g, black_box, target, &[target], Default::default())?
+                .label(),
+        )
     };
     let original = label(graph)?;
     for _attempt in 0..8 {
