@@ -245,12 +245,14 @@ impl ExplainJob {
 
     /// How the job's family was chosen, in one line ([`Family::describe`]).
     pub fn family_line(&self) -> String {
-        let f = Family {
-            preset: self.family,
-            guessed: self.family_guessed,
-        };
-        format!("family: {}", f.describe(&data_stem(&self.data)))
+        family_line(&self.data, self.family, self.family_guessed)
     }
+}
+
+/// `family: …`: how a job on `data` came to `preset` ([`Family::describe`]).
+fn family_line(data: &str, preset: Preset, guessed: bool) -> String {
+    let f = Family { preset, guessed };
+    format!("family: {}", f.describe(&data_stem(data)))
 }
 
 /// The notes a run's summary carries: the data's, and why a metric is undefined.
@@ -730,11 +732,7 @@ impl TrainJob {
 
     /// How the job's family was chosen, in one line ([`Family::describe`]).
     pub fn family_line(&self) -> String {
-        let f = Family {
-            preset: self.family,
-            guessed: self.family_guessed,
-        };
-        format!("family: {}", f.describe(&data_stem(&self.data)))
+        family_line(&self.data, self.family, self.family_guessed)
     }
 }
 
