@@ -23,12 +23,11 @@ use std::path::PathBuf;
 use anyhow::Result;
 use clap::Parser;
 use induce::Method;
-use induce::baselines::GradKernel;
 use induce::explain::Verdict;
 use induce::models::checkpoint::atomic_write;
 use induce::models::device::BackendKind;
 use induce::pipeline::{NoProgress, TargetSpec};
-use induce::rl::PolicyKernel;
+use induce::rl::Kernel;
 use induce::rl::RlError;
 use induce::rl::bench::{
     BenchRow, format_rows, inductive_inference, inductive_training, measure, transductive,
@@ -77,10 +76,10 @@ fn run(args: Args) -> Result<()> {
         args.out.join("config.json"),
         &serde_json::to_vec_pretty(&args)?,
     )?;
-    let kernels: &[PolicyKernel] = if args.compare_burn {
-        &[PolicyKernel::Host, PolicyKernel::Burn]
+    let kernels: &[Kernel] = if args.compare_burn {
+        &[Kernel::Host, Kernel::Burn]
     } else {
-        &[PolicyKernel::Host]
+        &[Kernel::Host]
     };
     if args.scale {
         return run_scale(&args, &dev, kind);
@@ -109,14 +108,7 @@ fn run(args: Args) -> Result<()> {
         for (ds, cap) in [("syn1", 80), ("syn4", 500), ("syn5", 500)] {
             // The cost of exact verdicts: the same search judged on the frozen neighbourhood.
             for v in [Verdict::Exact, Verdict::Neighbourhood] {
-                push(transductive(
-                    &args.data,
-                    ds,
-                    cap,
-                    PolicyKernel::Host,
-                    v,
-                    &dev,
-                )?);
+                push(transductive(&args.data, ds, cap, Kernel::Host, v, &dev)?);
             }
         }
         for ds in ["syn1", "syn4", "syn5"] {
@@ -160,9 +152,9 @@ fn baseline_rows(args: &Args, ds: &str, dev: &induce::Device) -> Result<Vec<Benc
     if args.plus_plus {
         methods.push(Method::CfGnnExplainerPlusPlus);
     }
-    let mut kernels = vec![GradKernel::Host];
+    let mut kernels = vec![Kernel::Host];
     if args.compare_burn {
-        kernels.push(GradKernel::Burn);
+        kernels.push(Kernel::Burn);
     }
     let mut rows = Vec::new();
     for m in methods {
@@ -171,7 +163,7 @@ fn baseline_rows(args: &Args, ds: &str, dev: &induce::Device) -> Result<Vec<Benc
                 m,
                 Method::CfGnnExplainer | Method::CfGnnExplainerPlusPlus | Method::Cf2
             );
-            if kernel == GradKernel::Burn && !gradient {
+            if kernel == Kernel::Burn && !gradient {
                 continue;
             }
             let data = args.data.join(format!("{ds}.npz"));

@@ -19,9 +19,8 @@ use std::path::PathBuf;
 use anyhow::Result;
 use clap::Parser;
 use induce::EditKind;
-use induce::models::host_policy::HostPolicy;
 use induce::rl::env::{EnvConfig, Episode};
-use induce::rl::induce::{run_greedy_host, train_on_episodes};
+use induce::rl::{Kernel, KernelPolicy, run_greedy, train_on_episodes};
 
 /// Print the per-episode learning curve of a policy trained on one target.
 #[derive(Debug, Parser)]
@@ -91,7 +90,7 @@ fn run(args: Args) -> Result<()> {
         );
     })?;
     let mut ep = Episode::new(&data.graph, bb, args.target, &env)?;
-    run_greedy_host(&HostPolicy::from_policy(&policy), &mut ep)?;
+    run_greedy(&KernelPolicy::new(&policy, Kernel::Host, &device), &mut ep)?;
     let adds = ep
         .edits()
         .iter()

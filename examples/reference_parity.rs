@@ -16,8 +16,8 @@ use std::path::PathBuf;
 
 use anyhow::{Result, bail};
 use clap::Parser;
+use induce::rl::Kernel;
 use induce::rl::ParityReport;
-use induce::rl::PolicyKernel;
 use induce::rl::parity::{REQUIRED, run_dataset_with};
 
 /// Reproduce the InduCE authors' shipped inductive explanations with the reference preset.
@@ -48,11 +48,7 @@ fn main() -> std::process::ExitCode {
 
 fn run(args: Args) -> Result<()> {
     let (kind, dev) = common::backend(args.backend.as_deref())?;
-    let kernel = match args.kernel.as_str() {
-        "burn" => PolicyKernel::Burn,
-        "host" => PolicyKernel::Host,
-        other => bail!("unknown kernel `{other}` (expected `burn` or `host`)"),
-    };
+    let kernel: Kernel = args.kernel.parse()?;
     let mut report = ParityReport::default();
     for name in &args.datasets {
         let d = run_dataset_with(&args.data, name, &dev, kernel)?;

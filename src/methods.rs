@@ -14,10 +14,9 @@ use induce_explain::{Explainer, Verdict};
 use induce_graph::Dataset;
 use induce_models::checkpoint::{check_dims, load_gcn};
 use induce_models::reference::load_reference_gcn;
-use induce_models::{BlackBox, Gcn, GcnBlackBox, HostGcn, Policy};
+use induce_models::{BlackBox, Gcn, Policy};
 use induce_rl::{
-    EditMode, InduceConfig, InduceExplainer, PolicyKernel, PolicyMeta, TransductiveExplainer,
-    load_policy,
+    EditMode, InduceConfig, InduceExplainer, Kernel, PolicyMeta, TransductiveExplainer, load_policy,
 };
 use serde::{Deserialize, Serialize};
 
@@ -622,11 +621,8 @@ impl fmt::Debug for LoadedBlackBox {
 }
 
 /// Wraps a GCN as the black box the `kernel` uses (same function, pinned by tests).
-pub fn black_box_for(model: Gcn, kernel: PolicyKernel, device: &Device) -> Result<LoadedBlackBox> {
-    let black_box: Box<dyn BlackBox> = match kernel {
-        PolicyKernel::Host => Box::new(HostGcn::from_gcn(&model)?),
-        PolicyKernel::Burn => Box::new(GcnBlackBox::new(model.clone(), device)),
-    };
+pub fn black_box_for(model: Gcn, kernel: Kernel, device: &Device) -> Result<LoadedBlackBox> {
+    let black_box = induce_models::gcn_black_box(&model, kernel, device)?;
     Ok(LoadedBlackBox { model, black_box })
 }
 
@@ -637,7 +633,7 @@ pub fn black_box_for(model: Gcn, kernel: PolicyKernel, device: &Device) -> Resul
 pub fn load_black_box(
     path: impl AsRef<Path>,
     data: &Dataset,
-    kernel: PolicyKernel,
+    kernel: Kernel,
     device: &Device,
 ) -> Result<LoadedBlackBox> {
     let path = path.as_ref();

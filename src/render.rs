@@ -15,7 +15,7 @@ use induce_graph::io::DataFormat;
 use induce_graph::{Dataset, k_hop};
 use induce_models::BlackBox;
 use induce_models::checkpoint::atomic_write;
-use induce_rl::PolicyKernel;
+use induce_rl::Kernel;
 use induce_viz::{EdgeState, EdgeView, GalleryItem, NodeView, ReportRun, Scene};
 use serde_json::Value;
 
@@ -81,7 +81,7 @@ pub fn open_run(dir: impl AsRef<Path>, device: &Device) -> Result<OpenedRun> {
         Some(p) => PathBuf::from(p),
         None => dir.join("black_box.bpk"),
     };
-    let black_box = load_black_box(&bb_path, &data, PolicyKernel::Host, device)?;
+    let black_box = load_black_box(&bb_path, &data, Kernel::Host, device)?;
     let hops = ["induce", "inductive"]
         .iter()
         .find_map(|k| c.get(*k)?.get("env")?.get("hops")?.as_u64())

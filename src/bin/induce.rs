@@ -16,7 +16,7 @@ use induce::methods::{Family, Method, Preset};
 use induce::models::checkpoint::{atomic_write, save_gcn};
 use induce::models::device::{BackendKind, default_backend, device};
 use induce::models::{GcnConfig, GcnTrainingConfig, train_gcn};
-use induce::rl::{EditMode, PolicyKernel, save_policy};
+use induce::rl::{EditMode, Kernel, save_policy};
 use induce::run::{
     ExplainJob, Sample, TrainJob, explain_job_noticed, load_data, read_pairs, train_job_noticed,
 };
@@ -227,7 +227,8 @@ struct InduceArgs {
     /// Edit types: add, del or both [default: both; inductive-del-only: del].
     #[arg(long)]
     edits: Option<Edits>,
-    /// Policy kernel: host (fused CPU kernel, default) or burn (Burn tensors on the backend).
+    /// Kernel of the policy and the black box: host (fused CPU kernels, default) or burn (Burn
+    /// tensors on the backend).
     #[arg(long, default_value = "host")]
     kernel: Kernel,
     /// Explain (or train on) every node of a broad target spec, not only the paper's targets
@@ -258,21 +259,6 @@ impl From<Edits> for EditMode {
             Edits::Add => EditMode::AddOnly,
             Edits::Del => EditMode::DeleteOnly,
             Edits::Both => EditMode::Both,
-        }
-    }
-}
-
-#[derive(Debug, Clone, Copy, clap::ValueEnum)]
-enum Kernel {
-    Host,
-    Burn,
-}
-
-impl From<Kernel> for PolicyKernel {
-    fn from(k: Kernel) -> Self {
-        match k {
-            Kernel::Host => PolicyKernel::Host,
-            Kernel::Burn => PolicyKernel::Burn,
         }
     }
 }
@@ -652,7 +638,7 @@ fn train(a: TrainArgs) -> Result<()> {
         seed: a.data.seed,
     });
     job.induce.seed = a.data.seed;
-    job.induce.kernel = a.induce.kernel.into();
+    job.induce.kernel = a.induce.kernel;
     job.induce.env.fanout = a.induce.fanout;
     job.induce.env.max_nodes = Some(a.induce.max_neighbourhood);
     if let Some(m) = a.induce.episodes {
@@ -676,7 +662,7 @@ fn train(a: TrainArgs) -> Result<()> {
         std::fs::remove_file(&checkpoint)
             .with_context(|| format!("removing {}", checkpoint.display()))?;
     }
-    let resumable = job.induce.kernel == PolicyKernel::Host;
+    let resumable = job.induce.kernel == Kernel::Host;
     if resumable {
         std::fs::create_dir_all(&a.out).with_context(|| format!("creating {}", a.out.display()))?;
     } else {
@@ -742,7 +728,7 @@ fn explain(a: ExplainArgs) -> Result<()> {
         anyhow::ensure!(k > 0, "--iterations must be at least 1");
         job.baselines = job.baselines.clone().with_iterations(k);
     }
-    job.induce.kernel = a.induce.kernel.into();
+    job.induce.kernel = a.induce.kernel;
     job.induce.env.fanout = a.induce.fanout;
     job.induce.env.max_nodes = Some(a.induce.max_neighbourhood);
     job.threads = a.threads;

@@ -26,12 +26,12 @@
 use burn::tensor::Device;
 use induce_explain::{ExplainError, Explainer, Explanation, Result};
 use induce_graph::{DEFAULT_SEED, Graph};
-use induce_models::{BlackBox, Gcn};
+use induce_models::{BlackBox, Gcn, Kernel};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use serde::{Deserialize, Serialize};
 
-use crate::neighbourhood::{GradKernel, GradModel, MaskProblem, sigmoid, target_seed};
+use crate::neighbourhood::{GradModel, MaskProblem, sigmoid, target_seed};
 use crate::sgd::{Optimiser, OptimiserState};
 
 /// Settings of [`Cf2Explainer`]; defaults are the authors' BA-Shapes run with α = 0.
@@ -60,7 +60,7 @@ pub struct Cf2Config {
     pub seed: u64,
     /// Where gradients are computed (same results; the host kernel is much faster).
     #[serde(default)]
-    pub kernel: GradKernel,
+    pub kernel: Kernel,
 }
 
 impl Default for Cf2Config {
@@ -75,7 +75,7 @@ impl Default for Cf2Config {
             hops: 3,
             verdict: induce_explain::Verdict::Exact,
             seed: DEFAULT_SEED,
-            kernel: GradKernel::Host,
+            kernel: Kernel::Host,
         }
     }
 }

@@ -28,10 +28,10 @@
 use burn::tensor::Device;
 use induce_explain::{ExplainError, Explainer, Explanation, Result};
 use induce_graph::Graph;
-use induce_models::{BlackBox, Gcn};
+use induce_models::{BlackBox, Gcn, Kernel};
 use serde::{Deserialize, Serialize};
 
-use crate::neighbourhood::{Candidates, GradKernel, GradModel, MaskProblem, sigmoid};
+use crate::neighbourhood::{Candidates, GradModel, MaskProblem, sigmoid};
 use crate::sgd::{Optimiser, OptimiserState, clip_norm};
 
 /// Settings of [`CfGnnExplainer`]. Defaults are the authors' README run on BA-Shapes
@@ -67,7 +67,7 @@ pub struct CfGnnConfig {
     pub degree_gradient: bool,
     /// Where gradients are computed (same results; the host kernel is much faster).
     #[serde(default)]
-    pub kernel: GradKernel,
+    pub kernel: Kernel,
 }
 
 impl Default for CfGnnConfig {
@@ -87,7 +87,7 @@ impl Default for CfGnnConfig {
             verdict: induce_explain::Verdict::Exact,
             max_pairs: 2_000_000,
             degree_gradient: false,
-            kernel: GradKernel::Host,
+            kernel: Kernel::Host,
         }
     }
 }
@@ -267,7 +267,7 @@ mod tests {
                     .explain(&g, 0)
                     .unwrap()
             };
-            assert_eq!(run(GradKernel::Host), run(GradKernel::Burn));
+            assert_eq!(run(Kernel::Host), run(Kernel::Burn));
         }
         for base in [crate::Cf2Config::default(), crate::Cf2Config::trees()] {
             let run = |kernel| {
@@ -281,7 +281,7 @@ mod tests {
                     .explain(&g, 0)
                     .unwrap()
             };
-            assert_eq!(run(GradKernel::Host), run(GradKernel::Burn));
+            assert_eq!(run(Kernel::Host), run(Kernel::Burn));
         }
     }
 

@@ -27,7 +27,7 @@ pub mod sgd;
 
 pub use cf_gnnexplainer::{CfGnnConfig, CfGnnExplainer};
 pub use cf2::{Cf2Config, Cf2Explainer};
-pub use neighbourhood::{Candidates, GradKernel, GradModel, MaskProblem, SoftNeighbourhood};
+pub use neighbourhood::{Candidates, GradModel, MaskProblem, SoftNeighbourhood};
 pub use pgexplainer::{PgConfig, PgExplainer, PgMlp, PgMlpConfig};
 pub use random::{RandomConfig, RandomExplainer};
 pub use sgd::{Optimiser, OptimiserState};

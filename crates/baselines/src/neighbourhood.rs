@@ -10,7 +10,7 @@ use induce_explain::{Edit, ExplainError, Explanation, Judge, Result, Verdict};
 use induce_graph::{Features, Graph, Subgraph, k_hop};
 use induce_models::host_grad::{BoundEdgeWeightGcn, EdgeWeightGcn};
 use induce_models::tensors::matrix;
-use induce_models::{BlackBox, Gcn, LogProbs, WeightedEdges};
+use induce_models::{BlackBox, Gcn, Kernel, LogProbs, WeightedEdges};
 use serde::{Deserialize, Serialize};
 
 /// Which node pairs of the neighbourhood a mask ranges over.
@@ -248,8 +248,8 @@ impl<'a> MaskProblem<'a> {
         }
         let t = self.target_local();
         Ok(SoftNeighbourhood(match model.kernel {
-            GradKernel::Host => Soft::Host(model.host.bind(&self.features, &self.pairs, t)?),
-            GradKernel::Burn => {
+            Kernel::Host => Soft::Host(model.host.bind(&self.features, &self.pairs, t)?),
+            Kernel::Burn => {
                 let ad = model.device.clone().autodiff();
                 let n = self.sub.num_nodes();
                 Soft::Burn(Box::new(BurnSoft {
@@ -264,32 +264,20 @@ impl<'a> MaskProblem<'a> {
     }
 }
 
-/// Where the gradient-based baselines compute the black box's gradient with respect to edge
-/// weights: the same function and gradient either way (pinned by tests).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum GradKernel {
-    /// Plain Rust ([`EdgeWeightGcn`]): no per-operation overhead, threads run in parallel.
-    #[default]
-    Host,
-    /// Burn's autodiff through [`Gcn::forward_weighted`] on the device.
-    Burn,
-}
-
 /// The black-box GCN in the forms a gradient-based baseline needs: the Burn model and its host
 /// copy, and the kernel to use.
 #[derive(Debug, Clone)]
 pub struct GradModel {
     gcn: Gcn,
     host: EdgeWeightGcn,
-    kernel: GradKernel,
+    kernel: Kernel,
     device: Device,
 }
 
 impl GradModel {
     /// Copies `gcn` (to the host too) for gradients on `kernel`; Burn runs on `device`'s
     /// autodiff version.
-    pub fn new(gcn: &Gcn, kernel: GradKernel, device: &Device) -> Result<Self> {
+    pub fn new(gcn: &Gcn, kernel: Kernel, device: &Device) -> Result<Self> {
         Ok(Self {
             gcn: gcn.clone(),
             host: EdgeWeightGcn::from_gcn(gcn)?,
@@ -318,7 +306,7 @@ struct BurnSoft {
 }
 
 /// A neighbourhood bound to the black box for soft masks: the target's log-probabilities with a
-/// weight on every candidate pair, and their gradient (see [`GradKernel`]).
+/// weight on every candidate pair, and their gradient (see [`Kernel`]).
 pub struct SoftNeighbourhood<'m>(Soft<'m>);
 
 impl std::fmt::Debug for SoftNeighbourhood<'_> {

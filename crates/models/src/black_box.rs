@@ -306,3 +306,18 @@ impl BlackBox for GcnBlackBox {
         LogProbs::new(n, self.num_classes(), out)
     }
 }
+
+/// The paper's GCN as the black box a [`Kernel`](crate::Kernel) evaluates: its host copy
+/// ([`HostGcn`](crate::HostGcn): prepared and incremental evaluation on the CPU) for
+/// [`Kernel::Host`](crate::Kernel::Host), the Burn module on `device` for
+/// [`Kernel::Burn`](crate::Kernel::Burn). The same function either way (pinned by tests).
+pub fn gcn_black_box(
+    gcn: &Gcn,
+    kernel: crate::Kernel,
+    device: &Device,
+) -> Result<Box<dyn BlackBox>> {
+    Ok(match kernel {
+        crate::Kernel::Host => Box::new(crate::HostGcn::from_gcn(gcn)?),
+        crate::Kernel::Burn => Box::new(GcnBlackBox::new(gcn.clone(), device)),
+    })
+}

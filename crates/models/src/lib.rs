@@ -17,16 +17,20 @@ pub mod host_grad;
 pub mod host_policy;
 pub mod incremental;
 pub mod init;
+pub mod kernel;
 pub mod policy;
 pub mod reference;
 pub mod tensors;
 pub mod train;
 
-pub use black_box::{BlackBox, GcnBlackBox, IncrementalBlackBox, LogProbs, PreparedBlackBox};
+pub use black_box::{
+    BlackBox, GcnBlackBox, IncrementalBlackBox, LogProbs, PreparedBlackBox, gcn_black_box,
+};
 pub use error::{ModelError, Result};
 pub use gat::GatConv;
 pub use gcn::{GCN_LAYERS, Gcn, GcnConfig, GraphConv};
 pub use host_gcn::HostGcn;
+pub use kernel::{Kernel, UnknownKernel};
 pub use policy::{CandidateTensors, Policy, PolicyConfig};
 pub use tensors::{GraphTensors, WeightedEdges};
 pub use train::{GcnTrainingConfig, TrainReport, train_gcn};

@@ -14,13 +14,14 @@ use induce_graph::generators::SyntheticKind;
 use induce_graph::io::load_reference_npz;
 use induce_models::reference::load_reference_gcn;
 use induce_models::train::GcnTrainingConfig;
-use induce_models::{BlackBox, Gcn, GcnBlackBox, GcnConfig, HostGcn, train_gcn};
+use induce_models::{GcnConfig, train_gcn};
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Result, RlError};
-use crate::induce::{InduceConfig, PolicyKernel, explain_transductive, train_inductive};
+use crate::induce::{InduceConfig, explain_transductive, train_inductive};
 use crate::parity::run_dataset_with;
 use induce_explain::pipeline::select_targets;
+use induce_models::Kernel;
 
 /// One measured row.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -71,30 +72,15 @@ pub fn measure(
     })
 }
 
-/// The black box that goes with a policy kernel: its host copy for the host kernel.
-fn black_box(gcn: Gcn, kernel: PolicyKernel, device: &Device) -> Result<Box<dyn BlackBox>> {
-    Ok(match kernel {
-        PolicyKernel::Host => Box::new(HostGcn::from_gcn(&gcn)?),
-        PolicyKernel::Burn => Box::new(GcnBlackBox::new(gcn, device)),
-    })
-}
-
-fn kernel_name(k: PolicyKernel) -> &'static str {
-    match k {
-        PolicyKernel::Host => "host",
-        PolicyKernel::Burn => "burn",
-    }
-}
-
 /// Greedy inductive inference with the authors' shipped policy and GCN in the parity preset on
 /// every eval target of `dataset` (`syn1`, `syn4`, `syn5` in `dir`); the explanation loop only.
 pub fn inductive_inference(
     dir: &Path,
     dataset: &str,
-    kernel: PolicyKernel,
+    kernel: Kernel,
     device: &Device,
 ) -> Result<BenchRow> {
-    let name = format!("inductive inference {dataset} ({})", kernel_name(kernel));
+    let name = format!("inductive inference {dataset} ({})", kernel.name());
     measure(name, || {
         let d = run_dataset_with(dir, dataset, device, kernel)
             .map_err(|e| RlError::InvalidConfig(e.to_string()))?;
@@ -108,16 +94,12 @@ pub fn inductive_inference(
 
 /// Inductive training on our BA-Shapes (seed 42, black box trained first, not timed): `epochs`
 /// passes over the training targets with the default configuration.
-pub fn inductive_training(
-    epochs: usize,
-    kernel: PolicyKernel,
-    device: &Device,
-) -> Result<BenchRow> {
+pub fn inductive_training(epochs: usize, kernel: Kernel, device: &Device) -> Result<BenchRow> {
     let data = SyntheticKind::BaShapes.generate(42)?;
     let (d, c) = (data.graph.features().dim(), data.graph.num_classes());
     let gcfg = GcnConfig::new(d, c).with_init_seed(42);
     let (model, _) = train_gcn(&data, &GcnTrainingConfig::new(gcfg), device)?;
-    let bb = black_box(model, kernel, device)?;
+    let bb = induce_models::gcn_black_box(&model, kernel, device)?;
     let bb = bb.as_ref();
     let config = InduceConfig {
         episodes: epochs,
@@ -127,7 +109,7 @@ pub fn inductive_training(
     let targets = select_targets(&data, bb, &data.split.train, config.env.hops)?;
     let name = format!(
         "inductive training ba-shapes, {epochs} epoch(s) ({})",
-        kernel_name(kernel)
+        kernel.name()
     );
     measure(name, || {
         let mut last = None;
@@ -155,14 +137,14 @@ pub fn transductive(
     dir: &Path,
     dataset: &str,
     cap: usize,
-    kernel: PolicyKernel,
+    kernel: Kernel,
     verdict: induce_explain::Verdict,
     device: &Device,
 ) -> Result<BenchRow> {
     let data = load_reference_npz(dir.join(format!("{dataset}.npz")))?;
     let targets = data.eval_targets.clone().unwrap_or_default();
     let gcn = load_reference_gcn(dir.join(format!("{dataset}_gcn.safetensors")), device)?;
-    let bb = black_box(gcn, kernel, device)?;
+    let bb = induce_models::gcn_black_box(&gcn, kernel, device)?;
     let bb = bb.as_ref();
     let mut config = InduceConfig {
         episodes: cap,
@@ -173,7 +155,7 @@ pub fn transductive(
     config.env.verdict = verdict;
     let name = format!(
         "transductive {dataset}, cap {cap} ({}, {} verdicts)",
-        kernel_name(kernel),
+        kernel.name(),
         match verdict {
             induce_explain::Verdict::Exact => "exact",
             induce_explain::Verdict::Neighbourhood => "frozen-neighbourhood",

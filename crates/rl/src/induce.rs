@@ -1,33 +1,31 @@
-//! InduCE: REINFORCE training of the GAT policy (inductive and transductive) and greedy
-//! explanation with a trained policy.
+//! InduCE: REINFORCE training of the GAT policy (inductive and transductive) and inference
+//! with a trained policy (greedy and best-of-k).
 //!
-//! Training rolls episodes out on a plain device (no autodiff: forward passes only), records
-//! every visited state, then replays all states of a batch of episodes as one block-diagonal
-//! graph on the autodiff device: one forward, one `backward()` and one Adam step per batch. The
-//! gradient is that of `J = −(1/B) Σ_episodes Σ_t [log Π(a_t | S_t) · Ĝ_t + η · H(Π(·|S_t))]`,
-//! with `Ĝ` the discounted returns normalised over the batch.
+//! Every loop here is written once, over the kernel seam ([`crate::kernel`]): a [`Learner`]
+//! rolls episodes out and takes policy-gradient steps, an [`Actor`] scores actions; the host
+//! and Burn kernels each implement both. The gradient is that of
+//! `J = −(1/B) Σ_episodes Σ_t [log Π(a_t | S_t) · Ĝ_t + η · H(Π(·|S_t))]`, with `Ĝ` the
+//! discounted returns normalised over the batch.
 
-use std::sync::Arc;
 use std::time::Instant;
 
 use burn::module::Module;
-use burn::optim::{AdamConfig, GradientsParams};
-use burn::tensor::{Device, Tensor, TensorData};
+use burn::tensor::Device;
 use induce_graph::Graph;
-use induce_models::host_policy::{
-    FirstBlockProduct, HostAdam, HostGraph, HostPolicy, Trace, reinforce_score_grad,
-};
-use induce_models::tensors::{GraphTensors, Messages, indices, matrix, scatter_add_rows};
-use induce_models::tensors::{segment_log_softmax, to_vec};
-use induce_models::{BlackBox, CandidateTensors, Policy, PolicyConfig};
+use induce_models::{BlackBox, Kernel, Policy, PolicyConfig};
 use rand::rngs::StdRng;
 use rand::seq::SliceRandom;
 use rand::{Rng, SeedableRng};
 use serde::{Deserialize, Serialize};
 
-use crate::env::{EnvConfig, Episode, StateSnapshot, state_dim};
+use crate::env::{EnvConfig, Episode, state_dim};
 use crate::error::{Result, RlError};
 use crate::explanation::{Explainer, Explanation};
+use crate::kernel::burn::BurnLearner;
+use crate::kernel::host::HostLearner;
+use crate::kernel::rollout;
+use crate::kernel::{KernelPolicy, Learner, Scorer, bind, play_greedy, play_sampled};
+use crate::train_store::TrainStore;
 
 /// Hyperparameters of InduCE. Defaults are the paper's (§3.1, spec §2) for inductive training on
 /// BA-Shapes (80 episodes; use 500 for Tree-Cycles and Tree-Grid).
@@ -58,8 +56,8 @@ pub struct InduceConfig {
     /// Seed of the initialisation and of action sampling.
     pub seed: u64,
     /// Which implementation of the policy trains and explains (same function, see
-    /// [`PolicyKernel`]).
-    pub kernel: PolicyKernel,
+    /// [`Kernel`]).
+    pub kernel: Kernel,
     /// Run the minimality pass ([`induce_explain::minimise`]) on every counterfactual found:
     /// each edit the flip does not need is undone, so every reported counterfactual is
     /// 1-minimal. The transductive search minimises each episode's counterfactual before
@@ -79,24 +77,6 @@ pub struct InduceConfig {
     pub greedy_every: usize,
 }
 
-/// The implementation of the policy's forward and backward passes. Both compute the same
-/// function (tests pin the host kernel to Burn's forward, autodiff and Adam); they differ in
-/// speed and in where they run.
-///
-/// Serialised as `"host"` / `"burn"`.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum PolicyKernel {
-    /// The fused CPU kernel ([`induce_models::host_policy`]): episodes are rolled out and
-    /// differentiated on all cores, reusing each rollout's forward pass for the gradient. The
-    /// default: on CPU it is an order of magnitude faster than Burn on these small graphs.
-    #[default]
-    Host,
-    /// Burn tensors on the given device (rollouts without autodiff, then one block-diagonal
-    /// replay with autodiff per batch): the path for GPU devices.
-    Burn,
-}
-
 impl Default for InduceConfig {
     fn default() -> Self {
         Self {
@@ -111,7 +91,7 @@ impl Default for InduceConfig {
             batch_size: 16,
             return_std_floor: 1e-3,
             seed: 42,
-            kernel: PolicyKernel::Host,
+            kernel: Kernel::Host,
             minimise: true,
             inference_samples: 16,
             greedy_every: 0,
@@ -132,6 +112,50 @@ impl InduceConfig {
             },
             ..self
         }
+    }
+
+    /// Checks every setting a run reads, naming the field at fault: a library user gets the
+    /// error the command line prints. Training and the transductive search also need
+    /// `episodes ≥ 1` and `batch_size ≥ 1` (checked where they run).
+    ///
+    /// ```
+    /// use induce_rl::InduceConfig;
+    /// assert!(InduceConfig::default().validate().is_ok());
+    /// let e = InduceConfig { lr: 0.0, ..InduceConfig::default() }.validate().unwrap_err();
+    /// assert!(e.to_string().contains("InduceConfig.lr"), "{e}");
+    /// ```
+    pub fn validate(&self) -> Result<()> {
+        let bad = |field: &str, rule: &str, value: String| {
+            Err(RlError::InvalidConfig(format!(
+                "InduceConfig.{field} must be {rule}, got {value}"
+            )))
+        };
+        if !(self.lr.is_finite() && self.lr > 0.0) {
+            return bad("lr", "a positive finite number", self.lr.to_string());
+        }
+        if !(0.0..=1.0).contains(&self.gamma) {
+            return bad("gamma", "in [0, 1]", self.gamma.to_string());
+        }
+        if !self.entropy_coef.is_finite() {
+            return bad("entropy_coef", "finite", self.entropy_coef.to_string());
+        }
+        if !(self.return_std_floor.is_finite() && self.return_std_floor > 0.0) {
+            let v = self.return_std_floor.to_string();
+            return bad("return_std_floor", "a positive finite number", v);
+        }
+        for (field, v) in [
+            ("hidden", self.hidden),
+            ("gat_layers", self.gat_layers),
+            ("mlp_hidden", self.mlp_hidden),
+            ("inference_samples", self.inference_samples),
+            ("env.budget", self.env.budget),
+            ("env.hops", self.env.hops as usize),
+        ] {
+            if v == 0 {
+                return bad(field, "at least 1", v.to_string());
+            }
+        }
+        Ok(())
     }
 
     /// The policy network for a graph with `feature_dim` features and `num_classes` classes.
@@ -155,87 +179,6 @@ pub struct EpochStats {
     pub flipped: f32,
     /// Mean number of edits per episode.
     pub mean_edits: f32,
-}
-
-/// One visited state of a rolled-out episode.
-struct StepRecord {
-    state: Vec<f32>,
-    num_nodes: usize,
-    edges: Vec<(u32, u32)>,
-    cand_u: Vec<u32>,
-    cand_w: Vec<u32>,
-    flag: Vec<f32>,
-    action: usize,
-    reward: f32,
-}
-
-/// Samples an index from log-probabilities with the host RNG.
-fn sample(logp: &[f32], rng: &mut StdRng) -> usize {
-    let r: f32 = rng.random();
-    let mut acc = 0.0;
-    for (i, lp) in logp.iter().enumerate() {
-        acc += lp.exp();
-        if r < acc {
-            return i;
-        }
-    }
-    logp.iter().rposition(|v| v.is_finite()).unwrap_or(0)
-}
-
-/// Greedy choice: argmax, first index on ties (NaN never wins).
-pub fn argmax(v: &[f32]) -> usize {
-    let mut best = 0;
-    for (i, &x) in v.iter().enumerate() {
-        if x > v[best] || v[best].is_nan() {
-            best = i;
-        }
-    }
-    best
-}
-
-/// `log Π(· | S)` of an episode's current state, on a plain device.
-///
-/// # Shapes
-/// - output: `[C]` (one entry per candidate action)
-pub fn action_log_probs(policy: &Policy, ep: &Episode<'_>, device: &Device) -> Result<Vec<f32>> {
-    let (state, n, dim) = ep.state();
-    let x = matrix(&state, n, dim, device);
-    let g = GraphTensors::new(n, &ep.edit_graph().edges(), device)?;
-    let c = ep.candidates().to_tensors(device);
-    Ok(to_vec(policy.log_probs(x, &g, &c).unsqueeze_dim(0)))
-}
-
-/// Rolls one episode out by sampling from the policy; returns the visited states.
-fn rollout(
-    policy: &Policy,
-    ep: &mut Episode<'_>,
-    rng: &mut StdRng,
-    device: &Device,
-) -> Result<Vec<StepRecord>> {
-    ep.reset();
-    let mut steps = Vec::new();
-    while !ep.is_done() {
-        let logp = action_log_probs(policy, ep, device)?;
-        let action = sample(&logp, rng);
-        let (state, n, _) = ep.state();
-        let c = ep.candidates();
-        let rec = StepRecord {
-            state,
-            num_nodes: n,
-            edges: ep.edit_graph().edges(),
-            cand_u: c.u.clone(),
-            cand_w: c.w.clone(),
-            flag: c.flag(),
-            action,
-            reward: 0.0,
-        };
-        let step = ep.step(action)?;
-        steps.push(StepRecord {
-            reward: step.reward,
-            ..rec
-        });
-    }
-    Ok(steps)
 }
 
 /// Discounted returns `G_t = Σ_i γ^i R_{t+i}` of one episode.
@@ -265,7 +208,7 @@ pub fn normalise(returns: &mut [f32], floor: f32) {
 
 /// The discounted returns of a batch of episodes (`reward` of each step), normalised over the
 /// batch, flattened in step order. Non-finite returns are a typed error.
-fn batch_returns<S>(
+pub(crate) fn batch_returns<S>(
     episodes: &[Vec<S>],
     reward: impl Fn(&S) -> f32,
     config: &InduceConfig,
@@ -284,221 +227,6 @@ fn batch_returns<S>(
     }
     normalise(&mut returns, config.return_std_floor);
     Ok(returns)
-}
-
-/// One visited state of an episode rolled out with the host kernel, with the policy's output
-/// (the backward pass recomputes the rest, [`HostPolicy::backward_recomputed`]).
-struct HostStep {
-    state: StateSnapshot,
-    /// The rollout's first-layer product over the fixed features (shared by its steps).
-    first: Option<Arc<FirstBlockProduct>>,
-    graph: HostGraph,
-    cand_u: Vec<u32>,
-    cand_w: Vec<u32>,
-    flag: Vec<f32>,
-    log_probs: Vec<f32>,
-    /// The forward pass, kept on small neighbourhoods only (see [`KEEP_TRACE_MESSAGES`]).
-    trace: Option<Trace>,
-    action: usize,
-    reward: f32,
-}
-
-/// In a batch of several episodes (inductive training), a rollout keeps each step's forward
-/// pass for the backward pass when the neighbourhood has fewer messages than this (the trace is
-/// then small, and recomputing it would cost ~10 % of a BA-Shapes step); larger ones keep only
-/// the state, and the backward pass recomputes it ([`HostPolicy::backward_recomputed`]): on
-/// Amazon-Photo, 2.5 MB a step instead of 10 (a batch of 16 episodes: 1.7 GB instead of 5.2).
-/// A lone episode (transductive) always keeps it. Both give the same gradient bit for bit.
-const KEEP_TRACE_MESSAGES: usize = 50_000;
-
-/// Rolls one episode out with the host kernel, sampling with `rng`.
-fn host_rollout(
-    policy: &HostPolicy,
-    ep: &mut Episode<'_>,
-    rng: &mut StdRng,
-    always_keep_trace: bool,
-) -> Result<Vec<HostStep>> {
-    ep.reset();
-    let mut steps = Vec::new();
-    // The policy is fixed during the rollout: its product over the features is computed once.
-    let mut first = None;
-    while !ep.is_done() {
-        let graph = HostGraph::new(ep.num_nodes(), &ep.edit_graph().edges())?;
-        let c = ep.candidates();
-        let (cand_u, cand_w, flag) = (c.u.clone(), c.w.clone(), c.flag());
-        let state = ep.snapshot();
-        let first = first
-            .get_or_insert_with(|| first_block(policy, ep).map(Arc::new))
-            .clone();
-        let blocks = state.blocks();
-        let (log_probs, trace) = if always_keep_trace || graph.num_messages() < KEEP_TRACE_MESSAGES
-        {
-            let t =
-                policy.forward_cached(&blocks, first.as_deref(), &graph, &cand_u, &cand_w, &flag);
-            (t.log_probs().to_vec(), Some(t))
-        } else {
-            let lp =
-                policy.log_probs_cached(&blocks, first.as_deref(), &graph, &cand_u, &cand_w, &flag);
-            (lp, None)
-        };
-        let action = sample(&log_probs, rng);
-        let step = ep.step(action)?;
-        steps.push(HostStep {
-            state,
-            first,
-            graph,
-            cand_u,
-            cand_w,
-            flag,
-            log_probs,
-            trace,
-            action,
-            reward: step.reward,
-        });
-    }
-    Ok(steps)
-}
-
-/// The gradient of the batch loss (see the module docs) contributed by one episode.
-fn host_episode_grad(
-    policy: &HostPolicy,
-    steps: &[HostStep],
-    advantages: &[f32],
-    config: &InduceConfig,
-    scale: f32,
-) -> Vec<f32> {
-    let mut grads = vec![0.0; policy.num_params()];
-    for (s, &adv) in steps.iter().zip(advantages) {
-        let ds = reinforce_score_grad(&s.log_probs, s.action, adv, config.entropy_coef, scale);
-        let x = s.state.blocks();
-        match &s.trace {
-            Some(t) => policy.backward_blocks(
-                t, &x, &s.graph, &s.cand_u, &s.cand_w, &s.flag, &ds, &mut grads,
-            ),
-            None => policy.backward_recomputed(
-                &x,
-                s.first.as_deref(),
-                &s.graph,
-                &s.cand_u,
-                &s.cand_w,
-                &s.flag,
-                &ds,
-                &mut grads,
-            ),
-        }
-    }
-    grads
-}
-
-/// One policy-gradient update with the host kernel from a batch of rolled-out episodes; the
-/// per-episode gradients are computed on `threads` threads and summed in episode order (the
-/// result does not depend on the number of threads).
-fn host_update(
-    policy: &mut HostPolicy,
-    adam: &mut HostAdam,
-    episodes: &[Vec<HostStep>],
-    config: &InduceConfig,
-    threads: usize,
-) -> Result<()> {
-    if let Some(grads) = host_batch_grads(policy, episodes, config, threads)? {
-        adam.step(&mut policy.params, &grads, config.lr);
-    }
-    Ok(())
-}
-
-/// The gradient of the batch loss with the host kernel (`None` for a batch without steps).
-fn host_batch_grads(
-    policy: &HostPolicy,
-    episodes: &[Vec<HostStep>],
-    config: &InduceConfig,
-    threads: usize,
-) -> Result<Option<Vec<f32>>> {
-    let returns = batch_returns(episodes, |s| s.reward, config)?;
-    if returns.is_empty() {
-        return Ok(None);
-    }
-    let mut jobs = Vec::with_capacity(episodes.len());
-    let mut at = 0;
-    for e in episodes {
-        jobs.push((e, &returns[at..at + e.len()]));
-        at += e.len();
-    }
-    let scale = 1.0 / episodes.len() as f32;
-    let per_episode = crate::parallel::map(&jobs, threads, |(steps, adv)| {
-        Ok(host_episode_grad(policy, steps, adv, config, scale))
-    })?;
-    let mut grads = vec![0.0; policy.num_params()];
-    for g in per_episode {
-        for (a, b) in grads.iter_mut().zip(g) {
-            *a += b;
-        }
-    }
-    Ok(Some(grads))
-}
-
-/// One policy-gradient update from a batch of rolled-out episodes. Returns the updated policy.
-fn update(
-    policy: Policy,
-    optim: &mut burn::optim::ModuleOptimizer,
-    episodes: &[Vec<StepRecord>],
-    config: &InduceConfig,
-    ad: &Device,
-) -> Result<Policy> {
-    match batch_loss(&policy, episodes, config, ad)? {
-        None => Ok(policy),
-        Some(loss) => {
-            let grads = GradientsParams::from_grads(loss.backward(), &policy);
-            Ok(optim.step(config.lr, policy, grads))
-        }
-    }
-}
-
-/// The batch loss on the autodiff device (`None` for a batch without steps).
-fn batch_loss(
-    policy: &Policy,
-    episodes: &[Vec<StepRecord>],
-    config: &InduceConfig,
-    ad: &Device,
-) -> Result<Option<Tensor<1>>> {
-    let returns = batch_returns(episodes, |s| s.reward, config)?;
-    if returns.is_empty() {
-        return Ok(None);
-    }
-    let steps: Vec<&StepRecord> = episodes.iter().flatten().collect();
-    let dim = policy.input_dim();
-    // Block-diagonal batch of every visited state.
-    let (mut x, mut src, mut dst, mut norm) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
-    let (mut cu, mut cw, mut flag, mut seg, mut chosen) =
-        (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
-    let (mut node_off, mut cand_off) = (0u32, 0u32);
-    for (s, rec) in steps.iter().enumerate() {
-        x.extend_from_slice(&rec.state);
-        let m = Messages::new(rec.num_nodes, &rec.edges)?;
-        src.extend(m.src.iter().map(|v| v + node_off));
-        dst.extend(m.dst.iter().map(|v| v + node_off));
-        norm.extend(m.norm);
-        cu.extend(rec.cand_u.iter().map(|v| v + node_off));
-        cw.extend(rec.cand_w.iter().map(|v| v + node_off));
-        flag.extend_from_slice(&rec.flag);
-        seg.extend(std::iter::repeat_n(s as u32, rec.cand_u.len()));
-        chosen.push(cand_off + rec.action as u32);
-        node_off += rec.num_nodes as u32;
-        cand_off += rec.cand_u.len() as u32;
-    }
-    let n = node_off as usize;
-    let g = GraphTensors::from_messages(n, &Messages { src, dst, norm }, ad);
-    let xs = matrix(&x, n, dim, ad);
-    let c = CandidateTensors::new(&cu, &cw, &flag, ad);
-    let num_steps = steps.len();
-    let seg_t = indices(&seg, ad);
-    let scores = policy.score(policy.embed(xs, &g), &c);
-    let c_total = scores.dims()[0];
-    let logp = segment_log_softmax(scores.reshape([c_total, 1]), seg_t.clone(), num_steps);
-    let entropy = -scatter_add_rows(logp.clone().exp() * logp.clone(), seg_t, num_steps);
-    let chosen_logp = logp.select(0, indices(&chosen, ad));
-    let adv = Tensor::<2>::from_data(TensorData::new(returns, [num_steps, 1]), ad);
-    let objective = chosen_logp * adv + entropy * config.entropy_coef;
-    Ok(Some(-objective.sum() / episodes.len() as f32))
 }
 
 /// Trains a policy inductively on `targets` (typically training-split nodes with a non-zero
@@ -556,8 +284,8 @@ fn usable_targets(
 /// of another configuration or target list is a typed error naming the file. The caller
 /// removes the checkpoint once the trained policy is saved.
 ///
-/// Needs the host kernel (the Burn kernel samples from one shared generator, which cannot be
-/// replayed without the rollouts): with `PolicyKernel::Burn` it is an error.
+/// Needs the host kernel (the checkpoint holds the host kernel's Adam state): with
+/// [`Kernel::Burn`] it is an error.
 pub fn train_inductive_checkpointed(
     graph: &Graph,
     black_box: &dyn BlackBox,
@@ -567,10 +295,11 @@ pub fn train_inductive_checkpointed(
     checkpoint: &std::path::Path,
     progress: impl FnMut(&EpochStats),
 ) -> Result<Policy> {
-    if config.kernel != PolicyKernel::Host {
-        return Err(RlError::InvalidConfig(
-            "resumable training needs the host kernel (--kernel host)".into(),
-        ));
+    if config.kernel != Kernel::Host {
+        return Err(RlError::InvalidConfig(format!(
+            "resumable training needs InduceConfig.kernel = host, got {}",
+            config.kernel
+        )));
     }
     check_training(config)?;
     let usable = usable_targets(graph, black_box, targets, &config.env)?;
@@ -586,80 +315,22 @@ pub fn train_inductive_checkpointed(
         targets: usable,
         env: &config.env,
     };
-    train_pool_with(pool, dims, config, device, progress, Some(&store))
-}
-
-/// What a training checkpoint holds.
-#[derive(Serialize, Deserialize)]
-struct TrainState {
-    config: InduceConfig,
-    targets: Vec<u32>,
-    /// Epochs finished.
-    epochs: usize,
-    params: Vec<f32>,
-    adam: HostAdam,
-}
-
-/// Where and for what a training run checkpoints itself.
-struct TrainStore<'a> {
-    path: &'a std::path::Path,
-    config: &'a InduceConfig,
-    targets: Vec<u32>,
-}
-
-impl TrainStore<'_> {
-    fn bad(&self, message: String) -> RlError {
-        RlError::Model(induce_models::ModelError::checkpoint(self.path, message))
-    }
-
-    /// The saved state, if any (of this very run, else an error).
-    fn load(&self, num_params: usize) -> Result<Option<TrainState>> {
-        let bytes = match std::fs::read(self.path) {
-            Ok(b) => b,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-            Err(e) => {
-                return Err(RlError::Model(induce_models::ModelError::Io {
-                    path: self.path.to_path_buf(),
-                    source: e,
-                }));
-            }
-        };
-        let s: TrainState = serde_json::from_slice(&bytes)
-            .map_err(|e| self.bad(format!("not a training checkpoint: {e}")))?;
-        let mut mine = self.config.clone();
-        let mut theirs = s.config.clone();
-        // Inference-only settings do not change training.
-        (mine.minimise, mine.inference_samples) = (false, 0);
-        (theirs.minimise, theirs.inference_samples) = (false, 0);
-        if mine != theirs || s.targets != self.targets {
-            return Err(self.bad(
-                "it belongs to a training run with another configuration or other targets; \
-                 remove it to start over"
-                    .into(),
-            ));
+    let mut learner = HostLearner::new(
+        &config.policy_config(dims.0, dims.1).init(device),
+        crate::parallel::default_threads(),
+    );
+    let first = match store.load(learner.policy.num_params())? {
+        Some(saved) => {
+            learner.policy.params = saved.params;
+            learner.adam = saved.adam;
+            saved.epochs
         }
-        if s.params.len() != num_params || s.epochs > self.config.episodes {
-            return Err(self.bad(format!(
-                "{} parameters after {} epochs, expected {num_params} and at most {}",
-                s.params.len(),
-                s.epochs,
-                self.config.episodes
-            )));
-        }
-        Ok(Some(s))
-    }
-
-    fn save(&self, epochs: usize, policy: &HostPolicy, adam: &HostAdam) -> Result<()> {
-        let s = TrainState {
-            config: self.config.clone(),
-            targets: self.targets.clone(),
-            epochs,
-            params: policy.params.clone(),
-            adam: adam.clone(),
-        };
-        let bytes = serde_json::to_vec(&s).map_err(|e| self.bad(e.to_string()))?;
-        Ok(induce_models::checkpoint::atomic_write(self.path, &bytes)?)
-    }
+        None => 0,
+    };
+    train_epochs(&mut learner, pool, config, first, progress, |epochs, l| {
+        store.save(epochs, &l.policy, &l.adam)
+    })?;
+    Ok(learner.to_policy(device))
 }
 
 /// Where the training episodes come from.
@@ -697,15 +368,24 @@ impl<'a> Pool<'_, 'a> {
     }
 }
 
-/// Rejects a training configuration without episodes or with empty batches.
+/// Rejects a training configuration that [`InduceConfig::validate`] refuses, or without
+/// episodes or with empty batches.
 fn check_training(config: &InduceConfig) -> Result<()> {
+    config.validate()?;
     if config.batch_size == 0 {
         return Err(RlError::InvalidConfig(
-            "batch_size must be at least 1".into(),
+            "InduceConfig.batch_size must be at least 1, got 0".into(),
         ));
     }
+    check_episodes(config)
+}
+
+/// Rejects a search without episodes.
+fn check_episodes(config: &InduceConfig) -> Result<()> {
     if config.episodes == 0 {
-        return Err(RlError::InvalidConfig("episodes must be at least 1".into()));
+        return Err(RlError::InvalidConfig(
+            "InduceConfig.episodes must be at least 1, got 0".into(),
+        ));
     }
     Ok(())
 }
@@ -722,6 +402,7 @@ pub fn train_on_episodes(
     train_pool(Pool::Prepared(episodes), dims, config, device, progress)
 }
 
+/// Trains a fresh policy on `pool` with `config.kernel`.
 fn train_pool(
     pool: Pool<'_, '_>,
     dims: (usize, usize),
@@ -729,155 +410,102 @@ fn train_pool(
     device: &Device,
     progress: impl FnMut(&EpochStats),
 ) -> Result<Policy> {
-    train_pool_with(pool, dims, config, device, progress, None)
+    check_training(config)?;
+    let init = config.policy_config(dims.0, dims.1).init(device);
+    match config.kernel {
+        Kernel::Host => {
+            let threads = crate::parallel::default_threads();
+            let mut learner = HostLearner::new(&init, threads);
+            train_epochs(&mut learner, pool, config, 0, progress, no_checkpoint)?;
+            Ok(learner.to_policy(device))
+        }
+        Kernel::Burn => {
+            let mut learner = BurnLearner::new(&init, device);
+            train_epochs(&mut learner, pool, config, 0, progress, no_checkpoint)?;
+            Ok(learner.to_policy(device))
+        }
+    }
 }
 
-fn train_pool_with(
+/// [`train_epochs`]' `after_epoch` of a run that keeps no checkpoint.
+fn no_checkpoint<L>(_: usize, _: &L) -> Result<()> {
+    Ok(())
+}
+
+/// The inductive training loop, for any kernel: epochs `first..config.episodes` over `pool`
+/// in batches of `config.batch_size`, one policy-gradient step per batch. The order of the
+/// targets is shuffled every epoch and each episode samples with its own seed (drawn in batch
+/// order), so the rollouts of a batch run on any number of threads with the same result, and a
+/// run resumed at epoch `first` replays the finished epochs' draws without their rollouts.
+/// `after_epoch(epochs finished, learner)` runs after each epoch, before `progress`.
+fn train_epochs<L: Learner>(
+    learner: &mut L,
     mut pool: Pool<'_, '_>,
-    dims: (usize, usize),
     config: &InduceConfig,
-    device: &Device,
+    first: usize,
     mut progress: impl FnMut(&EpochStats),
-    store: Option<&TrainStore<'_>>,
-) -> Result<Policy> {
-    check_training(config)?;
+    mut after_epoch: impl FnMut(usize, &L) -> Result<()>,
+) -> Result<()> {
     if pool.len() == 0 {
         return Err(RlError::InvalidConfig(
             "no training target has a candidate action".into(),
         ));
     }
-    let pcfg = config.policy_config(dims.0, dims.1);
     let mut rng = StdRng::seed_from_u64(config.seed);
     let mut order: Vec<usize> = (0..pool.len()).collect();
     let k = pool.len() as f32;
-    if config.kernel == PolicyKernel::Host {
-        let mut policy = HostPolicy::from_policy(&pcfg.init(device));
-        let mut adam = HostAdam::new(policy.num_params());
-        let threads = crate::parallel::default_threads();
-        let mut first = 0;
-        if let Some(saved) = store
-            .map(|s| s.load(policy.num_params()))
-            .transpose()?
-            .flatten()
-        {
-            policy.params = saved.params;
-            adam = saved.adam;
-            first = saved.epochs;
-            // Replay the finished epochs' draws: the shuffle and one seed per episode.
-            for _ in 0..first {
-                order.shuffle(&mut rng);
-                for _ in 0..order.len() {
-                    let _: u64 = rng.random();
-                }
-            }
+    // Replay the finished epochs' draws: the shuffle and one seed per episode.
+    for _ in 0..first {
+        order.shuffle(&mut rng);
+        for _ in 0..order.len() {
+            let _: u64 = rng.random();
         }
-        for epoch in first..config.episodes {
-            order.shuffle(&mut rng);
-            let (mut ret, mut flips, mut edits) = (0.0f32, 0usize, 0usize);
-            for batch in order.chunks(config.batch_size) {
-                // One sampling seed per episode, drawn in batch order: the rollouts can run on
-                // any number of threads and give the same result.
-                let seeds: Vec<u64> = batch.iter().map(|_| rng.random()).collect();
-                let mut fresh: Vec<Episode<'_>> = Vec::new();
-                for &i in batch {
-                    fresh.extend(pool.build(i)?);
-                }
-                let mut jobs: Vec<(&mut Episode<'_>, u64)> = match &mut pool {
-                    Pool::Prepared(episodes) => {
-                        let mut slots: Vec<Option<&mut Episode<'_>>> =
-                            episodes.iter_mut().map(Some).collect();
-                        batch
-                            .iter()
-                            .zip(&seeds)
-                            .map(|(&i, &s)| {
-                                (slots[i].take().expect("batch indices are distinct"), s)
-                            })
-                            .collect()
-                    }
-                    Pool::Lazy { .. } => fresh.iter_mut().zip(seeds.iter().copied()).collect(),
-                };
-                let rolled = crate::parallel::map_mut(&mut jobs, threads, |(ep, seed)| {
-                    let steps =
-                        host_rollout(&policy, ep, &mut StdRng::seed_from_u64(*seed), false)?;
-                    Ok((steps, ep.is_flipped()))
-                })?;
-                let mut batch_steps = Vec::with_capacity(rolled.len());
-                for (steps, flipped) in rolled {
-                    ret += steps.iter().map(|s| s.reward).sum::<f32>();
-                    flips += usize::from(flipped);
-                    edits += steps.len();
-                    batch_steps.push(steps);
-                }
-                host_update(&mut policy, &mut adam, &batch_steps, config, threads)?;
-            }
-            if let Some(s) = store {
-                s.save(epoch + 1, &policy, &adam)?;
-            }
-            progress(&EpochStats {
-                epoch,
-                mean_return: ret / k,
-                flipped: flips as f32 / k,
-                mean_edits: edits as f32 / k,
-            });
-        }
-        return Ok(policy.to_policy(device));
     }
-    let ad = device.clone().autodiff();
-    let mut policy = pcfg.init(&ad);
-    let mut optim = AdamConfig::new().init();
-    for epoch in 0..config.episodes {
+    for epoch in first..config.episodes {
         order.shuffle(&mut rng);
         let (mut ret, mut flips, mut edits) = (0.0f32, 0usize, 0usize);
         for batch in order.chunks(config.batch_size) {
-            let plain = policy.valid();
-            let mut rolled = Vec::with_capacity(batch.len());
+            let seeds: Vec<u64> = batch.iter().map(|_| rng.random()).collect();
+            let mut fresh: Vec<Episode<'_>> = Vec::new();
             for &i in batch {
-                let mut fresh = pool.build(i)?;
-                let ep = match (&mut pool, fresh.as_mut()) {
-                    (Pool::Prepared(episodes), _) => &mut episodes[i],
-                    (Pool::Lazy { .. }, Some(ep)) => ep,
-                    (Pool::Lazy { .. }, None) => unreachable!("a lazy pool builds episodes"),
-                };
-                let steps = rollout(&plain, ep, &mut rng, device)?;
-                ret += steps.iter().map(|s| s.reward).sum::<f32>();
-                flips += usize::from(ep.is_flipped());
-                edits += steps.len();
-                rolled.push(steps);
+                fresh.extend(pool.build(i)?);
             }
-            policy = update(policy, &mut optim, &rolled, config, &ad)?;
+            let mut jobs: Vec<(&mut Episode<'_>, u64)> = match &mut pool {
+                Pool::Prepared(episodes) => {
+                    let mut slots: Vec<Option<&mut Episode<'_>>> =
+                        episodes.iter_mut().map(Some).collect();
+                    batch
+                        .iter()
+                        .zip(&seeds)
+                        .map(|(&i, &s)| (slots[i].take().expect("batch indices are distinct"), s))
+                        .collect()
+                }
+                Pool::Lazy { .. } => fresh.iter_mut().zip(seeds.iter().copied()).collect(),
+            };
+            let shared: &L = learner;
+            let rolled = crate::parallel::map_mut(&mut jobs, shared.threads(), |(ep, seed)| {
+                let steps = rollout(shared, ep, &mut StdRng::seed_from_u64(*seed), false)?;
+                Ok((steps, ep.is_flipped()))
+            })?;
+            let mut batch_steps = Vec::with_capacity(rolled.len());
+            for (steps, flipped) in rolled {
+                ret += steps.iter().map(L::reward).sum::<f32>();
+                flips += usize::from(flipped);
+                edits += steps.len();
+                batch_steps.push(steps);
+            }
+            let returns = batch_returns(&batch_steps, L::reward, config)?;
+            if !returns.is_empty() {
+                learner.update(&batch_steps, &returns, config)?;
+            }
         }
+        after_epoch(epoch + 1, learner)?;
         progress(&EpochStats {
             epoch,
             mean_return: ret / k,
             flipped: flips as f32 / k,
             mean_edits: edits as f32 / k,
         });
-    }
-    Ok(policy.valid())
-}
-
-/// Explains `target` greedily with a trained policy (forward passes only): at each step the
-/// highest-scoring action (first on ties) until the label flips, the budget is spent or no
-/// action is left.
-pub fn explain_greedy(
-    policy: &Policy,
-    graph: &Graph,
-    black_box: &dyn BlackBox,
-    target: u32,
-    env: &EnvConfig,
-    device: &Device,
-) -> Result<Explanation> {
-    let mut ep = Episode::new(graph, black_box, target, env)?;
-    run_greedy(policy, &mut ep, device)?;
-    Ok(ep.explanation())
-}
-
-/// Plays an episode to its end greedily with Burn on `device` (the loop of [`explain_greedy`];
-/// [`run_greedy_host`] is the host kernel's).
-fn run_greedy(policy: &Policy, ep: &mut Episode<'_>, device: &Device) -> Result<()> {
-    while !ep.is_done() {
-        let logp = action_log_probs(policy, ep, device)?;
-        ep.step(argmax(&logp))?;
     }
     Ok(())
 }
@@ -910,86 +538,109 @@ pub fn explain_transductive_from(
     init: Option<&Policy>,
     device: &Device,
 ) -> Result<Explanation> {
-    if config.episodes == 0 {
-        return Err(RlError::InvalidConfig("episodes must be at least 1".into()));
-    }
+    config.validate()?;
+    check_episodes(config)?;
     let mut ep = Episode::new(graph, black_box, target, &config.env)?;
     let seed = config.seed ^ (target as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-    let pcfg = config
-        .policy_config(graph.features().dim(), black_box.num_classes())
-        .with_init_seed(seed);
-    let mut rng = StdRng::seed_from_u64(seed);
-    let mut best: Option<Explanation> = None;
-    let mut last = None;
-    let hops = config.env.hops;
-    let mut keep = |e: Explanation| -> Result<bool> {
-        let e = match config.minimise && e.found {
-            true => induce_explain::minimise(graph, black_box, &e, hops, config.env.verdict)?,
-            false => e,
-        };
-        if e.found && best.as_ref().is_none_or(|b| e.size() < b.size()) {
-            best = Some(e.clone());
+    let fresh;
+    let start = match init {
+        Some(p) => p,
+        None => {
+            fresh = config
+                .policy_config(graph.features().dim(), black_box.num_classes())
+                .with_init_seed(seed)
+                .init(device);
+            &fresh
         }
-        last = Some(e);
-        Ok(best.as_ref().is_some_and(|b| b.size() <= 1))
     };
-    if config.kernel == PolicyKernel::Host {
-        let mut policy = match init {
-            Some(p) => HostPolicy::from_policy(p),
-            None => HostPolicy::from_policy(&pcfg.init(device)),
-        };
-        if init.is_some() {
-            ep.reset();
-            run_greedy_host(&policy, &mut ep)?;
-            if keep(ep.explanation())? {
-                return Ok(best.or(last).expect("one episode"));
-            }
+    let mut search = Search {
+        graph,
+        black_box,
+        config,
+        best: None,
+        last: None,
+    };
+    let rng = StdRng::seed_from_u64(seed);
+    let greedy_first = init.is_some();
+    match config.kernel {
+        Kernel::Host => {
+            let learner = HostLearner::new(start, 1);
+            search.run(learner, &mut ep, rng, greedy_first)?;
         }
-        let mut adam = HostAdam::new(policy.num_params());
-        for i in 0..config.episodes {
-            let steps = host_rollout(&policy, &mut ep, &mut rng, true)?;
-            if keep(ep.explanation())? {
-                break;
-            }
-            host_update(&mut policy, &mut adam, &[steps], config, 1)?;
-            if greedy_due(config, i) {
-                ep.reset();
-                run_greedy_host(&policy, &mut ep)?;
-                if keep(ep.explanation())? {
-                    break;
-                }
-            }
-        }
-    } else {
-        let ad = device.clone().autodiff();
-        let mut policy = match init {
-            Some(p) => HostPolicy::from_policy(p).to_policy(&ad),
-            None => pcfg.init(&ad),
-        };
-        if init.is_some() {
-            ep.reset();
-            run_greedy(&policy.valid(), &mut ep, device)?;
-            if keep(ep.explanation())? {
-                return Ok(best.or(last).expect("one episode"));
-            }
-        }
-        let mut optim = AdamConfig::new().init();
-        for i in 0..config.episodes {
-            let steps = rollout(&policy.valid(), &mut ep, &mut rng, device)?;
-            if keep(ep.explanation())? {
-                break;
-            }
-            policy = update(policy, &mut optim, &[steps], config, &ad)?;
-            if greedy_due(config, i) {
-                ep.reset();
-                run_greedy(&policy.valid(), &mut ep, device)?;
-                if keep(ep.explanation())? {
-                    break;
-                }
-            }
+        Kernel::Burn => {
+            let learner = BurnLearner::new(start, device);
+            search.run(learner, &mut ep, rng, greedy_first)?;
         }
     }
-    Ok(best.or(last).expect("at least one episode"))
+    Ok(search.best.or(search.last).expect("at least one episode"))
+}
+
+/// The state of one transductive search: the smallest counterfactual so far and the last
+/// episode's explanation.
+struct Search<'a> {
+    graph: &'a Graph,
+    black_box: &'a dyn BlackBox,
+    config: &'a InduceConfig,
+    best: Option<Explanation>,
+    last: Option<Explanation>,
+}
+
+impl Search<'_> {
+    /// Keeps an episode's explanation (minimised when configured); true once the best is a
+    /// single edit (the search stops).
+    fn keep(&mut self, e: Explanation) -> Result<bool> {
+        let c = self.config;
+        let e = match c.minimise && e.found {
+            true => {
+                induce_explain::minimise(self.graph, self.black_box, &e, c.env.hops, c.env.verdict)?
+            }
+            false => e,
+        };
+        if e.found && self.best.as_ref().is_none_or(|b| e.size() < b.size()) {
+            self.best = Some(e.clone());
+        }
+        self.last = Some(e);
+        Ok(self.best.as_ref().is_some_and(|b| b.size() <= 1))
+    }
+
+    /// Plays the learner's greedy episode and keeps it; true when the search is over.
+    fn greedy<L: Learner>(&mut self, learner: &L, ep: &mut Episode<'_>) -> Result<bool> {
+        ep.reset();
+        let scorer = bind(learner, ep);
+        play_greedy(&scorer, ep)?;
+        self.keep(ep.explanation())
+    }
+
+    /// The search for any kernel: the greedy episode first when `greedy_first` (fine-tuning),
+    /// then sampled episodes, one update after each, with the greedy episode every
+    /// [`InduceConfig::greedy_every`]-th update.
+    fn run<L: Learner>(
+        &mut self,
+        mut learner: L,
+        ep: &mut Episode<'_>,
+        mut rng: StdRng,
+        greedy_first: bool,
+    ) -> Result<()> {
+        let config = self.config;
+        if greedy_first && self.greedy(&learner, ep)? {
+            return Ok(());
+        }
+        for i in 0..config.episodes {
+            let steps = rollout(&learner, ep, &mut rng, true)?;
+            if self.keep(ep.explanation())? {
+                break;
+            }
+            let batch = [steps];
+            let returns = batch_returns(&batch, L::reward, config)?;
+            if !returns.is_empty() {
+                learner.update(&batch, &returns, config)?;
+            }
+            if greedy_due(config, i) && self.greedy(&learner, ep)? {
+                break;
+            }
+        }
+        Ok(())
+    }
 }
 
 /// Whether the transductive search plays its policy's greedy episode after update `i` (from 0):
@@ -999,113 +650,64 @@ fn greedy_due(config: &InduceConfig, i: usize) -> bool {
     every > 0 && ((i + 1).is_multiple_of(every) || i + 1 == config.episodes)
 }
 
-/// [`explain_greedy`] with the host kernel (a [`HostPolicy`] converted once from a trained
-/// [`Policy`] with [`HostPolicy::from_policy`]); no device is involved.
-pub fn explain_greedy_host(
-    policy: &HostPolicy,
+/// Explains `target` greedily with a trained policy (forward passes only): at each step the
+/// highest-scoring action (first on ties) until the label flips, the budget is spent or no
+/// action is left.
+pub fn explain_greedy(
+    policy: &KernelPolicy,
     graph: &Graph,
     black_box: &dyn BlackBox,
     target: u32,
     env: &EnvConfig,
 ) -> Result<Explanation> {
     let mut ep = Episode::new(graph, black_box, target, env)?;
-    run_greedy_host(policy, &mut ep)?;
+    run_greedy(policy, &mut ep)?;
     Ok(ep.explanation())
 }
 
-/// `log Π(· | S)` of an episode's current state with the host kernel.
-///
-/// # Shapes
-/// - output: `[C]` (one entry per candidate action)
-fn host_log_probs(
-    policy: &HostPolicy,
-    ep: &Episode<'_>,
-    first: Option<&FirstBlockProduct>,
-) -> Result<Vec<f32>> {
-    let g = HostGraph::new(ep.num_nodes(), &ep.edit_graph().edges())?;
-    let c = ep.candidates();
-    Ok(policy.log_probs_cached(&ep.state_blocks(), first, &g, &c.u, &c.w, &c.flag()))
+/// Plays an episode to its end greedily (the loop of [`explain_greedy`], for episodes built
+/// otherwise, e.g. [`Episode::with_subgraph`]).
+pub fn run_greedy(policy: &KernelPolicy, ep: &mut Episode<'_>) -> Result<()> {
+    let scorer = policy.bind(ep);
+    play_greedy(&scorer, ep)
 }
 
-/// The policy's first-layer product over an episode's fixed features (`None` when the first
-/// state block changes with the edits: the reference layout).
-fn first_block(policy: &HostPolicy, ep: &Episode<'_>) -> Option<FirstBlockProduct> {
-    ep.first_block_is_fixed()
-        .then(|| policy.first_block_product(&ep.state_blocks()))
-}
-
-/// Plays an episode to its end greedily with the host kernel (the loop of
-/// [`explain_greedy_host`], for episodes built otherwise, e.g. [`Episode::with_subgraph`]).
-pub fn run_greedy_host(policy: &HostPolicy, ep: &mut Episode<'_>) -> Result<()> {
-    let first = first_block(policy, ep);
-    while !ep.is_done() {
-        let lp = host_log_probs(policy, ep, first.as_ref())?;
-        ep.step(argmax(&lp))?;
-    }
-    Ok(())
-}
-
-/// Best-of-k inductive inference with the host kernel: the greedy episode, then `samples − 1`
-/// episodes that sample their actions from the trained policy (seeded from `seed` and the target
-/// id); the smallest counterfactual wins (the greedy one on ties), stopping early at size 1.
-/// Still inductive: forward passes only, no training per target. `samples = 1` is
-/// [`explain_greedy_host`].
+/// Best-of-k inductive inference: the greedy episode, then `samples − 1` episodes that sample
+/// their actions from the trained policy (seeded from `seed` and the target id); the smallest
+/// counterfactual wins (the greedy one on ties), stopping early at size 1. Still inductive:
+/// forward passes only, no training per target. `samples = 1` is [`explain_greedy`].
 ///
 /// A target with no counterfactual in any episode returns the greedy episode's explanation.
-pub fn explain_best_of_k_host(
-    policy: &HostPolicy,
-    graph: &Graph,
-    black_box: &dyn BlackBox,
-    target: u32,
-    env: &EnvConfig,
-    samples: usize,
-    seed: u64,
-) -> Result<Explanation> {
-    let mut ep = Episode::new(graph, black_box, target, env)?;
-    let first = first_block(policy, &ep);
-    best_of_k(&mut ep, samples, seed, Ok, |ep| {
-        host_log_probs(policy, ep, first.as_ref())
-    })
-}
-
-/// [`explain_best_of_k_host`] with the Burn kernel on `device`.
-#[allow(clippy::too_many_arguments)]
 pub fn explain_best_of_k(
-    policy: &Policy,
+    policy: &KernelPolicy,
     graph: &Graph,
     black_box: &dyn BlackBox,
     target: u32,
     env: &EnvConfig,
     samples: usize,
     seed: u64,
-    device: &Device,
 ) -> Result<Explanation> {
     let mut ep = Episode::new(graph, black_box, target, env)?;
-    best_of_k(&mut ep, samples, seed, Ok, |ep| {
-        action_log_probs(policy, ep, device)
-    })
+    let scorer = policy.bind(&ep);
+    best_of_k(&scorer, &mut ep, samples, seed, Ok)
 }
 
-/// The search of [`explain_best_of_k_host`], for any implementation of `log Π(· | S)`;
-/// `finish` post-processes each counterfactual found before it is compared (the minimality pass,
-/// or `Ok`).
+/// The search of [`explain_best_of_k`]; `finish` post-processes each counterfactual found
+/// before it is compared (the minimality pass, or `Ok`).
 fn best_of_k(
+    scorer: &Scorer<'_>,
     ep: &mut Episode<'_>,
     samples: usize,
     seed: u64,
     finish: impl Fn(Explanation) -> Result<Explanation>,
-    log_probs: impl Fn(&Episode<'_>) -> Result<Vec<f32>>,
 ) -> Result<Explanation> {
     if samples == 0 {
         return Err(RlError::InvalidConfig(
-            "best-of-k inference needs at least 1 sample".into(),
+            "best-of-k inference needs at least 1 sample (InduceConfig.inference_samples)".into(),
         ));
     }
     ep.reset();
-    while !ep.is_done() {
-        let a = argmax(&log_probs(ep)?);
-        ep.step(a)?;
-    }
+    play_greedy(scorer, ep)?;
     let mut greedy = ep.explanation();
     if greedy.found {
         greedy = finish(greedy)?;
@@ -1118,10 +720,7 @@ fn best_of_k(
             break;
         }
         ep.reset();
-        while !ep.is_done() {
-            let a = sample(&log_probs(ep)?, &mut rng);
-            ep.step(a)?;
-        }
+        play_sampled(scorer, ep, &mut rng)?;
         let e = ep.explanation();
         if !e.found {
             continue;
@@ -1137,7 +736,7 @@ fn best_of_k(
 /// InduCE with a trained policy as an [`Explainer`] (inductive inference).
 pub struct InduceExplainer<'a> {
     policy: Policy,
-    host: Option<HostPolicy>,
+    runner: KernelPolicy,
     black_box: &'a dyn BlackBox,
     env: EnvConfig,
     device: Device,
@@ -1160,7 +759,7 @@ impl<'a> InduceExplainer<'a> {
     ) -> Self {
         Self {
             policy: policy.valid().to_device(device),
-            host: Some(HostPolicy::from_policy(policy)),
+            runner: KernelPolicy::new(policy, Kernel::Host, device),
             black_box,
             env,
             device: device.clone(),
@@ -1172,9 +771,9 @@ impl<'a> InduceExplainer<'a> {
 }
 
 impl InduceExplainer<'_> {
-    /// Best-of-k inference ([`explain_best_of_k_host`]): `samples` episodes per target (the
-    /// greedy one and `samples − 1` sampled ones, seeded from `seed` and the target id).
-    /// `samples = 1` (the default) is greedy inference.
+    /// Best-of-k inference ([`explain_best_of_k`]): `samples` episodes per target (the greedy
+    /// one and `samples − 1` sampled ones, seeded from `seed` and the target id). `samples = 1`
+    /// (the default) is greedy inference.
     pub fn with_samples(mut self, samples: usize, seed: u64) -> Self {
         self.samples = (samples, seed);
         self
@@ -1188,11 +787,8 @@ impl InduceExplainer<'_> {
     }
 
     /// Chooses the implementation of the policy's forward pass (same results).
-    pub fn with_kernel(mut self, kernel: PolicyKernel) -> Self {
-        self.host = match kernel {
-            PolicyKernel::Host => Some(HostPolicy::from_policy(&self.policy)),
-            PolicyKernel::Burn => None,
-        };
+    pub fn with_kernel(mut self, kernel: Kernel) -> Self {
+        self.runner = KernelPolicy::new(&self.policy, kernel, &self.device);
         self
     }
 }
@@ -1204,23 +800,14 @@ impl Explainer for InduceExplainer<'_> {
 
     fn explain(&self, graph: &Graph, target: u32) -> Result<Explanation> {
         let (k, seed) = self.samples;
-        let hops = self.env.hops;
+        let (hops, verdict) = (self.env.hops, self.env.verdict);
         let finish = |e: Explanation| match self.minimise && e.found {
-            true => induce_explain::minimise(graph, self.black_box, &e, hops, self.env.verdict),
+            true => induce_explain::minimise(graph, self.black_box, &e, hops, verdict),
             false => Ok(e),
         };
         let mut ep = Episode::new(graph, self.black_box, target, &self.env)?;
-        match &self.host {
-            Some(host) => {
-                let first = first_block(host, &ep);
-                best_of_k(&mut ep, k, seed, finish, |ep| {
-                    host_log_probs(host, ep, first.as_ref())
-                })
-            }
-            None => best_of_k(&mut ep, k, seed, finish, |ep| {
-                action_log_probs(&self.policy, ep, &self.device)
-            }),
-        }
+        let scorer = self.runner.bind(&ep);
+        best_of_k(&scorer, &mut ep, k, seed, finish)
     }
 }
 
@@ -1277,81 +864,6 @@ impl Explainer for TransductiveExplainer<'_> {
     }
 }
 
-/// What is saved beside a policy checkpoint (`policy.json`): the InduCE config and the data
-/// layout the policy was trained for.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct PolicyMeta {
-    /// Node feature dimension of the graph the policy was trained on.
-    pub feature_dim: usize,
-    /// Number of classes of the black box it was trained with.
-    pub num_classes: usize,
-    /// The training configuration.
-    pub induce: InduceConfig,
-}
-
-/// Saves a trained policy (`path`, burnpack) with its [`PolicyMeta`] beside it (`path.json`),
-/// both atomically.
-pub fn save_policy(
-    policy: &Policy,
-    meta: &PolicyMeta,
-    path: impl AsRef<std::path::Path>,
-) -> Result<()> {
-    let path = path.as_ref();
-    Ok(induce_models::checkpoint::save_module(policy, meta, path)?)
-}
-
-/// Loads a policy saved by [`save_policy`] to explain a graph with `feature_dim` features through
-/// a black box with `num_classes` classes (new nodes or a new graph with the same layout). A
-/// policy trained for another layout is a typed
-/// [`induce_models::ModelError::DimensionMismatch`] naming both numbers.
-pub fn load_policy(
-    path: impl AsRef<std::path::Path>,
-    feature_dim: usize,
-    num_classes: usize,
-    device: &Device,
-) -> Result<(Policy, PolicyMeta)> {
-    let path = path.as_ref();
-    use induce_models::checkpoint::{check_dims, load_config, load_record};
-    let meta: PolicyMeta = load_config(path)?;
-    check_dims(
-        path,
-        "node feature dimension",
-        meta.feature_dim,
-        feature_dim,
-    )?;
-    check_dims(path, "number of classes", meta.num_classes, num_classes)?;
-    // Checked before the network is sized from the config: a corrupt width must not become
-    // an allocation. The first GAT layer, the other layers and the MLP's middle layer alone
-    // hold at least this many parameters.
-    let c = &meta.induce;
-    if c.hidden == 0 || c.gat_layers == 0 || c.mlp_hidden == 0 {
-        return Err(RlError::Model(induce_models::ModelError::checkpoint(
-            induce_models::checkpoint::config_path(path),
-            format!(
-                "bad config: hidden {}, gat_layers {}, mlp_hidden {} (each must be at least 1)",
-                c.hidden, c.gat_layers, c.mlp_hidden
-            ),
-        )));
-    }
-    let (h, m) = (c.hidden as u64, c.mlp_hidden as u64);
-    let lower = (state_dim(feature_dim, num_classes) as u64)
-        .checked_mul(h)
-        .and_then(|first| {
-            let rest = (c.gat_layers as u64 - 1).checked_mul(h.checked_mul(h)?)?;
-            first.checked_add(rest)?.checked_add(m.checked_mul(m)?)
-        });
-    induce_models::checkpoint::check_record_holds(
-        path,
-        lower,
-        &format!(
-            "hidden {}, gat_layers {}, mlp_hidden {}",
-            c.hidden, c.gat_layers, c.mlp_hidden
-        ),
-    )?;
-    let pcfg = meta.induce.policy_config(feature_dim, num_classes);
-    Ok((load_record(pcfg.init(device), path)?, meta))
-}
-
 /// Wall-clock helper for reports.
 pub fn timed<T>(f: impl FnOnce() -> T) -> (T, f64) {
     let t = Instant::now();
@@ -1376,103 +888,65 @@ mod tests {
     }
 
     #[test]
-    fn greedy_argmax_takes_the_first_of_ties() {
-        assert_eq!(argmax(&[0.1, 0.5, 0.5]), 1);
-        assert_eq!(argmax(&[f32::NAN, 0.2]), 1);
-    }
-
-    /// The host kernel's batch gradient (parallel per-episode backward passes reusing the
-    /// rollouts' forward passes) equals Burn's autodiff of the block-diagonal replay.
-    #[test]
-    fn host_batch_gradient_equals_burn_autodiff() {
-        use burn::module::{ModuleVisitor, Param};
-        struct Grads<'a>(&'a GradientsParams, Vec<f32>);
-        impl ModuleVisitor for Grads<'_> {
-            fn visit_float<const D: usize>(&mut self, p: &Param<Tensor<D>>) {
-                let g = self.0.get::<D>(p.id).expect("gradient");
-                self.1.extend(to_vec(g.reshape([1, -1])));
-            }
+    fn validation_names_the_field() {
+        let ok = InduceConfig::default();
+        assert!(ok.validate().is_ok());
+        for (c, field) in [
+            (
+                InduceConfig {
+                    lr: 0.0,
+                    ..ok.clone()
+                },
+                "lr",
+            ),
+            (
+                InduceConfig {
+                    lr: f64::NAN,
+                    ..ok.clone()
+                },
+                "lr",
+            ),
+            (
+                InduceConfig {
+                    gamma: 1.5,
+                    ..ok.clone()
+                },
+                "gamma",
+            ),
+            (
+                InduceConfig {
+                    hidden: 0,
+                    ..ok.clone()
+                },
+                "hidden",
+            ),
+            (
+                InduceConfig {
+                    return_std_floor: 0.0,
+                    ..ok.clone()
+                },
+                "return_std_floor",
+            ),
+            (
+                InduceConfig {
+                    inference_samples: 0,
+                    ..ok.clone()
+                },
+                "inference_samples",
+            ),
+        ] {
+            let e = c.validate().unwrap_err().to_string();
+            assert!(e.contains(&format!("InduceConfig.{field} ")), "{e}");
         }
-        let dev = induce_models::device::default_device().unwrap();
-        let ad = dev.clone().autodiff();
-        let config = InduceConfig::default();
-        let policy = PolicyConfig::new(3).with_init_seed(9).init(&ad);
-        let host = HostPolicy::from_policy(&policy);
-        //  0 ─ 1 ─ 2 ─ 3 (then edited), candidates over local ids
-        let rec = |edges: Vec<(u32, u32)>, action: usize, reward: f32, shift: f32| StepRecord {
-            state: (0..12).map(|i| (i % 5) as f32 * 0.3 - shift).collect(),
-            num_nodes: 4,
-            edges,
-            cand_u: vec![0, 0, 1, 2],
-            cand_w: vec![2, 3, 2, 3],
-            flag: vec![1.0, 1.0, 0.0, 0.0],
-            action,
-            reward,
+        let zero = InduceConfig {
+            batch_size: 0,
+            ..ok
         };
-        let path = vec![(0, 1), (1, 2), (2, 3)];
-        let episodes = vec![
-            vec![
-                rec(path.clone(), 2, -0.2, 0.1),
-                rec(vec![(0, 1), (2, 3)], 1, 1.5, 0.4),
-            ],
-            vec![rec(path, 0, 0.7, -0.3)],
-        ];
-        let loss = batch_loss(&policy, &episodes, &config, &ad)
-            .unwrap()
-            .unwrap();
-        let gp = GradientsParams::from_grads(loss.backward(), &policy);
-        let mut want = Grads(&gp, Vec::new());
-        policy.visit(&mut want);
-        let host_eps: Vec<Vec<HostStep>> = episodes
-            .iter()
-            .map(|e| {
-                e.iter()
-                    .map(|r| {
-                        let graph = HostGraph::new(r.num_nodes, &r.edges).unwrap();
-                        let trace = host.forward(&r.state, &graph, &r.cand_u, &r.cand_w, &r.flag);
-                        HostStep {
-                            first: None,
-                            state: StateSnapshot::whole(
-                                induce_graph::Features::new(
-                                    r.num_nodes,
-                                    r.state.len() / r.num_nodes,
-                                    r.state.clone(),
-                                )
-                                .unwrap(),
-                            ),
-                            graph,
-                            cand_u: r.cand_u.clone(),
-                            cand_w: r.cand_w.clone(),
-                            flag: r.flag.clone(),
-                            log_probs: trace.log_probs().to_vec(),
-                            trace: (r.num_nodes % 2 == 0).then_some(trace),
-                            action: r.action,
-                            reward: r.reward,
-                        }
-                    })
-                    .collect()
-            })
-            .collect();
-        for threads in [1, 2] {
-            let got = host_batch_grads(&host, &host_eps, &config, threads)
-                .unwrap()
-                .unwrap();
-            assert_eq!(got.len(), want.1.len());
-            assert!(want.1.iter().any(|g| g.abs() > 1e-3));
-            for (i, (a, b)) in got.iter().zip(&want.1).enumerate() {
-                assert!(
-                    (a - b).abs() < 1e-5 + 1e-4 * b.abs(),
-                    "param {i}: {a} vs {b}"
-                );
-            }
-        }
-    }
-
-    #[test]
-    fn sampling_follows_the_distribution() {
-        let mut rng = StdRng::seed_from_u64(1);
-        let logp = [0.25f32.ln(), 0.75f32.ln()];
-        let ones = (0..4000).filter(|_| sample(&logp, &mut rng) == 1).count();
-        assert!((2800..3200).contains(&ones), "{ones}");
+        assert!(
+            check_training(&zero)
+                .unwrap_err()
+                .to_string()
+                .contains("batch_size")
+        );
     }
 }

@@ -8,7 +8,8 @@
 //! * [`Episode`] / [`EnvConfig`]: the MDP for one target on its `h`-hop neighbourhood: per-node
 //!   state, candidate actions ([`Candidates`]), [`Episode::step`], done rules;
 //! * [`Reward`]: the paper's reward (guarded) and a shaped alternative;
-//! * [`InduceExplainer`], [`train_inductive`], [`explain_transductive`], ...: the method;
+//! * [`InduceExplainer`], [`train_inductive`], [`explain_transductive`], ...: the method,
+//!   written once over the [`kernel`] seam (host and Burn implementations of the policy);
 //! * [`Explanation`], [`Edit`], [`EditKind`], the [`Explainer`] trait and the [`metrics`] are
 //!   re-exported from `induce-explain`, where every method shares them;
 //! * [`parity`]: the reference-compatibility check against the authors' shipped explanations
@@ -51,9 +52,12 @@
 pub mod bench;
 pub mod env;
 pub mod induce;
+pub mod kernel;
 pub mod parity;
+pub mod policy_io;
 pub mod reward;
 pub mod scale;
+mod train_store;
 
 mod error {
     pub use induce_explain::{ExplainError as RlError, Result};
@@ -71,10 +75,12 @@ pub use error::Result;
 pub use error::RlError;
 pub use explanation::{Edit, EditKind, Explainer, Explanation};
 pub use induce::{
-    EpochStats, InduceConfig, InduceExplainer, PolicyKernel, PolicyMeta, TransductiveExplainer,
-    explain_best_of_k, explain_best_of_k_host, explain_greedy, explain_greedy_host,
-    explain_transductive, explain_transductive_from, load_policy, save_policy, timed,
-    train_inductive, train_inductive_checkpointed,
+    EpochStats, InduceConfig, InduceExplainer, TransductiveExplainer, explain_best_of_k,
+    explain_greedy, explain_transductive, explain_transductive_from, run_greedy, timed,
+    train_inductive, train_inductive_checkpointed, train_on_episodes,
 };
+pub use induce_models::Kernel;
+pub use kernel::KernelPolicy;
 pub use parity::{DatasetParity, ParityError, ParityReport};
+pub use policy_io::{PolicyMeta, load_policy, save_policy};
 pub use reward::Reward;

@@ -28,16 +28,17 @@ use std::time::Instant;
 use burn::tensor::Device;
 use induce_graph::GraphError;
 use induce_graph::io::load_reference_npz;
+use induce_models::ModelError;
 use induce_models::checkpoint::atomic_write;
 use induce_models::reference::{load_reference_gcn, load_reference_policy};
-use induce_models::{BlackBox, GcnBlackBox, HostGcn, ModelError};
 use serde::{Deserialize, Serialize};
 
 use crate::env::{EnvConfig, state_dim};
 use crate::error::RlError;
 use crate::explanation::{Edit, EditKind, Explanation};
-use crate::induce::{PolicyKernel, explain_greedy, explain_greedy_host};
-use induce_models::host_policy::HostPolicy;
+use crate::induce::explain_greedy;
+use crate::kernel::KernelPolicy;
+use induce_models::Kernel;
 
 /// The datasets of the reference export with the number of eval targets and the number of
 /// identical explanations parity requires (spec §7: one syn5 target is a float near-tie).
@@ -316,7 +317,7 @@ pub fn run_dataset(
     device: &Device,
 ) -> Result<DatasetParity, ParityError> {
     let dir = dir.as_ref();
-    run_dataset_with(dir, name, device, PolicyKernel::Burn)
+    run_dataset_with(dir, name, device, Kernel::Burn)
 }
 
 /// [`run_dataset`] with a choice of policy kernel. The Burn kernel reproduces the authors'
@@ -327,7 +328,7 @@ pub fn run_dataset_with(
     dir: &Path,
     name: &str,
     device: &Device,
-    kernel: PolicyKernel,
+    kernel: Kernel,
 ) -> Result<DatasetParity, ParityError> {
     let files = ReferenceFiles::in_dir(dir, name);
     let data = load_reference_npz(&files.npz)?;
@@ -339,10 +340,7 @@ pub fn run_dataset_with(
         })?;
     let gcn = load_reference_gcn(&files.gcn, device)?;
     // The host kernel pairs with the host copy of the black box (same function, no Burn).
-    let black_box: Box<dyn BlackBox> = match kernel {
-        PolicyKernel::Burn => Box::new(GcnBlackBox::new(gcn, device)),
-        PolicyKernel::Host => Box::new(HostGcn::from_gcn(&gcn)?),
-    };
+    let black_box = induce_models::gcn_black_box(&gcn, kernel, device)?;
     let black_box = black_box.as_ref();
     let policy = load_reference_policy(&files.policy, device)?;
     let width = state_dim(data.graph.features().dim(), black_box.num_classes());
@@ -359,19 +357,10 @@ pub fn run_dataset_with(
         .collect();
     let env = EnvConfig::reference();
     let start = Instant::now();
-    let explanations = match kernel {
-        PolicyKernel::Burn => {
-            crate::parallel::map(&targets, crate::parallel::default_threads(), |&t| {
-                explain_greedy(&policy, &data.graph, black_box, t, &env, device)
-            })?
-        }
-        PolicyKernel::Host => {
-            let host = HostPolicy::from_policy(&policy);
-            crate::parallel::map(&targets, crate::parallel::default_threads(), |&t| {
-                explain_greedy_host(&host, &data.graph, black_box, t, &env)
-            })?
-        }
-    };
+    let policy = KernelPolicy::new(&policy, kernel, device);
+    let explanations = crate::parallel::map(&targets, crate::parallel::default_threads(), |&t| {
+        explain_greedy(&policy, &data.graph, black_box, t, &env)
+    })?;
     let seconds = start.elapsed().as_secs_f64();
     let mut mismatches = Vec::new();
     for got in &explanations {

@@ -29,7 +29,6 @@ use induce_graph::generators::ArxivLikeConfig;
 use induce_graph::{Csr, Features, Graph, Subgraph, k_hop, k_hop_sampled};
 use induce_models::checkpoint::{load_gcn, save_gcn};
 use induce_models::host_gcn::{FirstLayer, Neighbours, Projected};
-use induce_models::host_policy::HostPolicy;
 use induce_models::train::split_accuracy;
 use induce_models::{
     BlackBox, GcnConfig, GcnTrainingConfig, HostGcn, LogProbs, Result as ModelResult, train_gcn,
@@ -43,7 +42,9 @@ use crate::bench::{BenchRow, measure};
 use crate::env::Episode;
 use crate::error::{Result, RlError};
 use crate::explanation::{EditKind, Explanation};
-use crate::induce::{InduceConfig, explain_greedy_host, run_greedy_host, train_on_episodes};
+use crate::induce::{InduceConfig, explain_greedy, run_greedy, train_on_episodes};
+use crate::kernel::{KernelPolicy, argmax};
+use induce_models::Kernel;
 
 /// Configuration of the scale run. Every field has a default (the `bench --scale` run).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -532,7 +533,7 @@ pub fn run(
         },
     )?);
     log(&rows[2].detail);
-    let host = HostPolicy::from_policy(&policy.expect("trained"));
+    let host = KernelPolicy::new(&policy.expect("trained"), Kernel::Host, device);
 
     // Inductive explanation of random test nodes.
     let targets = pick(g, &data.split.test, config.explain_targets, &mut rng);
@@ -562,7 +563,7 @@ pub fn run(
                 let sampled = (sub.num_nodes(), sub.num_edges());
                 let view = SampledBlackBox::new(&bb, g, &sub, config, exact);
                 let mut ep = Episode::with_subgraph(g, &view, sub, env)?;
-                run_greedy_host(&host, &mut ep)?;
+                run_greedy(&host, &mut ep)?;
                 let expl = ep.explanation();
                 let search = t0.elapsed().as_secs_f64();
                 let t1 = Instant::now();
@@ -572,8 +573,8 @@ pub fn run(
                 };
                 let before = bb.log_probs_at(&xw, &Overlay::new(&csr, &none), t)?;
                 let after = bb.log_probs_at(&xw, &Overlay::new(&csr, &expl), t)?;
-                let original_exact = crate::induce::argmax(&before);
-                let valid = expl.found && crate::induce::argmax(&after) != original_exact;
+                let original_exact = argmax(&before);
+                let valid = expl.found && argmax(&after) != original_exact;
                 Ok(One {
                     expl,
                     sampled,
@@ -635,7 +636,7 @@ pub fn run(
                 let start = Instant::now();
                 let mut found = 0;
                 for &t in few {
-                    let e = explain_greedy_host(&host, g, &bb, t, &exact_env)?;
+                    let e = explain_greedy(&host, g, &bb, t, &exact_env)?;
                     found += usize::from(e.found);
                 }
                 Ok((

@@ -7,9 +7,9 @@ use induce_models::device::default_device;
 use induce_models::{BlackBox, GcnBlackBox, GcnConfig, GcnTrainingConfig, train_gcn};
 use induce_rl::metrics::{fidelity, size};
 use induce_rl::{
-    InduceConfig, PolicyKernel, PolicyMeta, RlError, explain_best_of_k, explain_best_of_k_host,
-    explain_greedy, explain_greedy_host, explain_transductive_from, load_policy, save_policy,
-    train_inductive, train_inductive_checkpointed,
+    InduceConfig, Kernel, KernelPolicy, PolicyMeta, RlError, explain_best_of_k, explain_greedy,
+    explain_transductive_from, load_policy, save_policy, train_inductive,
+    train_inductive_checkpointed,
 };
 
 /// Nodes of `nodes` with a non-zero label that the black box predicts correctly on their
@@ -31,6 +31,7 @@ fn targets(data: &Dataset, bb: &dyn BlackBox, nodes: &[u32], hops: u32) -> Vec<u
 #[test]
 fn training_beats_the_untrained_policy_on_held_out_nodes() {
     let dev = default_device().unwrap();
+    let burn = |p: &induce_models::Policy| KernelPolicy::new(p, Kernel::Burn, &dev);
     let data = SyntheticKind::TreeCycles.generate(42).unwrap();
     let (gcn, _) = train_gcn(&data, &GcnTrainingConfig::new(GcnConfig::new(10, 2)), &dev).unwrap();
     let bb = GcnBlackBox::new(gcn, &dev);
@@ -56,7 +57,7 @@ fn training_beats_the_untrained_policy_on_held_out_nodes() {
     let run = |p: &induce_models::Policy| {
         let e: Vec<_> = test
             .iter()
-            .map(|&t| explain_greedy(p, &data.graph, &bb, t, &cfg.env, &dev).unwrap())
+            .map(|&t| explain_greedy(&burn(p), &data.graph, &bb, t, &cfg.env).unwrap())
             .collect();
         (
             fidelity(&e).unwrap(),
@@ -89,8 +90,8 @@ fn training_beats_the_untrained_policy_on_held_out_nodes() {
     let (loaded, m) = load_policy(&path, 10, 2, &dev).unwrap();
     assert_eq!(m, meta);
     for &t in test.iter().take(10) {
-        let a = explain_greedy(&trained, &data.graph, &bb, t, &cfg.env, &dev).unwrap();
-        let b = explain_greedy(&loaded, &data.graph, &bb, t, &cfg.env, &dev).unwrap();
+        let a = explain_greedy(&burn(&trained), &data.graph, &bb, t, &cfg.env).unwrap();
+        let b = explain_greedy(&burn(&loaded), &data.graph, &bb, t, &cfg.env).unwrap();
         assert_eq!(a, b);
     }
     match load_policy(&path, 745, 2, &dev) {
@@ -123,16 +124,17 @@ fn training_beats_the_untrained_policy_on_held_out_nodes() {
 
     // Best-of-k inference: one sample is the greedy episode; more samples never give a larger
     // counterfactual or lose one, on either kernel, and the same seed gives the same result.
-    let host = induce_models::host_policy::HostPolicy::from_policy(&untrained);
+    let host = KernelPolicy::new(&untrained, Kernel::Host, &dev);
+    let untrained_burn = burn(&untrained);
     let (mut greedy_total, mut best_total) = (0, 0);
     for &t in test.iter().take(12) {
-        let g = explain_greedy_host(&host, &data.graph, &bb, t, &cfg.env).unwrap();
-        let one = explain_best_of_k_host(&host, &data.graph, &bb, t, &cfg.env, 1, 7).unwrap();
+        let g = explain_greedy(&host, &data.graph, &bb, t, &cfg.env).unwrap();
+        let one = explain_best_of_k(&host, &data.graph, &bb, t, &cfg.env, 1, 7).unwrap();
         assert_eq!(one, g);
-        let k = explain_best_of_k_host(&host, &data.graph, &bb, t, &cfg.env, 8, 7).unwrap();
+        let k = explain_best_of_k(&host, &data.graph, &bb, t, &cfg.env, 8, 7).unwrap();
         assert_eq!(
             k,
-            explain_best_of_k_host(&host, &data.graph, &bb, t, &cfg.env, 8, 7).unwrap()
+            explain_best_of_k(&host, &data.graph, &bb, t, &cfg.env, 8, 7).unwrap()
         );
         assert!(k.found || !g.found, "target {t}");
         if g.found {
@@ -145,8 +147,8 @@ fn training_beats_the_untrained_policy_on_held_out_nodes() {
             greedy_total += g.size();
             best_total += k.size();
         }
-        let gb = explain_greedy(&untrained, &data.graph, &bb, t, &cfg.env, &dev).unwrap();
-        let kb = explain_best_of_k(&untrained, &data.graph, &bb, t, &cfg.env, 8, 7, &dev).unwrap();
+        let gb = explain_greedy(&untrained_burn, &data.graph, &bb, t, &cfg.env).unwrap();
+        let kb = explain_best_of_k(&untrained_burn, &data.graph, &bb, t, &cfg.env, 8, 7).unwrap();
         assert!(kb.found || !gb.found, "target {t}");
         if gb.found {
             assert!(kb.size() <= gb.size(), "target {t}");
@@ -165,7 +167,7 @@ fn training_beats_the_untrained_policy_on_held_out_nodes() {
     };
     let mut improved = 0;
     for &t in test.iter().take(8) {
-        let g = explain_greedy(&untrained, &data.graph, &bb, t, &cfg.env, &dev).unwrap();
+        let g = explain_greedy(&untrained_burn, &data.graph, &bb, t, &cfg.env).unwrap();
         let from = |kernel| {
             let c = InduceConfig {
                 kernel,
@@ -173,9 +175,9 @@ fn training_beats_the_untrained_policy_on_held_out_nodes() {
             };
             explain_transductive_from(&data.graph, &bb, t, &c, Some(&untrained), &dev).unwrap()
         };
-        let f = from(PolicyKernel::Host);
-        assert_eq!(f, from(PolicyKernel::Host), "target {t}");
-        let fb = from(PolicyKernel::Burn);
+        let f = from(Kernel::Host);
+        assert_eq!(f, from(Kernel::Host), "target {t}");
+        let fb = from(Kernel::Burn);
         for e in [&f, &fb] {
             assert!(e.found || !g.found, "target {t}");
             if g.found {
@@ -198,7 +200,7 @@ fn training_beats_the_untrained_policy_on_held_out_nodes() {
             };
             induce_rl::explain_transductive(&data.graph, &bb, t, &c, &dev).unwrap()
         };
-        for kernel in [PolicyKernel::Host, PolicyKernel::Burn] {
+        for kernel in [Kernel::Host, Kernel::Burn] {
             let (plain, with) = (run(kernel, 0), run(kernel, 3));
             assert!(with.found || !plain.found, "target {t}");
             if plain.found {
@@ -209,7 +211,7 @@ fn training_beats_the_untrained_policy_on_held_out_nodes() {
     }
     println!("the greedy episodes improved {helped} of 16 transductive explanations");
     assert!(matches!(
-        explain_best_of_k_host(&host, &data.graph, &bb, test[0], &cfg.env, 0, 7),
+        explain_best_of_k(&host, &data.graph, &bb, test[0], &cfg.env, 0, 7),
         Err(RlError::InvalidConfig(_))
     ));
 

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use induce_models::GcnBlackBox;
 use induce_models::device::default_device;
 use induce_models::reference::load_reference_gcn;
-use induce_rl::PolicyKernel;
+use induce_rl::Kernel;
 use induce_rl::parity::{REQUIRED, run_dataset, run_dataset_with};
 use induce_rl::{EnvConfig, Episode};
 
@@ -33,7 +33,7 @@ fn the_host_kernel_reproduces_all_but_float_noise_ties() {
     let Some(dir) = reference_dir() else { return };
     let dev = default_device().unwrap();
     for (name, total, required) in REQUIRED {
-        let d = run_dataset_with(&dir, name, &dev, PolicyKernel::Host).unwrap();
+        let d = run_dataset_with(&dir, name, &dev, Kernel::Host).unwrap();
         for m in &d.mismatches {
             eprintln!("{name} (host kernel): {m}");
         }

@@ -1,0 +1,219 @@
+//! The Burn side of the seam: [`BurnActor`] (a policy on a plain device: forward passes) and
+//! [`BurnLearner`] (the policy on the device's autodiff version and Burn's Adam).
+//!
+//! Rollouts run without autodiff and record every visited state; an update replays all states
+//! of a batch as one block-diagonal graph on the autodiff device: one forward, one `backward()`
+//! and one Adam step per batch.
+
+use burn::module::Module;
+use burn::optim::{AdamConfig, GradientsParams, ModuleOptimizer};
+use burn::tensor::{Device, Tensor, TensorData};
+use induce_models::host_policy::HostPolicy;
+use induce_models::tensors::{GraphTensors, Messages, indices, matrix, scatter_add_rows};
+use induce_models::tensors::{segment_log_softmax, to_vec};
+use induce_models::{CandidateTensors, Policy};
+
+use super::{Actor, Learner};
+use crate::env::Episode;
+use crate::error::Result;
+use crate::induce::InduceConfig;
+
+/// A policy on a plain (non-autodiff) device: the Burn kernel's forward pass.
+#[derive(Debug, Clone)]
+pub struct BurnActor {
+    policy: Policy,
+    device: Device,
+}
+
+impl BurnActor {
+    /// `policy` (without its autodiff graph) on `device`.
+    pub fn new(policy: &Policy, device: &Device) -> Self {
+        Self {
+            policy: policy.valid().to_device(device),
+            device: device.clone(),
+        }
+    }
+}
+
+/// `log Π(· | S)` of an episode's current state with `policy` on `device`.
+///
+/// # Shapes
+/// - output: `[C]` (one entry per candidate action)
+fn action_log_probs(policy: &Policy, ep: &Episode<'_>, device: &Device) -> Result<Vec<f32>> {
+    let (state, n, dim) = ep.state();
+    let x = matrix(&state, n, dim, device);
+    let g = GraphTensors::new(n, &ep.edit_graph().edges(), device)?;
+    let c = ep.candidates().to_tensors(device);
+    Ok(to_vec(policy.log_probs(x, &g, &c).unsqueeze_dim(0)))
+}
+
+impl Actor for BurnActor {
+    type Cache = ();
+
+    fn prepare(&self, _: &Episode<'_>) {}
+
+    fn log_probs(&self, ep: &Episode<'_>, _: &()) -> Result<Vec<f32>> {
+        action_log_probs(&self.policy, ep, &self.device)
+    }
+}
+
+/// One visited state of a rolled-out episode.
+pub struct StepRecord {
+    pub(super) state: Vec<f32>,
+    pub(super) num_nodes: usize,
+    pub(super) edges: Vec<(u32, u32)>,
+    pub(super) cand_u: Vec<u32>,
+    pub(super) cand_w: Vec<u32>,
+    pub(super) flag: Vec<f32>,
+    pub(super) action: usize,
+    pub(super) reward: f32,
+}
+
+/// The Burn kernel learning: the policy on the autodiff device, its plain copy for rollouts and
+/// Burn's Adam.
+pub struct BurnLearner {
+    /// `None` only while an update moves it through the optimiser.
+    trained: Option<Policy>,
+    actor: BurnActor,
+    optim: ModuleOptimizer,
+    autodiff: Device,
+}
+
+impl BurnLearner {
+    /// Starts learning from `policy` (copied exactly) on `device`'s autodiff version.
+    pub fn new(policy: &Policy, device: &Device) -> Self {
+        let autodiff = device.clone().autodiff();
+        let trained = HostPolicy::from_policy(policy).to_policy(&autodiff);
+        Self {
+            actor: BurnActor {
+                policy: trained.valid(),
+                device: device.clone(),
+            },
+            trained: Some(trained),
+            optim: AdamConfig::new().init(),
+            autodiff,
+        }
+    }
+
+    pub(super) fn trained(&self) -> &Policy {
+        self.trained
+            .as_ref()
+            .expect("the policy is back after every update")
+    }
+
+    /// The batch loss on the autodiff device.
+    ///
+    /// # Shapes
+    /// - returns: `[steps]`, flattened in episode then step order
+    /// - output: `[1]`
+    pub(super) fn batch_loss(
+        &self,
+        episodes: &[Vec<StepRecord>],
+        returns: &[f32],
+        config: &InduceConfig,
+    ) -> Result<Tensor<1>> {
+        let policy = self.trained();
+        let ad = &self.autodiff;
+        let steps: Vec<&StepRecord> = episodes.iter().flatten().collect();
+        let dim = policy.input_dim();
+        // Block-diagonal batch of every visited state.
+        let (mut x, mut src, mut dst, mut norm) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+        let (mut cu, mut cw, mut flag, mut seg, mut chosen) =
+            (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
+        let (mut node_off, mut cand_off) = (0u32, 0u32);
+        for (s, rec) in steps.iter().enumerate() {
+            x.extend_from_slice(&rec.state);
+            let m = Messages::new(rec.num_nodes, &rec.edges)?;
+            src.extend(m.src.iter().map(|v| v + node_off));
+            dst.extend(m.dst.iter().map(|v| v + node_off));
+            norm.extend(m.norm);
+            cu.extend(rec.cand_u.iter().map(|v| v + node_off));
+            cw.extend(rec.cand_w.iter().map(|v| v + node_off));
+            flag.extend_from_slice(&rec.flag);
+            seg.extend(std::iter::repeat_n(s as u32, rec.cand_u.len()));
+            chosen.push(cand_off + rec.action as u32);
+            node_off += rec.num_nodes as u32;
+            cand_off += rec.cand_u.len() as u32;
+        }
+        let n = node_off as usize;
+        let g = GraphTensors::from_messages(n, &Messages { src, dst, norm }, ad);
+        let xs = matrix(&x, n, dim, ad);
+        let c = CandidateTensors::new(&cu, &cw, &flag, ad);
+        let num_steps = steps.len();
+        let seg_t = indices(&seg, ad);
+        let scores = policy.score(policy.embed(xs, &g), &c);
+        let c_total = scores.dims()[0];
+        let logp = segment_log_softmax(scores.reshape([c_total, 1]), seg_t.clone(), num_steps);
+        let entropy = -scatter_add_rows(logp.clone().exp() * logp.clone(), seg_t, num_steps);
+        let chosen_logp = logp.select(0, indices(&chosen, ad));
+        let adv = Tensor::<2>::from_data(TensorData::new(returns.to_vec(), [num_steps, 1]), ad);
+        let objective = chosen_logp * adv + entropy * config.entropy_coef;
+        Ok(-objective.sum() / episodes.len() as f32)
+    }
+}
+
+impl Actor for BurnLearner {
+    type Cache = ();
+
+    fn prepare(&self, _: &Episode<'_>) {}
+
+    fn log_probs(&self, ep: &Episode<'_>, cache: &()) -> Result<Vec<f32>> {
+        self.actor.log_probs(ep, cache)
+    }
+}
+
+impl Learner for BurnLearner {
+    type Step = StepRecord;
+
+    /// Burn runs its rollouts one after the other (the device parallelises each operation).
+    fn threads(&self) -> usize {
+        1
+    }
+
+    fn observe(&self, ep: &Episode<'_>, cache: &(), _: bool) -> Result<(Vec<f32>, StepRecord)> {
+        let logp = self.actor.log_probs(ep, cache)?;
+        let (state, num_nodes, _) = ep.state();
+        let c = ep.candidates();
+        let rec = StepRecord {
+            state,
+            num_nodes,
+            edges: ep.edit_graph().edges(),
+            cand_u: c.u.clone(),
+            cand_w: c.w.clone(),
+            flag: c.flag(),
+            action: 0,
+            reward: 0.0,
+        };
+        Ok((logp, rec))
+    }
+
+    fn complete(step: &mut StepRecord, action: usize, reward: f32) {
+        (step.action, step.reward) = (action, reward);
+    }
+
+    fn reward(step: &StepRecord) -> f32 {
+        step.reward
+    }
+
+    fn update(
+        &mut self,
+        episodes: &[Vec<StepRecord>],
+        returns: &[f32],
+        config: &InduceConfig,
+    ) -> Result<()> {
+        let loss = self.batch_loss(episodes, returns, config)?;
+        let policy = self
+            .trained
+            .take()
+            .expect("the policy is back after every update");
+        let grads = GradientsParams::from_grads(loss.backward(), &policy);
+        let policy = self.optim.step(config.lr, policy, grads);
+        self.actor.policy = policy.valid();
+        self.trained = Some(policy);
+        Ok(())
+    }
+
+    fn to_policy(&self, _: &Device) -> Policy {
+        self.trained().valid()
+    }
+}

@@ -1,0 +1,249 @@
+//! The host kernel's side of the seam: [`HostPolicy`] as an [`Actor`], and [`HostLearner`]
+//! (the policy, its Adam state and the threads its rollouts and gradients run on).
+//!
+//! A rollout keeps each step's forward pass (a [`Trace`]) when the neighbourhood is small and
+//! reuses it for the backward pass; per-episode gradients are computed on all threads and
+//! summed in episode order (the result does not depend on the number of threads).
+
+use std::sync::Arc;
+
+use burn::tensor::Device;
+use induce_models::Policy;
+use induce_models::host_policy::{
+    FirstBlockProduct, HostAdam, HostGraph, HostPolicy, Trace, reinforce_score_grad,
+};
+
+use super::{Actor, Learner};
+use crate::env::{Episode, StateSnapshot};
+use crate::error::Result;
+use crate::induce::InduceConfig;
+
+/// In a batch of several episodes (inductive training), a rollout keeps each step's forward
+/// pass for the backward pass when the neighbourhood has fewer messages than this (the trace is
+/// then small, and recomputing it would cost ~10 % of a BA-Shapes step); larger ones keep only
+/// the state, and the backward pass recomputes it ([`HostPolicy::backward_recomputed`]): on
+/// Amazon-Photo, 2.5 MB a step instead of 10 (a batch of 16 episodes: 1.7 GB instead of 5.2).
+/// A lone episode (transductive) always keeps it. Both give the same gradient bit for bit.
+const KEEP_TRACE_MESSAGES: usize = 50_000;
+
+/// The policy's first-layer product over an episode's fixed features (`None` when the first
+/// state block changes with the edits: the reference layout).
+fn first_block(policy: &HostPolicy, ep: &Episode<'_>) -> Option<Arc<FirstBlockProduct>> {
+    ep.first_block_is_fixed()
+        .then(|| Arc::new(policy.first_block_product(&ep.state_blocks())))
+}
+
+impl Actor for HostPolicy {
+    type Cache = Option<Arc<FirstBlockProduct>>;
+
+    fn prepare(&self, ep: &Episode<'_>) -> Self::Cache {
+        first_block(self, ep)
+    }
+
+    fn log_probs(&self, ep: &Episode<'_>, first: &Self::Cache) -> Result<Vec<f32>> {
+        let g = HostGraph::new(ep.num_nodes(), &ep.edit_graph().edges())?;
+        let c = ep.candidates();
+        Ok(self.log_probs_cached(
+            &ep.state_blocks(),
+            first.as_deref(),
+            &g,
+            &c.u,
+            &c.w,
+            &c.flag(),
+        ))
+    }
+}
+
+/// A visited state, what the policy computed on it, and what was done there: the inputs of the
+/// backward pass.
+pub struct HostStep {
+    pub(super) state: StateSnapshot,
+    /// The rollout's first-layer product over the fixed features (shared by its steps).
+    pub(super) first: Option<Arc<FirstBlockProduct>>,
+    pub(super) input: StepInput,
+    pub(super) log_probs: Vec<f32>,
+    /// The forward pass, kept on small neighbourhoods only (see [`KEEP_TRACE_MESSAGES`]).
+    pub(super) trace: Option<Trace>,
+    pub(super) action: usize,
+    pub(super) reward: f32,
+}
+
+/// The graph and candidate actions of a visited state.
+pub(super) struct StepInput {
+    pub(super) graph: HostGraph,
+    pub(super) cand_u: Vec<u32>,
+    pub(super) cand_w: Vec<u32>,
+    pub(super) flag: Vec<f32>,
+}
+
+/// The host kernel learning: the policy's parameters, Adam's moments and the threads.
+#[derive(Debug, Clone)]
+pub struct HostLearner {
+    /// The policy being trained.
+    pub policy: HostPolicy,
+    /// Its optimiser state.
+    pub adam: HostAdam,
+    threads: usize,
+}
+
+impl HostLearner {
+    /// Starts learning from `policy` with a fresh Adam state, on `threads` threads.
+    pub fn new(policy: &Policy, threads: usize) -> Self {
+        let policy = HostPolicy::from_policy(policy);
+        Self {
+            adam: HostAdam::new(policy.num_params()),
+            policy,
+            threads: threads.max(1),
+        }
+    }
+
+    /// The gradient of the batch loss contributed by one episode.
+    fn episode_grad(
+        &self,
+        steps: &[HostStep],
+        advantages: &[f32],
+        config: &InduceConfig,
+        scale: f32,
+    ) -> Vec<f32> {
+        let policy = &self.policy;
+        let mut grads = vec![0.0; policy.num_params()];
+        for (s, &adv) in steps.iter().zip(advantages) {
+            let ds = reinforce_score_grad(&s.log_probs, s.action, adv, config.entropy_coef, scale);
+            let x = s.state.blocks();
+            let StepInput {
+                graph,
+                cand_u,
+                cand_w,
+                flag,
+            } = &s.input;
+            match &s.trace {
+                Some(t) => {
+                    policy.backward_blocks(t, &x, graph, cand_u, cand_w, flag, &ds, &mut grads)
+                }
+                None => policy.backward_recomputed(
+                    &x,
+                    s.first.as_deref(),
+                    graph,
+                    cand_u,
+                    cand_w,
+                    flag,
+                    &ds,
+                    &mut grads,
+                ),
+            }
+        }
+        grads
+    }
+
+    /// The gradient of the batch loss, per-episode gradients computed on the learner's threads
+    /// and summed in episode order.
+    pub(crate) fn batch_grads(
+        &self,
+        episodes: &[Vec<HostStep>],
+        returns: &[f32],
+        config: &InduceConfig,
+    ) -> Result<Vec<f32>> {
+        let mut jobs = Vec::with_capacity(episodes.len());
+        let mut at = 0;
+        for e in episodes {
+            jobs.push((e, &returns[at..at + e.len()]));
+            at += e.len();
+        }
+        let scale = 1.0 / episodes.len() as f32;
+        let per_episode = crate::parallel::map(&jobs, self.threads, |(steps, adv)| {
+            Ok(self.episode_grad(steps, adv, config, scale))
+        })?;
+        let mut grads = vec![0.0; self.policy.num_params()];
+        for g in per_episode {
+            for (a, b) in grads.iter_mut().zip(g) {
+                *a += b;
+            }
+        }
+        Ok(grads)
+    }
+}
+
+impl Actor for HostLearner {
+    type Cache = Option<Arc<FirstBlockProduct>>;
+
+    fn prepare(&self, ep: &Episode<'_>) -> Self::Cache {
+        self.policy.prepare(ep)
+    }
+
+    fn log_probs(&self, ep: &Episode<'_>, cache: &Self::Cache) -> Result<Vec<f32>> {
+        self.policy.log_probs(ep, cache)
+    }
+}
+
+impl Learner for HostLearner {
+    type Step = HostStep;
+
+    fn threads(&self) -> usize {
+        self.threads
+    }
+
+    fn observe(
+        &self,
+        ep: &Episode<'_>,
+        first: &Self::Cache,
+        keep_trace: bool,
+    ) -> Result<(Vec<f32>, HostStep)> {
+        let graph = HostGraph::new(ep.num_nodes(), &ep.edit_graph().edges())?;
+        let c = ep.candidates();
+        let input = StepInput {
+            graph,
+            cand_u: c.u.clone(),
+            cand_w: c.w.clone(),
+            flag: c.flag(),
+        };
+        let state = ep.snapshot();
+        let blocks = state.blocks();
+        let StepInput {
+            graph,
+            cand_u,
+            cand_w,
+            flag,
+        } = &input;
+        let p = &self.policy;
+        let (log_probs, trace) = if keep_trace || graph.num_messages() < KEEP_TRACE_MESSAGES {
+            let t = p.forward_cached(&blocks, first.as_deref(), graph, cand_u, cand_w, flag);
+            (t.log_probs().to_vec(), Some(t))
+        } else {
+            let lp = p.log_probs_cached(&blocks, first.as_deref(), graph, cand_u, cand_w, flag);
+            (lp, None)
+        };
+        let step = HostStep {
+            state,
+            first: first.clone(),
+            input,
+            log_probs: log_probs.clone(),
+            trace,
+            action: 0,
+            reward: 0.0,
+        };
+        Ok((log_probs, step))
+    }
+
+    fn complete(step: &mut HostStep, action: usize, reward: f32) {
+        (step.action, step.reward) = (action, reward);
+    }
+
+    fn reward(step: &HostStep) -> f32 {
+        step.reward
+    }
+
+    fn update(
+        &mut self,
+        episodes: &[Vec<HostStep>],
+        returns: &[f32],
+        config: &InduceConfig,
+    ) -> Result<()> {
+        let grads = self.batch_grads(episodes, returns, config)?;
+        self.adam.step(&mut self.policy.params, &grads, config.lr);
+        Ok(())
+    }
+
+    fn to_policy(&self, device: &Device) -> Policy {
+        self.policy.to_policy(device)
+    }
+}

@@ -1,0 +1,315 @@
+//! The seam between InduCE's loops and the policy network's implementations.
+//!
+//! Rollouts, inductive training, the transductive search, greedy and best-of-k inference are
+//! written once, in [`crate::induce`], over two traits:
+//!
+//! * [`Actor`]: `log Π(· | S)` at an episode's current state (forward passes only);
+//! * [`Learner`]: an actor that also records what its gradient needs while rolling out, and
+//!   takes one policy-gradient step from a batch of episodes.
+//!
+//! Each has one implementation per [`Kernel`]: [`host`] (the fused CPU kernel of
+//! [`induce_models::host_policy`]) and [`burn`] (Burn tensors on any device, autodiff for the
+//! gradient). [`KernelPolicy`] is a trained policy on a chosen kernel, for inference.
+//!
+//! ```text
+//!  induce.rs: train_inductive · explain_transductive · best_of_k · greedy
+//!                 │ generic over L: Learner / A: Actor
+//!        ┌────────┴────────┐
+//!   host::HostLearner   burn::BurnLearner       (one match on Kernel picks one)
+//!   (HostPolicy, Adam)  (Burn Policy, autodiff, Adam)
+//! ```
+
+pub mod burn;
+pub mod host;
+
+use ::burn::tensor::Device;
+use induce_models::{Kernel, Policy};
+use rand::Rng;
+use rand::rngs::StdRng;
+
+use crate::env::Episode;
+use crate::error::Result;
+use crate::induce::InduceConfig;
+
+/// The policy's forward pass on one kernel.
+pub trait Actor: Sync {
+    /// What every state of one episode shares (the host kernel: the first layer's product over
+    /// the episode's fixed features), computed once per rollout by [`Actor::prepare`].
+    type Cache: Send + Sync;
+
+    /// The cache of `ep` (after a reset; the features it reads do not change with edits).
+    fn prepare(&self, ep: &Episode<'_>) -> Self::Cache;
+
+    /// `log Π(· | S)` at the episode's current state.
+    ///
+    /// # Shapes
+    /// - output: `[C]` (one entry per candidate action, in [`Episode::candidates`] order)
+    fn log_probs(&self, ep: &Episode<'_>, cache: &Self::Cache) -> Result<Vec<f32>>;
+}
+
+/// An [`Actor`] that learns: it records each visited state of a rollout for its gradient and
+/// takes one REINFORCE step from a batch of rolled-out episodes (the loss of
+/// [`crate::induce`]'s module docs).
+pub trait Learner: Actor {
+    /// One visited state, kept for the gradient.
+    type Step: Send;
+
+    /// Threads the rollouts of a batch run on (results do not depend on it).
+    fn threads(&self) -> usize;
+
+    /// `log Π(· | S)` at the current state and the record the gradient needs of it (its action
+    /// and reward are filled in by [`Learner::complete`]). `keep_trace`: keep the forward pass
+    /// for the backward pass (else it is recomputed; same gradient).
+    fn observe(
+        &self,
+        ep: &Episode<'_>,
+        cache: &Self::Cache,
+        keep_trace: bool,
+    ) -> Result<(Vec<f32>, Self::Step)>;
+
+    /// Fills in the action taken and the reward received at a recorded step.
+    fn complete(step: &mut Self::Step, action: usize, reward: f32);
+
+    /// The reward received at a recorded step.
+    fn reward(step: &Self::Step) -> f32;
+
+    /// One policy-gradient step from a batch of episodes, given each step's normalised return
+    /// (`returns`, flattened in step order); `scale` is `1 / episodes`.
+    fn update(
+        &mut self,
+        episodes: &[Vec<Self::Step>],
+        returns: &[f32],
+        config: &InduceConfig,
+    ) -> Result<()>;
+
+    /// The learned policy as a Burn module on `device`.
+    fn to_policy(&self, device: &Device) -> Policy;
+}
+
+/// A trained policy on one kernel, for inference ([`crate::induce::explain_greedy`],
+/// [`crate::induce::explain_best_of_k`], [`crate::InduceExplainer`]).
+#[derive(Debug, Clone)]
+pub enum KernelPolicy {
+    /// The host kernel's copy of the parameters.
+    Host(induce_models::host_policy::HostPolicy),
+    /// The Burn module on its device.
+    Burn(burn::BurnActor),
+}
+
+impl KernelPolicy {
+    /// `policy` on `kernel` (Burn runs on `device`).
+    pub fn new(policy: &Policy, kernel: Kernel, device: &Device) -> Self {
+        match kernel {
+            Kernel::Host => Self::Host(induce_models::host_policy::HostPolicy::from_policy(policy)),
+            Kernel::Burn => Self::Burn(burn::BurnActor::new(policy, device)),
+        }
+    }
+
+    /// The kernel it runs on.
+    pub fn kernel(&self) -> Kernel {
+        match self {
+            Self::Host(_) => Kernel::Host,
+            Self::Burn(_) => Kernel::Burn,
+        }
+    }
+
+    /// `log Π(· | S)` for the states of one episode: what the states share is computed here,
+    /// once.
+    pub fn bind<'s>(&'s self, ep: &Episode<'_>) -> Scorer<'s> {
+        match self {
+            Self::Host(p) => bind(p, ep),
+            Self::Burn(p) => bind(p, ep),
+        }
+    }
+}
+
+/// `log Π(· | S)` of an episode's current state, bound to one episode by
+/// [`KernelPolicy::bind`] (or [`bind`]).
+pub type Scorer<'s> = Box<dyn Fn(&Episode<'_>) -> Result<Vec<f32>> + Sync + 's>;
+
+/// Binds any actor to an episode.
+pub fn bind<'s, A: Actor>(actor: &'s A, ep: &Episode<'_>) -> Scorer<'s> {
+    let cache = actor.prepare(ep);
+    Box::new(move |ep: &Episode<'_>| actor.log_probs(ep, &cache))
+}
+
+/// Samples an index from log-probabilities with the host RNG.
+pub(crate) fn sample(logp: &[f32], rng: &mut StdRng) -> usize {
+    let r: f32 = rng.random();
+    let mut acc = 0.0;
+    for (i, lp) in logp.iter().enumerate() {
+        acc += lp.exp();
+        if r < acc {
+            return i;
+        }
+    }
+    logp.iter().rposition(|v| v.is_finite()).unwrap_or(0)
+}
+
+/// Greedy choice: argmax, first index on ties (NaN never wins).
+pub fn argmax(v: &[f32]) -> usize {
+    let mut best = 0;
+    for (i, &x) in v.iter().enumerate() {
+        if x > v[best] || v[best].is_nan() {
+            best = i;
+        }
+    }
+    best
+}
+
+/// Rolls one episode out with `learner`, sampling with `rng`; returns the recorded steps.
+pub(crate) fn rollout<L: Learner>(
+    learner: &L,
+    ep: &mut Episode<'_>,
+    rng: &mut StdRng,
+    keep_trace: bool,
+) -> Result<Vec<L::Step>> {
+    ep.reset();
+    let mut steps = Vec::new();
+    // The policy is fixed during the rollout: what its states share is computed once.
+    let mut cache = None;
+    while !ep.is_done() {
+        let cache = cache.get_or_insert_with(|| learner.prepare(ep));
+        let (log_probs, mut step) = learner.observe(ep, cache, keep_trace)?;
+        let action = sample(&log_probs, rng);
+        let reward = ep.step(action)?.reward;
+        L::complete(&mut step, action, reward);
+        steps.push(step);
+    }
+    Ok(steps)
+}
+
+/// Plays an episode to its end greedily (the highest-scoring action, first on ties).
+pub(crate) fn play_greedy(scorer: &Scorer<'_>, ep: &mut Episode<'_>) -> Result<()> {
+    while !ep.is_done() {
+        let a = argmax(&scorer(ep)?);
+        ep.step(a)?;
+    }
+    Ok(())
+}
+
+/// Plays an episode to its end sampling each action from the policy with `rng`.
+pub(crate) fn play_sampled(
+    scorer: &Scorer<'_>,
+    ep: &mut Episode<'_>,
+    rng: &mut StdRng,
+) -> Result<()> {
+    while !ep.is_done() {
+        let a = sample(&scorer(ep)?, rng);
+        ep.step(a)?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::burn::{BurnLearner, StepRecord};
+    use super::host::{HostLearner, HostStep, StepInput};
+    use super::*;
+    use crate::env::StateSnapshot;
+    use crate::induce::batch_returns;
+    use ::burn::module::{Module, ModuleVisitor, Param};
+    use ::burn::optim::GradientsParams;
+    use ::burn::tensor::Tensor;
+    use induce_models::PolicyConfig;
+    use induce_models::host_policy::HostGraph;
+    use induce_models::tensors::to_vec;
+    use rand::SeedableRng;
+
+    #[test]
+    fn greedy_argmax_takes_the_first_of_ties() {
+        assert_eq!(argmax(&[0.1, 0.5, 0.5]), 1);
+        assert_eq!(argmax(&[f32::NAN, 0.2]), 1);
+    }
+
+    #[test]
+    fn sampling_follows_the_distribution() {
+        let mut rng = StdRng::seed_from_u64(1);
+        let logp = [0.25f32.ln(), 0.75f32.ln()];
+        let ones = (0..4000).filter(|_| sample(&logp, &mut rng) == 1).count();
+        assert!((2800..3200).contains(&ones), "{ones}");
+    }
+
+    /// The host learner's batch gradient (parallel per-episode backward passes reusing the
+    /// rollouts' forward passes) equals Burn's autodiff of the block-diagonal replay.
+    #[test]
+    fn host_batch_gradient_equals_burn_autodiff() {
+        struct Grads<'a>(&'a GradientsParams, Vec<f32>);
+        impl ModuleVisitor for Grads<'_> {
+            fn visit_float<const D: usize>(&mut self, p: &Param<Tensor<D>>) {
+                let g = self.0.get::<D>(p.id).expect("gradient");
+                self.1.extend(to_vec(g.reshape([1, -1])));
+            }
+        }
+        let dev = induce_models::device::default_device().unwrap();
+        let config = InduceConfig::default();
+        let policy = PolicyConfig::new(3).with_init_seed(9).init(&dev);
+        //  0 ─ 1 ─ 2 ─ 3 (then edited), candidates over local ids
+        let rec = |edges: Vec<(u32, u32)>, action: usize, reward: f32, shift: f32| StepRecord {
+            state: (0..12).map(|i| (i % 5) as f32 * 0.3 - shift).collect(),
+            num_nodes: 4,
+            edges,
+            cand_u: vec![0, 0, 1, 2],
+            cand_w: vec![2, 3, 2, 3],
+            flag: vec![1.0, 1.0, 0.0, 0.0],
+            action,
+            reward,
+        };
+        let path = vec![(0, 1), (1, 2), (2, 3)];
+        let episodes = vec![
+            vec![
+                rec(path.clone(), 2, -0.2, 0.1),
+                rec(vec![(0, 1), (2, 3)], 1, 1.5, 0.4),
+            ],
+            vec![rec(path, 0, 0.7, -0.3)],
+        ];
+        let returns = batch_returns(&episodes, |s| s.reward, &config).unwrap();
+        let burn = BurnLearner::new(&policy, &dev);
+        let loss = burn.batch_loss(&episodes, &returns, &config).unwrap();
+        let gp = GradientsParams::from_grads(loss.backward(), burn.trained());
+        let mut want = Grads(&gp, Vec::new());
+        burn.trained().visit(&mut want);
+        for threads in [1, 2] {
+            let host = HostLearner::new(&policy, threads);
+            let host_eps: Vec<Vec<HostStep>> = episodes
+                .iter()
+                .map(|e| {
+                    e.iter()
+                        .map(|r| {
+                            let graph = HostGraph::new(r.num_nodes, &r.edges).unwrap();
+                            let trace = host
+                                .policy
+                                .forward(&r.state, &graph, &r.cand_u, &r.cand_w, &r.flag);
+                            let width = r.state.len() / r.num_nodes;
+                            let x =
+                                induce_graph::Features::new(r.num_nodes, width, r.state.clone());
+                            HostStep {
+                                first: None,
+                                state: StateSnapshot::whole(x.unwrap()),
+                                input: StepInput {
+                                    graph,
+                                    cand_u: r.cand_u.clone(),
+                                    cand_w: r.cand_w.clone(),
+                                    flag: r.flag.clone(),
+                                },
+                                log_probs: trace.log_probs().to_vec(),
+                                trace: (r.num_nodes % 2 == 0).then_some(trace),
+                                action: r.action,
+                                reward: r.reward,
+                            }
+                        })
+                        .collect()
+                })
+                .collect();
+            let got = host.batch_grads(&host_eps, &returns, &config).unwrap();
+            assert_eq!(got.len(), want.1.len());
+            assert!(want.1.iter().any(|g| g.abs() > 1e-3));
+            for (i, (a, b)) in got.iter().zip(&want.1).enumerate() {
+                assert!(
+                    (a - b).abs() < 1e-5 + 1e-4 * b.abs(),
+                    "param {i}: {a} vs {b}"
+                );
+            }
+        }
+    }
+}
