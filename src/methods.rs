@@ -556,9 +556,9 @@ impl BaselineConfig {
     }
 }
 
-/// Builds the explainer of a baseline `method` against the black box `loaded` (its Burn model
-/// gives the gradient-based methods their gradients; its black box judges every flip).
-/// PGExplainer is trained here, on `train_targets`.
+/// Builds the explainer of a baseline `method` against the black box `loaded` (its
+/// differentiable form gives the gradient-based methods their gradients; its predictions judge
+/// every flip). PGExplainer is trained here, on `train_targets`.
 pub fn baseline<'a>(
     method: Method,
     data: &Dataset,
@@ -568,11 +568,9 @@ pub fn baseline<'a>(
     device: &Device,
 ) -> Result<Box<dyn Explainer + 'a>> {
     let bb = loaded.black_box.as_ref();
-    let model = &loaded.model;
     Ok(match method {
         Method::Random => Box::new(RandomExplainer::new(bb, config.random.clone())),
         Method::CfGnnExplainer => Box::new(CfGnnExplainer::new(
-            model,
             bb,
             CfGnnConfig {
                 candidates: Candidates::ExistingEdges,
@@ -581,15 +579,13 @@ pub fn baseline<'a>(
             device,
         )?),
         Method::CfGnnExplainerPlusPlus => Box::new(CfGnnExplainer::new(
-            model,
             bb,
             config.cf_gnnexplainer.clone().plus_plus(),
             device,
         )?),
-        Method::Cf2 => Box::new(Cf2Explainer::new(model, bb, config.cf2.clone(), device)?),
+        Method::Cf2 => Box::new(Cf2Explainer::new(bb, config.cf2.clone(), device)?),
         Method::PgExplainer => Box::new(PgExplainer::train(
             &data.graph,
-            model,
             bb,
             train_targets,
             config.pgexplainer.clone(),

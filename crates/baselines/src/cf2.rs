@@ -9,7 +9,7 @@
 //! `L_cf = relu(γ + p(ŷ | A − A ⊙ M) − max_{c ≠ ŷ} p(c | A − A ⊙ M))` and
 //! `L_f  = relu(γ + max_{c ≠ ŷ} p(c | A ⊙ M) − p(ŷ | A ⊙ M))`,
 //!
-//! `p` the black box's class probabilities on the weighted graph ([`Gcn::forward_weighted`],
+//! `p` the black box's class probabilities on the weighted graph ([`Gcn::forward_weighted`](induce_models::Gcn::forward_weighted),
 //! degrees of the weighted graph, with gradient) and `‖·‖₁` over the symmetric matrix (each edge
 //! counted twice, as the authors' code sums the dense mask). After the last step the
 //! explanation is the set of edges with `M > threshold`; removing them is the counterfactual
@@ -26,7 +26,7 @@
 use burn::tensor::Device;
 use induce_explain::{ExplainError, Explainer, Explanation, Result};
 use induce_graph::{DEFAULT_SEED, Graph};
-use induce_models::{BlackBox, Gcn, Kernel};
+use induce_models::{BlackBox, Kernel};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use serde::{Deserialize, Serialize};
@@ -93,8 +93,8 @@ impl Cf2Config {
     }
 }
 
-/// CF² (see the [module docs](self)). Needs the black box as a Burn [`Gcn`] (gradients) and as a
-/// [`BlackBox`] (the flip test); both must be the same model.
+/// CF² (see the [module docs](self)). Needs a black box with gradients
+/// ([`BlackBox::differentiable`]).
 pub struct Cf2Explainer<'a> {
     model: GradModel,
     black_box: &'a dyn BlackBox,
@@ -102,15 +102,12 @@ pub struct Cf2Explainer<'a> {
 }
 
 impl<'a> Cf2Explainer<'a> {
-    /// The explainer named `cf2`. Errors if the model's parameters cannot be read.
-    pub fn new(
-        model: &Gcn,
-        black_box: &'a dyn BlackBox,
-        config: Cf2Config,
-        device: &Device,
-    ) -> Result<Self> {
+    /// The explainer named `cf2`. Errors if the black box provides no gradients
+    /// ([`ExplainError::NotDifferentiable`](induce_explain::ExplainError)) or its parameters
+    /// cannot be read.
+    pub fn new(black_box: &'a dyn BlackBox, config: Cf2Config, device: &Device) -> Result<Self> {
         Ok(Self {
-            model: GradModel::new(model, config.kernel, device)?,
+            model: GradModel::of(black_box, "cf2", config.kernel, device)?,
             black_box,
             config,
         })
@@ -232,7 +229,7 @@ mod tests {
         let bb = GcnBlackBox::new(m.clone(), &d);
         let g = beacon_graph(&[(0, 1), (0, 2), (2, 3)]);
         for (cfg, exact) in [(Cf2Config::default(), true), (Cf2Config::trees(), false)] {
-            let x = Cf2Explainer::new(&m, &bb, cfg, &d).unwrap();
+            let x = Cf2Explainer::new(&bb, cfg, &d).unwrap();
             let e = x.explain(&g, 0).unwrap();
             assert!(e.found, "{e:?}");
             // The trees' low threshold (0.1) also keeps an edge whose mask the L1 term had not

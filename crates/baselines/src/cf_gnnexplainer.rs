@@ -5,7 +5,7 @@
 //! A real-valued perturbation vector `P̂` (one entry per candidate pair of the target's
 //! neighbourhood) is learned by gradient descent. The black box is evaluated twice per
 //! iteration:
-//! - on the soft graph, pair weights `σ(P̂)` in every layer ([`Gcn::forward_weighted`]; the
+//! - on the soft graph, pair weights `σ(P̂)` in every layer ([`Gcn::forward_weighted`](induce_models::Gcn::forward_weighted); the
 //!   degree normalisation is that of the weighted graph; by default it is detached from the
 //!   gradient, as in the authors' released code — the paper does not say; set
 //!   [`CfGnnConfig::degree_gradient`] to differentiate through it too);
@@ -28,7 +28,7 @@
 use burn::tensor::Device;
 use induce_explain::{ExplainError, Explainer, Explanation, Result};
 use induce_graph::Graph;
-use induce_models::{BlackBox, Gcn, Kernel};
+use induce_models::{BlackBox, Kernel};
 use serde::{Deserialize, Serialize};
 
 use crate::neighbourhood::{Candidates, GradModel, MaskProblem, sigmoid};
@@ -116,9 +116,8 @@ impl CfGnnConfig {
 
 /// CF-GNNExplainer and CF-GNNExplainer++ (see the [module docs](self)).
 ///
-/// Needs the black box as a Burn [`Gcn`] (gradients with respect to edge weights) and as a
-/// [`BlackBox`] (the flip test, which also decides the reported labels); both must be the same
-/// model.
+/// Needs a black box with gradients with respect to edge weights
+/// ([`BlackBox::differentiable`]); its predictions decide the flip and the reported labels.
 pub struct CfGnnExplainer<'a> {
     name: String,
     model: GradModel,
@@ -128,20 +127,16 @@ pub struct CfGnnExplainer<'a> {
 
 impl<'a> CfGnnExplainer<'a> {
     /// The explainer named `cf-gnnexplainer` (or `cf-gnnexplainer++` with all pairs). Errors if
-    /// the model's parameters cannot be read.
-    pub fn new(
-        model: &Gcn,
-        black_box: &'a dyn BlackBox,
-        config: CfGnnConfig,
-        device: &Device,
-    ) -> Result<Self> {
+    /// the black box provides no gradients
+    /// ([`ExplainError::NotDifferentiable`]) or its parameters cannot be read.
+    pub fn new(black_box: &'a dyn BlackBox, config: CfGnnConfig, device: &Device) -> Result<Self> {
         let name = match config.candidates {
             Candidates::ExistingEdges => "cf-gnnexplainer",
             Candidates::AllPairs => "cf-gnnexplainer++",
         };
         Ok(Self {
             name: name.into(),
-            model: GradModel::new(model, config.kernel, device)?,
+            model: GradModel::of(black_box, name, config.kernel, device)?,
             black_box,
             config,
         })
@@ -240,7 +235,7 @@ mod tests {
         let bb = GcnBlackBox::new(m.clone(), &d);
         let g = beacon_graph(&[(0, 1), (0, 2), (2, 3)]);
         for cfg in [CfGnnConfig::default(), CfGnnConfig::trees()] {
-            let x = CfGnnExplainer::new(&m, &bb, cfg, &d).unwrap();
+            let x = CfGnnExplainer::new(&bb, cfg, &d).unwrap();
             assert_eq!(x.name(), "cf-gnnexplainer");
             let e = x.explain(&g, 0).unwrap();
             assert!(e.found, "{e:?}");
@@ -262,7 +257,7 @@ mod tests {
                     kernel,
                     ..base.clone()
                 };
-                CfGnnExplainer::new(&m, &bb, cfg, &d)
+                CfGnnExplainer::new(&bb, cfg, &d)
                     .unwrap()
                     .explain(&g, 0)
                     .unwrap()
@@ -276,7 +271,7 @@ mod tests {
                     iterations: 200,
                     ..base.clone()
                 };
-                crate::Cf2Explainer::new(&m, &bb, cfg, &d)
+                crate::Cf2Explainer::new(&bb, cfg, &d)
                     .unwrap()
                     .explain(&g, 0)
                     .unwrap()
@@ -292,9 +287,9 @@ mod tests {
         let bb = GcnBlackBox::new(m.clone(), &d);
         // 0 ─ 2 ─ 1: the beacon is two hops away, node 0 is class 0; only an addition helps.
         let g = beacon_graph(&[(0, 2), (1, 2)]);
-        let plain = CfGnnExplainer::new(&m, &bb, CfGnnConfig::trees(), &d).unwrap();
+        let plain = CfGnnExplainer::new(&bb, CfGnnConfig::trees(), &d).unwrap();
         assert!(!plain.explain(&g, 0).unwrap().found);
-        let pp = CfGnnExplainer::new(&m, &bb, CfGnnConfig::trees().plus_plus(), &d).unwrap();
+        let pp = CfGnnExplainer::new(&bb, CfGnnConfig::trees().plus_plus(), &d).unwrap();
         assert_eq!(pp.name(), "cf-gnnexplainer++");
         let e = pp.explain(&g, 0).unwrap();
         assert!(e.found, "{e:?}");
@@ -313,12 +308,12 @@ mod tests {
             ..CfGnnConfig::default()
         };
         assert!(matches!(
-            CfGnnExplainer::new(&m, &bb, zero, &d)
+            CfGnnExplainer::new(&bb, zero, &d)
                 .unwrap()
                 .explain(&g, 0),
             Err(ExplainError::ZeroBudget)
         ));
-        let x = CfGnnExplainer::new(&m, &bb, CfGnnConfig::default(), &d).unwrap();
+        let x = CfGnnExplainer::new(&bb, CfGnnConfig::default(), &d).unwrap();
         assert!(matches!(
             x.explain(&g, 3),
             Err(ExplainError::NoCandidate { target: 3 })
@@ -327,5 +322,33 @@ mod tests {
             x.explain(&g, 7),
             Err(ExplainError::TargetOutOfRange { target: 7, .. })
         ));
+    }
+
+    /// A black box without gradients is refused by every gradient-based baseline, by name,
+    /// instead of being explained through some other model's gradients.
+    #[test]
+    fn a_black_box_without_gradients_is_refused() {
+        use crate::neighbourhood::fixtures::DegreeAtLeast;
+        let d = default_device().unwrap();
+        let bb = DegreeAtLeast(2);
+        let g = beacon_graph(&[(0, 1)]);
+        let names = |r: Result<()>| match r {
+            Err(ExplainError::NotDifferentiable { method }) => method,
+            other => panic!("expected NotDifferentiable, got {other:?}"),
+        };
+        let plus = CfGnnConfig::default().plus_plus();
+        assert_eq!(
+            names(CfGnnExplainer::new(&bb, CfGnnConfig::default(), &d).map(|_| ())),
+            "cf-gnnexplainer"
+        );
+        assert_eq!(
+            names(CfGnnExplainer::new(&bb, plus, &d).map(|_| ())),
+            "cf-gnnexplainer++"
+        );
+        let cf2 = crate::Cf2Explainer::new(&bb, crate::Cf2Config::default(), &d);
+        assert_eq!(names(cf2.map(|_| ())), "cf2");
+        let pg = crate::PgExplainer::train(&g, &bb, &[0], crate::PgConfig::default(), &d);
+        let e = pg.map(|_| ()).unwrap_err();
+        assert!(e.to_string().contains("pgexplainer needs the black box's gradients"), "{e}");
     }
 }

@@ -275,6 +275,19 @@ pub struct GradModel {
 }
 
 impl GradModel {
+    /// The differentiable form of `black_box` ([`BlackBox::differentiable`]) for `method`'s
+    /// gradients on `kernel` (Burn runs on `device`'s autodiff version). A black box without
+    /// gradients is [`ExplainError::NotDifferentiable`] naming `method`.
+    pub fn of(
+        black_box: &dyn BlackBox,
+        method: &str,
+        kernel: Kernel,
+        device: &Device,
+    ) -> Result<Self> {
+        let gcn = differentiable(black_box, method)?;
+        Self::new(gcn, kernel, device)
+    }
+
     /// Copies `gcn` (to the host too) for gradients on `kernel`; Burn runs on `device`'s
     /// autodiff version.
     pub fn new(gcn: &Gcn, kernel: Kernel, device: &Device) -> Result<Self> {
@@ -373,6 +386,16 @@ impl SoftNeighbourhood<'_> {
         }
         Ok((lp, g))
     }
+}
+
+/// The differentiable form of `black_box`, or [`ExplainError::NotDifferentiable`] naming
+/// `method`.
+pub(crate) fn differentiable<'b>(black_box: &'b dyn BlackBox, method: &str) -> Result<&'b Gcn> {
+    black_box
+        .differentiable()
+        .ok_or_else(|| ExplainError::NotDifferentiable {
+            method: method.to_string(),
+        })
 }
 
 /// Reads a 1-D float tensor back to the host.

@@ -4,7 +4,7 @@
 //! check whether its label flips (k = 6 on the benchmarks).
 //!
 //! The mask network is an MLP over `[z_i, z_j, z_v]` (the black box's embeddings of an edge's
-//! endpoints and of the target, [`Gcn::embeddings`] on the whole graph, computed once) →
+//! endpoints and of the target, [`Gcn::embeddings`](induce_models::Gcn::embeddings) on the whole graph, computed once) →
 //! `Linear(3e → 64)` → ReLU → `Linear(64 → 1)` = the edge logit `ω`. Training draws concrete
 //! (binary Gumbel) masks `s = σ((log ε − log(1 − ε) + ω) / τ)`, symmetrised by averaging the two
 //! directions, and minimises, summed over the training nodes with one Adam step per epoch,
@@ -13,7 +13,7 @@
 //!
 //! with `ŷ` the black box's prediction (the paper's objective; the authors' code can score the
 //! ground-truth label instead), gradients clipped to ±2 by value. The masked graph goes through
-//! the black box's own normalisation ([`Gcn::forward_weighted`], weighted degrees), so the model
+//! the black box's own normalisation ([`Gcn::forward_weighted`](induce_models::Gcn::forward_weighted), weighted degrees), so the model
 //! being explained is the black box; the authors feed the raw masked adjacency to their own GCN.
 //! Hyperparameters default to the authors' BA-Shapes run (lr 0.003, 10 epochs, c_size 0.05,
 //! c_ent 1.0, τ = 0.05^{epoch/epochs}); [`PgConfig::tree_cycles`] and [`PgConfig::tree_grid`]
@@ -30,7 +30,7 @@ use induce_explain::{ExplainError, Explainer, Explanation, Result};
 use induce_graph::{DEFAULT_SEED, Graph, k_hop};
 use induce_models::init::uniform2;
 use induce_models::tensors::{GraphTensors, WeightedEdges, indices, matrix, to_vec};
-use induce_models::{BlackBox, Gcn};
+use induce_models::BlackBox;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use serde::{Deserialize, Serialize};
@@ -228,19 +228,20 @@ struct TrainItem {
 }
 
 impl<'a> PgExplainer<'a> {
-    /// Trains the mask network on `train` nodes of `graph` against the black box `model` (Burn,
-    /// for gradients) / `black_box` (the same model, for predictions and the flip test).
+    /// Trains the mask network on `train` nodes of `graph` against `black_box` (its
+    /// differentiable form, [`BlackBox::differentiable`], for the embeddings and gradients; its
+    /// predictions for the flip test).
     ///
-    /// Errors: no training node with an edge in its neighbourhood, zero epochs, a model that
-    /// does not fit the graph.
+    /// Errors: a black box without gradients, no training node with an edge in its
+    /// neighbourhood, zero epochs, a model that does not fit the graph.
     pub fn train(
         graph: &Graph,
-        model: &Gcn,
         black_box: &'a dyn BlackBox,
         train: &[u32],
         config: PgConfig,
         device: &Device,
     ) -> Result<Self> {
+        let model = crate::neighbourhood::differentiable(black_box, "pgexplainer")?;
         if config.k == 0 {
             return Err(ExplainError::ZeroBudget);
         }
@@ -470,7 +471,7 @@ mod tests {
             epochs: 5,
             ..PgConfig::default()
         };
-        let x = PgExplainer::train(&g, &m, &bb, &[0, 2], cfg, &d).unwrap();
+        let x = PgExplainer::train(&g, &bb, &[0, 2], cfg, &d).unwrap();
         let e = x.explain(&g, 0).unwrap();
         assert!(e.found);
         assert_eq!(e.size(), 3);
@@ -482,8 +483,8 @@ mod tests {
             epochs: 5,
             ..PgConfig::default()
         };
-        let a = PgExplainer::train(&g, &m, &bb, &[0, 2], cfg.clone(), &d).unwrap();
-        let b = PgExplainer::train(&g, &m, &bb, &[0, 2], cfg, &d).unwrap();
+        let a = PgExplainer::train(&g, &bb, &[0, 2], cfg.clone(), &d).unwrap();
+        let b = PgExplainer::train(&g, &bb, &[0, 2], cfg, &d).unwrap();
         let pa =
             MaskProblem::existing_edges(&g, &bb, 0, 3, induce_explain::Verdict::Exact).unwrap();
         assert_eq!(a.mask(&pa), b.mask(&pa));
@@ -493,7 +494,7 @@ mod tests {
             epochs: 0,
             ..PgConfig::default()
         };
-        let untrained = PgExplainer::train(&g, &m, &bb, &[0, 2], cfg0, &d).unwrap();
+        let untrained = PgExplainer::train(&g, &bb, &[0, 2], cfg0, &d).unwrap();
         let (ma, m0) = (a.mask(&pa), untrained.mask(&pa));
         assert!(ma.iter().zip(&m0).all(|(x, y)| x != y), "{ma:?} vs {m0:?}");
         assert_eq!(a.explain(&g, 0).unwrap().size(), 1);
@@ -510,15 +511,15 @@ mod tests {
             ..PgConfig::default()
         };
         assert!(matches!(
-            PgExplainer::train(&g, &m, &bb, &[0], zero_k, &d),
+            PgExplainer::train(&g, &bb, &[0], zero_k, &d),
             Err(ExplainError::ZeroBudget)
         ));
         assert!(matches!(
-            PgExplainer::train(&g, &m, &bb, &[3], PgConfig::default(), &d),
+            PgExplainer::train(&g, &bb, &[3], PgConfig::default(), &d),
             Err(ExplainError::NoTargets(_))
         ));
-        assert!(PgExplainer::train(&g, &m, &bb, &[9], PgConfig::default(), &d).is_err());
-        let x = PgExplainer::train(&g, &m, &bb, &[0], PgConfig::default(), &d).unwrap();
+        assert!(PgExplainer::train(&g, &bb, &[9], PgConfig::default(), &d).is_err());
+        let x = PgExplainer::train(&g, &bb, &[0], PgConfig::default(), &d).unwrap();
         let other = beacon_graph(&[(0, 1)]);
         let bigger =
             induce_graph::Graph::empty(induce_graph::Features::constant(6, 1, 0.0), vec![0; 6])

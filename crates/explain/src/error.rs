@@ -45,6 +45,17 @@ pub enum ExplainError {
         /// The cap.
         max: usize,
     },
+    /// A gradient-based method was given a black box that provides no gradients
+    /// ([`BlackBox::differentiable`](induce_models::BlackBox::differentiable) is `None`).
+    #[error(
+        "{method} needs the black box's gradients with respect to edge weights, and this black \
+         box provides none (BlackBox::differentiable is None): use a method that needs only \
+         predictions (InduCE, random), or implement BlackBox::differentiable"
+    )]
+    NotDifferentiable {
+        /// The method that needs gradients.
+        method: String,
+    },
     /// The edit budget `δ` is zero: no edit could ever be made.
     #[error("the edit budget is 0: an episode needs at least one edit")]
     ZeroBudget,

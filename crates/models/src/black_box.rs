@@ -133,6 +133,19 @@ pub trait BlackBox: Send + Sync {
         None
     }
 
+    /// The model in the form the gradient-based baselines (CF-GNNExplainer(++), CF²,
+    /// PGExplainer) differentiate: a Burn [`Gcn`] whose output is differentiable with respect
+    /// to a weight on every edge ([`Gcn::forward_weighted`]); the host kernel's gradient is
+    /// derived from it. It must be the same function as [`BlackBox::log_probs`].
+    ///
+    /// `None` (the default): the model provides no gradients, and those baselines refuse it
+    /// with a typed error naming the method; InduCE and the random baseline need only
+    /// [`BlackBox::log_probs`]. [`GcnBlackBox`] and [`HostGcn`](crate::HostGcn) return their
+    /// GCN.
+    fn differentiable(&self) -> Option<&Gcn> {
+        None
+    }
+
     /// Binds the model to one node set's features for many evaluations with different edges
     /// (an explanation episode edits edges, never features), doing once the work that depends
     /// on the features only (the GCN's first `X W`). The prepared model must return exactly
@@ -287,6 +300,10 @@ impl GcnBlackBox {
 impl BlackBox for GcnBlackBox {
     fn input_dim(&self) -> usize {
         self.model.input_dim()
+    }
+
+    fn differentiable(&self) -> Option<&Gcn> {
+        Some(&self.model)
     }
 
     fn num_classes(&self) -> usize {

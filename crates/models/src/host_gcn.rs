@@ -100,6 +100,8 @@ pub struct HostGcn {
     /// The last whole-matrix projection, shared by the neighbourhoods of one graph
     /// ([`BlackBox::prepare_rows`], [`BlackBox::incremental_rows`]).
     projections: ProjectionCache,
+    /// The Burn model it was built from ([`BlackBox::differentiable`]).
+    source: Gcn,
 }
 
 /// The most recent `X W₁` of a [`HostGcn`], keyed by [`Features::id`]: every neighbourhood of
@@ -228,6 +230,7 @@ impl HostGcn {
             lin_bias,
             num_classes,
             projections: ProjectionCache::default(),
+            source: model.clone(),
         })
     }
 
@@ -691,6 +694,10 @@ impl HostGcn {
 impl BlackBox for HostGcn {
     fn input_dim(&self) -> usize {
         self.convs[0].d_in
+    }
+
+    fn differentiable(&self) -> Option<&Gcn> {
+        Some(&self.source)
     }
 
     fn message_passing_layers(&self) -> Option<u32> {
