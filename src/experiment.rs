@@ -12,21 +12,19 @@ use std::path::{Path, PathBuf};
 
 use burn::tensor::Device;
 use induce_explain::pipeline::{
-    EvalContext, ExplainOptions, MethodRun, Progress, RunSummary, RunWriter, explain_targets,
-    select_targets,
+    EvalContext, ExplainOptions, MethodRun, Progress, RunSummary, RunWriter, select_targets,
 };
+use induce_graph::Dataset;
 use induce_graph::io::DataFormat;
-use induce_graph::{Dataset, k_hop};
 use induce_models::checkpoint::{load_gcn, save_gcn};
 use induce_models::{GcnConfig, GcnTrainingConfig, train_gcn};
-use induce_rl::{EditMode, InduceConfig, PolicyMeta, save_policy, timed};
+use induce_rl::InduceConfig;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
-use crate::methods::{
-    BaselineConfig, Method, Preset, baseline, black_box_for, describe_induce, explainer,
-};
-use crate::run::{load_data, summary_for, train_reporting};
+use crate::method_set::{MethodSet, MethodSettings, Policies};
+use crate::methods::{BaselineConfig, Method, Preset, black_box_for};
+use crate::run::{load_data, summary_for};
 
 /// Everything that defines a run; saved as `config.json` next to the results.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -162,90 +160,24 @@ pub fn run_on(
         progress,
         ..Default::default()
     };
+    let settings = MethodSettings {
+        induce: config.inductive.clone(),
+        transductive: config.transductive.clone(),
+        baselines: config.baselines.clone(),
+        edits: None,
+        allowed: None,
+    };
+    let policies = Policies::Train {
+        targets: &train_targets,
+        save_dir: Some(writer.path()),
+    };
+    let mut set = MethodSet::new(data, &loaded, settings, policies, device)
+        .with_baseline_targets(train_targets.clone())
+        .with_progress(progress);
     let mut runs: Vec<MethodRun> = Vec::new();
-    // The policy trained for `inductive` also serves `inductive-best-of-k` (same training).
-    let mut trained_full: Option<(induce_models::Policy, f64)> = None;
     for &method in &config.methods {
-        let mut icfg = match method {
-            Method::Transductive => config.transductive.clone(),
-            _ => config.inductive.clone(),
-        };
-        if let Some(mode) = method.edit_mode() {
-            icfg.env.mode = mode;
-        }
-        let reuse = match (method, &trained_full) {
-            (
-                Method::Inductive | Method::InductiveBestOfK | Method::InductiveFineTuned,
-                Some(t),
-            ) => Some(t.clone()),
-            _ => None,
-        };
-        let (policy, train_seconds) = if let Some((p, secs)) = reuse {
-            (Some(p), secs)
-        } else if method.needs_policy() {
-            let targets: Vec<u32> = match icfg.env.mode {
-                // Deletion-only training needs targets with at least one edge to delete.
-                EditMode::DeleteOnly => train_targets
-                    .iter()
-                    .copied()
-                    .filter(|&t| k_hop(g, t, hops).is_ok_and(|s| s.num_edges() > 0))
-                    .collect(),
-                _ => train_targets.clone(),
-            };
-            let task = format!("train {method}");
-            let (p, _, secs) = train_reporting(g, bb, &targets, &icfg, device, progress, &task)?;
-            let name = match method {
-                Method::InductiveDelOnly => "policy-del-only.bpk",
-                _ => "policy.bpk",
-            };
-            let meta = PolicyMeta {
-                feature_dim: d,
-                num_classes: c,
-                induce: icfg.clone(),
-            };
-            save_policy(&p, &meta, writer.path().join(name))?;
-            if icfg.env.mode != EditMode::DeleteOnly {
-                trained_full = Some((p.clone(), secs));
-            }
-            (Some(p), secs)
-        } else {
-            (None, 0.0)
-        };
-        let (e, train_seconds) = if method.is_baseline() {
-            if method.needs_training_targets() {
-                progress.message(&format!(
-                    "training {method} on {} targets",
-                    train_targets.len()
-                ));
-            }
-            let (e, secs) = timed(|| {
-                baseline(
-                    method,
-                    data,
-                    &loaded,
-                    &config.baselines,
-                    &train_targets,
-                    device,
-                )
-            });
-            (e?, secs)
-        } else {
-            if method == Method::InductiveFineTuned {
-                // Trained as `inductive`, fine-tuned with the transductive schedule.
-                icfg.episodes = config.transductive.episodes;
-                icfg.gamma = config.transductive.gamma;
-            }
-            (
-                explainer(method, data, bb, policy.as_ref(), &icfg, device)?,
-                train_seconds,
-            )
-        };
-        let mut run = explain_targets(e.as_ref(), &ctx, &eval_targets, &opts)?;
-        run.train_seconds = train_seconds;
-        run.notes
-            .extend(config.baselines.describe(method, train_targets.len()));
-        run.notes.extend(describe_induce(method, &icfg));
-        runs.push(run);
+        let prepared = set.prepare(method)?;
+        runs.push(prepared.explain(&ctx, &eval_targets, &opts, None)?);
     }
     let summary = summary_for(data, bb, config.seed, None, &runs)?;
     let config_json = serde_json::to_value(config).map_err(|e| Error::InvalidValue {

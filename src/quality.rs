@@ -23,19 +23,17 @@ use std::path::{Path, PathBuf};
 
 use burn::tensor::Device;
 use induce_explain::metrics::{jaccard, mean_pairwise_jaccard, with_noise_edges};
-use induce_explain::pipeline::{
-    EvalContext, ExplainOptions, MethodRun, Progress, TargetSpec, explain_targets,
-};
-use induce_explain::{Explainer, Explanation, Verdict};
-use induce_graph::{Dataset, Graph, k_hop};
-use induce_models::{BlackBox, Policy};
-use induce_rl::{EditMode, InduceConfig, timed, train_inductive};
+use induce_explain::pipeline::{EvalContext, ExplainOptions, MethodRun, Progress, TargetSpec};
+use induce_explain::{Explainer, Explanation};
+use induce_graph::{Dataset, Graph};
+use induce_models::BlackBox;
 use rand::SeedableRng;
 use rand::rngs::StdRng;
 use serde::{Deserialize, Serialize};
 
 use crate::error::Result;
-use crate::methods::{BaselineConfig, Method, Preset, baseline, explainer, load_black_box};
+use crate::method_set::{MethodSet, MethodSettings, Policies};
+use crate::methods::{BaselineConfig, Method, Preset, load_black_box};
 use crate::run::{load_data, training_targets};
 
 /// What the quality study runs.
@@ -225,11 +223,6 @@ pub fn run_quality(
             targets.truncate(k);
         }
         let train = training_targets(&data, bb, hops, &targets)?;
-        let train_del: Vec<u32> = train
-            .iter()
-            .copied()
-            .filter(|&t| k_hop(&data.graph, t, hops).is_ok_and(|s| s.num_edges() > 0))
-            .collect();
         notes.push(format!(
             "{graph}: {} evaluation targets; inductive policies and PGExplainer trained on {} \
              nodes ({})",
@@ -264,7 +257,27 @@ pub fn run_quality(
             if let Some(k) = config.max_iterations {
                 baselines = baselines.quick(k);
             }
-            let mut policies: Vec<((EditMode, Verdict), Policy, f64)> = Vec::new();
+            // One set of methods per variant: each trains (and shares) its own policies.
+            let set = |paper_faithful: bool| {
+                let (ind, tr) = match paper_faithful {
+                    true => (ind.clone().paper_faithful(), tr.clone().paper_faithful()),
+                    false => (ind.clone(), tr.clone()),
+                };
+                let settings = MethodSettings {
+                    induce: ind,
+                    transductive: tr,
+                    baselines: baselines.clone(),
+                    edits: None,
+                    allowed: None,
+                };
+                let policies = Policies::Train {
+                    targets: &train,
+                    save_dir: None,
+                };
+                MethodSet::new(&data, &loaded, settings, policies, device)
+                    .with_baseline_targets(train.clone())
+            };
+            let mut sets = [set(false), set(true)];
             for &method in &config.methods {
                 let variants: &[&'static str] =
                     match (method.is_baseline(), config.paper_faithful_rows) {
@@ -286,51 +299,11 @@ pub fn run_quality(
                         continue;
                     }
                     progress.message(&format!("{graph} seed {seed}: {method} ({variant})"));
-                    let (e, train_seconds): (Box<dyn Explainer + '_>, f64) = if method.is_baseline()
-                    {
-                        let (e, secs) =
-                            timed(|| baseline(method, &data, &loaded, &baselines, &train, device));
-                        (e?, secs)
-                    } else {
-                        let mut icfg: InduceConfig = match method {
-                            Method::Transductive => tr.clone(),
-                            _ => ind.clone(),
-                        };
-                        if variant == "paper-faithful" {
-                            icfg = icfg.paper_faithful();
-                        }
-                        if let Some(mode) = method.edit_mode() {
-                            icfg.env.mode = mode;
-                        }
-                        let (policy, secs) = match method.needs_policy() {
-                            true => {
-                                let (p, secs) = trained_policy(
-                                    &mut policies,
-                                    &data,
-                                    bb,
-                                    &icfg,
-                                    (&train, &train_del),
-                                    device,
-                                )?;
-                                (Some(p), secs)
-                            }
-                            false => (None, 0.0),
-                        };
-                        (
-                            explainer(method, &data, bb, policy.as_ref(), &icfg, device)?,
-                            secs,
-                        )
-                    };
-                    let verdict = match method.is_baseline() {
-                        true => baselines.verdict(method),
-                        false if variant == "paper-faithful" => Verdict::Neighbourhood,
-                        false => Verdict::Exact,
-                    };
-                    let ctx = ctx.clone().with_verdict(verdict);
-                    let mut run = explain_targets(e.as_ref(), &ctx, &targets, &opts)?;
-                    run.train_seconds = train_seconds;
+                    let set = &mut sets[usize::from(variant == "paper-faithful")];
+                    let prepared = set.prepare(method)?;
+                    let run = prepared.explain(&ctx, &targets, &opts, None)?;
                     let noisy = match config.noise {
-                        true => explain_noisy(e.as_ref(), &targets, &noisy)?,
+                        true => explain_noisy(prepared.explainer.as_ref(), &targets, &noisy)?,
                         false => vec![None; targets.len()],
                     };
                     cells[slot].1.push(SeedRun { run, noisy });
@@ -346,33 +319,6 @@ pub fn run_quality(
         rows,
         notes,
     })
-}
-
-/// The policy of `config`'s edit mode and verdicts for this seed, trained once and shared by the methods and
-/// variants that use it (training does not depend on the minimality pass or on best-of-k).
-fn trained_policy(
-    cache: &mut Vec<((EditMode, Verdict), Policy, f64)>,
-    data: &Dataset,
-    bb: &dyn BlackBox,
-    config: &InduceConfig,
-    (train, train_del): (&[u32], &[u32]),
-    device: &Device,
-) -> Result<(Policy, f64)> {
-    let mode = config.env.mode;
-    if let Some((_, p, s)) = cache
-        .iter()
-        .find(|(m, _, _)| *m == (mode, config.env.verdict))
-    {
-        return Ok((p.clone(), *s));
-    }
-    let targets = match mode {
-        EditMode::DeleteOnly => train_del,
-        _ => train,
-    };
-    let (p, secs) = timed(|| train_inductive(&data.graph, bb, targets, config, device, |_| {}));
-    let p = p?;
-    cache.push(((mode, config.env.verdict), p.clone(), secs));
-    Ok((p, secs))
 }
 
 fn aggregate(

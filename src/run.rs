@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use burn::tensor::Device;
 use induce_explain::pipeline::{
     BlackBoxAccuracy, EvalContext, ExplainOptions, GraphSize, MethodRun, Progress, RunSummary,
-    Shard, TargetSpec, explain_targets_journaled, select_targets,
+    Shard, TargetSpec, select_targets,
 };
 use induce_graph::generators::SyntheticKind;
 use induce_graph::io::DataFormat;
@@ -18,10 +18,8 @@ use induce_rl::{EditMode, EpochStats, InduceConfig, PolicyMeta, timed, train_ind
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
-use crate::methods::{
-    BaselineConfig, Family, Method, Preset, baseline, describe_induce, explainer, load_black_box,
-    load_trained_policy,
-};
+use crate::method_set::{MethodSet, MethodSettings, Policies};
+use crate::methods::{BaselineConfig, Family, Method, Preset, load_black_box};
 
 /// Loads a dataset from `spec`: a file or folder in any supported format (detected, or
 /// `format`), or the name of a built-in benchmark (`ba-shapes`, `tree-cycles`, `tree-grid`)
@@ -539,54 +537,25 @@ pub fn explain_job_noticed(
     let data = load_data(&job.data, job.format, job.seed)?;
     let loaded = load_black_box(&job.black_box, &data, job.induce.kernel, device)?;
     let bb = loaded.black_box.as_ref();
-    let mut base = job.induce.clone();
-    if let Some(m) = job.edits {
-        base.env.mode = m;
+    let settings = MethodSettings {
+        baselines: job.baselines.clone(),
+        edits: job.edits,
+        allowed: job.allowed.clone(),
+        ..MethodSettings::for_family(job.family, job.seed)
     }
-    if job.allowed.is_some() {
-        base.env.allowed = job.allowed.clone();
-    }
+    .with_induce(job.induce.clone());
+    let hops = settings.induce.env.hops;
+    let policies = match &job.policy {
+        Some(path) => Policies::Load(path),
+        None => Policies::Absent,
+    };
+    let mut set =
+        MethodSet::new(&data, &loaded, settings, policies, device).with_progress(progress);
     // Load every policy before explaining anything: a bad checkpoint fails fast.
-    let mut plans = Vec::new();
+    let mut prepared = Vec::new();
     for &m in &job.methods {
-        let (policy, config) = if m.needs_policy() {
-            let path = job.policy.as_ref().ok_or_else(|| Error::InvalidValue {
-                what: "method",
-                value: m.name().into(),
-                reason: "needs a trained policy: pass --policy (a .bpk or the directory \
-                         `induce train` wrote)"
-                    .into(),
-            })?;
-            let (p, meta) = load_trained_policy(path, m, &data, bb, device)?;
-            let mut c = meta.induce;
-            // Inference settings come from the run, training settings from the checkpoint.
-            c.kernel = job.induce.kernel;
-            c.minimise = job.induce.minimise;
-            c.inference_samples = job.induce.inference_samples;
-            c.seed = job.induce.seed;
-            c.env.fanout = job.induce.env.fanout;
-            c.env.max_nodes = job.induce.env.max_nodes;
-            c.env.verdict = job.induce.env.verdict;
-            if m == Method::InductiveFineTuned {
-                // Fine-tuning follows the run's transductive schedule.
-                c.episodes = job.induce.episodes;
-                c.gamma = job.induce.gamma;
-                c.lr = job.induce.lr;
-                c.greedy_every = job.induce.greedy_every;
-            }
-            if let Some(mode) = job.edits {
-                c.env.mode = mode;
-            }
-            if job.allowed.is_some() {
-                c.env.allowed = job.allowed.clone();
-            }
-            (Some((p, policy_train_seconds(path, m))), c)
-        } else {
-            (None, base.clone())
-        };
-        plans.push((m, policy, config));
+        prepared.push(m.needs_policy().then(|| set.prepare(m)).transpose()?);
     }
-    let hops = base.env.hops;
     let (targets, rule) = resolve_targets_described(
         &job.targets,
         job.paper_filter,
@@ -596,6 +565,9 @@ pub fn explain_job_noticed(
         bb,
         hops,
     )?;
+    if job.methods.iter().any(|m| m.needs_training_targets()) {
+        set.set_baseline_targets(training_targets(&data, bb, hops, &targets)?);
+    }
     notice(&job.family_line());
     if let Some(line) = &rule {
         notice(line);
@@ -605,73 +577,17 @@ pub fn explain_job_noticed(
         threads: threads(job.threads),
         progress,
     };
-    let train_targets = match job.methods.iter().any(|m| m.needs_training_targets()) {
-        true => training_targets(&data, bb, hops, &targets)?,
-        false => Vec::new(),
-    };
     let mut runs = Vec::new();
-    for (m, policy, config) in &plans {
-        if m.is_baseline() {
-            let (e, secs) =
-                timed(|| baseline(*m, &data, &loaded, &job.baselines, &train_targets, device));
-            let mut j = journal.map(|j| j.method(m.name())).transpose()?;
-            let ctx = ctx.clone().with_verdict(job.baselines.verdict(*m));
-            let mut run =
-                explain_targets_journaled(e?.as_ref(), &ctx, &targets, &opts, j.as_mut())?;
-            run.train_seconds = secs;
-            run.notes
-                .extend(job.baselines.describe(*m, train_targets.len()));
-            runs.push(run);
-            continue;
-        }
-        if config.env.hops != hops {
-            return Err(Error::InvalidValue {
-                what: "policy",
-                value: m.name().into(),
-                reason: format!(
-                    "trained on {}-hop neighbourhoods, the run uses {hops}",
-                    config.env.hops
-                ),
-            });
-        }
-        let e = explainer(*m, &data, bb, policy.as_ref().map(|p| &p.0), config, device)?;
-        let mut j = journal.map(|j| j.method(m.name())).transpose()?;
-        let ctx = ctx.clone().with_verdict(config.env.verdict);
-        let mut run = explain_targets_journaled(e.as_ref(), &ctx, &targets, &opts, j.as_mut())?;
-        run.notes.extend(describe_induce(*m, config));
-        if let Some((_, trained)) = policy {
-            match trained {
-                Some(secs) => {
-                    run.train_seconds = *secs;
-                    run.notes.push(
-                        "train s: the loaded policy's training time, from its train.json".into(),
-                    );
-                }
-                None => run.notes.push(
-                    "train s: the policy was loaded without a train.json beside it; its \
-                     training time is unknown (0 shown)"
-                        .into(),
-                ),
-            }
-        }
-        runs.push(run);
+    for (&m, p) in job.methods.iter().zip(prepared) {
+        let p = match p {
+            Some(p) => p,
+            None => set.prepare(m)?,
+        };
+        runs.push(p.explain(&ctx, &targets, &opts, journal)?);
     }
     let mut summary = summary_for(&data, bb, job.seed, job.shard, &runs)?;
     summary.notes.extend(rule);
     Ok((summary, runs))
-}
-
-/// The training time `induce train` recorded in the `train.json` beside the policy `method`
-/// loads from `path` (a policy file or the directory `induce train` wrote), when that file
-/// describes the same policy (deletion-only or not); `None` otherwise.
-fn policy_train_seconds(path: &Path, method: Method) -> Option<f64> {
-    let file = crate::methods::policy_path(path, method);
-    let json = std::fs::read(file.parent()?.join("train.json")).ok()?;
-    let v: serde_json::Value = serde_json::from_slice(&json).ok()?;
-    let del_only = v["job"]["induce"]["env"]["mode"] == "delete_only";
-    (del_only == (method == Method::InductiveDelOnly))
-        .then(|| v["outcome"]["seconds"].as_f64())
-        .flatten()
 }
 
 /// Everything that defines an `induce train` run; saved beside the policy.

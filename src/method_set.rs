@@ -1,0 +1,460 @@
+//! One way to run a set of methods: from a [`Method`] and the run's inputs to a ready
+//! [`Explainer`] with its settings, training time and notes. `induce explain`
+//! ([`crate::run`]), the dataset experiments ([`crate::experiment`]) and the quality study
+//! ([`crate::quality`]) all go through [`MethodSet::prepare`]; [`method_config`] is the one place
+//! a run's settings are merged over a trained policy's, and [`policy_file_name`] the one name of
+//! each policy file.
+//!
+//! ```
+//! use induce::method_set::{MethodSet, MethodSettings, Policies};
+//! use induce::{Method, Preset, TargetSpec, default_device};
+//! # fn main() -> induce::Result<()> {
+//! let device = default_device()?;
+//! let data = induce::run::load_data("tree-cycles", None, 42)?;
+//! let (d, c) = (data.graph.features().dim(), data.graph.num_classes());
+//! let cfg = induce::models::GcnTrainingConfig::new(induce::models::GcnConfig::new(d, c))
+//!     .with_epochs(50);
+//! let (gcn, _) = induce::models::train_gcn(&data, &cfg, &device)?;
+//! let bb = induce::methods::black_box_for(gcn, induce::rl::Kernel::Host, &device)?;
+//! let settings = MethodSettings::for_family(Preset::Trees, 42);
+//! let mut set = MethodSet::new(&data, &bb, settings, Policies::Absent, &device);
+//! let random = set.prepare(Method::Random)?;
+//! assert_eq!(random.explainer.name(), "random");
+//! assert!(set.prepare(Method::Inductive).is_err()); // no policy to load or train
+//! # Ok(()) }
+//! ```
+
+use std::path::{Path, PathBuf};
+
+use burn::tensor::Device;
+use induce_explain::pipeline::{
+    EvalContext, ExplainOptions, Journal, MethodRun, NoProgress, Progress,
+    explain_targets_journaled,
+};
+use induce_explain::{Explainer, Verdict};
+use induce_graph::{Dataset, k_hop};
+use induce_models::Policy;
+use induce_rl::{EditMode, InduceConfig, PolicyMeta, save_policy};
+
+use crate::error::{Error, Result};
+use crate::methods::{
+    BaselineConfig, LoadedBlackBox, Method, Preset, baseline, describe_induce, explainer,
+    load_trained_policy,
+};
+
+/// The settings a run gives its methods.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MethodSettings {
+    /// InduCE's inductive settings: training (when policies are trained here) and inference
+    /// (kernel, minimality pass, best-of-k samples, seed, verdicts, fan-out).
+    pub induce: InduceConfig,
+    /// The per-target schedule of `transductive` and `inductive-fine-tuned` (episodes, γ,
+    /// learning rate, greedy episodes) and the rest of `transductive`'s settings.
+    pub transductive: InduceConfig,
+    /// The baselines' settings.
+    pub baselines: BaselineConfig,
+    /// Edit types every method is restricted to (`--edits`), over a loaded policy's own.
+    pub edits: Option<EditMode>,
+    /// Node pairs every edit is restricted to (the paper's `V_c`, `--allowed`).
+    pub allowed: Option<Vec<(u32, u32)>>,
+}
+
+impl MethodSettings {
+    /// The paper's settings for `family` (its episodes, γ 0.4 inductive and 0.6 transductive,
+    /// the baselines' authors' settings), seeded with `seed`.
+    pub fn for_family(family: Preset, seed: u64) -> Self {
+        Self::for_dataset(family, "", seed)
+    }
+
+    /// [`MethodSettings::for_family`] where the dataset's `name` refines the baselines' settings
+    /// ([`BaselineConfig::for_family`]: PGExplainer's Tree-Grid settings).
+    pub fn for_dataset(family: Preset, name: &str, seed: u64) -> Self {
+        Self {
+            induce: family.inductive(seed),
+            transductive: family.transductive(seed),
+            baselines: BaselineConfig::for_family(family, name, seed),
+            edits: None,
+            allowed: None,
+        }
+    }
+
+    /// The same settings for every InduCE method with `config` (`induce explain`: one
+    /// configuration for the transductive schedule and the inference settings).
+    pub fn with_induce(mut self, config: InduceConfig) -> Self {
+        self.transductive = config.clone();
+        self.induce = config;
+        self
+    }
+}
+
+/// The policy file of a policy trained for `mode`: `policy-del-only.bpk` for deletions only,
+/// `policy.bpk` otherwise (with its `.json` beside it).
+///
+/// ```
+/// use induce::method_set::policy_file_name;
+/// use induce::rl::EditMode;
+/// assert_eq!(policy_file_name(EditMode::DeleteOnly), "policy-del-only.bpk");
+/// assert_eq!(policy_file_name(EditMode::Both), "policy.bpk");
+/// ```
+pub fn policy_file_name(mode: EditMode) -> &'static str {
+    match mode {
+        EditMode::DeleteOnly => "policy-del-only.bpk",
+        _ => "policy.bpk",
+    }
+}
+
+/// The InduCE configuration `method` runs with: the one place a run's settings are merged.
+///
+/// * `trained`: the settings a loaded policy was trained with (its checkpoint's), or `None` when
+///   the policy is trained by the run itself (with `settings.induce`).
+/// * A loaded policy keeps its training settings (network, environment, reward) and takes the
+///   run's inference settings: kernel, minimality pass, best-of-k samples, seed, verdicts,
+///   fan-out and neighbourhood cap.
+/// * `transductive` runs `settings.transductive`; `inductive-fine-tuned` fine-tunes with its
+///   schedule (episodes, γ, learning rate, greedy episodes).
+/// * `settings.edits` / `settings.allowed` restrict every method; `inductive-del-only` always
+///   deletes only.
+pub fn method_config(
+    method: Method,
+    trained: Option<&InduceConfig>,
+    settings: &MethodSettings,
+) -> InduceConfig {
+    let run = &settings.induce;
+    let mut c = match (method, trained) {
+        (Method::Transductive, _) => settings.transductive.clone(),
+        (_, Some(t)) => {
+            let mut c = t.clone();
+            c.kernel = run.kernel;
+            c.minimise = run.minimise;
+            c.inference_samples = run.inference_samples;
+            c.seed = run.seed;
+            c.env.fanout = run.env.fanout;
+            c.env.max_nodes = run.env.max_nodes;
+            c.env.verdict = run.env.verdict;
+            c
+        }
+        (_, None) => run.clone(),
+    };
+    if method == Method::InductiveFineTuned {
+        let s = &settings.transductive;
+        c.episodes = s.episodes;
+        c.gamma = s.gamma;
+        c.lr = s.lr;
+        c.greedy_every = s.greedy_every;
+    }
+    if let Some(mode) = settings.edits {
+        c.env.mode = mode;
+    }
+    if settings.allowed.is_some() {
+        c.env.allowed = settings.allowed.clone();
+    }
+    if let Some(mode) = method.edit_mode() {
+        c.env.mode = mode;
+    }
+    c
+}
+
+/// Where the methods that need a trained policy get it.
+#[derive(Clone, Copy)]
+pub enum Policies<'p> {
+    /// Loaded from a policy file or the directory `induce train` wrote
+    /// ([`crate::methods::policy_path`]).
+    Load(&'p Path),
+    /// Trained here with [`MethodSettings::induce`] on `targets` (a deletion-only policy on
+    /// those with an edge to delete), once per edit mode and verdicts, and saved into
+    /// `save_dir` as [`policy_file_name`] when given.
+    Train {
+        /// The training targets.
+        targets: &'p [u32],
+        /// Where to save each trained policy.
+        save_dir: Option<&'p Path>,
+    },
+    /// None: the methods that need one are an error.
+    Absent,
+}
+
+/// A method ready to run: its explainer and what its results record beside it.
+pub struct PreparedMethod<'a> {
+    /// The method.
+    pub method: Method,
+    /// Its explainer.
+    pub explainer: Box<dyn Explainer + 'a>,
+    /// The InduCE configuration it runs with (`None` for a baseline).
+    pub induce: Option<InduceConfig>,
+    /// Where its verdicts are taken.
+    pub verdict: Verdict,
+    /// Training time: the policy's (trained here, or read from a loaded policy's
+    /// `train.json`), or the baseline's construction (PGExplainer trains then).
+    pub train_seconds: f64,
+    /// What the run's notes say about it.
+    pub notes: Vec<String>,
+}
+
+impl PreparedMethod<'_> {
+    /// Explains `targets` (judged in `ctx` with the method's verdicts), recording progress in
+    /// `journal` when given, and returns the run with its training time and notes.
+    pub fn explain(
+        &self,
+        ctx: &EvalContext<'_>,
+        targets: &[u32],
+        opts: &ExplainOptions<'_>,
+        journal: Option<&Journal>,
+    ) -> Result<MethodRun> {
+        let mut j = journal.map(|j| j.method(self.method.name())).transpose()?;
+        let ctx = ctx.clone().with_verdict(self.verdict);
+        let mut run =
+            explain_targets_journaled(self.explainer.as_ref(), &ctx, targets, opts, j.as_mut())?;
+        run.train_seconds = self.train_seconds;
+        run.notes.extend(self.notes.iter().cloned());
+        Ok(run)
+    }
+}
+
+/// A policy the set loaded or trained, shared by the methods that use it.
+struct Cached {
+    /// The file it came from, or the edit mode and verdicts it was trained for.
+    key: (Option<PathBuf>, EditMode, Verdict),
+    policy: Policy,
+    trained: InduceConfig,
+    seconds: Option<f64>,
+}
+
+/// The methods of one run over one dataset and black box (see the [module docs](self)).
+pub struct MethodSet<'a> {
+    data: &'a Dataset,
+    loaded: &'a LoadedBlackBox,
+    settings: MethodSettings,
+    policies: Policies<'a>,
+    baseline_targets: Vec<u32>,
+    device: Device,
+    progress: &'a dyn Progress,
+    cache: Vec<Cached>,
+}
+
+impl<'a> MethodSet<'a> {
+    /// The methods on `data` through `loaded`, with `settings` and `policies`.
+    pub fn new(
+        data: &'a Dataset,
+        loaded: &'a LoadedBlackBox,
+        settings: MethodSettings,
+        policies: Policies<'a>,
+        device: &Device,
+    ) -> Self {
+        Self {
+            data,
+            loaded,
+            settings,
+            policies,
+            baseline_targets: Vec::new(),
+            device: device.clone(),
+            progress: &NoProgress,
+            cache: Vec::new(),
+        }
+    }
+
+    /// The nodes PGExplainer trains on (see [`crate::run::training_targets`]).
+    pub fn with_baseline_targets(mut self, targets: Vec<u32>) -> Self {
+        self.baseline_targets = targets;
+        self
+    }
+
+    /// [`MethodSet::with_baseline_targets`] on a set in use (targets known after the policies
+    /// were loaded).
+    pub fn set_baseline_targets(&mut self, targets: Vec<u32>) {
+        self.baseline_targets = targets;
+    }
+
+    /// Reports policy training to `progress`.
+    pub fn with_progress(mut self, progress: &'a dyn Progress) -> Self {
+        self.progress = progress;
+        self
+    }
+
+    /// The run's settings.
+    pub fn settings(&self) -> &MethodSettings {
+        &self.settings
+    }
+
+    /// Builds `method`: a baseline with its settings (PGExplainer trained here), an InduCE method
+    /// with [`method_config`] and its policy (loaded or trained once per edit mode and verdicts,
+    /// then shared).
+    pub fn prepare(&mut self, method: Method) -> Result<PreparedMethod<'a>> {
+        if method.is_baseline() {
+            let b = &self.settings.baselines;
+            if method.needs_training_targets() {
+                self.progress.message(&format!(
+                    "training {method} on {} targets",
+                    self.baseline_targets.len()
+                ));
+            }
+            let (e, secs) = induce_rl::timed(|| {
+                baseline(
+                    method,
+                    self.data,
+                    self.loaded,
+                    b,
+                    &self.baseline_targets,
+                    &self.device,
+                )
+            });
+            return Ok(PreparedMethod {
+                method,
+                explainer: e?,
+                induce: None,
+                verdict: b.verdict(method),
+                train_seconds: secs,
+                notes: b
+                    .describe(method, self.baseline_targets.len())
+                    .into_iter()
+                    .collect(),
+            });
+        }
+        let (policy, config, seconds, loaded) = match method.needs_policy() {
+            true => {
+                let (p, config, secs, loaded) = self.policy(method)?;
+                (Some(p), config, secs, loaded)
+            }
+            false => (
+                None,
+                method_config(method, None, &self.settings),
+                None,
+                false,
+            ),
+        };
+        let bb = self.loaded.black_box.as_ref();
+        let e = explainer(
+            method,
+            self.data,
+            bb,
+            policy.as_ref(),
+            &config,
+            &self.device,
+        )?;
+        let mut notes: Vec<String> = describe_induce(method, &config).into_iter().collect();
+        if loaded {
+            notes.push(match seconds {
+                Some(_) => "train s: the loaded policy's training time, from its train.json".into(),
+                None => "train s: the policy was loaded without a train.json beside it; its \
+                         training time is unknown (0 shown)"
+                    .into(),
+            });
+        }
+        Ok(PreparedMethod {
+            method,
+            explainer: e,
+            verdict: config.env.verdict,
+            induce: Some(config),
+            train_seconds: seconds.unwrap_or(0.0),
+            notes,
+        })
+    }
+
+    /// The policy `method` explains with and its configuration: loaded (checked against the
+    /// run's hops) or trained, once per file or per edit mode and verdicts. The last element is
+    /// true for a loaded policy.
+    fn policy(&mut self, method: Method) -> Result<(Policy, InduceConfig, Option<f64>, bool)> {
+        let bb = self.loaded.black_box.as_ref();
+        match self.policies {
+            Policies::Absent => Err(Error::InvalidValue {
+                what: "method",
+                value: method.name().into(),
+                reason: "needs a trained policy: pass --policy (a .bpk or the directory \
+                         `induce train` wrote)"
+                    .into(),
+            }),
+            Policies::Load(path) => {
+                let file = crate::methods::policy_path(path, method);
+                let key = (Some(file.clone()), EditMode::Both, Verdict::Exact);
+                let cached = match self.cache.iter().position(|c| c.key == key) {
+                    Some(i) => i,
+                    None => {
+                        let (p, meta) =
+                            load_trained_policy(path, method, self.data, bb, &self.device)?;
+                        let seconds = policy_train_seconds(path, method);
+                        self.cache.push(Cached {
+                            key,
+                            policy: p,
+                            trained: meta.induce,
+                            seconds,
+                        });
+                        self.cache.len() - 1
+                    }
+                };
+                let c = &self.cache[cached];
+                let hops = self.settings.induce.env.hops;
+                if c.trained.env.hops != hops {
+                    return Err(Error::InvalidValue {
+                        what: "policy",
+                        value: method.name().into(),
+                        reason: format!(
+                            "trained on {}-hop neighbourhoods, the run uses {hops}",
+                            c.trained.env.hops
+                        ),
+                    });
+                }
+                let config = method_config(method, Some(&c.trained), &self.settings);
+                Ok((c.policy.clone(), config, c.seconds, true))
+            }
+            Policies::Train { targets, save_dir } => {
+                let config = method_config(method, None, &self.settings);
+                // One policy per edit mode (and verdicts), whatever the method's per-target
+                // schedule: `inductive`, `inductive-best-of-k` and `inductive-fine-tuned` share it.
+                let mut training = method_config(Method::Inductive, None, &self.settings);
+                training.env.mode = config.env.mode;
+                let key = (None, training.env.mode, training.env.verdict);
+                if let Some(c) = self.cache.iter().find(|c| c.key == key) {
+                    return Ok((c.policy.clone(), config, c.seconds, false));
+                }
+                let data = self.data;
+                let hops = training.env.hops;
+                let targets: Vec<u32> = match training.env.mode {
+                    // Deletion-only training needs targets with at least one edge to delete.
+                    EditMode::DeleteOnly => targets
+                        .iter()
+                        .copied()
+                        .filter(|&t| k_hop(&data.graph, t, hops).is_ok_and(|s| s.num_edges() > 0))
+                        .collect(),
+                    _ => targets.to_vec(),
+                };
+                let task = format!("train {method}");
+                let (p, _, secs) = crate::run::train_reporting(
+                    &data.graph,
+                    bb,
+                    &targets,
+                    &training,
+                    &self.device,
+                    self.progress,
+                    &task,
+                )?;
+                if let Some(dir) = save_dir {
+                    let meta = PolicyMeta {
+                        feature_dim: data.graph.features().dim(),
+                        num_classes: bb.num_classes(),
+                        induce: training.clone(),
+                    };
+                    save_policy(&p, &meta, dir.join(policy_file_name(training.env.mode)))?;
+                }
+                self.cache.push(Cached {
+                    key,
+                    policy: p.clone(),
+                    trained: training,
+                    seconds: Some(secs),
+                });
+                Ok((p, config, Some(secs), false))
+            }
+        }
+    }
+}
+
+/// The training time `induce train` recorded in the `train.json` beside the policy `method`
+/// loads from `path` (a policy file or the directory `induce train` wrote), when that file
+/// describes the same policy (deletion-only or not); `None` otherwise.
+fn policy_train_seconds(path: &Path, method: Method) -> Option<f64> {
+    let file = crate::methods::policy_path(path, method);
+    let json = std::fs::read(file.parent()?.join("train.json")).ok()?;
+    let v: serde_json::Value = serde_json::from_slice(&json).ok()?;
+    let del_only = v["job"]["induce"]["env"]["mode"] == "delete_only";
+    (del_only == (method == Method::InductiveDelOnly))
+        .then(|| v["outcome"]["seconds"].as_f64())
+        .flatten()
+}
