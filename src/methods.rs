@@ -545,6 +545,37 @@ impl BaselineConfig {
         })
     }
 
+    /// Checks every budget, naming the field at fault (each must be at least 1; a run with
+    /// `--iterations 0` is refused before anything is loaded).
+    ///
+    /// ```
+    /// use induce::methods::BaselineConfig;
+    /// assert!(BaselineConfig::default().validate().is_ok());
+    /// let e = BaselineConfig::default().with_iterations(0).validate().unwrap_err();
+    /// assert!(e.to_string().contains("BaselineConfig.random.iterations"), "{e}");
+    /// ```
+    pub fn validate(&self) -> Result<()> {
+        for (field, v) in [
+            ("random.iterations", self.random.iterations),
+            (
+                "cf_gnnexplainer.iterations",
+                self.cf_gnnexplainer.iterations,
+            ),
+            ("cf2.iterations", self.cf2.iterations),
+            ("pgexplainer.epochs", self.pgexplainer.epochs),
+            ("pgexplainer.k", self.pgexplainer.k),
+        ] {
+            if v == 0 {
+                return Err(Error::InvalidValue {
+                    what: "setting",
+                    value: format!("BaselineConfig.{field} = 0"),
+                    reason: "must be at least 1".into(),
+                });
+            }
+        }
+        Ok(())
+    }
+
     /// Budgets cut for a smoke run (at most `iterations` optimisation steps or random masks,
     /// 2 PGExplainer epochs).
     pub fn quick(mut self, iterations: usize) -> Self {

@@ -1,0 +1,126 @@
+//! Arguments several subcommands share, and their conversions.
+
+use clap::Args;
+use induce::graph::io::DataFormat;
+use induce::methods::Preset;
+use induce::models::device::BackendKind;
+use induce::rl::{EditMode, Kernel};
+
+#[derive(Debug, Clone, Args)]
+pub struct FormatArg {
+    /// Data format: reference, gnn-benchmark or ogb [default: detected from the file].
+    #[arg(long)]
+    pub format: Option<DataFormat>,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct FamilyArg {
+    /// Hyper-parameter family: ba-shapes, trees, real, or auto (guessed from the data's name:
+    /// syn1 and ba-shapes → ba-shapes; syn4, syn5, tree-cycles, tree-grid → trees; any other
+    /// name → real). It sets InduCE's episodes (500 on trees, 80 otherwise) and the baselines'
+    /// authors' settings; the choice is printed on stderr and saved in the run's config.
+    #[arg(long, default_value = "auto", value_name = "FAMILY")]
+    pub family: FamilyChoice,
+}
+
+/// `--family`: a [`Preset`] by name, or `auto` (`None`: guessed from the data's name).
+#[derive(Debug, Clone, Copy)]
+pub struct FamilyChoice(pub Option<Preset>);
+
+impl std::str::FromStr for FamilyChoice {
+    type Err = String;
+    fn from_str(s: &str) -> std::result::Result<Self, String> {
+        match s.trim() {
+            "auto" => Ok(Self(None)),
+            other => other
+                .parse::<Preset>()
+                .map(|p| Self(Some(p)))
+                .map_err(|e| e.to_string()),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct DataArgs {
+    /// The data: a reference npz (e.g. shared/reference/syn1.npz), a gnn-benchmark npz (Cora,
+    /// CiteSeer, Amazon-Photo), an OGB folder, or a built-in benchmark name (ba-shapes,
+    /// tree-cycles, tree-grid; generated with --seed).
+    #[arg(long)]
+    pub data: String,
+    #[command(flatten)]
+    pub format: FormatArg,
+    /// Seed of everything random (generated data, initialisation, sampling).
+    #[arg(long, default_value_t = induce::DEFAULT_SEED)]
+    pub seed: u64,
+    /// Backend: flex, ndarray or cuda [default: $INDUCE_BACKEND, else flex].
+    #[arg(long)]
+    pub backend: Option<BackendKind>,
+    /// No progress bars.
+    #[arg(long)]
+    pub no_progress: bool,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct InduceArgs {
+    /// Training episodes M [default: the paper's for the --family, 80 on BA-Shapes and real
+    /// graphs, 500 on the trees; for `transductive` the per-target cap].
+    #[arg(long)]
+    pub episodes: Option<usize>,
+    /// Adam learning rate of the policy [default: the paper's 3e-4]; for `transductive` and
+    /// `inductive-fine-tuned` the per-target rate.
+    #[arg(long)]
+    pub lr: Option<f64>,
+    /// Edit types: add, del or both [default: both; inductive-del-only: del].
+    #[arg(long)]
+    pub edits: Option<Edits>,
+    /// Kernel of the policy and the black box: host (fused CPU kernels, default) or burn (Burn
+    /// tensors on the backend).
+    #[arg(long, default_value = "host")]
+    pub kernel: Kernel,
+    /// Explain (or train on) every node of a broad target spec, not only the paper's targets
+    /// (predicted correctly; with a non-zero label on graphs with motif ground truth).
+    #[arg(long)]
+    pub all_nodes: bool,
+    /// Work on fan-out-capped neighbourhoods: every expanded node visits at most K of its
+    /// neighbours (seeded per target) [default: the exact h-hop neighbourhood]. For hubs of
+    /// large graphs.
+    #[arg(long)]
+    pub fanout: Option<usize>,
+    /// Refuse (with an error naming the target) any target whose neighbourhood has more nodes
+    /// than this, instead of risking the machine's memory; --fanout brings hubs under it.
+    #[arg(long, default_value_t = 100_000)]
+    pub max_neighbourhood: usize,
+}
+
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+pub enum Edits {
+    Add,
+    Del,
+    Both,
+}
+
+impl InduceArgs {
+    /// Sets the InduCE settings these flags give (the edit types are the caller's: a policy's
+    /// own edit mode for `train`, a restriction of every method for `explain`).
+    pub fn apply(&self, induce: &mut induce::rl::InduceConfig) {
+        induce.kernel = self.kernel;
+        induce.env.fanout = self.fanout;
+        induce.env.max_nodes = Some(self.max_neighbourhood);
+        if let Some(m) = self.episodes {
+            induce.episodes = m;
+        }
+        if let Some(lr) = self.lr {
+            induce.lr = lr;
+        }
+    }
+}
+
+impl From<Edits> for EditMode {
+    fn from(e: Edits) -> Self {
+        match e {
+            Edits::Add => EditMode::AddOnly,
+            Edits::Del => EditMode::DeleteOnly,
+            Edits::Both => EditMode::Both,
+        }
+    }
+}

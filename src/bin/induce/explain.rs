@@ -1,0 +1,143 @@
+//! `induce explain`: explain target nodes with one or more methods into a run directory.
+
+use std::path::PathBuf;
+
+use anyhow::Result;
+use clap::Args;
+use induce::cli::Bars;
+use induce::explain::Verdict;
+use induce::explain::pipeline::format_table;
+use induce::methods::Method;
+use induce::run::{ExplainJob, Sample, explain_to_dir, load_data, read_pairs};
+use induce::{Shard, TargetSpec};
+
+use crate::args::{DataArgs, FamilyArg, InduceArgs};
+use crate::pick_device;
+
+#[derive(Debug, Args)]
+pub struct ExplainArgs {
+    #[command(flatten)]
+    pub data: DataArgs,
+    /// The black box: the authors' .safetensors GCN, a .bpk checkpoint or a run directory.
+    #[arg(long)]
+    pub black_box: PathBuf,
+    /// A trained policy (.bpk or the directory `induce train` wrote), for inductive and
+    /// inductive-del-only.
+    #[arg(long)]
+    pub policy: Option<PathBuf>,
+    /// Methods, comma-separated or repeated: InduCE's inductive, inductive-best-of-k,
+    /// transductive, inductive-fine-tuned (the --policy fine-tuned per target with the
+    /// transductive schedule), inductive-del-only, untrained; the baselines random,
+    /// cf-gnnexplainer, cf-gnnexplainer++, cf2, pgexplainer (trained on the training split's
+    /// targets).
+    #[arg(long, value_delimiter = ',', required = true)]
+    pub method: Vec<Method>,
+    /// Budget of every baseline: random masks (random), optimisation steps (cf-gnnexplainer,
+    /// cf2) or training epochs (pgexplainer) [default: each method's authors', per dataset
+    /// family: 500 masks; 500 steps; 2000 steps on BA-Shapes, 500 on the trees; 10-30 epochs].
+    #[arg(long)]
+    pub iterations: Option<usize>,
+    /// Targets: test (the split's test nodes), train, eval (the file's evaluation set, e.g. a
+    /// reference npz's eval_idx), all, a list 12,40,77, or @file (one id a line). test, train
+    /// and all keep only the paper's targets unless --all-nodes: the nodes the black box
+    /// predicts correctly on their 4-hop neighbourhood and, when the data has motif ground
+    /// truth (a `motif` array, a generated benchmark, the authors' syn1/syn4/syn5), a non-zero
+    /// label; without ground truth label 0 counts too. How many targets were chosen, and by
+    /// which rule, is printed on stderr (docs/FORMATS.md).
+    #[arg(long, default_value = "test")]
+    pub targets: TargetSpec,
+    #[command(flatten)]
+    pub family: FamilyArg,
+    /// Explain a random sample of N of the targets (seeded by --seed; uniform among the
+    /// paper's targets, drawn before sharding) [default: all of them]
+    #[arg(long, value_name = "N")]
+    pub sample: Option<usize>,
+    /// Explain only shard I of N (1-based, contiguous): `induce merge` joins the shards.
+    #[arg(long)]
+    pub shard: Option<Shard>,
+    /// Restrict edits to these node pairs (the paper's V_c): one pair `u w` a line.
+    #[arg(long)]
+    pub allowed: Option<PathBuf>,
+    /// Episodes per target of inductive-best-of-k: the greedy one and K-1 sampled from the
+    /// trained policy.
+    #[arg(long, default_value_t = 16)]
+    pub samples: usize,
+    /// transductive and inductive-fine-tuned: also play the per-target policy's greedy episode
+    /// after every N-th update and after the last, keeping its counterfactual when smaller (not
+    /// in the paper; never worse: the sampled episodes stay the same). 0: never.
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    pub greedy_every: usize,
+    /// Explain as the paper describes InduCE: no minimality pass (by default every InduCE
+    /// counterfactual is reduced to a 1-minimal one; the baselines never are), and every
+    /// method's verdicts taken on the target's frozen neighbourhood, as the authors' code does
+    /// (by default a counterfactual must flip the model on the whole edited graph; the frozen
+    /// neighbourhood misses what an added edge brings into the model's receptive field, so some
+    /// of its counterfactuals do not flip the model: the `valid %` column counts those that do).
+    #[arg(long)]
+    pub paper_faithful: bool,
+    #[command(flatten)]
+    pub induce: InduceArgs,
+    /// Worker threads [default: all cores]; results do not depend on it.
+    #[arg(long, default_value_t = 0)]
+    pub threads: usize,
+    /// Output directory (written all at once; an existing run there is replaced). While the
+    /// run is going, its progress is journaled in the hidden `.NAME.journal` beside it.
+    #[arg(long)]
+    pub out: PathBuf,
+    /// Continue an interrupted run of the same job into the same --out (killed, crashed,
+    /// out of time): the targets it had explained are kept, the rest explained; the result equals
+    /// an uninterrupted run's. Without it, an interrupted run's journal is discarded.
+    #[arg(long)]
+    pub resume: bool,
+}
+
+impl ExplainArgs {
+    /// The library job these arguments describe (validated by the library).
+    fn to_job(&self) -> Result<ExplainJob> {
+        let seed = self.data.seed;
+        let mut job = ExplainJob::new(self.data.data.clone(), self.black_box.clone(), &self.method)
+            .with_family(self.family.family.0);
+        job.format = self.data.format.format;
+        job.policy = self.policy.clone();
+        job.targets = self.targets.clone();
+        job.paper_filter = !self.induce.all_nodes;
+        job.sample = self.sample.map(|size| Sample { size, seed });
+        job.shard = self.shard;
+        job.edits = self.induce.edits.map(Into::into);
+        job.seed = seed;
+        job.induce.seed = seed;
+        job.baselines = job.baselines.clone().with_seed(seed);
+        if let Some(k) = self.iterations {
+            job.baselines = job.baselines.clone().with_iterations(k);
+        }
+        job.threads = self.threads;
+        job.induce.inference_samples = self.samples;
+        job.induce.greedy_every = self.greedy_every;
+        if self.paper_faithful {
+            job.induce = job.induce.clone().paper_faithful();
+            job.baselines = job.baselines.clone().with_verdict(Verdict::Neighbourhood);
+        }
+        self.induce.apply(&mut job.induce);
+        if let Some(path) = &self.allowed {
+            // Node count for the range check: loading the data twice is cheap next to
+            // explaining.
+            let n = load_data(&job.data, job.format, job.seed)?
+                .graph
+                .num_nodes();
+            job.allowed = Some(read_pairs(path, n)?);
+        }
+        Ok(job)
+    }
+}
+
+/// Runs `induce explain`.
+pub fn run(a: ExplainArgs) -> Result<()> {
+    let dev = pick_device(a.data.backend)?;
+    let job = a.to_job()?;
+    let bars = Bars::new(!a.data.no_progress);
+    let notice = |line: &str| eprintln!("{line}");
+    let summary = explain_to_dir(&job, &a.out, a.resume, &dev, &bars, &notice)?;
+    print!("{}", format_table(&[&summary]));
+    println!("results in {}", a.out.display());
+    Ok(())
+}

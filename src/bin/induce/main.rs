@@ -1,0 +1,104 @@
+//! `induce`: counterfactual explanations for graph neural networks from the command line.
+//!
+//! `induce --help` lists the subcommands; `induce SUBCOMMAND --help` their options. One file per
+//! subcommand: each parses its arguments, turns them into a library job in one conversion and
+//! prints the result; validation and the run directories' lifecycle live in the library.
+
+mod args;
+mod data;
+mod eval;
+mod explain;
+mod merge;
+mod render;
+mod report;
+mod train;
+mod train_black_box;
+
+use std::process::ExitCode;
+
+use anyhow::Result;
+use clap::{Parser, Subcommand};
+use induce::cli::error_line;
+use induce::models::device::{BackendKind, default_backend, device};
+
+/// Counterfactual explanations for graph neural networks (InduCE): the fewest edge edits that
+/// flip a node classifier's prediction.
+#[derive(Debug, Parser)]
+#[command(name = "induce", version)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Inspect or generate datasets.
+    #[command(subcommand)]
+    Data(data::DataCommand),
+    /// Train the paper's black-box GCN on a dataset and report its accuracy.
+    TrainBlackBox(train_black_box::TrainBlackBoxArgs),
+    /// Train an inductive InduCE policy.
+    Train(train::TrainArgs),
+    /// Explain target nodes with one or more methods and write a run directory.
+    Explain(explain::ExplainArgs),
+    /// Merge the shard directories of one run (`explain --shard I/N`) into one run.
+    Merge(merge::MergeArgs),
+    /// Print the paper-style table of one or several runs side by side.
+    Eval(eval::EvalArgs),
+    /// Draw one explanation of a run as SVG: the target's neighbourhood before and after the
+    /// edits (deleted edges red and dashed, added edges green, node colour = predicted class).
+    Render(render::RenderArgs),
+    /// Write one self-contained HTML report of one or more runs: metrics side by side, times,
+    /// size histograms, a gallery of drawings, every target's edits.
+    Report(report::ReportArgs),
+}
+
+fn main() -> ExitCode {
+    let result = match Cli::parse().command {
+        Command::Data(c) => data::run(c),
+        Command::TrainBlackBox(a) => train_black_box::run(a),
+        Command::Train(a) => train::run(a),
+        Command::Explain(a) => explain::run(a),
+        Command::Merge(a) => merge::run(a),
+        Command::Eval(a) => eval::run(a),
+        Command::Render(a) => render::run(a),
+        Command::Report(a) => report::run(a),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            let line = error_line(&e);
+            match flag_of(&line) {
+                Some(flag) => eprintln!("error: {line} (set by {flag})"),
+                None => eprintln!("error: {line}"),
+            }
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// The flag that sets the configuration field a library error names (the library names fields,
+/// the command line's user knows flags).
+fn flag_of(line: &str) -> Option<&'static str> {
+    const FLAGS: [(&str, &str); 6] = [
+        ("InduceConfig.lr ", "--lr"),
+        ("InduceConfig.episodes ", "--episodes"),
+        ("InduceConfig.inference_samples ", "--samples"),
+        ("BaselineConfig.random.iterations", "--iterations"),
+        ("BaselineConfig.cf2.iterations", "--iterations"),
+        ("BaselineConfig.pgexplainer.epochs", "--iterations"),
+    ];
+    FLAGS
+        .iter()
+        .find(|(field, _)| line.contains(field))
+        .map(|(_, flag)| *flag)
+}
+
+/// The device of `backend` (default: `$INDUCE_BACKEND`, else flex).
+fn pick_device(backend: Option<BackendKind>) -> Result<induce::Device> {
+    let kind = match backend {
+        Some(k) => k,
+        None => default_backend()?,
+    };
+    Ok(device(kind)?)
+}

@@ -1,0 +1,46 @@
+//! `induce render`: one explanation of a run as SVG.
+
+use std::path::PathBuf;
+
+use anyhow::Result;
+use clap::Args;
+use induce::methods::Method;
+use induce::models::checkpoint::atomic_write;
+
+use crate::pick_device;
+
+#[derive(Debug, Args)]
+pub struct RenderArgs {
+    /// The run directory.
+    pub dir: PathBuf,
+    /// The explained node.
+    #[arg(long)]
+    pub target: u32,
+    /// The method whose explanation to draw [default: the first that explained the target].
+    #[arg(long)]
+    pub method: Option<Method>,
+    /// Output file [default: DIR/render-METHOD-TARGET.svg].
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+}
+
+/// Runs `induce render`.
+pub fn run(a: RenderArgs) -> Result<()> {
+    let dev = pick_device(None)?;
+    let run = induce::render::open_run(&a.dir, &dev)?;
+    let method = a.method.map(|m| m.name().to_string());
+    let svg = induce::render::render_target(&run, method.as_deref(), a.target)?;
+    let name = induce::render::find_record(&run.run, method.as_deref(), a.target)?
+        .method
+        .clone();
+    let out = a.out.unwrap_or_else(|| {
+        a.dir.join(format!(
+            "render-{}-{}.svg",
+            name.replace('+', "p"),
+            a.target
+        ))
+    });
+    atomic_write(&out, svg.as_bytes())?;
+    println!("{name}, target {} -> {}", a.target, out.display());
+    Ok(())
+}

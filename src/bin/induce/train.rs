@@ -1,0 +1,81 @@
+//! `induce train`: train an inductive InduCE policy into a directory.
+
+use std::path::PathBuf;
+
+use anyhow::Result;
+use clap::Args;
+use induce::TargetSpec;
+use induce::cli::Bars;
+use induce::run::{Sample, TrainJob, train_to_dir};
+
+use crate::args::{DataArgs, FamilyArg, InduceArgs};
+use crate::pick_device;
+
+#[derive(Debug, Args)]
+pub struct TrainArgs {
+    #[command(flatten)]
+    pub data: DataArgs,
+    /// The black box: the authors' .safetensors GCN, a .bpk checkpoint or a run directory.
+    #[arg(long)]
+    pub black_box: PathBuf,
+    /// Training targets: train, test, eval, all, a list 12,40,77 or @file. train, test and all
+    /// keep only the paper's targets unless --all-nodes (the rule as for `explain --targets`;
+    /// how many it kept, and why, is printed on stderr).
+    #[arg(long, default_value = "train")]
+    pub targets: TargetSpec,
+    #[command(flatten)]
+    pub family: FamilyArg,
+    /// Train on a random sample of N of the targets (seeded by --seed) [default: all of them]
+    #[arg(long, value_name = "N")]
+    pub sample: Option<usize>,
+    #[command(flatten)]
+    pub induce: InduceArgs,
+    /// Output directory: policy.bpk (policy-del-only.bpk with --edits del), its .json and
+    /// train.json. While training, the state after each epoch is kept in
+    /// OUT/.train-checkpoint.json (removed at the end).
+    #[arg(long)]
+    pub out: PathBuf,
+    /// Continue an interrupted training of the same job into the same --out from its last
+    /// finished epoch (host kernel); the policy equals an uninterrupted run's. Without it, an
+    /// interrupted run's checkpoint is discarded.
+    #[arg(long)]
+    pub resume: bool,
+}
+
+impl TrainArgs {
+    /// The library job these arguments describe (validated by the library).
+    fn to_job(&self) -> TrainJob {
+        let mut job = TrainJob::new(self.data.data.clone(), self.black_box.clone())
+            .with_family(self.family.family.0);
+        job.format = self.data.format.format;
+        job.targets = self.targets.clone();
+        job.paper_filter = !self.induce.all_nodes;
+        job.sample = self.sample.map(|size| Sample {
+            size,
+            seed: self.data.seed,
+        });
+        job.induce.seed = self.data.seed;
+        self.induce.apply(&mut job.induce);
+        if let Some(e) = self.induce.edits {
+            job.induce.env.mode = e.into();
+        }
+        job
+    }
+}
+
+/// Runs `induce train`.
+pub fn run(a: TrainArgs) -> Result<()> {
+    let dev = pick_device(a.data.backend)?;
+    let job = a.to_job();
+    let bars = Bars::new(!a.data.no_progress);
+    let notice = |line: &str| eprintln!("{line}");
+    let (outcome, file) = train_to_dir(&job, &a.out, a.resume, &dev, &bars, &notice)?;
+    println!(
+        "trained on {} targets, {} episodes in {:.1} s -> {}",
+        outcome.targets,
+        job.induce.episodes,
+        outcome.seconds,
+        file.display()
+    );
+    Ok(())
+}

@@ -1,0 +1,289 @@
+//! `induce explain` as a library job: [`ExplainJob`] (everything that defines a run, saved as
+//! its `config.json`), [`explain_job`] (explain in memory) and [`explain_to_dir`] (the run
+//! directory's whole lifecycle: journal, resume, atomic write).
+
+use std::path::{Path, PathBuf};
+
+use burn::tensor::Device;
+use induce_explain::pipeline::{
+    EvalContext, ExplainOptions, Journal, MethodRun, Progress, RunSummary, RunWriter, Shard,
+    TargetSpec,
+};
+use induce_graph::io::DataFormat;
+use induce_rl::{EditMode, InduceConfig};
+use serde::{Deserialize, Serialize};
+
+use super::{
+    Sample, data_stem, default_family, default_true, family_line, format_serde, load_data,
+    resolve_targets_described, summary_for, threads, training_targets,
+};
+use crate::error::{Error, Result};
+use crate::method_set::{MethodSet, MethodSettings, Policies};
+use crate::methods::{BaselineConfig, Family, Method, Preset, load_black_box};
+
+/// Everything that defines an `induce explain` run; saved as its `config.json`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ExplainJob {
+    /// The data (file, folder or built-in name).
+    pub data: String,
+    /// Its format (`None`: detected).
+    #[serde(with = "format_serde")]
+    pub format: Option<DataFormat>,
+    /// The black box: the authors' `.safetensors`, a `.bpk` checkpoint or a run directory.
+    pub black_box: PathBuf,
+    /// A trained policy (`.bpk` or the directory `induce train` wrote), for the inductive
+    /// methods.
+    pub policy: Option<PathBuf>,
+    /// The methods, in order.
+    pub methods: Vec<Method>,
+    /// Which nodes to explain.
+    pub targets: TargetSpec,
+    /// Keep only the paper's targets (non-zero label, predicted correctly) of a broad spec
+    /// (`train`, `test`, `all`).
+    pub paper_filter: bool,
+    /// Explain only a seeded random sample of the targets (before sharding).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sample: Option<Sample>,
+    /// Explain only this shard of the targets.
+    pub shard: Option<Shard>,
+    /// Edit types allowed (`None`: the method's own).
+    pub edits: Option<EditMode>,
+    /// The allowed pairs V_c (`None`: every pair).
+    pub allowed: Option<Vec<(u32, u32)>>,
+    /// Seed of the run (generated data, policy initialisation, sampling).
+    pub seed: u64,
+    /// The hyper-parameter family whose settings `induce` and `baselines` start from
+    /// ([`ExplainJob::with_family`]).
+    #[serde(default = "default_family")]
+    pub family: Preset,
+    /// Whether `family` was guessed from the data's name (`--family auto`) rather than chosen.
+    #[serde(default = "default_true")]
+    pub family_guessed: bool,
+    /// InduCE settings of the transductive and untrained methods (the trained ones take theirs
+    /// from the checkpoint, apart from `edits` and `allowed`).
+    pub induce: InduceConfig,
+    /// The baselines' settings (their authors', per dataset family).
+    #[serde(default)]
+    pub baselines: BaselineConfig,
+    /// Worker threads (0: all cores). Results do not depend on it, so it is not saved in
+    /// `config.json` (shards run with different thread counts merge).
+    #[serde(skip)]
+    pub threads: usize,
+}
+
+impl ExplainJob {
+    /// A job with the paper's settings for the dataset family guessed from `data`'s name (see
+    /// [`Preset::for_dataset`]; [`ExplainJob::with_family`] chooses another): transductive
+    /// γ 0.6 and the family's episode cap, the paper's target filter, all cores.
+    pub fn new(data: impl Into<String>, black_box: impl Into<PathBuf>, methods: &[Method]) -> Self {
+        let data = data.into();
+        let stem = data_stem(&data);
+        let seed = induce_graph::DEFAULT_SEED;
+        let family = Family::choose(None, &stem);
+        Self {
+            induce: family.preset.transductive(seed),
+            baselines: BaselineConfig::for_family(family.preset, &stem, seed),
+            family: family.preset,
+            family_guessed: family.guessed,
+            data,
+            format: None,
+            black_box: black_box.into(),
+            policy: None,
+            methods: methods.to_vec(),
+            targets: TargetSpec::Test,
+            paper_filter: true,
+            sample: None,
+            shard: None,
+            edits: None,
+            allowed: None,
+            seed,
+            threads: 0,
+        }
+    }
+
+    /// The same job in `family` (`None`: guessed from the data's name, as [`ExplainJob::new`]
+    /// does): `induce` and `baselines` are reset to that family's settings with the job's seed,
+    /// so call it before changing them.
+    ///
+    /// ```
+    /// use induce::run::ExplainJob;
+    /// use induce::{Method, Preset};
+    /// let job = ExplainJob::new("runs/my-graph.npz", "gcn.safetensors", &[Method::Transductive]);
+    /// assert_eq!((job.family, job.family_guessed, job.induce.episodes), (Preset::Real, true, 80));
+    /// let job = job.with_family(Some(Preset::Trees));
+    /// assert_eq!((job.family, job.family_guessed, job.induce.episodes), (Preset::Trees, false, 500));
+    /// ```
+    pub fn with_family(mut self, family: Option<Preset>) -> Self {
+        let stem = data_stem(&self.data);
+        let f = Family::choose(family, &stem);
+        self.family = f.preset;
+        self.family_guessed = f.guessed;
+        self.induce = f.preset.transductive(self.seed);
+        self.baselines = BaselineConfig::for_family(f.preset, &stem, self.seed);
+        self
+    }
+
+    /// How the job's family was chosen, in one line ([`Family::describe`]).
+    pub fn family_line(&self) -> String {
+        family_line(&self.data, self.family, self.family_guessed)
+    }
+
+    /// Checks every setting before anything is loaded, naming the field at fault: the InduCE
+    /// settings ([`InduceConfig::validate`], at least one episode), the baselines'
+    /// ([`BaselineConfig::validate`]) and a non-empty method list. [`explain_job`] calls it; a
+    /// library user gets the error the command line prints.
+    ///
+    /// ```
+    /// use induce::run::ExplainJob;
+    /// use induce::Method;
+    /// let mut job = ExplainJob::new("tree-cycles", "gcn.bpk", &[Method::Transductive]);
+    /// assert!(job.validate().is_ok());
+    /// job.induce.lr = 0.0;
+    /// assert!(job.validate().unwrap_err().to_string().contains("InduceConfig.lr"));
+    /// ```
+    pub fn validate(&self) -> Result<()> {
+        if self.methods.is_empty() {
+            return Err(Error::InvalidValue {
+                what: "method list",
+                value: String::new(),
+                reason: "give at least one method".into(),
+            });
+        }
+        self.induce.validate()?;
+        if self.induce.episodes == 0 {
+            return Err(induce_explain::ExplainError::InvalidConfig(
+                "InduceConfig.episodes must be at least 1, got 0".into(),
+            )
+            .into());
+        }
+        self.baselines.validate()
+    }
+}
+
+/// Runs an explain job: loads the data, the black box and (for the inductive methods) the
+/// policy, checks everything before explaining anything, then explains the targets with every
+/// method. Returns the summary and the per-method records (write them with
+/// [`RunWriter`](induce_explain::pipeline::RunWriter)).
+pub fn explain_job(
+    job: &ExplainJob,
+    device: &Device,
+    progress: &dyn Progress,
+) -> Result<(RunSummary, Vec<MethodRun>)> {
+    explain_job_journaled(job, device, progress, None)
+}
+
+/// [`explain_job`] that records its progress in `journal` and skips what an interrupted run of
+/// the same job already explained (`induce explain --resume`); see
+/// [`Journal`](induce_explain::pipeline::Journal). The result equals an uninterrupted run's.
+pub fn explain_job_journaled(
+    job: &ExplainJob,
+    device: &Device,
+    progress: &dyn Progress,
+    journal: Option<&induce_explain::pipeline::Journal>,
+) -> Result<(RunSummary, Vec<MethodRun>)> {
+    explain_job_noticed(job, device, progress, journal, &|_| {})
+}
+
+/// [`explain_job_journaled`] that tells `notice` what it decided for the user, once the data,
+/// black box, policies and targets are checked and before anything is explained: the
+/// hyper-parameter family ([`ExplainJob::family_line`]) and, for a broad target spec narrowed
+/// by the paper's filter, how many targets it chose by which rule ([`target_rule_line`], also
+/// kept in the summary's notes). `induce explain` prints them on stderr.
+pub fn explain_job_noticed(
+    job: &ExplainJob,
+    device: &Device,
+    progress: &dyn Progress,
+    journal: Option<&induce_explain::pipeline::Journal>,
+    notice: &dyn Fn(&str),
+) -> Result<(RunSummary, Vec<MethodRun>)> {
+    job.validate()?;
+    let data = load_data(&job.data, job.format, job.seed)?;
+    let loaded = load_black_box(&job.black_box, &data, job.induce.kernel, device)?;
+    let bb = loaded.black_box.as_ref();
+    let settings = MethodSettings {
+        baselines: job.baselines.clone(),
+        edits: job.edits,
+        allowed: job.allowed.clone(),
+        ..MethodSettings::for_family(job.family, job.seed)
+    }
+    .with_induce(job.induce.clone());
+    let hops = settings.induce.env.hops;
+    let policies = match &job.policy {
+        Some(path) => Policies::Load(path),
+        None => Policies::Absent,
+    };
+    let mut set =
+        MethodSet::new(&data, &loaded, settings, policies, device).with_progress(progress);
+    // Load every policy before explaining anything: a bad checkpoint fails fast.
+    let mut prepared = Vec::new();
+    for &m in &job.methods {
+        prepared.push(m.needs_policy().then(|| set.prepare(m)).transpose()?);
+    }
+    let (targets, rule) = resolve_targets_described(
+        &job.targets,
+        job.paper_filter,
+        job.sample,
+        job.shard,
+        &data,
+        bb,
+        hops,
+    )?;
+    if job.methods.iter().any(|m| m.needs_training_targets()) {
+        set.set_baseline_targets(training_targets(&data, bb, hops, &targets)?);
+    }
+    notice(&job.family_line());
+    if let Some(line) = &rule {
+        notice(line);
+    }
+    let ctx = EvalContext::new(&data.graph, bb, hops)?;
+    let opts = ExplainOptions {
+        threads: threads(job.threads),
+        progress,
+    };
+    let mut runs = Vec::new();
+    for (&m, p) in job.methods.iter().zip(prepared) {
+        let p = match p {
+            Some(p) => p,
+            None => set.prepare(m)?,
+        };
+        runs.push(p.explain(&ctx, &targets, &opts, journal)?);
+    }
+    let mut summary = summary_for(&data, bb, job.seed, job.shard, &runs)?;
+    summary.notes.extend(rule);
+    Ok((summary, runs))
+}
+
+/// Runs `job` into the run directory `out`, owning its whole lifecycle: everything is checked
+/// (settings, data, black box, policies, targets) before the directory exists; progress is
+/// journaled beside it (`.NAME.journal`) so that a killed run continues with `resume` (the
+/// result equals an uninterrupted run's; without `resume` an old journal is discarded); the
+/// directory (`config.json` = the job, `summary.json`, `explanations.jsonl`) is written all at
+/// once, replacing an existing run. `notice` receives the lines `induce explain` prints on
+/// stderr (see [`explain_job_noticed`]).
+pub fn explain_to_dir(
+    job: &ExplainJob,
+    out: &Path,
+    resume: bool,
+    device: &Device,
+    progress: &dyn Progress,
+    notice: &dyn Fn(&str),
+) -> Result<RunSummary> {
+    job.validate()?;
+    let writer = RunWriter::create(out)?;
+    let config = serde_json::to_value(job).map_err(|e| Error::InvalidValue {
+        what: "explain job",
+        value: job.data.clone(),
+        reason: e.to_string(),
+    })?;
+    let journal = Journal::open(out, &config, resume)?;
+    let (summary, runs) = match explain_job_noticed(job, device, progress, Some(&journal), notice) {
+        Ok(r) => r,
+        Err(e) => {
+            journal.discard_if_empty()?;
+            return Err(e);
+        }
+    };
+    writer.finish(&config, &summary, &runs)?;
+    journal.remove()?;
+    Ok(summary)
+}

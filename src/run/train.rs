@@ -1,0 +1,307 @@
+//! `induce train` as a library job: [`TrainJob`] (everything that defines a training run,
+//! saved in its `train.json`), [`train_job`] (train in memory) and [`train_to_dir`] (the output
+//! directory's whole lifecycle: checkpoint, resume, the policy under its one file name).
+
+use std::path::{Path, PathBuf};
+
+use burn::tensor::Device;
+use induce_explain::pipeline::{Progress, TargetSpec};
+use induce_graph::io::DataFormat;
+use induce_models::BlackBox;
+use induce_models::checkpoint::atomic_write;
+use induce_rl::{
+    EpochStats, InduceConfig, Kernel, PolicyMeta, save_policy, timed, train_inductive,
+};
+use serde::{Deserialize, Serialize};
+
+use super::{
+    Sample, data_stem, default_family, default_true, family_line, format_serde, load_data,
+    resolve_targets_described,
+};
+use crate::error::{Error, Result};
+use crate::method_set::policy_file_name;
+use crate::methods::{Family, Preset, load_black_box};
+
+/// Everything that defines an `induce train` run; saved beside the policy.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TrainJob {
+    /// The data (file, folder or built-in name).
+    pub data: String,
+    /// Its format (`None`: detected).
+    #[serde(with = "format_serde")]
+    pub format: Option<DataFormat>,
+    /// The black box (see [`load_black_box`]).
+    pub black_box: PathBuf,
+    /// Training targets (default: the training split, filtered as the paper does).
+    pub targets: TargetSpec,
+    /// Keep only the paper's targets of a broad spec.
+    pub paper_filter: bool,
+    /// Train only on a seeded random sample of the targets.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sample: Option<Sample>,
+    /// The hyper-parameter family whose settings `induce` starts from
+    /// ([`TrainJob::with_family`]).
+    #[serde(default = "default_family")]
+    pub family: Preset,
+    /// Whether `family` was guessed from the data's name (`--family auto`) rather than chosen.
+    #[serde(default = "default_true")]
+    pub family_guessed: bool,
+    /// InduCE settings (γ, episodes, seed, environment).
+    pub induce: InduceConfig,
+}
+
+impl TrainJob {
+    /// The paper's inductive settings for the family guessed from `data`'s name.
+    pub fn new(data: impl Into<String>, black_box: impl Into<PathBuf>) -> Self {
+        let data = data.into();
+        let family = Family::choose(None, &data_stem(&data));
+        Self {
+            induce: family.preset.inductive(induce_graph::DEFAULT_SEED),
+            family: family.preset,
+            family_guessed: family.guessed,
+            data,
+            format: None,
+            black_box: black_box.into(),
+            targets: TargetSpec::Train,
+            paper_filter: true,
+            sample: None,
+        }
+    }
+
+    /// The same job in `family` (`None`: guessed from the data's name): `induce` is reset to
+    /// that family's inductive settings with the job's seed, so call it before changing them.
+    pub fn with_family(mut self, family: Option<Preset>) -> Self {
+        let f = Family::choose(family, &data_stem(&self.data));
+        self.family = f.preset;
+        self.family_guessed = f.guessed;
+        self.induce = f.preset.inductive(self.induce.seed);
+        self
+    }
+
+    /// How the job's family was chosen, in one line ([`Family::describe`]).
+    pub fn family_line(&self) -> String {
+        family_line(&self.data, self.family, self.family_guessed)
+    }
+
+    /// Checks the InduCE settings ([`InduceConfig::validate`], at least one episode and a
+    /// non-empty batch) before anything is loaded, naming the field at fault.
+    pub fn validate(&self) -> Result<()> {
+        self.induce.validate()?;
+        for (field, v) in [
+            ("episodes", self.induce.episodes),
+            ("batch_size", self.induce.batch_size),
+        ] {
+            if v == 0 {
+                return Err(induce_explain::ExplainError::InvalidConfig(format!(
+                    "InduceConfig.{field} must be at least 1, got 0"
+                ))
+                .into());
+            }
+        }
+        Ok(())
+    }
+}
+
+/// What [`train_job`] measured.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TrainOutcome {
+    /// Number of training targets.
+    pub targets: usize,
+    /// Statistics of the last epoch.
+    pub last_epoch: Option<EpochStats>,
+    /// Training time.
+    pub seconds: f64,
+}
+
+/// Trains an inductive policy (InduCE, REINFORCE) on the job's targets. Returns the policy, the
+/// metadata to save beside it ([`induce_rl::save_policy`]) and what training measured.
+pub fn train_job(
+    job: &TrainJob,
+    device: &Device,
+    progress: &dyn Progress,
+) -> Result<(induce_models::Policy, PolicyMeta, TrainOutcome)> {
+    train_job_checkpointed(job, device, progress, None)
+}
+
+/// [`train_job`] that checkpoints after every epoch into `checkpoint` and continues from it
+/// when it exists (`induce train --resume`; see
+/// [`train_inductive_checkpointed`](induce_rl::train_inductive_checkpointed)). The returned
+/// policy equals an uninterrupted run's.
+pub fn train_job_checkpointed(
+    job: &TrainJob,
+    device: &Device,
+    progress: &dyn Progress,
+    checkpoint: Option<&Path>,
+) -> Result<(induce_models::Policy, PolicyMeta, TrainOutcome)> {
+    train_job_noticed(job, device, progress, checkpoint, &|_| {})
+}
+
+/// [`train_job_checkpointed`] that tells `notice`, once the data, black box and targets are
+/// checked and before training, the hyper-parameter family ([`TrainJob::family_line`]) and, for
+/// a broad target spec narrowed by the paper's filter, how many targets it chose by which rule
+/// ([`target_rule_line`]). `induce train` prints them on stderr.
+pub fn train_job_noticed(
+    job: &TrainJob,
+    device: &Device,
+    progress: &dyn Progress,
+    checkpoint: Option<&Path>,
+    notice: &dyn Fn(&str),
+) -> Result<(induce_models::Policy, PolicyMeta, TrainOutcome)> {
+    job.validate()?;
+    let data = load_data(&job.data, job.format, job.induce.seed)?;
+    let loaded = load_black_box(&job.black_box, &data, job.induce.kernel, device)?;
+    let bb = loaded.black_box.as_ref();
+    let hops = job.induce.env.hops;
+    let (targets, rule) = resolve_targets_described(
+        &job.targets,
+        job.paper_filter,
+        job.sample,
+        None,
+        &data,
+        bb,
+        hops,
+    )?;
+    notice(&job.family_line());
+    if let Some(line) = &rule {
+        notice(line);
+    }
+    let (policy, last, seconds) = train_reporting_with(
+        (&data.graph, bb, &targets),
+        &job.induce,
+        device,
+        progress,
+        "train policy",
+        checkpoint,
+    )?;
+    let meta = PolicyMeta {
+        feature_dim: data.graph.features().dim(),
+        num_classes: bb.num_classes(),
+        induce: job.induce.clone(),
+    };
+    Ok((
+        policy,
+        meta,
+        TrainOutcome {
+            targets: targets.len(),
+            last_epoch: last,
+            seconds,
+        },
+    ))
+}
+
+/// [`train_inductive`] reporting each epoch to `progress` (as task `task`); returns the policy,
+/// the last epoch's statistics and the training time.
+pub fn train_reporting(
+    graph: &induce_graph::Graph,
+    black_box: &dyn BlackBox,
+    targets: &[u32],
+    config: &InduceConfig,
+    device: &Device,
+    progress: &dyn Progress,
+    task: &str,
+) -> Result<(induce_models::Policy, Option<EpochStats>, f64)> {
+    train_reporting_with(
+        (graph, black_box, targets),
+        config,
+        device,
+        progress,
+        task,
+        None,
+    )
+}
+
+fn train_reporting_with(
+    (graph, black_box, targets): (&induce_graph::Graph, &dyn BlackBox, &[u32]),
+    config: &InduceConfig,
+    device: &Device,
+    progress: &dyn Progress,
+    task: &str,
+    checkpoint: Option<&Path>,
+) -> Result<(induce_models::Policy, Option<EpochStats>, f64)> {
+    progress.begin(task, config.episodes);
+    let mut last = None;
+    let report = |s: &EpochStats| {
+        progress.message(&format!(
+            "return {:.3} flipped {:.0}% edits {:.2}",
+            s.mean_return,
+            100.0 * s.flipped,
+            s.mean_edits
+        ));
+        progress.advance(1);
+        last = Some(s.clone());
+    };
+    let (policy, seconds) = timed(|| match checkpoint {
+        Some(path) => induce_rl::train_inductive_checkpointed(
+            graph, black_box, targets, config, device, path, report,
+        ),
+        None => train_inductive(graph, black_box, targets, config, device, report),
+    });
+    progress.end();
+    Ok((policy?, last, seconds))
+}
+
+/// Where [`train_to_dir`] keeps the training state after each epoch (removed at the end).
+pub const TRAIN_CHECKPOINT: &str = ".train-checkpoint.json";
+
+/// Trains `job` into the directory `out`, owning its whole lifecycle: the policy is saved as
+/// [`policy_file_name`] of its edit mode (`policy.bpk`, or `policy-del-only.bpk` for
+/// deletions only) with its `.json`, and `train.json` records the job and what training
+/// measured. With the host kernel the state after each epoch is kept in
+/// `out/.train-checkpoint.json` ([`TRAIN_CHECKPOINT`]): started again with `resume`, training
+/// continues from the last finished epoch and gives exactly an uninterrupted run's policy;
+/// without `resume` an old checkpoint is discarded. A failure before the first epoch leaves no
+/// empty directory behind. Returns the outcome and the policy file.
+pub fn train_to_dir(
+    job: &TrainJob,
+    out: &Path,
+    resume: bool,
+    device: &Device,
+    progress: &dyn Progress,
+    notice: &dyn Fn(&str),
+) -> Result<(TrainOutcome, PathBuf)> {
+    job.validate()?;
+    let io = |path: &Path| {
+        let path = path.to_path_buf();
+        move |source| Error::Io { path, source }
+    };
+    let checkpoint = out.join(TRAIN_CHECKPOINT);
+    if !resume && checkpoint.exists() {
+        std::fs::remove_file(&checkpoint).map_err(io(&checkpoint))?;
+    }
+    let resumable = job.induce.kernel == Kernel::Host;
+    if resumable {
+        std::fs::create_dir_all(out).map_err(io(out))?;
+    } else if resume {
+        return Err(Error::InvalidValue {
+            what: "resume",
+            value: format!("InduceConfig.kernel = {}", job.induce.kernel),
+            reason: "resumable training needs the host kernel".into(),
+        });
+    }
+    let checkpointed = resumable.then_some(&*checkpoint);
+    let (policy, meta, outcome) =
+        match train_job_noticed(job, device, progress, checkpointed, notice) {
+            Ok(t) => t,
+            Err(e) => {
+                if !checkpoint.exists() {
+                    // Only removes a directory this run created and left empty.
+                    let _ = std::fs::remove_dir(out);
+                }
+                return Err(e);
+            }
+        };
+    std::fs::create_dir_all(out).map_err(io(out))?;
+    let file = out.join(policy_file_name(job.induce.env.mode));
+    save_policy(&policy, &meta, &file)?;
+    let report = serde_json::json!({"job": job, "outcome": outcome});
+    let bytes = serde_json::to_vec_pretty(&report).map_err(|e| Error::InvalidValue {
+        what: "train job",
+        value: job.data.clone(),
+        reason: e.to_string(),
+    })?;
+    atomic_write(out.join("train.json"), &bytes)?;
+    if checkpoint.exists() {
+        std::fs::remove_file(&checkpoint).map_err(io(&checkpoint))?;
+    }
+    Ok((outcome, file))
+}
