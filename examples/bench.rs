@@ -13,7 +13,7 @@
 //! "peak_rss_mib", "detail"}]}`), `bench.md` (the table) and `config.json` (these arguments)
 //! into `--out`.
 //!
-//! `--scale` instead runs InduCE on an ogbn-arxiv-sized graph (`induce::rl::scale`; several
+//! `--scale` instead runs InduCE on an ogbn-arxiv-sized graph (`induce::harness::scale`; several
 //! minutes, most of it training the black box) and also writes `scale.json` (its report).
 
 mod common;
@@ -29,10 +29,10 @@ use induce::models::device::BackendKind;
 use induce::pipeline::{NoProgress, TargetSpec};
 use induce::rl::Kernel;
 use induce::rl::RlError;
-use induce::rl::bench::{
+use induce::harness::bench::{
     BenchRow, format_rows, inductive_inference, inductive_training, measure, transductive,
 };
-use induce::rl::scale::{self, ScaleConfig};
+use induce::harness::scale::{self, ScaleConfig};
 use induce::run::{ExplainJob, explain_job};
 
 /// Measure InduCE's inference, training and transductive explanation times.
@@ -53,7 +53,7 @@ struct Args {
     /// Also time CF-GNNExplainer++ (about a minute on syn1).
     #[arg(long)]
     plus_plus: bool,
-    /// Run the ogbn-arxiv-scale experiment instead of the table (see `induce::rl::scale`).
+    /// Run the ogbn-arxiv-scale experiment instead of the table (see `induce::harness::scale`).
     #[arg(long)]
     scale: bool,
     /// With `--scale`: a JSON file of `ScaleConfig` fields overriding the defaults.

@@ -17,8 +17,8 @@ use std::path::PathBuf;
 use anyhow::{Result, bail};
 use clap::Parser;
 use induce::rl::Kernel;
-use induce::rl::ParityReport;
-use induce::rl::parity::{REQUIRED, run_dataset_with};
+use induce::harness::ParityReport;
+use induce::harness::parity::{REQUIRED, run_dataset_with};
 
 /// Reproduce the InduCE authors' shipped inductive explanations with the reference preset.
 #[derive(Debug, Parser)]

@@ -71,6 +71,7 @@ pub use induce_viz as viz;
 pub mod cli;
 pub mod error;
 pub mod experiment;
+pub mod harness;
 pub mod method_set;
 pub mod methods;
 pub mod quality;

@@ -12,8 +12,8 @@
 //!   written once over the [`kernel`] seam (host and Burn implementations of the policy);
 //! * [`Explanation`], [`Edit`], [`EditKind`], the [`Explainer`] trait and the [`metrics`] are
 //!   re-exported from `induce-explain`, where every method shares them;
-//! * [`parity`]: the reference-compatibility check against the authors' shipped explanations
-//!   ([`EnvConfig::reference`], spec §7);
+//! * [`EnvConfig::reference`]: the authors' environment (spec §7), which the parity check of
+//!   the `induce` crate (`induce::harness::parity`) runs against their shipped explanations;
 //! * [`RlError`]: typed errors.
 //!
 //! The explainer only calls the classifier through [`induce_models::BlackBox`]
@@ -49,14 +49,11 @@
 //! assert_eq!(ep.explanation().edits, vec![induce_rl::Edit::delete(0, 1)]);
 //! ```
 
-pub mod bench;
 pub mod env;
 pub mod induce;
 pub mod kernel;
-pub mod parity;
 pub mod policy_io;
 pub mod reward;
-pub mod scale;
 mod train_store;
 
 mod error {
@@ -81,6 +78,5 @@ pub use induce::{
 };
 pub use induce_models::Kernel;
 pub use kernel::KernelPolicy;
-pub use parity::{DatasetParity, ParityError, ParityReport};
 pub use policy_io::{PolicyMeta, load_policy, save_policy};
 pub use reward::Reward;

@@ -38,12 +38,12 @@ use rand::rngs::StdRng;
 use rand::seq::SliceRandom;
 use serde::{Deserialize, Serialize};
 
-use crate::bench::{BenchRow, measure};
-use crate::env::Episode;
-use crate::error::{Result, RlError};
-use crate::explanation::{EditKind, Explanation};
-use crate::induce::{InduceConfig, explain_greedy, run_greedy, train_on_episodes};
-use crate::kernel::{KernelPolicy, argmax};
+use crate::harness::bench::{BenchRow, measure};
+use induce_rl::env::Episode;
+use induce_rl::{Result, RlError};
+use induce_rl::explanation::{EditKind, Explanation};
+use induce_rl::induce::{InduceConfig, explain_greedy, run_greedy, train_on_episodes};
+use induce_rl::kernel::{KernelPolicy, argmax};
 use induce_models::Kernel;
 
 /// Configuration of the scale run. Every field has a default (the `bench --scale` run).
@@ -557,7 +557,7 @@ pub fn run(
         ),
         || {
             let start = Instant::now();
-            outcomes = crate::parallel::map(&targets, crate::parallel::default_threads(), |&t| {
+            outcomes = induce_rl::parallel::map(&targets, induce_rl::parallel::default_threads(), |&t| {
                 let t0 = Instant::now();
                 let sub = k_hop_sampled(g, t, config.hops, config.fanout, config.seed)?;
                 let sampled = (sub.num_nodes(), sub.num_edges());
@@ -654,7 +654,7 @@ pub fn run(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::explanation::Edit;
+    use induce_rl::explanation::Edit;
 
     #[test]
     fn overlay_applies_edits() {

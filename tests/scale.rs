@@ -3,7 +3,7 @@
 
 use induce_graph::generators::ArxivLikeConfig;
 use induce_models::device::default_device;
-use induce_rl::scale::{ScaleConfig, run};
+use induce::harness::scale::{ScaleConfig, run};
 
 #[test]
 fn sampled_search_with_exact_verdict_gives_valid_counterfactuals() {

@@ -1,6 +1,6 @@
 //! Parity with the authors' numerics (spec §7): reproduce their shipped inductive explanations.
 //!
-//! The check runs OUR machinery — the same [`Episode`](crate::Episode), [`Policy`] and greedy
+//! The check runs OUR machinery — the same [`Episode`](induce_rl::Episode), [`Policy`] and greedy
 //! inference ([`explain_greedy`]) as every other experiment — in the reference-compatibility
 //! configuration: [`EnvConfig::reference`] for the environment and
 //! [`PolicyConfig::reference`](induce_models::PolicyConfig::reference) for the network (loaded
@@ -33,11 +33,11 @@ use induce_models::checkpoint::atomic_write;
 use induce_models::reference::{load_reference_gcn, load_reference_policy};
 use serde::{Deserialize, Serialize};
 
-use crate::env::{EnvConfig, state_dim};
-use crate::error::RlError;
-use crate::explanation::{Edit, EditKind, Explanation};
-use crate::induce::explain_greedy;
-use crate::kernel::KernelPolicy;
+use induce_rl::env::{EnvConfig, state_dim};
+use induce_rl::RlError;
+use induce_rl::explanation::{Edit, EditKind, Explanation};
+use induce_rl::induce::explain_greedy;
+use induce_rl::kernel::KernelPolicy;
 use induce_models::Kernel;
 
 /// The datasets of the reference export with the number of eval targets and the number of
@@ -358,7 +358,7 @@ pub fn run_dataset_with(
     let env = EnvConfig::reference();
     let start = Instant::now();
     let policy = KernelPolicy::new(&policy, kernel, device);
-    let explanations = crate::parallel::map(&targets, crate::parallel::default_threads(), |&t| {
+    let explanations = induce_rl::parallel::map(&targets, induce_rl::parallel::default_threads(), |&t| {
         explain_greedy(&policy, &data.graph, black_box, t, &env)
     })?;
     let seconds = start.elapsed().as_secs_f64();

@@ -17,9 +17,9 @@ use induce_models::train::GcnTrainingConfig;
 use induce_models::{GcnConfig, train_gcn};
 use serde::{Deserialize, Serialize};
 
-use crate::error::{Result, RlError};
-use crate::induce::{InduceConfig, explain_transductive, train_inductive};
-use crate::parity::run_dataset_with;
+use induce_rl::{Result, RlError};
+use induce_rl::induce::{InduceConfig, explain_transductive, train_inductive};
+use crate::harness::parity::run_dataset_with;
 use induce_explain::pipeline::select_targets;
 use induce_models::Kernel;
 
@@ -163,7 +163,7 @@ pub fn transductive(
     );
     measure(name, || {
         let start = Instant::now();
-        let expl = crate::parallel::map(&targets, crate::parallel::default_threads(), |&t| {
+        let expl = induce_rl::parallel::map(&targets, induce_rl::parallel::default_threads(), |&t| {
             match explain_transductive(&data.graph, bb, t, &config, device) {
                 Err(RlError::NoCandidate { .. }) => Ok(None),
                 other => other.map(Some),
