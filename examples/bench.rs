@@ -24,15 +24,15 @@ use anyhow::Result;
 use clap::Parser;
 use induce::Method;
 use induce::explain::Verdict;
+use induce::harness::bench::{
+    BenchRow, format_rows, inductive_inference, inductive_training, measure, transductive,
+};
+use induce::harness::scale::{self, ScaleConfig};
 use induce::models::checkpoint::atomic_write;
 use induce::models::device::BackendKind;
 use induce::pipeline::{NoProgress, TargetSpec};
 use induce::rl::Kernel;
 use induce::rl::RlError;
-use induce::harness::bench::{
-    BenchRow, format_rows, inductive_inference, inductive_training, measure, transductive,
-};
-use induce::harness::scale::{self, ScaleConfig};
 use induce::run::{ExplainJob, explain_job};
 
 /// Measure InduCE's inference, training and transductive explanation times.

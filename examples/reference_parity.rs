@@ -16,9 +16,9 @@ use std::path::PathBuf;
 
 use anyhow::{Result, bail};
 use clap::Parser;
-use induce::rl::Kernel;
 use induce::harness::ParityReport;
 use induce::harness::parity::{REQUIRED, run_dataset_with};
+use induce::rl::Kernel;
 
 /// Reproduce the InduCE authors' shipped inductive explanations with the reference preset.
 #[derive(Debug, Parser)]

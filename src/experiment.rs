@@ -171,7 +171,7 @@ pub fn run_on(
         targets: &train_targets,
         save_dir: Some(writer.path()),
     };
-    let mut set = MethodSet::new(data, &loaded, settings, policies, device)
+    let mut set = MethodSet::new(data, bb, settings, policies, device)
         .with_baseline_targets(train_targets.clone())
         .with_progress(progress);
     let mut runs: Vec<MethodRun> = Vec::new();

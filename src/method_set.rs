@@ -15,9 +15,9 @@
 //! let cfg = induce::models::GcnTrainingConfig::new(induce::models::GcnConfig::new(d, c))
 //!     .with_epochs(50);
 //! let (gcn, _) = induce::models::train_gcn(&data, &cfg, &device)?;
-//! let bb = induce::methods::black_box_for(gcn, induce::rl::Kernel::Host, &device)?;
+//! let bb = induce::models::gcn_black_box(&gcn, induce::rl::Kernel::Host, &device)?;
 //! let settings = MethodSettings::for_family(Preset::Trees, 42);
-//! let mut set = MethodSet::new(&data, &bb, settings, Policies::Absent, &device);
+//! let mut set = MethodSet::new(&data, bb.as_ref(), settings, Policies::Absent, &device);
 //! let random = set.prepare(Method::Random)?;
 //! assert_eq!(random.explainer.name(), "random");
 //! assert!(set.prepare(Method::Inductive).is_err()); // no policy to load or train
@@ -33,13 +33,12 @@ use induce_explain::pipeline::{
 };
 use induce_explain::{Explainer, Verdict};
 use induce_graph::{Dataset, k_hop};
-use induce_models::Policy;
+use induce_models::{BlackBox, Policy};
 use induce_rl::{EditMode, InduceConfig, PolicyMeta, save_policy};
 
 use crate::error::{Error, Result};
 use crate::methods::{
-    BaselineConfig, LoadedBlackBox, Method, Preset, baseline, describe_induce, explainer,
-    load_trained_policy,
+    BaselineConfig, Method, Preset, baseline, describe_induce, explainer, load_trained_policy,
 };
 
 /// The settings a run gives its methods.
@@ -222,7 +221,7 @@ struct Cached {
 /// The methods of one run over one dataset and black box (see the [module docs](self)).
 pub struct MethodSet<'a> {
     data: &'a Dataset,
-    loaded: &'a LoadedBlackBox,
+    black_box: &'a dyn BlackBox,
     settings: MethodSettings,
     policies: Policies<'a>,
     baseline_targets: Vec<u32>,
@@ -232,17 +231,18 @@ pub struct MethodSet<'a> {
 }
 
 impl<'a> MethodSet<'a> {
-    /// The methods on `data` through `loaded`, with `settings` and `policies`.
+    /// The methods on `data` through `black_box` (any [`BlackBox`]; the gradient-based
+    /// baselines need [`BlackBox::differentiable`]), with `settings` and `policies`.
     pub fn new(
         data: &'a Dataset,
-        loaded: &'a LoadedBlackBox,
+        black_box: &'a dyn BlackBox,
         settings: MethodSettings,
         policies: Policies<'a>,
         device: &Device,
     ) -> Self {
         Self {
             data,
-            loaded,
+            black_box,
             settings,
             policies,
             baseline_targets: Vec::new(),
@@ -291,7 +291,7 @@ impl<'a> MethodSet<'a> {
                 baseline(
                     method,
                     self.data,
-                    self.loaded,
+                    self.black_box,
                     b,
                     &self.baseline_targets,
                     &self.device,
@@ -321,7 +321,7 @@ impl<'a> MethodSet<'a> {
                 false,
             ),
         };
-        let bb = self.loaded.black_box.as_ref();
+        let bb = self.black_box;
         let e = explainer(
             method,
             self.data,
@@ -353,7 +353,7 @@ impl<'a> MethodSet<'a> {
     /// run's hops) or trained, once per file or per edit mode and verdicts. The last element is
     /// true for a loaded policy.
     fn policy(&mut self, method: Method) -> Result<(Policy, InduceConfig, Option<f64>, bool)> {
-        let bb = self.loaded.black_box.as_ref();
+        let bb = self.black_box;
         match self.policies {
             Policies::Absent => Err(Error::InvalidValue {
                 what: "method",

@@ -587,18 +587,18 @@ impl BaselineConfig {
     }
 }
 
-/// Builds the explainer of a baseline `method` against the black box `loaded` (its
-/// differentiable form gives the gradient-based methods their gradients; its predictions judge
-/// every flip). PGExplainer is trained here, on `train_targets`.
+/// Builds the explainer of a baseline `method` against `bb` (its differentiable form,
+/// [`BlackBox::differentiable`], gives the gradient-based methods their gradients, and a model
+/// without one is refused by them; its predictions judge every flip). PGExplainer is trained
+/// here, on `train_targets`.
 pub fn baseline<'a>(
     method: Method,
     data: &Dataset,
-    loaded: &'a LoadedBlackBox,
+    bb: &'a dyn BlackBox,
     config: &BaselineConfig,
     train_targets: &[u32],
     device: &Device,
 ) -> Result<Box<dyn Explainer + 'a>> {
-    let bb = loaded.black_box.as_ref();
     Ok(match method {
         Method::Random => Box::new(RandomExplainer::new(bb, config.random.clone())),
         Method::CfGnnExplainer => Box::new(CfGnnExplainer::new(

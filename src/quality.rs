@@ -274,7 +274,7 @@ pub fn run_quality(
                     targets: &train,
                     save_dir: None,
                 };
-                MethodSet::new(&data, &loaded, settings, policies, device)
+                MethodSet::new(&data, bb, settings, policies, device)
                     .with_baseline_targets(train.clone())
             };
             let mut sets = [set(false), set(true)];

@@ -20,7 +20,7 @@ use induce_viz::{EdgeState, EdgeView, GalleryItem, NodeView, ReportRun, Scene};
 use serde_json::Value;
 
 use crate::error::{Error, Result};
-use crate::methods::{LoadedBlackBox, load_black_box};
+use crate::methods::load_black_box;
 use crate::run::load_data;
 
 /// Neighbourhoods larger than this are drawn in part (the nodes nearest the edits).
@@ -33,7 +33,7 @@ pub struct OpenedRun {
     /// Its data.
     pub data: Dataset,
     /// Its black box.
-    pub black_box: LoadedBlackBox,
+    pub black_box: Box<dyn BlackBox>,
     /// Hops of the explained neighbourhoods.
     pub hops: u32,
 }
@@ -52,8 +52,20 @@ fn config_str<'a>(c: &'a Value, keys: &[&str]) -> Option<&'a str> {
 }
 
 /// Reads a run directory and loads its data and black box as `config.json` names them (an
-/// `induce explain` run or a dataset example's).
+/// `induce explain` run or a dataset example's). A run made with a black box held in memory
+/// ([`crate::run::explain_in_memory`], e.g. your own model) names no model file: open it with
+/// [`open_run_with`] and the model.
 pub fn open_run(dir: impl AsRef<Path>, device: &Device) -> Result<OpenedRun> {
+    open_run_with(dir, None, device)
+}
+
+/// [`open_run`] with the run's black box given (`Some`: your own model, which a run directory
+/// cannot hold) instead of loaded from the file `config.json` names.
+pub fn open_run_with(
+    dir: impl AsRef<Path>,
+    black_box: Option<Box<dyn BlackBox>>,
+    device: &Device,
+) -> Result<OpenedRun> {
     let dir = dir.as_ref();
     let run = read_run(dir)?;
     let c = &run.config;
@@ -77,11 +89,24 @@ pub fn open_run(dir: impl AsRef<Path>, device: &Device) -> Result<OpenedRun> {
             .transpose()?;
         load_data(spec, format, seed)?
     };
-    let bb_path = match config_str(c, &["black_box"]) {
-        Some(p) => PathBuf::from(p),
-        None => dir.join("black_box.bpk"),
+    let black_box = match black_box {
+        Some(bb) => bb,
+        None if c.get("black_box").is_some_and(Value::is_null) => {
+            return Err(bad(
+                "it was explained with a black box held in memory (config.json: black_box null), \
+                 which a run directory cannot hold: open it with induce::render::open_run_with \
+                 and the model"
+                    .into(),
+            ));
+        }
+        None => {
+            let bb_path = match config_str(c, &["black_box"]) {
+                Some(p) => PathBuf::from(p),
+                None => dir.join("black_box.bpk"),
+            };
+            load_black_box(&bb_path, &data, Kernel::Host, device)?.black_box
+        }
     };
-    let black_box = load_black_box(&bb_path, &data, Kernel::Host, device)?;
     let hops = ["induce", "inductive"]
         .iter()
         .find_map(|k| c.get(*k)?.get("env")?.get("hops")?.as_u64())
@@ -271,7 +296,7 @@ pub fn render_target(run: &OpenedRun, method: Option<&str>, target: u32) -> Resu
     let rec = find_record(&run.run, method, target)?;
     let s = scene(
         &run.data,
-        run.black_box.black_box.as_ref(),
+        run.black_box.as_ref(),
         run.hops,
         &rec.method,
         &rec.explanation,
@@ -309,7 +334,7 @@ pub fn write_report(dirs: &[PathBuf], out: impl AsRef<Path>, device: &Device) ->
         let run = read_run(d)?;
         let (gallery_items, notes) = match open_run(d, device) {
             Ok(o) => (
-                gallery(&run, &o.data, o.black_box.black_box.as_ref(), o.hops)?,
+                gallery(&run, &o.data, o.black_box.as_ref(), o.hops)?,
                 Vec::new(),
             ),
             Err(e) => (

@@ -5,11 +5,11 @@
 
 use std::path::{Path, PathBuf};
 
+use induce::harness::parity::{REQUIRED, run_dataset, run_dataset_with};
+use induce::rl::Kernel;
 use induce_models::GcnBlackBox;
 use induce_models::device::default_device;
 use induce_models::reference::load_reference_gcn;
-use induce::rl::Kernel;
-use induce::harness::parity::{REQUIRED, run_dataset, run_dataset_with};
 use induce_rl::{EnvConfig, Episode};
 
 fn reference_dir() -> Option<PathBuf> {

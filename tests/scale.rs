@@ -1,9 +1,9 @@
 //! The scale pipeline end to end on a small heavy-tailed graph: every counterfactual found with
 //! the exact target verdict must also pass the independent whole-graph re-check.
 
+use induce::harness::scale::{ScaleConfig, run};
 use induce_graph::generators::ArxivLikeConfig;
 use induce_models::device::default_device;
-use induce::harness::scale::{ScaleConfig, run};
 
 #[test]
 fn sampled_search_with_exact_verdict_gives_valid_counterfactuals() {

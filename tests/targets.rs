@@ -3,7 +3,7 @@
 
 use induce::models::checkpoint::save_gcn;
 use induce::models::{GcnConfig, GcnTrainingConfig, train_gcn};
-use induce::run::{Sample, load_data, resolve_targets, resolve_targets_sampled};
+use induce::run::{Sample, TargetFilter, load_data, resolve_targets, resolve_targets_sampled};
 use induce::{Shard, TargetSpec, default_device};
 
 #[test]
@@ -17,12 +17,12 @@ fn a_sample_is_a_seeded_ordered_subset_of_the_papers_targets() {
     save_gcn(&m, &c, &path).unwrap();
     let loaded = induce::methods::load_black_box(&path, &data, Default::default(), &dev).unwrap();
     let bb = loaded.black_box.as_ref();
-    let all = resolve_targets(&TargetSpec::Test, true, None, &data, bb, 4).unwrap();
+    let all = resolve_targets(&TargetSpec::Test, TargetFilter::Paper, None, &data, bb, 4).unwrap();
     assert!(all.len() > 20, "{} targets", all.len());
     let draw = |size, seed, shard| {
         resolve_targets_sampled(
             &TargetSpec::Test,
-            true,
+            TargetFilter::Paper,
             Some(Sample { size, seed }),
             shard,
             &data,

@@ -17,11 +17,11 @@ use induce_models::train::GcnTrainingConfig;
 use induce_models::{GcnConfig, train_gcn};
 use serde::{Deserialize, Serialize};
 
-use induce_rl::{Result, RlError};
-use induce_rl::induce::{InduceConfig, explain_transductive, train_inductive};
 use crate::harness::parity::run_dataset_with;
 use induce_explain::pipeline::select_targets;
 use induce_models::Kernel;
+use induce_rl::induce::{InduceConfig, explain_transductive, train_inductive};
+use induce_rl::{Result, RlError};
 
 /// One measured row.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -163,12 +163,13 @@ pub fn transductive(
     );
     measure(name, || {
         let start = Instant::now();
-        let expl = induce_rl::parallel::map(&targets, induce_rl::parallel::default_threads(), |&t| {
-            match explain_transductive(&data.graph, bb, t, &config, device) {
-                Err(RlError::NoCandidate { .. }) => Ok(None),
-                other => other.map(Some),
-            }
-        })?;
+        let expl =
+            induce_rl::parallel::map(&targets, induce_rl::parallel::default_threads(), |&t| {
+                match explain_transductive(&data.graph, bb, t, &config, device) {
+                    Err(RlError::NoCandidate { .. }) => Ok(None),
+                    other => other.map(Some),
+                }
+            })?;
         let secs = start.elapsed().as_secs_f64();
         let found: Vec<usize> = expl
             .iter()

@@ -33,12 +33,12 @@ use induce_models::checkpoint::atomic_write;
 use induce_models::reference::{load_reference_gcn, load_reference_policy};
 use serde::{Deserialize, Serialize};
 
-use induce_rl::env::{EnvConfig, state_dim};
+use induce_models::Kernel;
 use induce_rl::RlError;
+use induce_rl::env::{EnvConfig, state_dim};
 use induce_rl::explanation::{Edit, EditKind, Explanation};
 use induce_rl::induce::explain_greedy;
 use induce_rl::kernel::KernelPolicy;
-use induce_models::Kernel;
 
 /// The datasets of the reference export with the number of eval targets and the number of
 /// identical explanations parity requires (spec §7: one syn5 target is a float near-tie).
@@ -358,9 +358,10 @@ pub fn run_dataset_with(
     let env = EnvConfig::reference();
     let start = Instant::now();
     let policy = KernelPolicy::new(&policy, kernel, device);
-    let explanations = induce_rl::parallel::map(&targets, induce_rl::parallel::default_threads(), |&t| {
-        explain_greedy(&policy, &data.graph, black_box, t, &env)
-    })?;
+    let explanations =
+        induce_rl::parallel::map(&targets, induce_rl::parallel::default_threads(), |&t| {
+            explain_greedy(&policy, &data.graph, black_box, t, &env)
+        })?;
     let seconds = start.elapsed().as_secs_f64();
     let mut mismatches = Vec::new();
     for got in &explanations {

@@ -39,12 +39,12 @@ use rand::seq::SliceRandom;
 use serde::{Deserialize, Serialize};
 
 use crate::harness::bench::{BenchRow, measure};
+use induce_models::Kernel;
 use induce_rl::env::Episode;
-use induce_rl::{Result, RlError};
 use induce_rl::explanation::{EditKind, Explanation};
 use induce_rl::induce::{InduceConfig, explain_greedy, run_greedy, train_on_episodes};
 use induce_rl::kernel::{KernelPolicy, argmax};
-use induce_models::Kernel;
+use induce_rl::{Result, RlError};
 
 /// Configuration of the scale run. Every field has a default (the `bench --scale` run).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -557,33 +557,34 @@ pub fn run(
         ),
         || {
             let start = Instant::now();
-            outcomes = induce_rl::parallel::map(&targets, induce_rl::parallel::default_threads(), |&t| {
-                let t0 = Instant::now();
-                let sub = k_hop_sampled(g, t, config.hops, config.fanout, config.seed)?;
-                let sampled = (sub.num_nodes(), sub.num_edges());
-                let view = SampledBlackBox::new(&bb, g, &sub, config, exact);
-                let mut ep = Episode::with_subgraph(g, &view, sub, env)?;
-                run_greedy(&host, &mut ep)?;
-                let expl = ep.explanation();
-                let search = t0.elapsed().as_secs_f64();
-                let t1 = Instant::now();
-                let none = Explanation {
-                    edits: Vec::new(),
-                    ..expl.clone()
-                };
-                let before = bb.log_probs_at(&xw, &Overlay::new(&csr, &none), t)?;
-                let after = bb.log_probs_at(&xw, &Overlay::new(&csr, &expl), t)?;
-                let original_exact = argmax(&before);
-                let valid = expl.found && argmax(&after) != original_exact;
-                Ok(One {
-                    expl,
-                    sampled,
-                    search,
-                    verify: t1.elapsed().as_secs_f64(),
-                    original_exact,
-                    valid,
-                })
-            })?;
+            outcomes =
+                induce_rl::parallel::map(&targets, induce_rl::parallel::default_threads(), |&t| {
+                    let t0 = Instant::now();
+                    let sub = k_hop_sampled(g, t, config.hops, config.fanout, config.seed)?;
+                    let sampled = (sub.num_nodes(), sub.num_edges());
+                    let view = SampledBlackBox::new(&bb, g, &sub, config, exact);
+                    let mut ep = Episode::with_subgraph(g, &view, sub, env)?;
+                    run_greedy(&host, &mut ep)?;
+                    let expl = ep.explanation();
+                    let search = t0.elapsed().as_secs_f64();
+                    let t1 = Instant::now();
+                    let none = Explanation {
+                        edits: Vec::new(),
+                        ..expl.clone()
+                    };
+                    let before = bb.log_probs_at(&xw, &Overlay::new(&csr, &none), t)?;
+                    let after = bb.log_probs_at(&xw, &Overlay::new(&csr, &expl), t)?;
+                    let original_exact = argmax(&before);
+                    let valid = expl.found && argmax(&after) != original_exact;
+                    Ok(One {
+                        expl,
+                        sampled,
+                        search,
+                        verify: t1.elapsed().as_secs_f64(),
+                        original_exact,
+                        valid,
+                    })
+                })?;
             let secs = start.elapsed().as_secs_f64();
             let found = outcomes.iter().filter(|o| o.expl.found).count();
             let valid = outcomes.iter().filter(|o| o.valid).count();

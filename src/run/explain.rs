@@ -6,19 +6,19 @@ use std::path::{Path, PathBuf};
 
 use burn::tensor::Device;
 use induce_explain::pipeline::{
-    EvalContext, ExplainOptions, Journal, MethodRun, Progress, RunSummary, RunWriter, Shard,
-    TargetSpec,
+    Journal, MethodRun, Progress, RunSummary, RunWriter, Shard, TargetSpec,
 };
 use induce_graph::io::DataFormat;
 use induce_rl::{EditMode, InduceConfig};
 use serde::{Deserialize, Serialize};
 
+use super::memory::{MemoryJob, explain_memory_core};
 use super::{
-    Sample, data_stem, default_family, default_true, family_line, format_serde, load_data,
-    resolve_targets_described, summary_for, threads, training_targets,
+    Sample, TargetFilter, data_stem, default_family, default_true, family_line, format_serde,
+    load_data,
 };
 use crate::error::{Error, Result};
-use crate::method_set::{MethodSet, MethodSettings, Policies};
+use crate::method_set::{MethodSettings, Policies};
 use crate::methods::{BaselineConfig, Family, Method, Preset, load_black_box};
 
 /// Everything that defines an `induce explain` run; saved as its `config.json`.
@@ -40,7 +40,8 @@ pub struct ExplainJob {
     pub targets: TargetSpec,
     /// Keep only the paper's targets (non-zero label, predicted correctly) of a broad spec
     /// (`train`, `test`, `all`).
-    pub paper_filter: bool,
+    #[serde(rename = "paper_filter")]
+    pub filter: TargetFilter,
     /// Explain only a seeded random sample of the targets (before sharding).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sample: Option<Sample>,
@@ -91,7 +92,7 @@ impl ExplainJob {
             policy: None,
             methods: methods.to_vec(),
             targets: TargetSpec::Test,
-            paper_filter: true,
+            filter: TargetFilter::Paper,
             sample: None,
             shard: None,
             edits: None,
@@ -207,50 +208,24 @@ pub fn explain_job_noticed(
         ..MethodSettings::for_family(job.family, job.seed)
     }
     .with_induce(job.induce.clone());
-    let hops = settings.induce.env.hops;
     let policies = match &job.policy {
         Some(path) => Policies::Load(path),
         None => Policies::Absent,
     };
-    let mut set =
-        MethodSet::new(&data, &loaded, settings, policies, device).with_progress(progress);
-    // Load every policy before explaining anything: a bad checkpoint fails fast.
-    let mut prepared = Vec::new();
-    for &m in &job.methods {
-        prepared.push(m.needs_policy().then(|| set.prepare(m)).transpose()?);
-    }
-    let (targets, rule) = resolve_targets_described(
-        &job.targets,
-        job.paper_filter,
-        job.sample,
-        job.shard,
-        &data,
-        bb,
-        hops,
-    )?;
-    if job.methods.iter().any(|m| m.needs_training_targets()) {
-        set.set_baseline_targets(training_targets(&data, bb, hops, &targets)?);
-    }
-    notice(&job.family_line());
-    if let Some(line) = &rule {
-        notice(line);
-    }
-    let ctx = EvalContext::new(&data.graph, bb, hops)?;
-    let opts = ExplainOptions {
-        threads: threads(job.threads),
-        progress,
+    let memory = MemoryJob {
+        methods: job.methods.clone(),
+        settings,
+        policies,
+        targets: job.targets.clone(),
+        filter: job.filter,
+        sample: job.sample,
+        shard: job.shard,
+        seed: job.seed,
+        threads: job.threads,
+        ..MemoryJob::new(&data, bb, &[])
     };
-    let mut runs = Vec::new();
-    for (&m, p) in job.methods.iter().zip(prepared) {
-        let p = match p {
-            Some(p) => p,
-            None => set.prepare(m)?,
-        };
-        runs.push(p.explain(&ctx, &targets, &opts, journal)?);
-    }
-    let mut summary = summary_for(&data, bb, job.seed, job.shard, &runs)?;
-    summary.notes.extend(rule);
-    Ok((summary, runs))
+    let family = job.family_line();
+    explain_memory_core(&memory, device, progress, journal, Some(&family), notice)
 }
 
 /// Runs `job` into the run directory `out`, owning its whole lifecycle: everything is checked

@@ -4,11 +4,13 @@
 //! from its arguments to an [`ExplainJob`] and one call of [`explain_to_dir`].
 
 pub mod explain;
+pub mod memory;
 pub mod train;
 
 pub use explain::{
     ExplainJob, explain_job, explain_job_journaled, explain_job_noticed, explain_to_dir,
 };
+pub use memory::{MemoryJob, explain_in_memory};
 pub use train::{
     TrainJob, TrainOutcome, train_job, train_job_checkpointed, train_job_noticed, train_reporting,
     train_to_dir,
@@ -195,13 +197,13 @@ pub fn summary_for(
 /// the shard. An empty result is an error saying which step emptied it.
 pub fn resolve_targets(
     spec: &TargetSpec,
-    paper_filter: bool,
+    filter: TargetFilter,
     shard: Option<Shard>,
     data: &Dataset,
     black_box: &dyn BlackBox,
     hops: u32,
 ) -> Result<Vec<u32>> {
-    resolve_targets_sampled(spec, paper_filter, None, shard, data, black_box, hops)
+    resolve_targets_sampled(spec, filter, None, shard, data, black_box, hops)
 }
 
 fn no_paper_target(n: usize, spec: &TargetSpec) -> crate::error::Error {
@@ -210,6 +212,40 @@ fn no_paper_target(n: usize, spec: &TargetSpec) -> crate::error::Error {
          with a non-zero label on motif graphs); pass --all-nodes to explain them anyway"
     ))
     .into()
+}
+
+/// Which nodes of a broad target spec (`train`, `test`, `all`) a run keeps; narrow specs (a
+/// list, a file, `eval`) are kept whole. Saved in a job's `config.json` as
+/// `"paper_filter": true` / `false`.
+///
+/// ```
+/// use induce::run::TargetFilter;
+/// assert_eq!(TargetFilter::default(), TargetFilter::Paper);
+/// assert_eq!(serde_json::to_string(&TargetFilter::AllNodes).unwrap(), "false");
+/// ```
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+pub enum TargetFilter {
+    /// The paper's targets: the nodes the black box predicts correctly on their neighbourhood,
+    /// with a non-zero label when the data has motif ground truth (docs/FORMATS.md).
+    #[default]
+    Paper,
+    /// Every node of the spec (`--all-nodes`).
+    AllNodes,
+}
+
+impl Serialize for TargetFilter {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        s.serialize_bool(*self == TargetFilter::Paper)
+    }
+}
+
+impl<'de> Deserialize<'de> for TargetFilter {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        Ok(match bool::deserialize(d)? {
+            true => TargetFilter::Paper,
+            false => TargetFilter::AllNodes,
+        })
+    }
 }
 
 /// A seeded random sample of at most `size` targets (`--sample N`): which nodes of a large
@@ -228,14 +264,14 @@ pub struct Sample {
 /// black box on all of them; the kept ids keep the spec's order, then are sharded.
 pub fn resolve_targets_sampled(
     spec: &TargetSpec,
-    paper_filter: bool,
+    filter: TargetFilter,
     sample: Option<Sample>,
     shard: Option<Shard>,
     data: &Dataset,
     black_box: &dyn BlackBox,
     hops: u32,
 ) -> Result<Vec<u32>> {
-    resolve_targets_described(spec, paper_filter, sample, shard, data, black_box, hops)
+    resolve_targets_described(spec, filter, sample, shard, data, black_box, hops)
         .map(|(targets, _)| targets)
 }
 
@@ -299,7 +335,7 @@ pub fn target_rule_line(
 /// [`target_rule_line`] saying how many targets it chose (before sharding) and by which rule.
 pub fn resolve_targets_described(
     spec: &TargetSpec,
-    paper_filter: bool,
+    filter: TargetFilter,
     sample: Option<Sample>,
     shard: Option<Shard>,
     data: &Dataset,
@@ -308,7 +344,7 @@ pub fn resolve_targets_described(
 ) -> Result<(Vec<u32>, Option<String>)> {
     let mut targets = spec.resolve(data)?;
     let pool = targets.len();
-    let filter = paper_filter && spec.is_broad();
+    let filter = filter == TargetFilter::Paper && spec.is_broad();
     if let Some(s) = sample {
         if s.size == 0 {
             return Err(induce_explain::ExplainError::InvalidValue {

@@ -15,8 +15,8 @@ use induce_rl::{
 use serde::{Deserialize, Serialize};
 
 use super::{
-    Sample, data_stem, default_family, default_true, family_line, format_serde, load_data,
-    resolve_targets_described,
+    Sample, TargetFilter, data_stem, default_family, default_true, family_line, format_serde,
+    load_data, resolve_targets_described, training_targets,
 };
 use crate::error::{Error, Result};
 use crate::method_set::policy_file_name;
@@ -35,7 +35,8 @@ pub struct TrainJob {
     /// Training targets (default: the training split, filtered as the paper does).
     pub targets: TargetSpec,
     /// Keep only the paper's targets of a broad spec.
-    pub paper_filter: bool,
+    #[serde(rename = "paper_filter")]
+    pub filter: TargetFilter,
     /// Train only on a seeded random sample of the targets.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sample: Option<Sample>,
@@ -63,7 +64,7 @@ impl TrainJob {
             format: None,
             black_box: black_box.into(),
             targets: TargetSpec::Train,
-            paper_filter: true,
+            filter: TargetFilter::Paper,
             sample: None,
         }
     }
@@ -152,15 +153,35 @@ pub fn train_job_noticed(
     let loaded = load_black_box(&job.black_box, &data, job.induce.kernel, device)?;
     let bb = loaded.black_box.as_ref();
     let hops = job.induce.env.hops;
-    let (targets, rule) = resolve_targets_described(
-        &job.targets,
-        job.paper_filter,
-        job.sample,
-        None,
-        &data,
-        bb,
-        hops,
-    )?;
+    let no_split = job.targets == TargetSpec::Train && data.split.train.is_empty();
+    let (targets, rule) = match no_split {
+        // The authors' syn4/syn5 files carry only an evaluation set: train on the paper's
+        // targets among the other nodes (what PGExplainer trains on, `training_targets`).
+        true => {
+            let eval = data.eval_targets.clone().unwrap_or_default();
+            let pool = TargetSpec::List(training_targets(&data, bb, hops, &eval)?);
+            let (t, _) = resolve_targets_described(
+                &pool,
+                TargetFilter::AllNodes,
+                job.sample,
+                None,
+                &data,
+                bb,
+                hops,
+            )?;
+            let line = format!(
+                "targets: {} nodes: {} has no training split, so the paper's targets among the \
+                 nodes outside its evaluation set ({} nodes)",
+                t.len(),
+                data.name,
+                eval.len()
+            );
+            (t, Some(line))
+        }
+        false => {
+            resolve_targets_described(&job.targets, job.filter, job.sample, None, &data, bb, hops)?
+        }
+    };
     notice(&job.family_line());
     if let Some(line) = &rule {
         notice(line);

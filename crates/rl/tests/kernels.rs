@@ -40,14 +40,21 @@ fn host_and_burn_kernels_explain_alike() {
     let mut policies = Vec::new();
     for kernel in Kernel::ALL {
         let bb = gcn_black_box(&gcn, kernel, &dev).unwrap();
-        let c = InduceConfig { kernel, ..cfg.clone() };
+        let c = InduceConfig {
+            kernel,
+            ..cfg.clone()
+        };
         let p = train_inductive(&data.graph, bb.as_ref(), &train, &c, &dev, |_| {}).unwrap();
         policies.push(induce_models::host_policy::HostPolicy::from_policy(&p).params);
     }
     // Inductive training: the same per-episode samples, the gradient pinned to 1e-5.
     let (h, b) = (&policies[0], &policies[1]);
     assert_eq!(h.len(), b.len());
-    let worst = h.iter().zip(b).map(|(x, y)| (x - y).abs()).fold(0.0f32, f32::max);
+    let worst = h
+        .iter()
+        .zip(b)
+        .map(|(x, y)| (x - y).abs())
+        .fold(0.0f32, f32::max);
     assert!(worst < 1e-4, "host and Burn training differ by {worst}");
 
     let untrained = cfg.policy_config(10, 2).init(&dev);

@@ -100,6 +100,14 @@ pub enum Edits {
 }
 
 impl InduceArgs {
+    /// The target filter `--all-nodes` chooses.
+    pub fn filter(&self) -> induce::run::TargetFilter {
+        match self.all_nodes {
+            true => induce::run::TargetFilter::AllNodes,
+            false => induce::run::TargetFilter::Paper,
+        }
+    }
+
     /// Sets the InduCE settings these flags give (the edit types are the caller's: a policy's
     /// own edit mode for `train`, a restriction of every method for `explain`).
     pub fn apply(&self, induce: &mut induce::rl::InduceConfig) {

@@ -100,7 +100,7 @@ impl ExplainArgs {
         job.format = self.data.format.format;
         job.policy = self.policy.clone();
         job.targets = self.targets.clone();
-        job.paper_filter = !self.induce.all_nodes;
+        job.filter = self.induce.filter();
         job.sample = self.sample.map(|size| Sample { size, seed });
         job.shard = self.shard;
         job.edits = self.induce.edits.map(Into::into);

@@ -49,7 +49,7 @@ impl TrainArgs {
             .with_family(self.family.family.0);
         job.format = self.data.format.format;
         job.targets = self.targets.clone();
-        job.paper_filter = !self.induce.all_nodes;
+        job.filter = self.induce.filter();
         job.sample = self.sample.map(|size| Sample {
             size,
             seed: self.data.seed,

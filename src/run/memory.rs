@@ -1,0 +1,214 @@
+//! Explaining data and a black box held in memory ([`MemoryJob`], [`explain_in_memory`]): the
+//! library counterpart of `induce explain` for a program that embeds the crates with its own
+//! graph and model. `induce explain` itself loads its files and runs the same core.
+
+use std::path::Path;
+
+use burn::tensor::Device;
+use induce_explain::pipeline::{
+    EvalContext, ExplainOptions, Journal, MethodRun, NoProgress, Progress, RunSummary, RunWriter,
+    Shard, TargetSpec,
+};
+use induce_graph::Dataset;
+use induce_models::BlackBox;
+use serde::Serialize;
+
+use super::{
+    Sample, TargetFilter, resolve_targets_described, summary_for, threads, training_targets,
+};
+use crate::error::{Error, Result};
+use crate::method_set::{MethodSet, MethodSettings, Policies};
+use crate::methods::{Family, Method};
+
+/// An explain job on a dataset and a black box held in memory (any [`BlackBox`]: the paper's
+/// GCN or your own model). [`MemoryJob::new`] gives the paper's settings for the family
+/// guessed from the data's name; change the public fields as needed. The hops of every
+/// neighbourhood are `settings.induce.env.hops`, given once.
+///
+/// ```
+/// use induce::run::{MemoryJob, explain_in_memory};
+/// use induce::{Method, TargetSpec, default_device};
+/// # fn main() -> induce::Result<()> {
+/// let device = default_device()?;
+/// let data = induce::run::load_data("tree-cycles", None, 42)?;
+/// let (d, c) = (data.graph.features().dim(), data.graph.num_classes());
+/// let cfg = induce::models::GcnTrainingConfig::new(induce::models::GcnConfig::new(d, c));
+/// let (gcn, _) = induce::models::train_gcn(&data, &cfg.with_epochs(200), &device)?;
+/// let bb = induce::models::GcnBlackBox::new(gcn, &device); // or your own BlackBox
+/// let mut job = MemoryJob::new(&data, &bb, &[Method::Random]);
+/// job.targets = TargetSpec::List(vec![1, 2, 3]);
+/// let out = std::env::temp_dir().join("induce-memory-doc");
+/// let (summary, runs) = explain_in_memory(&job, Some(&out), &device)?;
+/// assert_eq!(runs[0].records.len(), 3);
+/// assert!(out.join("summary.json").exists() && out.join("data.npz").exists());
+/// # let _ = summary; std::fs::remove_dir_all(out).ok();
+/// # Ok(()) }
+/// ```
+pub struct MemoryJob<'a> {
+    /// The data.
+    pub data: &'a Dataset,
+    /// The black box.
+    pub black_box: &'a dyn BlackBox,
+    /// The methods, in order.
+    pub methods: Vec<Method>,
+    /// The methods' settings.
+    pub settings: MethodSettings,
+    /// Where the inductive methods get their policy.
+    pub policies: Policies<'a>,
+    /// Which nodes to explain.
+    pub targets: TargetSpec,
+    /// Which nodes of a broad spec to keep.
+    pub filter: TargetFilter,
+    /// Explain only a seeded random sample of the targets (before sharding).
+    pub sample: Option<Sample>,
+    /// Explain only this shard of the targets.
+    pub shard: Option<Shard>,
+    /// Seed of the run.
+    pub seed: u64,
+    /// Worker threads (0: all cores); results do not depend on it.
+    pub threads: usize,
+    /// Reports progress.
+    pub progress: &'a dyn Progress,
+}
+
+impl<'a> MemoryJob<'a> {
+    /// The paper's settings for the family guessed from `data.name` (transductive γ 0.6, the
+    /// family's episodes, the baselines' authors' settings), its test targets (the paper's
+    /// filter), no policy (the inductive methods need [`Policies::Load`] or
+    /// [`Policies::Train`]), all cores, seed [`induce_graph::DEFAULT_SEED`].
+    pub fn new(data: &'a Dataset, black_box: &'a dyn BlackBox, methods: &[Method]) -> Self {
+        let seed = induce_graph::DEFAULT_SEED;
+        let family = Family::choose(None, &data.name).preset;
+        let settings = MethodSettings::for_dataset(family, &data.name, seed);
+        Self {
+            data,
+            black_box,
+            methods: methods.to_vec(),
+            settings: settings.clone().with_induce(settings.transductive),
+            policies: Policies::Absent,
+            targets: TargetSpec::Test,
+            filter: TargetFilter::Paper,
+            sample: None,
+            shard: None,
+            seed,
+            threads: 0,
+            progress: &NoProgress,
+        }
+    }
+}
+
+/// What an in-memory run records as its `config.json` (the black box is `null`: a run
+/// directory cannot hold a model in memory; `induce::render::open_run_with` draws it).
+#[derive(Serialize)]
+struct MemoryConfig<'j> {
+    data: &'j str,
+    black_box: Option<()>,
+    methods: &'j [Method],
+    targets: &'j TargetSpec,
+    paper_filter: TargetFilter,
+    sample: Option<Sample>,
+    shard: Option<Shard>,
+    seed: u64,
+    induce: &'j induce_rl::InduceConfig,
+    transductive: &'j induce_rl::InduceConfig,
+    baselines: &'j crate::methods::BaselineConfig,
+    edits: Option<induce_rl::EditMode>,
+    allowed: &'j Option<Vec<(u32, u32)>>,
+}
+
+/// Explains `job`'s targets with each of its methods; with `out`, writes the run directory
+/// there as `induce explain` does (all at once: `config.json`, `summary.json`,
+/// `explanations.jsonl`, a copy of the data as `data.npz` so `induce report` finds it, and
+/// `report.html` drawn with the in-memory black box). Returns the summary and the per-method
+/// records.
+pub fn explain_in_memory(
+    job: &MemoryJob<'_>,
+    out: Option<&Path>,
+    device: &Device,
+) -> Result<(RunSummary, Vec<MethodRun>)> {
+    let writer = out.map(RunWriter::create).transpose()?;
+    let (summary, runs) = explain_memory_core(job, device, job.progress, None, None, &|_| {})?;
+    if let (Some(w), Some(out)) = (writer, out) {
+        let s = &job.settings;
+        let config = MemoryConfig {
+            data: &job.data.name,
+            black_box: None,
+            methods: &job.methods,
+            targets: &job.targets,
+            paper_filter: job.filter,
+            sample: job.sample,
+            shard: job.shard,
+            seed: job.seed,
+            induce: &s.induce,
+            transductive: &s.transductive,
+            baselines: &s.baselines,
+            edits: s.edits,
+            allowed: &s.allowed,
+        };
+        let config = serde_json::to_value(&config).map_err(|e| Error::InvalidValue {
+            what: "explain job",
+            value: job.data.name.clone(),
+            reason: e.to_string(),
+        })?;
+        induce_graph::io::save_npz(job.data, w.path().join("data.npz"))?;
+        w.finish(&config, &summary, &runs)?;
+        let hops = job.settings.induce.env.hops;
+        crate::render::write_run_report(out, job.data, job.black_box, hops)?;
+    }
+    Ok((summary, runs))
+}
+
+/// The explain loop every job runs (`induce explain` and [`explain_in_memory`]): policies
+/// loaded before anything is explained (a bad checkpoint fails fast), targets resolved, then
+/// each method prepared and run; `header` and the target rule go to `notice` first.
+pub(crate) fn explain_memory_core(
+    job: &MemoryJob<'_>,
+    device: &Device,
+    progress: &dyn Progress,
+    journal: Option<&Journal>,
+    header: Option<&str>,
+    notice: &dyn Fn(&str),
+) -> Result<(RunSummary, Vec<MethodRun>)> {
+    let (data, bb) = (job.data, job.black_box);
+    let hops = job.settings.induce.env.hops;
+    let mut set = MethodSet::new(data, bb, job.settings.clone(), job.policies, device)
+        .with_progress(progress);
+    let mut prepared = Vec::new();
+    for &m in &job.methods {
+        prepared.push(m.needs_policy().then(|| set.prepare(m)).transpose()?);
+    }
+    let (targets, rule) = resolve_targets_described(
+        &job.targets,
+        job.filter,
+        job.sample,
+        job.shard,
+        data,
+        bb,
+        hops,
+    )?;
+    if job.methods.iter().any(|m| m.needs_training_targets()) {
+        set.set_baseline_targets(training_targets(data, bb, hops, &targets)?);
+    }
+    if let Some(h) = header {
+        notice(h);
+    }
+    if let Some(line) = &rule {
+        notice(line);
+    }
+    let ctx = EvalContext::new(&data.graph, bb, hops)?;
+    let opts = ExplainOptions {
+        threads: threads(job.threads),
+        progress,
+    };
+    let mut runs = Vec::new();
+    for (&m, p) in job.methods.iter().zip(prepared) {
+        let p = match p {
+            Some(p) => p,
+            None => set.prepare(m)?,
+        };
+        runs.push(p.explain(&ctx, &targets, &opts, journal)?);
+    }
+    let mut summary = summary_for(data, bb, job.seed, job.shard, &runs)?;
+    summary.notes.extend(rule);
+    Ok((summary, runs))
+}
