@@ -37,23 +37,18 @@
 //! #   save_gcn(&m, &c, &bb_path)?;
 //! # }
 //! // A black box: `syn1_gcn.safetensors` from the authors, or a `.bpk` of ours.
-//! let bb = induce::methods::load_black_box(&bb_path, &data, Default::default(), &device)?;
-//! let bb = bb.black_box.as_ref();
-//! // Targets: the test split, narrowed to the paper's (non-zero label, predicted correctly).
-//! let hops = 4;
-//! let targets = induce::run::resolve_targets(&TargetSpec::Test, true, None, &data, bb, hops)?;
-//! let targets = &targets[..targets.len().min(5)];
-//! // A method: transductive InduCE with a short per-target budget of episodes.
-//! let mut cfg = induce::methods::Preset::Trees.transductive(induce::DEFAULT_SEED);
-//! cfg.episodes = 20;
-//! let explainer = induce::methods::explainer(Method::Transductive, &data, bb, None, &cfg,
-//!     &device)?;
-//! // Explain on all cores, summarise, print the paper's table.
-//! let ctx = pipeline::EvalContext::new(&data.graph, bb, hops)?;
-//! let run = pipeline::explain_targets(explainer.as_ref(), &ctx, targets, &Default::default())?;
-//! let summary = induce::run::summary_for(&data, bb, induce::DEFAULT_SEED, None, &[run])?;
+//! let bb = induce::methods::load_black_box(&bb_path, &data, induce::rl::Kernel::Host, &device)?;
+//! // Transductive InduCE on a seeded sample of five of the paper's test targets, with a short
+//! // per-target budget of episodes; the neighbourhoods' hops are the settings' (given once).
+//! let mut job = induce::run::MemoryJob::new(&data, bb.black_box.as_ref(), &[Method::Transductive]);
+//! job.targets = TargetSpec::Test;
+//! job.sample = Some(induce::run::Sample { size: 5, seed: 1 });
+//! job.settings.transductive.episodes = 20;
+//! // Explain on all cores, summarise, print the paper's table (`Some(dir)` also writes the
+//! // run directory `induce explain` writes).
+//! let (summary, _records) = induce::run::explain_in_memory(&job, None, &device)?;
 //! println!("{}", pipeline::format_table(&[&summary]));
-//! assert_eq!(summary.runs[0].metrics.targets, targets.len());
+//! assert_eq!(summary.runs[0].metrics.targets, 5);
 //! # Ok(()) }
 //! ```
 //!

@@ -206,9 +206,10 @@ impl fmt::Display for Mismatch {
 /// Compares one of our explanations with the expected one; `None` when identical.
 ///
 /// ```
-/// use induce_rl::Edit;
-/// use induce_rl::EditKind::{Add, Delete};
-/// use induce_rl::{Explanation, parity::{ExpectedExplanation, compare}};
+/// use induce::rl::Edit;
+/// use induce::rl::EditKind::{Add, Delete};
+/// use induce::harness::parity::{ExpectedExplanation, compare};
+/// use induce::rl::Explanation;
 /// let want = ExpectedExplanation { target: 5, found: true, orig_pred: 1, final_pred: 0,
 ///     cf: vec![(2, 3, Delete), (5, 9, Add)] };
 /// let mut got = Explanation { target: 5, found: true, original_label: 1, new_label: 0,
