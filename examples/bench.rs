@@ -61,7 +61,7 @@ struct Args {
     scale_config: Option<PathBuf>,
     /// Backend: flex, ndarray or cuda (default: $INDUCE_BACKEND, else flex).
     #[arg(long)]
-    backend: Option<String>,
+    backend: Option<induce::BackendKind>,
 }
 
 fn main() -> std::process::ExitCode {
@@ -70,7 +70,7 @@ fn main() -> std::process::ExitCode {
 
 fn run(args: Args) -> Result<()> {
     anyhow::ensure!(args.epochs > 0, "--epochs must be at least 1");
-    let (kind, dev) = common::backend(args.backend.as_deref())?;
+    let (kind, dev) = common::backend(args.backend)?;
     std::fs::create_dir_all(&args.out)?;
     atomic_write(
         args.out.join("config.json"),

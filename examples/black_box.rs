@@ -55,7 +55,7 @@ struct Args {
     epochs: usize,
     /// Backend: flex, ndarray or cuda (default: $INDUCE_BACKEND, else flex).
     #[arg(long)]
-    backend: Option<String>,
+    backend: Option<induce::BackendKind>,
     /// Output directory (default: runs/black-box/<dataset>).
     #[arg(long)]
     out: Option<PathBuf>,
@@ -91,7 +91,7 @@ fn run(args: Args) -> Result<()> {
     if args.epochs == 0 && args.weights.is_none() {
         bail!("--epochs must be at least 1");
     }
-    let (kind, dev) = common::backend(args.backend.as_deref())?;
+    let (kind, dev) = common::backend(args.backend)?;
     let data = load(&args)?;
     let g = &data.graph;
     println!(

@@ -53,7 +53,7 @@ struct Args {
     quick: bool,
     /// Backend: flex, ndarray or cuda (default: $INDUCE_BACKEND, else flex).
     #[arg(long)]
-    backend: Option<String>,
+    backend: Option<induce::BackendKind>,
 }
 
 /// Prints each step with the elapsed time.
@@ -70,7 +70,7 @@ fn main() -> std::process::ExitCode {
 }
 
 fn run(args: Args) -> Result<()> {
-    let (_, dev) = common::backend(args.backend.as_deref())?;
+    let (_, dev) = common::backend(args.backend)?;
     let mut cfg = QualityConfig::full(&args.data);
     cfg.graphs = args.graphs.clone();
     cfg.seeds = (args.first_seed..args.first_seed + args.seeds).collect();

@@ -32,11 +32,11 @@ struct Args {
     datasets: Vec<String>,
     /// Backend: flex, ndarray or cuda (default: $INDUCE_BACKEND, else flex).
     #[arg(long)]
-    backend: Option<String>,
+    backend: Option<induce::BackendKind>,
     /// Policy and black-box implementation: `burn` (default; the exact reproduction) or `host`
     /// (the fused CPU kernels, same functions in another summation order).
     #[arg(long, default_value = "burn")]
-    kernel: String,
+    kernel: Kernel,
     /// Output directory for `parity.json`.
     #[arg(long, default_value = "runs/parity")]
     out: PathBuf,
@@ -47,8 +47,8 @@ fn main() -> std::process::ExitCode {
 }
 
 fn run(args: Args) -> Result<()> {
-    let (kind, dev) = common::backend(args.backend.as_deref())?;
-    let kernel: Kernel = args.kernel.parse()?;
+    let (kind, dev) = common::backend(args.backend)?;
+    let kernel = args.kernel;
     let mut report = ParityReport::default();
     for name in &args.datasets {
         let d = run_dataset_with(&args.data, name, &dev, kernel)?;

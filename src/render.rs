@@ -20,7 +20,7 @@ use induce_viz::{EdgeState, EdgeView, GalleryItem, NodeView, ReportRun, Scene};
 use serde_json::Value;
 
 use crate::error::{Error, Result};
-use crate::methods::load_black_box;
+use crate::methods::{Method, load_black_box};
 use crate::run::load_data;
 
 /// Neighbourhoods larger than this are drawn in part (the nodes nearest the edits).
@@ -121,14 +121,14 @@ pub fn open_run_with(
 
 /// The record of `target` in a run: of `method` when given, else of the first method that
 /// explained it.
-pub fn find_record<'a>(
-    run: &'a RunData,
-    method: Option<&str>,
+pub fn find_record(
+    run: &RunData,
+    method: Option<Method>,
     target: u32,
-) -> Result<&'a TargetRecord> {
+) -> Result<&TargetRecord> {
     run.runs
         .iter()
-        .filter(|m| method.is_none_or(|name| m.method == name))
+        .filter(|m| method.is_none_or(|want| m.method == want.name()))
         .find_map(|m| m.records.iter().find(|r| r.explanation.target == target))
         .ok_or_else(|| Error::InvalidValue {
             what: "target",
@@ -292,7 +292,7 @@ pub fn scene(
 }
 
 /// The SVG drawing of `target`'s explanation in an opened run (see [`scene`]).
-pub fn render_target(run: &OpenedRun, method: Option<&str>, target: u32) -> Result<String> {
+pub fn render_target(run: &OpenedRun, method: Option<Method>, target: u32) -> Result<String> {
     let rec = find_record(&run.run, method, target)?;
     let s = scene(
         &run.data,

@@ -32,15 +32,15 @@ pub struct Args {
     /// Training episodes M (default: the paper's, 80 on BA-Shapes and 500 on the trees).
     #[arg(long)]
     pub episodes: Option<usize>,
-    /// Reward: `shaped` (default) or `paper`.
-    #[arg(long, default_value = "shaped")]
-    pub reward: String,
+    /// Reward: shaped (default) or paper.
+    #[arg(long, value_enum, default_value_t = RewardArg::Shaped)]
+    pub reward: RewardArg,
     /// Smoke run of under a minute (few epochs, 10 targets).
     #[arg(long)]
     pub quick: bool,
     /// Backend: flex, ndarray or cuda (default: $INDUCE_BACKEND, else flex).
     #[arg(long)]
-    pub backend: Option<String>,
+    pub backend: Option<BackendKind>,
     /// No progress bars.
     #[arg(long)]
     pub no_progress: bool,
@@ -139,15 +139,33 @@ fn run_file(
     Ok(())
 }
 
+/// `--reward`: which reward InduCE trains with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum RewardArg {
+    /// The shaped reward (the default).
+    Shaped,
+    /// The paper's reward.
+    Paper,
+}
+
+impl From<RewardArg> for Reward {
+    fn from(r: RewardArg) -> Self {
+        match r {
+            RewardArg::Shaped => Reward::shaped(),
+            RewardArg::Paper => Reward::paper(),
+        }
+    }
+}
+
 fn pick_device(args: &Args) -> Result<induce::Device> {
-    Ok(backend(args.backend.as_deref())?.1)
+    Ok(backend(args.backend)?.1)
 }
 
 /// The backend named by `--backend` (else `$INDUCE_BACKEND`, else the first compiled in) and
 /// its device.
-pub fn backend(name: Option<&str>) -> Result<(BackendKind, induce::Device)> {
-    let kind: BackendKind = match name {
-        Some(name) => name.parse()?,
+pub fn backend(kind: Option<BackendKind>) -> Result<(BackendKind, induce::Device)> {
+    let kind = match kind {
+        Some(kind) => kind,
         None => default_backend()?,
     };
     Ok((kind, device(kind)?))
@@ -169,11 +187,7 @@ fn config(name: &str, args: &Args) -> Result<ExperimentConfig> {
     if let Some(h) = args.hidden {
         cfg.black_box_hidden = h;
     }
-    let reward = match args.reward.as_str() {
-        "shaped" => Reward::shaped(),
-        "paper" => Reward::paper(),
-        other => anyhow::bail!("unknown reward `{other}` (expected `shaped` or `paper`)"),
-    };
+    let reward = Reward::from(args.reward);
     cfg.inductive.env.reward = reward;
     cfg.transductive.env.reward = reward;
     if !args.methods.is_empty() {

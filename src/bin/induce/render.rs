@@ -28,9 +28,8 @@ pub struct RenderArgs {
 pub fn run(a: RenderArgs) -> Result<()> {
     let dev = pick_device(None)?;
     let run = induce::render::open_run(&a.dir, &dev)?;
-    let method = a.method.map(|m| m.name().to_string());
-    let svg = induce::render::render_target(&run, method.as_deref(), a.target)?;
-    let name = induce::render::find_record(&run.run, method.as_deref(), a.target)?
+    let svg = induce::render::render_target(&run, a.method, a.target)?;
+    let name = induce::render::find_record(&run.run, a.method, a.target)?
         .method
         .clone();
     let out = a.out.unwrap_or_else(|| {
