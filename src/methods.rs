@@ -694,11 +694,8 @@ pub fn load_black_box(
 pub fn policy_path(path: impl AsRef<Path>, method: Method) -> PathBuf {
     let path = path.as_ref();
     if path.is_dir() {
-        let name = match method {
-            Method::InductiveDelOnly => "policy-del-only.bpk",
-            _ => "policy.bpk",
-        };
-        path.join(name)
+        let mode = method.edit_mode().unwrap_or_default();
+        path.join(crate::method_set::policy_file_name(mode))
     } else {
         path.to_path_buf()
     }
