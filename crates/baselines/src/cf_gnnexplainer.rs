@@ -308,9 +308,7 @@ mod tests {
             ..CfGnnConfig::default()
         };
         assert!(matches!(
-            CfGnnExplainer::new(&bb, zero, &d)
-                .unwrap()
-                .explain(&g, 0),
+            CfGnnExplainer::new(&bb, zero, &d).unwrap().explain(&g, 0),
             Err(ExplainError::ZeroBudget)
         ));
         let x = CfGnnExplainer::new(&bb, CfGnnConfig::default(), &d).unwrap();
@@ -349,6 +347,10 @@ mod tests {
         assert_eq!(names(cf2.map(|_| ())), "cf2");
         let pg = crate::PgExplainer::train(&g, &bb, &[0], crate::PgConfig::default(), &d);
         let e = pg.map(|_| ()).unwrap_err();
-        assert!(e.to_string().contains("pgexplainer needs the black box's gradients"), "{e}");
+        assert!(
+            e.to_string()
+                .contains("pgexplainer needs the black box's gradients"),
+            "{e}"
+        );
     }
 }
