@@ -85,6 +85,9 @@ impl HostGcn {
     /// input width differs from the previous one's output, a bias length from its weight, or the
     /// classifier's input from the summed convolution widths), [`ModelError::InvalidInput`] if a
     /// parameter cannot be read back as `f32`.
+    ///
+    /// [`ModelError::DimensionMismatch`]: crate::ModelError::DimensionMismatch
+    /// [`ModelError::InvalidInput`]: crate::ModelError::InvalidInput
     pub fn from_gcn(model: &Gcn) -> Result<Self> {
         let c1 = HostConv::from_burn(&model.gc1, "gc1", None)?;
         let c2 = HostConv::from_burn(&model.gc2, "gc2", Some(c1.d_out))?;
