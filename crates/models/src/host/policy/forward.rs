@@ -70,7 +70,8 @@ pub(super) const CHUNK: usize = 256;
 impl HostPolicy {
     /// Forward pass: `log Π(a | S)` of every candidate `a = (u[k], w[k], flag[k])`, with the
     /// intermediate values the backward pass needs: [`HostPolicy::forward_cached`] on a state
-    /// given whole.
+    /// given whole (its backward pass is [`HostPolicy::backward_blocks`] on
+    /// `PolicyInput::new(StateBlocks::whole(x, input_dim), g, u, w, flag)`).
     ///
     /// # Shapes
     /// - x: `[n, input_dim]`, row-major (the per-node state)
