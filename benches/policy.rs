@@ -10,7 +10,9 @@ use criterion::{Criterion, criterion_group, criterion_main};
 use induce::graph::generators::SyntheticKind;
 use induce::graph::k_hop;
 use induce::models::device::default_device;
-use induce::models::host_policy::{HostGraph, HostPolicy, reinforce_score_grad};
+use induce::models::host::policy::{
+    HostGraph, HostPolicy, PolicyInput, StateBlocks, reinforce_score_grad,
+};
 use induce::models::tensors::matrix;
 use induce::models::{CandidateTensors, GraphTensors, PolicyConfig};
 
@@ -45,11 +47,12 @@ fn policy(c: &mut Criterion) {
             b.iter(|| hp.forward(&x, &hg, &u, &w, &f))
         });
         let mut grads = vec![0.0; hp.num_params()];
+        let input = PolicyInput::new(StateBlocks::whole(&x, dim), &hg, &u, &w, &f);
         c.bench_function(&format!("host_policy_forward_backward/{name}"), |b| {
             b.iter(|| {
                 let t = hp.forward(&x, &hg, &u, &w, &f);
                 let ds = reinforce_score_grad(t.log_probs(), 0, 1.0, 0.1, 1.0);
-                hp.backward(&t, &x, &hg, &u, &w, &f, &ds, &mut grads);
+                hp.backward_blocks(&t, &input, &ds, &mut grads);
             })
         });
         let ad = dev.clone().autodiff();

@@ -121,11 +121,7 @@ pub fn open_run_with(
 
 /// The record of `target` in a run: of `method` when given, else of the first method that
 /// explained it.
-pub fn find_record(
-    run: &RunData,
-    method: Option<Method>,
-    target: u32,
-) -> Result<&TargetRecord> {
+pub fn find_record(run: &RunData, method: Option<Method>, target: u32) -> Result<&TargetRecord> {
     run.runs
         .iter()
         .filter(|m| method.is_none_or(|want| m.method == want.name()))

@@ -957,7 +957,7 @@ fn killed_runs_resume_to_the_uninterrupted_result() {
     let dev = induce::default_device().unwrap();
     let params = |dir: &Path| {
         let (p, _) = induce::rl::load_policy(dir.join("policy.bpk"), 10, 2, &dev).unwrap();
-        induce::models::host_policy::HostPolicy::from_policy(&p).params
+        induce::models::host::policy::HostPolicy::from_policy(&p).params
     };
     assert!(
         params(&t_out) == params(&t_whole),

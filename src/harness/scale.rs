@@ -28,7 +28,7 @@ use burn::tensor::Device;
 use induce_graph::generators::ArxivLikeConfig;
 use induce_graph::{Csr, Features, Graph, Subgraph, k_hop, k_hop_sampled};
 use induce_models::checkpoint::{load_gcn, save_gcn};
-use induce_models::host_gcn::{FirstLayer, Neighbours, Projected};
+use induce_models::host::gcn::{FirstLayer, Neighbours, Projected};
 use induce_models::train::split_accuracy;
 use induce_models::{
     BlackBox, GcnConfig, GcnTrainingConfig, HostGcn, LogProbs, Result as ModelResult, train_gcn,

@@ -8,7 +8,7 @@ use std::sync::Mutex;
 
 use induce_explain::{Edit, ExplainError, Explanation, Judge, Result, Verdict};
 use induce_graph::{Features, Graph, Subgraph, k_hop};
-use induce_models::host_grad::{BoundEdgeWeightGcn, EdgeWeightGcn};
+use induce_models::host::grad::{BoundEdgeWeightGcn, EdgeWeightGcn};
 use induce_models::tensors::matrix;
 use induce_models::{BlackBox, Gcn, Kernel, LogProbs, WeightedEdges};
 use serde::{Deserialize, Serialize};

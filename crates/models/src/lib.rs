@@ -5,6 +5,7 @@
 //! * [`Gcn`] / [`GcnConfig`]: the paper's black box; [`train`] trains it, [`checkpoint`] saves and
 //!   loads it, [`mod@reference`] imports the authors' weights.
 //! * [`device`]: the one place a backend is chosen.
+//! * [`host`]: hand-written CPU kernels of the GCN and the policy (Burn stays the reference).
 
 pub mod black_box;
 pub mod checkpoint;
@@ -12,10 +13,7 @@ pub mod device;
 mod error;
 pub mod gat;
 pub mod gcn;
-pub mod host_gcn;
-pub mod host_grad;
-pub mod host_policy;
-pub mod incremental;
+pub mod host;
 pub mod init;
 pub mod kernel;
 pub mod policy;
@@ -29,7 +27,7 @@ pub use black_box::{
 pub use error::{ModelError, Result};
 pub use gat::GatConv;
 pub use gcn::{GCN_LAYERS, Gcn, GcnConfig, GraphConv};
-pub use host_gcn::HostGcn;
+pub use host::gcn::HostGcn;
 pub use kernel::{Kernel, UnknownKernel};
 pub use policy::{CandidateTensors, Policy, PolicyConfig};
 pub use tensors::{GraphTensors, WeightedEdges};

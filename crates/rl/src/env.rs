@@ -6,7 +6,7 @@ use std::sync::Arc;
 use burn::tensor::{Device, Tensor};
 use induce_explain::{Judge, Verdict};
 use induce_graph::{EditGraph, Features, Graph, Subgraph, k_hop};
-use induce_models::host_policy::{SparseRows, StateBlocks};
+use induce_models::host::policy::{SparseRows, StateBlocks};
 use induce_models::tensors::matrix;
 use induce_models::{BlackBox, CandidateTensors, GraphTensors, LogProbs};
 use serde::{Deserialize, Serialize};
@@ -638,7 +638,8 @@ impl<'a> Episode<'a> {
 
     /// True when the first block of [`Episode::state_blocks`] never changes during the episode
     /// (the node features, [`StateLayout::Paper`]), so a policy's product over it can be kept
-    /// for all steps ([`HostPolicy::first_block_product`](induce_models::host_policy::HostPolicy::first_block_product)).
+    /// for all steps
+    /// ([`HostPolicy::first_block_product`](induce_models::host::policy::HostPolicy::first_block_product)).
     pub fn first_block_is_fixed(&self) -> bool {
         self.layout == StateLayout::Paper
     }

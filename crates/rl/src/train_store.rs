@@ -2,7 +2,8 @@
 //! ([`crate::induce::train_inductive_checkpointed`]): the host kernel's parameters, Adam's
 //! moments and the number of finished epochs, written atomically after every epoch.
 
-use induce_models::host_policy::{HostAdam, HostPolicy};
+use induce_models::host::adam::HostAdam;
+use induce_models::host::policy::HostPolicy;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Result, RlError};

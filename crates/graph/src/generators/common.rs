@@ -235,68 +235,63 @@ pub(crate) fn tree_nodes(height: u32) -> Result<usize> {
     Ok((1usize << (height + 1)) - 1)
 }
 
-/// Checks the parameters of a tree benchmark (see [`tree_with_motifs`]); returns the number of
-/// tree nodes.
-pub(crate) fn check_tree_config(
-    height: u32,
-    motif: &Motif,
-    count: usize,
-    count_name: &'static str,
-    random_edge_fraction: f64,
-    train_fraction: f64,
-) -> Result<usize> {
-    let n_tree = tree_nodes(height)?;
-    if count > n_tree {
-        return Err(GraphError::InvalidParameter {
-            name: count_name,
-            value: count.to_string(),
-            reason: "more motifs than tree nodes: the attach spacing ⌊tree nodes / count⌋ is 0",
-        });
-    }
-    check_total_nodes(count_name, n_tree, count, motif.size())?;
-    check_unit_interval("random_edge_fraction", random_edge_fraction)?;
-    check_unit_interval("train_fraction", train_fraction)?;
-    Ok(n_tree)
-}
-
 /// The shared Tree-Cycles / Tree-Grid construction: balanced binary tree of height `height`
 /// (node `i` joined to `2i + 1` and `2i + 2`), then `count` instances of `motif`, instance `k`
 /// joined to tree node `k × ⌊n_tree / count⌋`, then random extra edges drawn from
 /// `StdRng::seed_from_u64(seed)`.
-///
-/// `count_name` names the count parameter in errors.
-#[allow(clippy::too_many_arguments)]
-pub(crate) fn tree_with_motifs(
-    name: &str,
-    height: u32,
-    motif: &Motif,
-    count: usize,
-    count_name: &'static str,
-    random_edge_fraction: f64,
-    train_fraction: f64,
-    seed: u64,
-) -> Result<Dataset> {
-    let n_tree = check_tree_config(
-        height,
-        motif,
-        count,
-        count_name,
-        random_edge_fraction,
-        train_fraction,
-    )?;
-    let mut b = Builder::new(n_tree);
-    for child in 1..n_tree as u32 {
-        b.add_edge((child - 1) / 2, child);
-    }
-    if let Some(spacing) = n_tree.checked_div(count) {
-        for k in 0..count {
-            // k ≤ count - 1 and spacing ≤ n_tree / count, so k × spacing < n_tree.
-            b.attach(motif, (k * spacing) as u32);
+pub(crate) struct TreeWithMotifs<'a> {
+    /// Dataset name.
+    pub(crate) name: &'a str,
+    /// Height of the balanced binary tree.
+    pub(crate) height: u32,
+    /// The motif attached to the tree.
+    pub(crate) motif: &'a Motif,
+    /// Number of motif instances.
+    pub(crate) count: usize,
+    /// Name of the count parameter in errors.
+    pub(crate) count_name: &'static str,
+    /// Random extra edges as a fraction of the edges before adding them.
+    pub(crate) random_edge_fraction: f64,
+    /// Share of the nodes in the training split.
+    pub(crate) train_fraction: f64,
+    /// Seed of the random extra edges (and, through `split_seed`, of the split).
+    pub(crate) seed: u64,
+}
+
+impl TreeWithMotifs<'_> {
+    /// Checks the parameters; returns the number of tree nodes.
+    pub(crate) fn check(&self) -> Result<usize> {
+        let n_tree = tree_nodes(self.height)?;
+        if self.count > n_tree {
+            return Err(GraphError::InvalidParameter {
+                name: self.count_name,
+                value: self.count.to_string(),
+                reason: "more motifs than tree nodes: the attach spacing ⌊tree nodes / count⌋ is 0",
+            });
         }
+        check_total_nodes(self.count_name, n_tree, self.count, self.motif.size())?;
+        check_unit_interval("random_edge_fraction", self.random_edge_fraction)?;
+        check_unit_interval("train_fraction", self.train_fraction)?;
+        Ok(n_tree)
     }
-    let mut rng = StdRng::seed_from_u64(seed);
-    b.add_random_edges(random_edge_fraction, &mut rng)?;
-    b.finish(name, train_fraction, seed)
+
+    /// Builds the dataset (after [`TreeWithMotifs::check`]).
+    pub(crate) fn generate(&self) -> Result<Dataset> {
+        let n_tree = self.check()?;
+        let mut b = Builder::new(n_tree);
+        for child in 1..n_tree as u32 {
+            b.add_edge((child - 1) / 2, child);
+        }
+        if let Some(spacing) = n_tree.checked_div(self.count) {
+            for k in 0..self.count {
+                // k ≤ count - 1 and spacing ≤ n_tree / count, so k × spacing < n_tree.
+                b.attach(self.motif, (k * spacing) as u32);
+            }
+        }
+        let mut rng = StdRng::seed_from_u64(self.seed);
+        b.add_random_edges(self.random_edge_fraction, &mut rng)?;
+        b.finish(self.name, self.train_fraction, self.seed)
+    }
 }
 
 /// Checks shared by the generators' unit tests.

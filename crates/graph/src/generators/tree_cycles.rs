@@ -12,7 +12,7 @@
 //! cycle `k` occupies the 6 nodes after the tree's and the previous cycles', in the order above.
 
 use super::SyntheticKind;
-use super::common::{CYCLE6, check_tree_config, tree_with_motifs};
+use super::common::{CYCLE6, TreeWithMotifs};
 use crate::dataset::Dataset;
 use crate::error::Result;
 
@@ -57,30 +57,27 @@ impl Default for TreeCyclesConfig {
 impl TreeCyclesConfig {
     /// Checks every parameter without generating anything.
     pub fn validate(&self) -> Result<()> {
-        check_tree_config(
-            self.tree_height,
-            &CYCLE6,
-            self.num_cycles,
-            "num_cycles",
-            self.random_edge_fraction,
-            self.train_fraction,
-        )
-        .map(|_| ())
+        self.construction().check().map(|_| ())
     }
 
     /// Generates the dataset (named `tree-cycles`): the tree, the cycles, then the random extra
     /// edges drawn from `StdRng::seed_from_u64(seed)` (the only random part of the graph).
     pub fn generate(&self) -> Result<Dataset> {
-        tree_with_motifs(
-            SyntheticKind::TreeCycles.name(),
-            self.tree_height,
-            &CYCLE6,
-            self.num_cycles,
-            "num_cycles",
-            self.random_edge_fraction,
-            self.train_fraction,
-            self.seed,
-        )
+        self.construction().generate()
+    }
+
+    /// The shared tree-with-motifs construction with these parameters.
+    fn construction(&self) -> TreeWithMotifs<'static> {
+        TreeWithMotifs {
+            name: SyntheticKind::TreeCycles.name(),
+            height: self.tree_height,
+            motif: &CYCLE6,
+            count: self.num_cycles,
+            count_name: "num_cycles",
+            random_edge_fraction: self.random_edge_fraction,
+            train_fraction: self.train_fraction,
+            seed: self.seed,
+        }
     }
 }
 

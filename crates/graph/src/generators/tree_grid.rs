@@ -12,7 +12,7 @@
 //! grid `k` occupies the 9 nodes after the tree's and the previous grids', row-major as above.
 
 use super::SyntheticKind;
-use super::common::{GRID3, check_tree_config, tree_with_motifs};
+use super::common::{GRID3, TreeWithMotifs};
 use crate::dataset::Dataset;
 use crate::error::Result;
 
@@ -57,30 +57,27 @@ impl Default for TreeGridConfig {
 impl TreeGridConfig {
     /// Checks every parameter without generating anything.
     pub fn validate(&self) -> Result<()> {
-        check_tree_config(
-            self.tree_height,
-            &GRID3,
-            self.num_grids,
-            "num_grids",
-            self.random_edge_fraction,
-            self.train_fraction,
-        )
-        .map(|_| ())
+        self.construction().check().map(|_| ())
     }
 
     /// Generates the dataset (named `tree-grid`): the tree, the grids, then the random extra
     /// edges drawn from `StdRng::seed_from_u64(seed)` (the only random part of the graph).
     pub fn generate(&self) -> Result<Dataset> {
-        tree_with_motifs(
-            SyntheticKind::TreeGrid.name(),
-            self.tree_height,
-            &GRID3,
-            self.num_grids,
-            "num_grids",
-            self.random_edge_fraction,
-            self.train_fraction,
-            self.seed,
-        )
+        self.construction().generate()
+    }
+
+    /// The shared tree-with-motifs construction with these parameters.
+    fn construction(&self) -> TreeWithMotifs<'static> {
+        TreeWithMotifs {
+            name: SyntheticKind::TreeGrid.name(),
+            height: self.tree_height,
+            motif: &GRID3,
+            count: self.num_grids,
+            count_name: "num_grids",
+            random_edge_fraction: self.random_edge_fraction,
+            train_fraction: self.train_fraction,
+            seed: self.seed,
+        }
     }
 }
 

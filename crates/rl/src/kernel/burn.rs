@@ -8,7 +8,7 @@
 use burn::module::Module;
 use burn::optim::{AdamConfig, GradientsParams, ModuleOptimizer};
 use burn::tensor::{Device, Tensor, TensorData};
-use induce_models::host_policy::HostPolicy;
+use induce_models::host::policy::HostPolicy;
 use induce_models::tensors::{GraphTensors, Messages, indices, matrix, scatter_add_rows};
 use induce_models::tensors::{segment_log_softmax, to_vec};
 use induce_models::{CandidateTensors, Policy};

@@ -9,8 +9,9 @@ use std::sync::Arc;
 
 use burn::tensor::Device;
 use induce_models::Policy;
-use induce_models::host_policy::{
-    FirstBlockProduct, HostAdam, HostGraph, HostPolicy, Trace, reinforce_score_grad,
+use induce_models::host::adam::HostAdam;
+use induce_models::host::policy::{
+    FirstBlockProduct, HostGraph, HostPolicy, PolicyInput, StateBlocks, Trace, reinforce_score_grad,
 };
 
 use super::{Actor, Learner};
@@ -43,14 +44,9 @@ impl Actor for HostPolicy {
     fn log_probs(&self, ep: &Episode<'_>, first: &Self::Cache) -> Result<Vec<f32>> {
         let g = HostGraph::new(ep.num_nodes(), &ep.edit_graph().edges())?;
         let c = ep.candidates();
-        Ok(self.log_probs_cached(
-            &ep.state_blocks(),
-            first.as_deref(),
-            &g,
-            &c.u,
-            &c.w,
-            &c.flag(),
-        ))
+        let flag = c.flag();
+        let input = PolicyInput::new(ep.state_blocks(), &g, &c.u, &c.w, &flag);
+        Ok(self.log_probs_cached(&input.with_first(first.as_deref())))
     }
 }
 
@@ -74,6 +70,18 @@ pub(super) struct StepInput {
     pub(super) cand_u: Vec<u32>,
     pub(super) cand_w: Vec<u32>,
     pub(super) flag: Vec<f32>,
+}
+
+impl StepInput {
+    /// The policy's input at this step: the state `x` (and its first-block product, if any) on
+    /// this graph with these candidates.
+    fn policy_input<'a>(
+        &'a self,
+        x: StateBlocks<'a>,
+        first: Option<&'a FirstBlockProduct>,
+    ) -> PolicyInput<'a> {
+        PolicyInput::new(x, &self.graph, &self.cand_u, &self.cand_w, &self.flag).with_first(first)
+    }
 }
 
 /// The host kernel learning: the policy's parameters, Adam's moments and the threads.
@@ -109,27 +117,10 @@ impl HostLearner {
         let mut grads = vec![0.0; policy.num_params()];
         for (s, &adv) in steps.iter().zip(advantages) {
             let ds = reinforce_score_grad(&s.log_probs, s.action, adv, config.entropy_coef, scale);
-            let x = s.state.blocks();
-            let StepInput {
-                graph,
-                cand_u,
-                cand_w,
-                flag,
-            } = &s.input;
+            let input = s.input.policy_input(s.state.blocks(), s.first.as_deref());
             match &s.trace {
-                Some(t) => {
-                    policy.backward_blocks(t, &x, graph, cand_u, cand_w, flag, &ds, &mut grads)
-                }
-                None => policy.backward_recomputed(
-                    &x,
-                    s.first.as_deref(),
-                    graph,
-                    cand_u,
-                    cand_w,
-                    flag,
-                    &ds,
-                    &mut grads,
-                ),
+                Some(t) => policy.backward_blocks(t, &input, &ds, &mut grads),
+                None => policy.backward_recomputed(&input, &ds, &mut grads),
             }
         }
         grads
@@ -197,21 +188,15 @@ impl Learner for HostLearner {
             flag: c.flag(),
         };
         let state = ep.snapshot();
-        let blocks = state.blocks();
-        let StepInput {
-            graph,
-            cand_u,
-            cand_w,
-            flag,
-        } = &input;
+        let policy_input = input.policy_input(state.blocks(), first.as_deref());
         let p = &self.policy;
-        let (log_probs, trace) = if keep_trace || graph.num_messages() < KEEP_TRACE_MESSAGES {
-            let t = p.forward_cached(&blocks, first.as_deref(), graph, cand_u, cand_w, flag);
-            (t.log_probs().to_vec(), Some(t))
-        } else {
-            let lp = p.log_probs_cached(&blocks, first.as_deref(), graph, cand_u, cand_w, flag);
-            (lp, None)
-        };
+        let (log_probs, trace) =
+            if keep_trace || policy_input.graph.num_messages() < KEEP_TRACE_MESSAGES {
+                let t = p.forward_cached(&policy_input);
+                (t.log_probs().to_vec(), Some(t))
+            } else {
+                (p.log_probs_cached(&policy_input), None)
+            };
         let step = HostStep {
             state,
             first: first.clone(),

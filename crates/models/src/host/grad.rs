@@ -84,7 +84,7 @@ fn transpose(w: &[f32], rows: usize, cols: usize) -> Vec<f32> {
 /// ```
 /// use induce_graph::Features;
 /// use induce_models::device::default_device;
-/// use induce_models::{GcnConfig, host_grad::EdgeWeightGcn};
+/// use induce_models::{GcnConfig, host::grad::EdgeWeightGcn};
 /// let gcn = GcnConfig::new(2, 3).init(&default_device().unwrap());
 /// let host = EdgeWeightGcn::from_gcn(&gcn).unwrap();
 /// //  0 ─ 1 ─ 2

@@ -1,4 +1,5 @@
-//! Incremental evaluation of the host GCN after edge edits ([`BlackBox::incremental`]).
+//! Incremental evaluation of the host GCN after edge edits
+//! ([`BlackBox::incremental`](crate::BlackBox::incremental)).
 //!
 //! An explanation episode edits one edge at a time and re-runs the black box on the whole
 //! neighbourhood after each edit, but an edit of the pair `(u, w)` changes only a few rows of
@@ -15,7 +16,8 @@
 //! [`IncrementalHostGcn`] keeps every layer's output (and, for layers that multiply before
 //! aggregating, the product `h W`) and recomputes only those rows, with exactly the per-row
 //! arithmetic of [`HostGcn`]'s full pass: results are bit-identical to
-//! [`BlackBox::prepare`]d / [`BlackBox::log_probs`] evaluation on the edited graph (tests pin
+//! [`BlackBox::prepare`](crate::BlackBox::prepare)d /
+//! [`BlackBox::log_probs`](crate::BlackBox::log_probs) evaluation on the edited graph (tests pin
 //! it), at a fraction of the cost on large neighbourhoods (most of a 7,487-node Amazon-Photo
 //! neighbourhood is untouched by one edit in layers 1 and 2).
 
@@ -25,7 +27,7 @@ use induce_graph::Features;
 
 use crate::black_box::{IncrementalBlackBox, LogProbs, check_features};
 use crate::error::Result;
-use crate::host_gcn::{Adjacency, HostConv, HostGcn, log_softmax_in_place, matmul_acc, padded};
+use crate::host::gcn::{Adjacency, HostGcn, log_softmax_in_place, matmul_acc, pad_matrix, padded};
 
 /// A [`HostGcn`] evaluated on one node set, keeping its intermediate results for incremental
 /// updates after edge edits (see the module docs).
@@ -49,12 +51,6 @@ pub struct IncrementalHostGcn<'a> {
     epoch: u32,
 }
 
-impl HostConv {
-    pub(crate) fn multiplies_first(&self) -> bool {
-        self.d_out <= self.d_in
-    }
-}
-
 impl<'a> IncrementalHostGcn<'a> {
     /// Evaluates `gcn` on features `x` and `edges`, keeping what later updates need.
     ///
@@ -67,7 +63,7 @@ impl<'a> IncrementalHostGcn<'a> {
         let x0 = if c1.k == c1.d_in {
             x.as_slice().to_vec()
         } else {
-            crate::host_gcn::pad_matrix(x.as_slice(), n, c1.d_in, n, c1.k)
+            pad_matrix(x.as_slice(), n, c1.d_in, n, c1.k)
         };
         let (x0, first_product) = if c1.multiplies_first() {
             let mut t = vec![0.0f32; n * c1.m];
