@@ -358,8 +358,8 @@ impl<'a> MethodSet<'a> {
             Policies::Absent => Err(Error::InvalidValue {
                 what: "method",
                 value: method.name().into(),
-                reason: "needs a trained policy: pass --policy (a .bpk or the directory \
-                         `induce train` wrote)"
+                reason: "needs a trained policy (ExplainJob.policy: a policy file or the \
+                         directory `induce train` wrote)"
                     .into(),
             }),
             Policies::Load(path) => {

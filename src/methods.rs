@@ -774,7 +774,8 @@ fn needs_policy(method: Method) -> Error {
     Error::InvalidValue {
         what: "method",
         value: method.name().into(),
-        reason: "needs a trained policy (--policy FILE or run directory; `induce train` makes one)"
+        reason: "needs a trained policy (ExplainJob.policy: a policy file or the directory \
+                 `induce train` wrote)"
             .into(),
     }
 }

@@ -369,7 +369,7 @@ fn bad_inputs_give_one_clear_line_and_no_output() {
                 "--iterations",
                 "0",
             ],
-            "invalid setting `BaselineConfig.random.iterations = 0`: must be at least 1 (set by --iterations)",
+            "invalid setting `--iterations = 0`: must be at least 1",
         ),
         (
             vec![
@@ -421,7 +421,7 @@ fn bad_inputs_give_one_clear_line_and_no_output() {
                 "--lr",
                 "0",
             ],
-            "InduceConfig.lr must be a positive finite number, got 0 (set by --lr)",
+            "--lr must be a positive finite number, got 0",
         ),
         (
             vec![

@@ -34,7 +34,7 @@ pub enum ExplainError {
     /// exhausting memory on hubs of large graphs).
     #[error(
         "target {target}: its neighbourhood has {nodes} nodes, more than the cap of {max} \
-         (--max-neighbourhood); explain it on a fan-out-capped neighbourhood (--fanout K) or \
+         (EnvConfig.max_nodes); explain it on a fan-out-capped neighbourhood (EnvConfig.fanout) or \
          raise the cap"
     )]
     NeighbourhoodTooLarge {

@@ -1204,8 +1204,8 @@ mod tests {
                 assert_eq!(
                     e.to_string(),
                     "target 1: its neighbourhood has 5 nodes, more than the cap of 4 \
-                     (--max-neighbourhood); explain it on a fan-out-capped neighbourhood \
-                     (--fanout K) or raise the cap"
+                     (EnvConfig.max_nodes); explain it on a fan-out-capped neighbourhood \
+                     (EnvConfig.fanout) or raise the cap"
                 );
             }
             other => panic!("expected the cap, got {:?}", other.map(|_| ())),

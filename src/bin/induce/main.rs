@@ -67,31 +67,34 @@ fn main() -> ExitCode {
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            let line = error_line(&e);
-            match flag_of(&line) {
-                Some(flag) => eprintln!("error: {line} (set by {flag})"),
-                None => eprintln!("error: {line}"),
-            }
+            eprintln!("error: {}", flags_for_fields(&error_line(&e)));
             ExitCode::FAILURE
         }
     }
 }
 
-/// The flag that sets the configuration field a library error names (the library names fields,
-/// the command line's user knows flags).
-fn flag_of(line: &str) -> Option<&'static str> {
-    const FLAGS: [(&str, &str); 6] = [
-        ("InduceConfig.lr ", "--lr"),
-        ("InduceConfig.episodes ", "--episodes"),
-        ("InduceConfig.inference_samples ", "--samples"),
+/// The library names the settings at fault (`InduceConfig.lr`); its command-line user knows
+/// them as flags: each known field becomes its flag.
+fn flags_for_fields(line: &str) -> String {
+    const FLAGS: [(&str, &str); 12] = [
+        ("InduceConfig.lr", "--lr"),
+        ("InduceConfig.episodes", "--episodes"),
+        ("InduceConfig.inference_samples", "--samples"),
+        ("InduceConfig.kernel", "--kernel"),
         ("BaselineConfig.random.iterations", "--iterations"),
+        ("BaselineConfig.cf_gnnexplainer.iterations", "--iterations"),
         ("BaselineConfig.cf2.iterations", "--iterations"),
         ("BaselineConfig.pgexplainer.epochs", "--iterations"),
+        ("EnvConfig.max_nodes", "--max-neighbourhood"),
+        ("EnvConfig.fanout", "--fanout K"),
+        ("ExplainJob.policy", "--policy"),
+        ("without resuming", "without --resume"),
     ];
-    FLAGS
-        .iter()
-        .find(|(field, _)| line.contains(field))
-        .map(|(_, flag)| *flag)
+    let mut out = line.to_string();
+    for (field, flag) in FLAGS {
+        out = out.replace(field, flag);
+    }
+    out
 }
 
 /// The device of `backend` (default: `$INDUCE_BACKEND`, else flex).

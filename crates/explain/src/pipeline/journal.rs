@@ -65,11 +65,11 @@ impl Journal {
                 Some(old) if &old == config => return Ok(Self { dir }),
                 Some(_) => {
                     return Err(ExplainError::InvalidValue {
-                        what: "--resume",
+                        what: "resume",
                         value: dir.display().to_string(),
                         reason: "the interrupted run there was started with another \
                                  configuration (data, methods, targets, seed or settings); \
-                                 rerun without --resume to start over"
+                                 start over without resuming"
                             .into(),
                     });
                 }
