@@ -72,6 +72,7 @@ pub mod methods;
 pub mod quality;
 pub mod render;
 pub mod run;
+pub mod slurm;
 
 pub use burn::tensor::Device;
 pub use error::{Error, Result};

@@ -52,9 +52,11 @@ pub struct ExplainArgs {
     /// paper's targets, drawn before sharding) [default: all of them]
     #[arg(long, value_name = "N")]
     pub sample: Option<usize>,
-    /// Explain only shard I of N (1-based, contiguous): `induce merge` joins the shards.
+    /// Explain only shard I of N (1-based, contiguous): `induce merge` joins the shards. `auto`:
+    /// the shard of this Slurm array task (SLURM_ARRAY_TASK_ID, _COUNT, _MIN) or Kubernetes
+    /// Indexed Job (JOB_COMPLETION_INDEX with INDUCE_SHARD_COUNT).
     #[arg(long)]
-    pub shard: Option<Shard>,
+    pub shard: Option<ShardArg>,
     /// Restrict edits to these node pairs (the paper's V_c): one pair `u w` a line.
     #[arg(long)]
     pub allowed: Option<PathBuf>,
@@ -91,6 +93,25 @@ pub struct ExplainArgs {
     pub resume: bool,
 }
 
+/// `--shard`: `I/N`, or `auto` (from the job array's environment).
+#[derive(Debug, Clone, Copy)]
+pub enum ShardArg {
+    /// A given shard.
+    Fixed(Shard),
+    /// The shard of this array task ([`Shard::from_env`]).
+    Auto,
+}
+
+impl std::str::FromStr for ShardArg {
+    type Err = induce::explain::ExplainError;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s.trim() {
+            "auto" => Ok(ShardArg::Auto),
+            other => other.parse().map(ShardArg::Fixed),
+        }
+    }
+}
+
 impl ExplainArgs {
     /// The library job these arguments describe (validated by the library).
     fn to_job(&self) -> Result<ExplainJob> {
@@ -102,7 +123,11 @@ impl ExplainArgs {
         job.targets = self.targets.clone();
         job.filter = self.induce.filter();
         job.sample = self.sample.map(|size| Sample { size, seed });
-        job.shard = self.shard;
+        job.shard = match self.shard {
+            None => None,
+            Some(ShardArg::Fixed(s)) => Some(s),
+            Some(ShardArg::Auto) => Some(Shard::from_process_env()?),
+        };
         job.edits = self.induce.edits.map(Into::into);
         job.seed = seed;
         job.induce.seed = seed;

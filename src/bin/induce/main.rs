@@ -11,6 +11,7 @@ mod explain;
 mod merge;
 mod render;
 mod report;
+mod slurm;
 mod train;
 mod train_black_box;
 
@@ -43,6 +44,9 @@ enum Command {
     Explain(explain::ExplainArgs),
     /// Merge the shard directories of one run (`explain --shard I/N`) into one run.
     Merge(merge::MergeArgs),
+    /// Write the Slurm job-array scripts of a whole-graph audit: one shard of the targets per
+    /// array task, then a dependent merge (docs/SCALE.md).
+    Slurm(slurm::SlurmArgs),
     /// Print the paper-style table of one or several runs side by side.
     Eval(eval::EvalArgs),
     /// Draw one explanation of a run as SVG: the target's neighbourhood before and after the
@@ -60,6 +64,7 @@ fn main() -> ExitCode {
         Command::Train(a) => train::run(a),
         Command::Explain(a) => explain::run(a),
         Command::Merge(a) => merge::run(a),
+        Command::Slurm(a) => slurm::run(a),
         Command::Eval(a) => eval::run(a),
         Command::Render(a) => render::run(a),
         Command::Report(a) => report::run(a),

@@ -37,7 +37,10 @@ pub use journal::{Journal, MethodJournal};
 pub use records::{
     BlackBoxAccuracy, GraphSize, MethodRun, RunRow, RunSummary, TargetRecord, summarize_records,
 };
-pub use run_dir::{RUN_FILES, RunData, RunWriter, format_table, merge_runs, read_run, write_run};
+pub use run_dir::{
+    RUN_FILES, RunData, RunWriter, format_table, merge_runs, merge_shard_root, read_run, shard_dir,
+    write_run,
+};
 pub use targets::{Shard, TargetSpec, select_targets};
 
 /// Receives progress reports from long pipeline steps. Every method has an empty default, so a

@@ -310,6 +310,53 @@ fn without_shard(config: &Value) -> Value {
     c
 }
 
+/// The directory shard `index` of an array run writes under `root`: `root/shard-INDEX` (the
+/// layout of the scripts `induce slurm` writes).
+pub fn shard_dir(root: &Path, index: usize) -> PathBuf {
+    root.join(format!("shard-{index}"))
+}
+
+/// [`merge_runs`] of the `count` shards of an array run under `root` ([`shard_dir`]). A shard
+/// whose directory is missing or is not a finished run is refused BY NAME: its index, its
+/// directory, and whether an interrupted task left its journal there (then a rerun of that one
+/// array index resumes it). Merging again gives the same run (idempotent).
+pub fn merge_shard_root(root: &Path, count: usize) -> Result<RunData> {
+    if count == 0 {
+        return Err(ExplainError::Merge("a run has at least 1 shard".into()));
+    }
+    let mut problems = Vec::new();
+    for i in 1..=count {
+        let dir = shard_dir(root, i);
+        if read_run(&dir).is_ok() {
+            continue;
+        }
+        let journal = super::Journal::path_for(&dir);
+        let why = match (dir.exists(), journal.exists()) {
+            (_, true) => format!(
+                "interrupted (its journal {} is there: rerun index {i}, it resumes)",
+                journal.display()
+            ),
+            (false, false) => {
+                "missing (its task failed before writing anything, or has not run)".to_string()
+            }
+            (true, false) => "not a finished run (no summary.json, explanations.jsonl and \
+                              config.json)"
+                .to_string(),
+        };
+        problems.push(format!("shard {i}/{count} at {}: {why}", dir.display()));
+    }
+    if !problems.is_empty() {
+        let n = problems.len();
+        problems.truncate(10);
+        if n > 10 {
+            problems.push(format!("… {n} shards in all"));
+        }
+        return Err(ExplainError::Merge(problems.join("; ")));
+    }
+    let dirs: Vec<PathBuf> = (1..=count).map(|i| shard_dir(root, i)).collect();
+    merge_runs(&dirs)
+}
+
 /// Merges the shards `1/N ..= N/N` of one run (given in any order) into the whole run: records
 /// concatenated in shard order per method, metrics recomputed from the records (so they equal
 /// those of an unsharded run), explain times summed over shards, train time the largest.

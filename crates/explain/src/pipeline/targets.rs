@@ -248,6 +248,109 @@ pub struct Shard {
 }
 
 impl Shard {
+    /// The shard of the array task this process runs in, from the scheduler's environment
+    /// (`--shard auto`), read through `var` (the process's environment:
+    /// [`Shard::from_process_env`]):
+    ///
+    /// * Slurm job arrays: `SLURM_ARRAY_TASK_ID`, `SLURM_ARRAY_TASK_COUNT` and
+    ///   `SLURM_ARRAY_TASK_MIN` (shard `ID − MIN + 1` of `COUNT`, so `--array=0-3` and
+    ///   `--array=1-4` both give shards 1..4); the indices must be contiguous (no step, no list
+    ///   with gaps). A rerun of one index of a finished array (`sbatch --array=3`) has
+    ///   `COUNT = 1`: give it `--shard 3/N` (the scripts `induce slurm` writes always do).
+    /// * Kubernetes Indexed Jobs: `JOB_COMPLETION_INDEX` (from 0) with the count in
+    ///   `INDUCE_SHARD_COUNT` (Kubernetes does not export it; set it to the Job's
+    ///   `completions`).
+    ///
+    /// ```
+    /// use induce_explain::pipeline::Shard;
+    /// let env = |pairs: &'static [(&'static str, &'static str)]| {
+    ///     move |k: &str| pairs.iter().find(|(n, _)| *n == k).map(|(_, v)| v.to_string())
+    /// };
+    /// let slurm = env(&[("SLURM_ARRAY_TASK_ID", "2"), ("SLURM_ARRAY_TASK_COUNT", "4"),
+    ///     ("SLURM_ARRAY_TASK_MIN", "0")]);
+    /// assert_eq!(Shard::from_env(slurm).unwrap().to_string(), "3/4");
+    /// let k8s = env(&[("JOB_COMPLETION_INDEX", "0"), ("INDUCE_SHARD_COUNT", "8")]);
+    /// assert_eq!(Shard::from_env(k8s).unwrap().to_string(), "1/8");
+    /// assert!(Shard::from_env(env(&[])).unwrap_err().to_string().contains("SLURM_ARRAY_TASK_ID"));
+    /// ```
+    pub fn from_env(var: impl Fn(&str) -> Option<String>) -> Result<Self> {
+        let bad = |value: String, reason: String| ExplainError::InvalidValue {
+            what: "shard",
+            value,
+            reason,
+        };
+        let num = |name: &str| -> Result<Option<usize>> {
+            match var(name) {
+                None => Ok(None),
+                Some(v) => v.trim().parse().map(Some).map_err(|_| {
+                    bad(
+                        format!("auto ({name}={v})"),
+                        format!("{name} is not a number"),
+                    )
+                }),
+            }
+        };
+        if let Some(id) = num("SLURM_ARRAY_TASK_ID")? {
+            let count = num("SLURM_ARRAY_TASK_COUNT")?.ok_or_else(|| {
+                bad(
+                    format!("auto (SLURM_ARRAY_TASK_ID={id})"),
+                    "SLURM_ARRAY_TASK_COUNT is not set".into(),
+                )
+            })?;
+            let min = num("SLURM_ARRAY_TASK_MIN")?.unwrap_or(0);
+            let step = num("SLURM_ARRAY_TASK_STEP")?.unwrap_or(1);
+            let here = format!("auto (array task {id} of {count} from {min}, step {step})");
+            if step != 1 {
+                return Err(bad(
+                    here,
+                    "the array's indices must be contiguous (no step)".into(),
+                ));
+            }
+            if id < min || id - min >= count {
+                return Err(bad(
+                    here,
+                    "the array's indices must be contiguous (no list with gaps); pass --shard \
+                     I/N for a rerun of one index"
+                        .into(),
+                ));
+            }
+            return Ok(Self {
+                index: id - min + 1,
+                count,
+            });
+        }
+        if let Some(i) = num("JOB_COMPLETION_INDEX")? {
+            let count = num("INDUCE_SHARD_COUNT")?.ok_or_else(|| {
+                bad(
+                    format!("auto (JOB_COMPLETION_INDEX={i})"),
+                    "INDUCE_SHARD_COUNT is not set (set it to the Indexed Job's completions)"
+                        .into(),
+                )
+            })?;
+            if i >= count {
+                return Err(bad(
+                    format!("auto (JOB_COMPLETION_INDEX={i}, INDUCE_SHARD_COUNT={count})"),
+                    "the index must be below the count".into(),
+                ));
+            }
+            return Ok(Self {
+                index: i + 1,
+                count,
+            });
+        }
+        Err(bad(
+            "auto".into(),
+            "not inside a job array: neither SLURM_ARRAY_TASK_ID (Slurm) nor \
+             JOB_COMPLETION_INDEX (Kubernetes Indexed Job) is set"
+                .into(),
+        ))
+    }
+
+    /// [`Shard::from_env`] on this process's environment.
+    pub fn from_process_env() -> Result<Self> {
+        Self::from_env(|k| std::env::var(k).ok())
+    }
+
     /// The shard's part of `items`: shard sizes differ by at most one, larger shards first.
     pub fn select<T: Clone>(&self, items: &[T]) -> Vec<T> {
         let (base, extra) = (items.len() / self.count, items.len() % self.count);
