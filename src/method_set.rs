@@ -458,3 +458,49 @@ fn policy_train_seconds(path: &Path, method: Method) -> Option<f64> {
         .then(|| v["outcome"]["seconds"].as_f64())
         .flatten()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn one_merge_of_a_run_over_a_policy() {
+        let mut settings = MethodSettings::for_family(Preset::Trees, 7);
+        settings.induce.kernel = induce_rl::Kernel::Burn;
+        settings.induce.minimise = false;
+        settings.induce.inference_samples = 5;
+        settings.transductive.episodes = 9;
+        settings.transductive.lr = 0.5;
+        settings.transductive.greedy_every = 3;
+        // A checkpoint trained elsewhere: other seed, hops kept, another γ and width.
+        let trained = InduceConfig {
+            seed: 1,
+            gamma: 0.3,
+            hidden: 8,
+            ..InduceConfig::default()
+        };
+        let c = method_config(Method::InductiveBestOfK, Some(&trained), &settings);
+        // Training settings from the checkpoint, inference settings from the run.
+        assert_eq!((c.gamma, c.hidden, c.seed), (0.3, 8, 7));
+        assert_eq!(
+            (c.kernel, c.minimise, c.inference_samples),
+            (induce_rl::Kernel::Burn, false, 5)
+        );
+        assert_eq!(c.episodes, trained.episodes);
+        // Fine-tuning follows the run's schedule; deletion-only always deletes only.
+        let f = method_config(Method::InductiveFineTuned, Some(&trained), &settings);
+        assert_eq!((f.episodes, f.lr, f.greedy_every), (9, 0.5, 3));
+        assert_eq!(f.gamma, settings.transductive.gamma);
+        let d = method_config(Method::InductiveDelOnly, Some(&trained), &settings);
+        assert_eq!(d.env.mode, EditMode::DeleteOnly);
+        // `transductive` runs the schedule; `--edits` and `--allowed` restrict every method.
+        settings.edits = Some(EditMode::AddOnly);
+        settings.allowed = Some(vec![(0, 1)]);
+        let t = method_config(Method::Transductive, None, &settings);
+        assert_eq!((t.episodes, t.env.mode), (9, EditMode::AddOnly));
+        assert_eq!(t.env.allowed, Some(vec![(0, 1)]));
+        let d = method_config(Method::InductiveDelOnly, None, &settings);
+        assert_eq!(d.env.mode, EditMode::DeleteOnly);
+        assert_eq!(policy_file_name(d.env.mode), "policy-del-only.bpk");
+    }
+}
