@@ -1,7 +1,7 @@
 //! Parity with the authors' numerics (spec §7): reproduce their shipped inductive explanations.
 //!
-//! The check runs OUR machinery — the same [`Episode`](induce_rl::Episode), [`Policy`](induce_models::Policy) and greedy
-//! inference ([`explain_greedy`]) as every other experiment — in the reference-compatibility
+//! The check runs OUR machinery — the same [`Episode`](induce_rl::Episode),
+//! [`Policy`](induce_models::Policy) and greedy inference ([`explain_greedy`]) as every other experiment — in the reference-compatibility
 //! configuration: [`EnvConfig::reference`] for the environment and
 //! [`PolicyConfig::reference`](induce_models::PolicyConfig::reference) for the network (loaded
 //! with the shipped weights by [`load_reference_policy`]). Nothing here re-implements the

@@ -2,8 +2,8 @@
 //! with a trained policy (greedy and best-of-k).
 //!
 //! Every loop here is written once, over the kernel seam ([`crate::kernel`]): a [`Learner`]
-//! rolls episodes out and takes policy-gradient steps, an [`Actor`](crate::kernel::Actor) scores actions; the host
-//! and Burn kernels each implement both. The gradient is that of
+//! rolls episodes out and takes policy-gradient steps, an [`Actor`](crate::kernel::Actor)
+//! scores actions; the host and Burn kernels each implement both. The gradient is that of
 //! `J = −(1/B) Σ_episodes Σ_t [log Π(a_t | S_t) · Ĝ_t + η · H(Π(·|S_t))]`, with `Ĝ` the
 //! discounted returns normalised over the batch.
 
