@@ -1,8 +1,8 @@
 //! Parity with the authors' numerics (spec §7): reproduce their shipped inductive explanations.
 //!
 //! The check runs OUR machinery — the same [`Episode`](induce_rl::Episode),
-//! [`Policy`](induce_models::Policy) and greedy inference ([`explain_greedy`]) as every other experiment — in the reference-compatibility
-//! configuration: [`EnvConfig::reference`] for the environment and
+//! [`Policy`](induce_models::Policy) and greedy inference ([`explain_greedy`]) as every other
+//! experiment — in the reference-compatibility configuration: [`EnvConfig::reference`] for the environment and
 //! [`PolicyConfig::reference`](induce_models::PolicyConfig::reference) for the network (loaded
 //! with the shipped weights by [`load_reference_policy`]). Nothing here re-implements the
 //! method; this module only loads the reference files, runs the explainer on each dataset's
