@@ -2,11 +2,12 @@
 //!
 //! The check runs OUR machinery — the same [`Episode`](induce_rl::Episode),
 //! [`Policy`](induce_models::Policy) and greedy inference ([`explain_greedy`]) as every other
-//! experiment — in the reference-compatibility configuration: [`EnvConfig::reference`] for the environment and
-//! [`PolicyConfig::reference`](induce_models::PolicyConfig::reference) for the network (loaded
-//! with the shipped weights by [`load_reference_policy`]). Nothing here re-implements the
-//! method; this module only loads the reference files, runs the explainer on each dataset's
-//! `eval_targets` in order and compares the explanations with `<ds>_inductive_expected.json`.
+//! experiment — in the reference-compatibility configuration: [`EnvConfig::reference`] for the
+//! environment and [`PolicyConfig::reference`](induce_models::PolicyConfig::reference) for the
+//! network (loaded with the shipped weights by [`load_reference_policy`]). Nothing here
+//! re-implements the method; this module only loads the reference files, runs the explainer on each
+//! dataset's `eval_targets` in order and compares the explanations with
+//! `<ds>_inductive_expected.json`.
 //!
 //! Files, in the reference directory (`shared/reference`):
 //!
