@@ -68,7 +68,14 @@ pub fn run(a: SlurmArgs) -> Result<()> {
             "--out".to_string(),
             root.join("shard-1").display().to_string(),
         ]);
-    Check::try_parse_from(probe).map_err(|e| anyhow::anyhow!("the explain arguments: {e}"))?;
+    Check::try_parse_from(probe).map_err(|e| {
+        let first = e.to_string();
+        let first = first.lines().next().unwrap_or_default();
+        anyhow::anyhow!(
+            "the explain arguments: {}",
+            first.trim_start_matches("error: ")
+        )
+    })?;
     let files = plan.write()?;
     for f in &files {
         println!("wrote {}", f.display());
