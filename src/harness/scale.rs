@@ -14,8 +14,8 @@
 //!    box guides the search on this neighbourhood.
 //! 2. **Exact verification on the whole graph.** Every explanation is then checked against the
 //!    black box's prediction on the *full* graph, with its edits applied as an overlay, by
-//!    [`HostGcn::log_probs_at`], which recomputes only the target's receptive field (the
-//!    layer-1 rows of its 2-hop ball). A counterfactual counts as valid only if this exact
+//!    the GCN's binding to the graph ([`GraphBinding::log_probs_at`]), which recomputes only
+//!    the target's receptive field (the layer-1 rows of its 2-hop ball). A counterfactual counts as valid only if this exact
 //!    prediction changes.
 //!
 //! The report gives both counts, the sizes of the exact and sampled neighbourhoods, the time per
@@ -26,12 +26,12 @@ use std::time::Instant;
 
 use burn::tensor::Device;
 use induce_graph::generators::ArxivLikeConfig;
-use induce_graph::{Csr, Features, Graph, Subgraph, k_hop, k_hop_sampled};
+use induce_graph::{Features, Graph, Subgraph, k_hop, k_hop_sampled};
 use induce_models::checkpoint::{load_gcn, save_gcn};
-use induce_models::host::gcn::{FirstLayer, Neighbours, Projected};
 use induce_models::train::split_accuracy;
 use induce_models::{
-    BlackBox, GcnConfig, GcnTrainingConfig, HostGcn, LogProbs, Result as ModelResult, train_gcn,
+    BlackBox, GcnConfig, GcnTrainingConfig, GraphBinding, HostGcn, LogProbs, Result as ModelResult,
+    train_gcn,
 };
 use rand::SeedableRng;
 use rand::rngs::StdRng;
@@ -41,7 +41,7 @@ use serde::{Deserialize, Serialize};
 use crate::harness::bench::{BenchRow, measure};
 use induce_models::Kernel;
 use induce_rl::env::Episode;
-use induce_rl::explanation::{EditKind, Explanation};
+use induce_rl::explanation::Explanation;
 use induce_rl::induce::{InduceConfig, explain_greedy, run_greedy, train_on_episodes};
 use induce_rl::kernel::{KernelPolicy, argmax};
 use induce_rl::{Result, RlError};
@@ -181,74 +181,11 @@ pub struct ScaleReport {
     pub exact_search_ms_per_target: Option<f64>,
 }
 
-/// A graph's CSR with a few toggled pairs applied on the fly (the edits of an explanation).
-struct Overlay<'a> {
-    csr: &'a Csr,
-    /// `(u, w, added)`.
-    edits: Vec<(u32, u32, bool)>,
-}
-
-impl<'a> Overlay<'a> {
-    fn new(csr: &'a Csr, e: &Explanation) -> Self {
-        let edits = e
-            .edits
-            .iter()
-            .map(|x| (x.u, x.w, x.kind == EditKind::Add))
-            .collect();
-        Self { csr, edits }
-    }
-
-    fn row(&self, v: u32) -> &[u32] {
-        &self.csr.indices[self.csr.indptr[v as usize]..self.csr.indptr[v as usize + 1]]
-    }
-}
-
-impl Neighbours for Overlay<'_> {
-    fn num_nodes(&self) -> usize {
-        self.csr.indptr.len() - 1
-    }
-
-    fn neighbours(&self, v: u32, out: &mut Vec<u32>) {
-        let other = |&(a, b, _): &(u32, u32, bool)| {
-            if a == v {
-                Some(b)
-            } else if b == v {
-                Some(a)
-            } else {
-                None
-            }
-        };
-        let deleted: Vec<u32> = self
-            .edits
-            .iter()
-            .filter(|e| !e.2)
-            .filter_map(other)
-            .collect();
-        out.extend(self.row(v).iter().filter(|w| !deleted.contains(w)));
-        out.extend(self.edits.iter().filter(|e| e.2).filter_map(other));
-    }
-
-    fn degree(&self, v: u32) -> usize {
-        let mut d = self.row(v).len();
-        for &(a, b, added) in &self.edits {
-            if a == v || b == v {
-                if added {
-                    d += 1;
-                } else {
-                    d -= 1;
-                }
-            }
-        }
-        d
-    }
-}
-
-/// The black box's verdict on the target, exact: the target's row recomputed on the whole graph
-/// with the episode's current edits as an overlay ([`HostGcn::log_probs_at`]).
+/// The black box's verdict on the target, exact: the target's row on the whole graph with the
+/// episode's current edits toggled, from the binding's cached first layer
+/// ([`GraphBinding::log_probs_at_edited`]).
 struct ExactTarget<'a> {
-    xw: &'a Projected,
-    base: &'a FirstLayer,
-    csr: &'a Csr,
+    binding: &'a dyn GraphBinding,
     target_local: usize,
     /// Original edges of the neighbourhood (local ids, `u < w`, sorted).
     original: Vec<(u32, u32)>,
@@ -258,42 +195,32 @@ struct ExactTarget<'a> {
 impl ExactTarget<'_> {
     /// The target's whole-graph log-probabilities with the edits that turn the neighbourhood's
     /// original edges into `edges`.
-    fn row(&self, gcn: &HostGcn, edges: &[(u32, u32)]) -> ModelResult<Vec<f32>> {
+    fn row(&self, edges: &[(u32, u32)]) -> ModelResult<Vec<f32>> {
         let mut now: Vec<(u32, u32)> = edges.iter().map(|&(a, b)| (a.min(b), a.max(b))).collect();
         now.sort_unstable();
-        let mut edits = Vec::new();
+        let mut toggled = Vec::new();
         let (mut i, mut j) = (0, 0);
         while i < now.len() || j < self.original.len() {
-            let (a, b) = (now.get(i), self.original.get(j));
-            match (a, b) {
+            match (now.get(i), self.original.get(j)) {
                 (Some(x), Some(y)) if x == y => {
                     i += 1;
                     j += 1;
                 }
                 (Some(x), y) if y.is_none_or(|y| x < y) => {
-                    edits.push((x.0, x.1, true));
+                    toggled.push(*x);
                     i += 1;
                 }
                 (_, Some(y)) => {
-                    edits.push((y.0, y.1, false));
+                    toggled.push(*y);
                     j += 1;
                 }
                 _ => break,
             }
         }
         let g = |v: u32| self.global[v as usize];
-        let overlay = Overlay {
-            csr: self.csr,
-            edits: edits.into_iter().map(|(u, w, a)| (g(u), g(w), a)).collect(),
-        };
-        let changed: Vec<u32> = overlay.edits.iter().flat_map(|e| [e.0, e.1]).collect();
-        gcn.log_probs_at_edited(
-            self.xw,
-            self.base,
-            &overlay,
-            &changed,
-            g(self.target_local as u32),
-        )
+        let toggled: Vec<(u32, u32)> = toggled.into_iter().map(|(u, w)| (g(u), g(w))).collect();
+        self.binding
+            .log_probs_at_edited(g(self.target_local as u32), &toggled)
     }
 }
 
@@ -313,7 +240,7 @@ impl<'a> SampledBlackBox<'a> {
         g: &Graph,
         sub: &Subgraph,
         config: &ScaleConfig,
-        exact: Option<(&'a Projected, &'a FirstLayer, &'a Csr)>,
+        exact: Option<&'a dyn GraphBinding>,
     ) -> Self {
         let hidden = config.degree_correction.then(|| {
             let mut listed = vec![0usize; sub.num_nodes()];
@@ -325,24 +252,20 @@ impl<'a> SampledBlackBox<'a> {
                 .map(|v| (g.degree(sub.global_of(v)) - listed[v]) as u32)
                 .collect()
         });
-        let exact = exact
-            .filter(|_| config.exact_target)
-            .map(|(xw, base, csr)| {
-                let mut original: Vec<(u32, u32)> = sub
-                    .edges
-                    .iter()
-                    .map(|&(a, b)| (a.min(b), a.max(b)))
-                    .collect();
-                original.sort_unstable();
-                ExactTarget {
-                    xw,
-                    base,
-                    csr,
-                    target_local: sub.target_local,
-                    original,
-                    global: (0..sub.num_nodes()).map(|v| sub.global_of(v)).collect(),
-                }
-            });
+        let exact = exact.filter(|_| config.exact_target).map(|binding| {
+            let mut original: Vec<(u32, u32)> = sub
+                .edges
+                .iter()
+                .map(|&(a, b)| (a.min(b), a.max(b)))
+                .collect();
+            original.sort_unstable();
+            ExactTarget {
+                binding,
+                target_local: sub.target_local,
+                original,
+                global: (0..sub.num_nodes()).map(|v| sub.global_of(v)).collect(),
+            }
+        });
         Self { gcn, hidden, exact }
     }
 }
@@ -367,9 +290,14 @@ impl BlackBox for SampledBlackBox<'_> {
         let c = lp.num_classes();
         let mut v = lp.as_slice().to_vec();
         let t = exact.target_local;
-        v[t * c..(t + 1) * c].copy_from_slice(&exact.row(self.gcn, edges)?);
+        v[t * c..(t + 1) * c].copy_from_slice(&exact.row(edges)?);
         LogProbs::new(lp.num_nodes(), c, v)
     }
+}
+
+/// The pairs an explanation toggles (its edits; each changes one pair of the graph).
+fn toggled_by(e: &Explanation) -> Vec<(u32, u32)> {
+    e.edits.iter().map(|x| (x.u, x.w)).collect()
 }
 
 /// `count` random nodes of `pool` with at least one edge, seeded.
@@ -461,15 +389,11 @@ pub fn run(
     log(&rows[1].detail);
     let bb = HostGcn::from_gcn(&model.expect("trained"))?;
 
-    // Whole-graph structures for exact evaluation of single nodes.
-    let csr = g.to_csr();
-    let xw = bb.project(g.features())?;
-    let none = Overlay {
-        csr: &csr,
-        edits: Vec::new(),
-    };
-    let base = bb.first_layer(&xw, &none)?;
-    let exact = Some((&xw, &base, &csr));
+    // Whole-graph structures for exact evaluation of single nodes, once.
+    let binding = bb
+        .bind_graph(g)?
+        .ok_or_else(|| RlError::InvalidConfig("the host GCN did not bind to the graph".into()))?;
+    let exact = Some(binding.as_ref());
 
     // The policy, trained inductively on capped neighbourhoods of a few nodes per class.
     let mut rng = StdRng::seed_from_u64(config.seed);
@@ -568,12 +492,8 @@ pub fn run(
                     let expl = ep.explanation();
                     let search = t0.elapsed().as_secs_f64();
                     let t1 = Instant::now();
-                    let none = Explanation {
-                        edits: Vec::new(),
-                        ..expl.clone()
-                    };
-                    let before = bb.log_probs_at(&xw, &Overlay::new(&csr, &none), t)?;
-                    let after = bb.log_probs_at(&xw, &Overlay::new(&csr, &expl), t)?;
+                    let before = binding.log_probs_at(t, &[])?;
+                    let after = binding.log_probs_at(t, &toggled_by(&expl))?;
                     let original_exact = argmax(&before);
                     let valid = expl.found && argmax(&after) != original_exact;
                     Ok(One {
@@ -655,33 +575,6 @@ pub fn run(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use induce_rl::explanation::Edit;
-
-    #[test]
-    fn overlay_applies_edits() {
-        //  0 ─ 1 ─ 2 ; delete (1, 2), add (0, 2)
-        let csr = Csr {
-            indptr: vec![0, 1, 3, 4],
-            indices: vec![1, 0, 2, 1],
-        };
-        let e = Explanation {
-            target: 0,
-            found: true,
-            original_label: 0,
-            new_label: 1,
-            edits: vec![Edit::delete(1, 2), Edit::add(0, 2)],
-        };
-        let o = Overlay::new(&csr, &e);
-        let nb = |v| {
-            let mut out = Vec::new();
-            o.neighbours(v, &mut out);
-            out.sort();
-            out
-        };
-        assert_eq!((nb(0), nb(1), nb(2)), (vec![1, 2], vec![0], vec![0]));
-        assert_eq!((o.degree(0), o.degree(1), o.degree(2)), (2, 1, 1));
-        assert_eq!(o.num_nodes(), 3);
-    }
 
     #[test]
     fn size_stats() {

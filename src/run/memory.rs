@@ -10,7 +10,7 @@ use induce_explain::pipeline::{
     Shard, TargetSpec,
 };
 use induce_graph::Dataset;
-use induce_models::BlackBox;
+use induce_models::{BlackBox, BoundBlackBox};
 use serde::Serialize;
 
 use super::{
@@ -169,7 +169,11 @@ pub(crate) fn explain_memory_core(
     header: Option<&str>,
     notice: &dyn Fn(&str),
 ) -> Result<(RunSummary, Vec<MethodRun>)> {
-    let (data, bb) = (job.data, job.black_box);
+    let data = job.data;
+    // Bound once per job: what every target shares (the host GCN's first layer on the whole
+    // graph) is computed here, not per target.
+    let bound = BoundBlackBox::new(job.black_box, &data.graph)?;
+    let bb: &dyn BlackBox = &bound;
     let hops = job.settings.induce.env.hops;
     let mut set = MethodSet::new(data, bb, job.settings.clone(), job.policies, device)
         .with_progress(progress);

@@ -7,8 +7,8 @@ use std::path::{Path, PathBuf};
 use burn::tensor::Device;
 use induce_explain::pipeline::{Progress, TargetSpec};
 use induce_graph::io::DataFormat;
-use induce_models::BlackBox;
 use induce_models::checkpoint::atomic_write;
+use induce_models::{BlackBox, BoundBlackBox};
 use induce_rl::{
     EpochStats, InduceConfig, Kernel, PolicyMeta, save_policy, timed, train_inductive,
 };
@@ -151,7 +151,8 @@ pub fn train_job_noticed(
     job.validate()?;
     let data = load_data(&job.data, job.format, job.induce.seed)?;
     let loaded = load_black_box(&job.black_box, &data, job.induce.kernel, device)?;
-    let bb = loaded.black_box.as_ref();
+    let bound = BoundBlackBox::new(loaded.black_box.as_ref(), &data.graph)?;
+    let bb: &dyn BlackBox = &bound;
     let hops = job.induce.env.hops;
     let no_split = job.targets == TargetSpec::Train && data.split.train.is_empty();
     let (targets, rule) = match no_split {

@@ -32,12 +32,15 @@ impl<'a> EditProbe<'a> {
         hops: u32,
         verdict: Verdict,
     ) -> Result<Self> {
-        let start = match verdict {
-            Verdict::Exact => vec![e.target],
-            Verdict::Neighbourhood => k_hop(graph, e.target, hops)?.nodes,
+        let judge = match verdict {
+            Verdict::Exact => Judge::exact_target(graph, black_box, e.target)?,
+            Verdict::Neighbourhood => {
+                let start = k_hop(graph, e.target, hops)?.nodes;
+                Judge::new(graph, black_box, e.target, &start, verdict)?
+            }
         };
         Ok(Self {
-            judge: Judge::new(graph, black_box, e.target, &start, verdict)?,
+            judge,
             explanation: e.clone(),
         })
     }

@@ -5,7 +5,7 @@ use std::collections::{BTreeSet, HashMap, HashSet};
 use std::sync::Arc;
 
 use induce_graph::{EditGraph, Features, Graph};
-use induce_models::{BlackBox, IncrementalBlackBox, LogProbs, PreparedBlackBox};
+use induce_models::{BlackBox, GraphBinding, IncrementalBlackBox, LogProbs, PreparedBlackBox};
 use serde::{Deserialize, Serialize};
 
 use crate::error::{ExplainError, Result};
@@ -57,6 +57,18 @@ enum Eval<'a> {
     Prepared(Arc<dyn PreparedBlackBox + 'a>),
     /// Whole evaluations on the gathered features.
     Plain(Arc<Features>),
+    /// No node set: the target alone, from its [`ExactTarget`] ([`Judge::exact_target`]).
+    TargetOnly,
+}
+
+/// Where a [`Judge`] whose node set does not hold the target's receptive field takes the
+/// target's own row from: the model's prediction on the whole edited graph.
+#[derive(Clone)]
+enum ExactTarget<'a> {
+    /// The black box's binding to the graph ([`BlackBox::graph_binding`]).
+    Bound(&'a dyn GraphBinding),
+    /// A judge of the target on its receptive field ([`Judge::new`] with [`Verdict::Exact`]).
+    Ball(Box<Judge<'a>>),
 }
 
 impl Clone for Eval<'_> {
@@ -65,6 +77,7 @@ impl Clone for Eval<'_> {
             Eval::Incremental(inc) => Eval::Incremental(inc.boxed_clone()),
             Eval::Prepared(p) => Eval::Prepared(Arc::clone(p)),
             Eval::Plain(x) => Eval::Plain(Arc::clone(x)),
+            Eval::TargetOnly => Eval::TargetOnly,
         }
     }
 }
@@ -124,6 +137,12 @@ pub struct Judge<'a> {
     verdict: Verdict,
     /// `L + 1` with [`Verdict::Exact`] when the black box reports `L`; `None` otherwise.
     radius: Option<u32>,
+    /// The node set is fixed: toggled pairs must lie inside it ([`Verdict::Neighbourhood`],
+    /// [`Judge::frozen`], [`Judge::sampled`]).
+    closed: bool,
+    /// The target's row comes from here, not from the node set's evaluation
+    /// ([`Judge::sampled`], [`Judge::exact_target`]).
+    exact: Option<ExactTarget<'a>>,
     /// The evaluated node set in original ids; local id = position.
     nodes: Vec<u32>,
     local: HashMap<u32, u32>,
@@ -148,6 +167,8 @@ impl std::fmt::Debug for Judge<'_> {
             .field("target", &self.target)
             .field("verdict", &self.verdict)
             .field("radius", &self.radius)
+            .field("closed", &self.closed)
+            .field("exact_target", &self.exact.is_some())
             .field("nodes", &self.nodes.len())
             .field("delta", &self.delta)
             .finish_non_exhaustive()
@@ -183,6 +204,122 @@ impl<'a> Judge<'a> {
         black_box: &'a dyn BlackBox,
         sub: &induce_graph::Subgraph,
     ) -> Result<Self> {
+        Self::on_subgraph(graph, black_box, sub)
+    }
+
+    /// A [`Verdict::Exact`] judge for a search on a fan-out-capped neighbourhood `sub` (e.g.
+    /// `induce_graph::k_hop_sampled`) of a graph too large to evaluate around every target:
+    /// the rows of [`Judge::log_probs`] are the black box on the edited `sub` alone, as the
+    /// search sees it (its state), except the TARGET's row, which is the model's prediction on
+    /// the whole edited graph, so that a flip is a real counterfactual. The target's row comes
+    /// from the black box's binding to `graph` when it has one ([`BlackBox::graph_binding`],
+    /// e.g. through [`BoundBlackBox`](induce_models::BoundBlackBox): its receptive field
+    /// only, from layers cached once per graph), else from a second judge on the target's
+    /// receptive field ([`Judge::new`]). Toggled pairs must lie in `sub`. Same errors as
+    /// [`Judge::new`].
+    ///
+    /// ```
+    /// use induce_explain::{Edit, Judge};
+    /// use induce_graph::{Features, Graph, k_hop};
+    /// use induce_models::{BlackBox, LogProbs};
+    ///
+    /// /// Class 1 iff degree ≥ 2; reads a node's own edges only (L = 0).
+    /// struct DegreeRule;
+    /// impl BlackBox for DegreeRule {
+    ///     fn input_dim(&self) -> usize { 1 }
+    ///     fn num_classes(&self) -> usize { 2 }
+    ///     fn message_passing_layers(&self) -> Option<u32> { Some(0) }
+    ///     fn log_probs(&self, x: &Features, edges: &[(u32, u32)])
+    ///         -> induce_models::Result<LogProbs> {
+    ///         let mut deg = vec![0; x.num_nodes()];
+    ///         for &(u, w) in edges { deg[u as usize] += 1; deg[w as usize] += 1; }
+    ///         let d = deg.iter().flat_map(|&d| if d >= 2 { [-2.0, -0.2] } else { [-0.2, -2.0] });
+    ///         LogProbs::new(x.num_nodes(), 2, d.collect())
+    ///     }
+    /// }
+    /// //  0 ─ 1 ─ 2 ─ 3,  target 1, the search sees {0, 1, 2}
+    /// let g = Graph::from_edges(4, &[(0, 1), (1, 2), (2, 3)], Features::constant(4, 1, 1.0),
+    ///     vec![0; 4]).unwrap();
+    /// let sub = k_hop(&g, 1, 1).unwrap();
+    /// let mut judge = Judge::sampled(&g, &DegreeRule, &sub).unwrap();
+    /// assert_eq!(judge.label(), 1);                      // degree 2 in the graph
+    /// assert_eq!(judge.log_probs().argmax(2), 0);        // node 2 as the search sees it
+    /// judge.set_edits(&[Edit::delete(1, 2)]).unwrap();
+    /// assert_eq!(judge.label(), 0);                      // a real counterfactual
+    /// assert!(judge.set_edits(&[Edit::add(1, 3)]).is_err()); // 3 is outside the sample
+    /// ```
+    pub fn sampled(
+        graph: &'a Graph,
+        black_box: &'a dyn BlackBox,
+        sub: &induce_graph::Subgraph,
+    ) -> Result<Self> {
+        let exact = match black_box.graph_binding(graph) {
+            Some(b) => ExactTarget::Bound(b),
+            None => ExactTarget::Ball(Box::new(Self::new(
+                graph,
+                black_box,
+                sub.target,
+                &[sub.target],
+                Verdict::Exact,
+            )?)),
+        };
+        let mut judge = Self::on_subgraph(graph, black_box, sub)?;
+        judge.verdict = Verdict::Exact;
+        judge.exact = Some(exact);
+        judge.splice_target()?;
+        judge.checked()?;
+        Ok(judge)
+    }
+
+    /// A judge of `target` alone with [`Verdict::Exact`]: [`Judge::log_probs`] has the one row
+    /// of the target, its prediction on the whole edited graph; pairs anywhere in the graph
+    /// may be toggled. Through the black box's binding to `graph` when it has one
+    /// ([`BlackBox::graph_binding`]), else as [`Judge::new`] with the neighbourhood
+    /// `[target]` (which then also evaluates the rest of the receptive field). Same errors as
+    /// [`Judge::new`].
+    pub fn exact_target(
+        graph: &'a Graph,
+        black_box: &'a dyn BlackBox,
+        target: u32,
+    ) -> Result<Self> {
+        let Some(binding) = black_box.graph_binding(graph) else {
+            return Self::new(graph, black_box, target, &[target], Verdict::Exact);
+        };
+        check_inputs(graph, black_box, target)?;
+        let judge = Self {
+            graph,
+            black_box,
+            target,
+            verdict: Verdict::Exact,
+            radius: None,
+            closed: false,
+            exact: Some(ExactTarget::Bound(binding)),
+            nodes: vec![target],
+            local: HashMap::from([(target, 0)]),
+            target_local: 0,
+            edit: EditGraph::from_edges(1, &[]),
+            delta: BTreeSet::new(),
+            base: None,
+            eval: Eval::TargetOnly,
+            log_probs: LogProbs::new(
+                1,
+                black_box.num_classes(),
+                vec![0.0; black_box.num_classes()],
+            )?,
+            stale: false,
+        };
+        let mut judge = judge;
+        judge.splice_target()?;
+        judge.checked()?;
+        Ok(judge)
+    }
+
+    /// The judge on `sub` with its edges, closed ([`Judge::frozen`]).
+    fn on_subgraph(
+        graph: &'a Graph,
+        black_box: &'a dyn BlackBox,
+        sub: &induce_graph::Subgraph,
+    ) -> Result<Self> {
         let edges = sub
             .edges
             .iter()
@@ -211,19 +348,7 @@ impl<'a> Judge<'a> {
         verdict: Verdict,
     ) -> Result<Self> {
         let n = graph.num_nodes();
-        if target as usize >= n {
-            return Err(ExplainError::TargetOutOfRange {
-                target,
-                num_nodes: n,
-            });
-        }
-        let d = graph.features().dim();
-        if d != black_box.input_dim() {
-            return Err(ExplainError::FeatureDimension {
-                expected: black_box.input_dim(),
-                got: d,
-            });
-        }
+        check_inputs(graph, black_box, target)?;
         let mut local = HashMap::with_capacity(neighbourhood.len());
         for (i, &u) in neighbourhood.iter().enumerate() {
             if u as usize >= n {
@@ -282,6 +407,8 @@ impl<'a> Judge<'a> {
             target,
             verdict,
             radius,
+            closed: verdict == Verdict::Neighbourhood,
+            exact: None,
             nodes,
             local,
             target_local: target_local as usize,
@@ -360,6 +487,14 @@ impl<'a> Judge<'a> {
                 self.edit.toggle(la as usize, lb as usize);
                 changed.extend([la, lb]);
             }
+            if let Some(ExactTarget::Ball(inner)) = &mut self.exact {
+                // Kept in step pair by pair: `check_pairs` passed, so this cannot fail half-way
+                // for a reason the outer judge would not also meet.
+                if let Err(e) = inner.toggle(&[(a, b)]) {
+                    self.stale = true;
+                    return Err(e);
+                }
+            }
         }
         if grow {
             let need = ball(
@@ -383,23 +518,55 @@ impl<'a> Judge<'a> {
             // Grown, or a failed evaluation left the evaluator behind the edited graph.
             return self.rebuild();
         }
-        if changed.is_empty() {
+        if !changed.is_empty() {
+            let edges = self.edit.edges();
+            let lp = match &mut self.eval {
+                Eval::Incremental(inc) => inc.update(&edges, &changed),
+                Eval::Prepared(p) => p.log_probs(&edges),
+                Eval::Plain(x) => self.black_box.log_probs(x, &edges),
+                Eval::TargetOnly => Ok(self.log_probs.clone()),
+            };
+            match lp {
+                Ok(lp) => self.log_probs = lp,
+                Err(e) => {
+                    self.stale = true;
+                    return Err(e.into());
+                }
+            }
+        } else if self.exact.is_none() {
             return Ok(());
         }
-        let edges = self.edit.edges();
-        let lp = match &mut self.eval {
-            Eval::Incremental(inc) => inc.update(&edges, &changed),
-            Eval::Prepared(p) => p.log_probs(&edges),
-            Eval::Plain(x) => self.black_box.log_probs(x, &edges),
-        };
-        match lp {
-            Ok(lp) => self.log_probs = lp,
-            Err(e) => {
-                self.stale = true;
-                return Err(e.into());
-            }
+        if let Err(e) = self.splice_target() {
+            self.stale = true;
+            return Err(e);
         }
         self.checked()
+    }
+
+    /// Writes the target's exact row ([`ExactTarget`]) over its row of the node set's output.
+    fn splice_target(&mut self) -> Result<()> {
+        let row = match &self.exact {
+            None => return Ok(()),
+            Some(ExactTarget::Bound(b)) => {
+                let toggled: Vec<(u32, u32)> = self.delta.iter().copied().collect();
+                b.log_probs_at_edited(self.target, &toggled)?
+            }
+            Some(ExactTarget::Ball(inner)) => inner.target_row().to_vec(),
+        };
+        let c = self.black_box.num_classes();
+        if row.len() != c || self.log_probs.num_classes() != c {
+            return Err(ExplainError::OutputShape {
+                expected_nodes: self.nodes.len(),
+                expected_classes: c,
+                got_nodes: self.log_probs.num_nodes(),
+                got_classes: row.len(),
+            });
+        }
+        let mut data =
+            std::mem::replace(&mut self.log_probs, LogProbs::new(0, c, Vec::new())?).into_vec();
+        data[self.target_local * c..(self.target_local + 1) * c].copy_from_slice(&row);
+        self.log_probs = LogProbs::new(self.nodes.len(), c, data)?;
+        Ok(())
     }
 
     /// The errors [`Judge::toggle`] reports for `pairs`, found before any change.
@@ -421,7 +588,7 @@ impl<'a> Judge<'a> {
                 });
             }
             let (la, lb) = (self.local.get(&a).copied(), self.local.get(&b).copied());
-            if self.verdict == Verdict::Neighbourhood
+            if self.closed
                 && let Some(&x) = [(a, la), (b, lb)]
                     .iter()
                     .find_map(|(x, l)| l.is_none().then_some(x))
@@ -474,6 +641,11 @@ impl<'a> Judge<'a> {
 
     /// Re-binds the black box to the (grown) node set and evaluates it whole.
     fn rebuild(&mut self) -> Result<()> {
+        if let Eval::TargetOnly = self.eval {
+            self.splice_target()?;
+            self.stale = false;
+            return self.checked();
+        }
         let mut edges = induced_edges(self.graph, &self.nodes, &self.local);
         let mut set: HashSet<(u32, u32)> = edges.iter().copied().collect();
         for &(a, b) in &self.delta {
@@ -491,6 +663,12 @@ impl<'a> Judge<'a> {
         let (eval, lp) = evaluator(self.graph, self.black_box, &self.nodes, &self.edit.edges())?;
         self.eval = eval;
         self.log_probs = lp;
+        if let Some(ExactTarget::Ball(inner)) = &mut self.exact
+            && inner.stale
+        {
+            inner.rebuild()?;
+        }
+        self.splice_target()?;
         self.stale = false;
         self.checked()
     }
@@ -515,6 +693,25 @@ impl<'a> Judge<'a> {
         }
         Ok(())
     }
+}
+
+/// The errors every judge reports for a bad target or a black box of the wrong width.
+fn check_inputs(graph: &Graph, black_box: &dyn BlackBox, target: u32) -> Result<()> {
+    let n = graph.num_nodes();
+    if target as usize >= n {
+        return Err(ExplainError::TargetOutOfRange {
+            target,
+            num_nodes: n,
+        });
+    }
+    let d = graph.features().dim();
+    if d != black_box.input_dim() {
+        return Err(ExplainError::FeatureDimension {
+            expected: black_box.input_dim(),
+            got: d,
+        });
+    }
+    Ok(())
 }
 
 /// Whether `p` is an edge of the original graph.
@@ -592,12 +789,12 @@ fn evaluator<'a>(
     Ok((Eval::Plain(x), lp))
 }
 
-/// Whether the edits `edits` flip the black box's prediction for `target` on the WHOLE graph,
-/// checked independently of [`Judge`]: the edits are applied to a copy of the edge list and the
-/// black box runs once on the whole graph (no neighbourhood, no incremental evaluation).
-/// `original_label` is the prediction to flip (normally the model's on the unedited graph).
-///
-/// Returns the target's label on the edited graph.
+/// The black box's label for `target` on the WHOLE graph with `edits` applied, checked
+/// independently of [`Judge`]: the edits are applied to a copy of the edge list and the black
+/// box runs once on the whole graph (no neighbourhood, no incremental evaluation). A black box
+/// bound to `graph` ([`BlackBox::graph_binding`]) answers from scratch on the target's receptive
+/// field in the edited graph instead ([`GraphBinding::log_probs_at`]: the same function, no
+/// cached layer, no whole-graph pass).
 ///
 /// Errors: [`ExplainError::NodeOutOfRange`] for an edit outside the graph, the black box's
 /// errors.
@@ -614,15 +811,45 @@ pub fn whole_graph_label(
             num_nodes: n,
         });
     }
+    if let Some(&x) = edits
+        .iter()
+        .flat_map(|e| [e.u, e.w])
+        .collect::<Vec<_>>()
+        .iter()
+        .find(|&&x| x as usize >= n)
+    {
+        return Err(ExplainError::NodeOutOfRange {
+            node: x,
+            num_nodes: n,
+            what: "the graph",
+        });
+    }
+    if let Some(binding) = black_box.graph_binding(graph) {
+        // The pairs whose presence the edits change, in edit order (the last edit of a pair
+        // decides it).
+        let mut present: Vec<((u32, u32), bool)> = Vec::new();
+        for e in edits.iter().filter(|e| e.u != e.w) {
+            let p = (e.u.min(e.w), e.u.max(e.w));
+            present.retain(|(q, _)| *q != p);
+            present.push((p, e.kind == EditKind::Add));
+        }
+        let toggled: Vec<(u32, u32)> = present
+            .into_iter()
+            .filter(|&(p, now)| now != is_edge(graph, p))
+            .map(|(p, _)| p)
+            .collect();
+        let row = binding.log_probs_at(target, &toggled)?;
+        let (c, got) = (black_box.num_classes(), row.len());
+        let lp = LogProbs::new(1, c, row).map_err(|_| ExplainError::OutputShape {
+            expected_nodes: 1,
+            expected_classes: c,
+            got_nodes: 1,
+            got_classes: got,
+        })?;
+        return Ok(lp.argmax(0));
+    }
     let mut edges: BTreeSet<(u32, u32)> = graph.edges().into_iter().collect();
     for e in edits {
-        if let Some(&x) = [e.u, e.w].iter().find(|&&x| x as usize >= n) {
-            return Err(ExplainError::NodeOutOfRange {
-                node: x,
-                num_nodes: n,
-                what: "the graph",
-            });
-        }
         let p = (e.u.min(e.w), e.u.max(e.w));
         match e.kind {
             EditKind::Add => edges.insert(p),
@@ -781,5 +1008,118 @@ mod tests {
         j.set_edits(&[Edit::add(0, 4)]).unwrap();
         assert_eq!(j.label(), 1);
         assert_eq!(j.nodes(), &[0, 1, 2, 4, 3, 5]);
+    }
+
+    /// [`NeighbourDegrees`] bound to one graph: every answer from a whole-graph pass on the
+    /// toggled graph (the slow truth the fast bindings must equal).
+    struct BoundDegrees;
+    struct WholePass<'g>(&'g Graph);
+    impl GraphBinding for WholePass<'_> {
+        fn log_probs_at(
+            &self,
+            node: u32,
+            toggled: &[(u32, u32)],
+        ) -> induce_models::Result<Vec<f32>> {
+            let mut e: BTreeSet<(u32, u32)> = self.0.edges().into_iter().collect();
+            for &(a, b) in toggled {
+                let p = (a.min(b), a.max(b));
+                if !e.remove(&p) {
+                    e.insert(p);
+                }
+            }
+            let e: Vec<(u32, u32)> = e.into_iter().collect();
+            let lp = NeighbourDegrees.log_probs(self.0.features(), &e)?;
+            Ok(lp.row(node as usize).to_vec())
+        }
+    }
+    impl BlackBox for BoundDegrees {
+        fn input_dim(&self) -> usize {
+            1
+        }
+        fn num_classes(&self) -> usize {
+            2
+        }
+        fn message_passing_layers(&self) -> Option<u32> {
+            Some(1)
+        }
+        fn log_probs(&self, x: &Features, edges: &[(u32, u32)]) -> induce_models::Result<LogProbs> {
+            NeighbourDegrees.log_probs(x, edges)
+        }
+        fn bind_graph<'s>(
+            &'s self,
+            graph: &'s Graph,
+        ) -> induce_models::Result<Option<Box<dyn GraphBinding + 's>>> {
+            Ok(Some(Box::new(WholePass(graph))))
+        }
+    }
+
+    /// On a sample, the target's row is the whole edited graph's whether it comes from a binding
+    /// or from a second judge on the receptive field, the other rows are the sample's, and a
+    /// target-only judge agrees with both for edits anywhere.
+    #[test]
+    fn sampled_and_target_only_judges_take_the_target_from_the_whole_graph() {
+        //  0 ─ 1 ─ 2 ─ 3 ─ 4 ─ 5 ─ 6, plus 1 ─ 5 and 2 ─ 6
+        let mut e: Vec<(u32, u32)> = (0..6).map(|i| (i, i + 1)).collect();
+        e.extend([(1, 5), (2, 6)]);
+        let g = Graph::from_edges(7, &e, Features::constant(7, 1, 1.0), vec![0; 7]).unwrap();
+        let bound = induce_models::BoundBlackBox::new(&BoundDegrees, &g).unwrap();
+        assert!(bound.graph_binding(&g).is_some());
+        let sub = induce_graph::k_hop(&g, 1, 1).unwrap(); // {0, 1, 2, 5}
+        let mut fast = Judge::sampled(&g, &bound, &sub).unwrap();
+        let mut slow = Judge::sampled(&g, &NeighbourDegrees, &sub).unwrap();
+        let mut only = Judge::exact_target(&g, &bound, 1).unwrap();
+        assert_eq!(only.nodes(), &[1]);
+        let cases = [
+            vec![],
+            vec![Edit::delete(1, 2)],
+            vec![Edit::delete(1, 2), Edit::add(0, 5)],
+            vec![Edit::add(0, 2), Edit::delete(1, 5)],
+            vec![Edit::add(0, 2)],
+        ];
+        for edits in &cases {
+            fast.set_edits(edits).unwrap();
+            slow.set_edits(edits).unwrap();
+            only.set_edits(edits).unwrap();
+            let want = whole_graph_label(&g, &NeighbourDegrees, 1, edits).unwrap();
+            assert_eq!(whole_graph_label(&g, &bound, 1, edits).unwrap(), want);
+            assert_eq!(
+                (fast.label(), slow.label(), only.label()),
+                (want, want, want)
+            );
+            assert_eq!(fast.log_probs(), slow.log_probs(), "{edits:?}");
+            // Other rows: the black box on the edited sample alone.
+            let mut now: Vec<(u32, u32)> = sub.edges.clone();
+            for x in edits {
+                let (a, b) = (
+                    sub.local_of(x.u).unwrap() as u32,
+                    sub.local_of(x.w).unwrap() as u32,
+                );
+                let p = (a.min(b), a.max(b));
+                match now.iter().position(|&q| q == p) {
+                    Some(i) => {
+                        now.remove(i);
+                    }
+                    None => now.push(p),
+                }
+            }
+            let local = NeighbourDegrees.log_probs(&sub.features(&g), &now).unwrap();
+            for v in (0..sub.num_nodes()).filter(|&v| v != sub.target_local) {
+                assert_eq!(fast.log_probs().row(v), local.row(v), "{edits:?}, row {v}");
+            }
+        }
+        // A target-only judge takes pairs anywhere; a sampled one only inside its sample.
+        only.set_edits(&[Edit::add(1, 4)]).unwrap();
+        assert_eq!(
+            only.label(),
+            whole_graph_label(&g, &NeighbourDegrees, 1, &[Edit::add(1, 4)]).unwrap()
+        );
+        assert!(matches!(
+            fast.set_edits(&[Edit::add(1, 4)]),
+            Err(ExplainError::NodeOutOfRange { node: 4, .. })
+        ));
+        assert!(matches!(
+            only.toggle(&[(1, 70)]),
+            Err(ExplainError::NodeOutOfRange { node: 70, .. })
+        ));
     }
 }

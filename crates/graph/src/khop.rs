@@ -151,6 +151,52 @@ pub fn k_hop(g: &Graph, target: u32, h: u32) -> Result<Subgraph> {
     })
 }
 
+/// The number of edges of `k_hop(g, target, h)` without building it (no sort, no edge list):
+/// what a metric needs of a large neighbourhood (sparsity's `m_v`).
+///
+/// ```
+/// use induce_graph::{Features, Graph, k_hop, k_hop_edge_count};
+/// //  0 ─ 1 ─ 2 ─ 3,  1 ─ 3
+/// let g = Graph::from_edges(4, &[(0, 1), (1, 2), (2, 3), (1, 3)], Features::constant(4, 1, 1.0),
+///     vec![0; 4]).unwrap();
+/// for h in 0..4 {
+///     assert_eq!(k_hop_edge_count(&g, 0, h).unwrap(), k_hop(&g, 0, h).unwrap().num_edges());
+/// }
+/// assert!(k_hop_edge_count(&g, 4, 1).is_err());
+/// ```
+pub fn k_hop_edge_count(g: &Graph, target: u32, h: u32) -> Result<usize> {
+    g.check_node(target)?;
+    let csr = g.csr();
+    let mut seen = vec![false; g.num_nodes()];
+    seen[target as usize] = true;
+    let mut nodes = vec![target];
+    let mut frontier = 0;
+    for _ in 0..h {
+        let end = nodes.len();
+        for i in frontier..end {
+            for &w in csr.neighbors(nodes[i] as usize) {
+                if !std::mem::replace(&mut seen[w as usize], true) {
+                    nodes.push(w);
+                }
+            }
+        }
+        if nodes.len() == end {
+            break;
+        }
+        frontier = end;
+    }
+    let inside: usize = nodes
+        .iter()
+        .map(|&u| {
+            csr.neighbors(u as usize)
+                .iter()
+                .filter(|&&w| seen[w as usize])
+                .count()
+        })
+        .sum();
+    Ok(inside / 2)
+}
+
 /// Mixes a node id into the sampling seed of [`k_hop_sampled`] (`2^64 / φ`, odd).
 const NODE_SEED_MIX: u64 = 0x9E37_79B9_7F4A_7C15;
 

@@ -2,7 +2,7 @@
 
 use burn::module::Module;
 use burn::tensor::Device;
-use induce_graph::Features;
+use induce_graph::{Features, Graph};
 
 use crate::error::{ModelError, Result};
 use crate::gcn::Gcn;
@@ -80,6 +80,11 @@ impl LogProbs {
     /// The flat row-major buffer.
     pub fn as_slice(&self) -> &[f32] {
         &self.data
+    }
+
+    /// The flat row-major buffer, moved out.
+    pub fn into_vec(self) -> Vec<f32> {
+        self.data
     }
 }
 
@@ -210,6 +215,161 @@ pub trait BlackBox: Send + Sync {
         edges: &[(u32, u32)],
     ) -> Result<Option<Box<dyn IncrementalBlackBox<'s> + 's>>> {
         self.incremental(&gather_rows(source, rows)?, edges)
+    }
+
+    /// Binds the model to one whole graph, doing once what every target of an audit shares
+    /// (the host GCN: `X W₁`, the first layer on every node), so that the prediction of one
+    /// node on the whole graph with a few edges toggled costs its receptive field, not a
+    /// whole-graph pass ([`GraphBinding`]). `None` (the default): no such evaluation; callers
+    /// evaluate receptive fields ([`BlackBox::message_passing_layers`]) or whole graphs.
+    ///
+    /// Callers bind once per graph and share the binding through [`BoundBlackBox`]; explainers
+    /// find it with [`BlackBox::graph_binding`].
+    fn bind_graph<'s>(&'s self, graph: &'s Graph) -> Result<Option<Box<dyn GraphBinding + 's>>> {
+        let _ = graph;
+        Ok(None)
+    }
+
+    /// The binding of this black box to `graph` made earlier ([`BoundBlackBox`]), if any. The
+    /// default has none.
+    fn graph_binding(&self, graph: &Graph) -> Option<&dyn GraphBinding> {
+        let _ = graph;
+        None
+    }
+}
+
+/// A black box bound to one whole graph ([`BlackBox::bind_graph`]): the model's prediction for
+/// one node of the graph with a few node pairs toggled (an edge removed, a non-edge added),
+/// without a whole-graph pass.
+///
+/// Pairs are in the graph's ids; each pair is toggled once relative to the unedited graph.
+pub trait GraphBinding: Send + Sync {
+    /// `node`'s class log-probabilities on the whole graph with `toggled` applied, computed
+    /// from scratch on its receptive field (independent of any cached layer: the check of an
+    /// explanation).
+    ///
+    /// Errors: [`ModelError::InvalidInput`] for an id outside the graph or a self loop.
+    ///
+    /// # Shapes
+    /// - output: `[num_classes]`
+    fn log_probs_at(&self, node: u32, toggled: &[(u32, u32)]) -> Result<Vec<f32>>;
+
+    /// The same values as [`GraphBinding::log_probs_at`] (up to float summation order), from the
+    /// layers cached at binding time, recomputing only what the toggles reach (the verdict of
+    /// each step of a search). The default calls `log_probs_at`.
+    ///
+    /// # Shapes
+    /// - output: `[num_classes]`
+    fn log_probs_at_edited(&self, node: u32, toggled: &[(u32, u32)]) -> Result<Vec<f32>> {
+        self.log_probs_at(node, toggled)
+    }
+}
+
+/// A black box together with its binding to one graph ([`BlackBox::bind_graph`], made once):
+/// everything else is the wrapped black box's, and [`BlackBox::graph_binding`] returns the
+/// binding for that graph (the same `Graph` value) only.
+///
+/// ```
+/// use induce_graph::{Features, Graph};
+/// use induce_models::device::default_device;
+/// use induce_models::{BlackBox, BoundBlackBox, GcnConfig, HostGcn};
+///
+/// let gcn = HostGcn::from_gcn(&GcnConfig::new(2, 2).init(&default_device().unwrap())).unwrap();
+/// //  0 ─ 1 ─ 2 ─ 3
+/// let g = Graph::from_edges(4, &[(0, 1), (1, 2), (2, 3)], Features::constant(4, 2, 1.0),
+///     vec![0; 4]).unwrap();
+/// let bound = BoundBlackBox::new(&gcn, &g).unwrap();
+/// let binding = bound.graph_binding(&g).expect("the host GCN binds");
+/// // Node 0 with the edge (0, 3) added, against a whole-graph pass on the edited graph.
+/// let one = binding.log_probs_at_edited(0, &[(0, 3)]).unwrap();
+/// let all = gcn.log_probs(g.features(), &[(0, 1), (1, 2), (2, 3), (0, 3)]).unwrap();
+/// for (a, b) in one.iter().zip(all.row(0)) {
+///     assert!((a - b).abs() < 1e-5);
+/// }
+/// ```
+pub struct BoundBlackBox<'a> {
+    inner: &'a dyn BlackBox,
+    graph: &'a Graph,
+    binding: Option<Box<dyn GraphBinding + 'a>>,
+}
+
+impl std::fmt::Debug for BoundBlackBox<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("BoundBlackBox")
+            .field("nodes", &self.graph.num_nodes())
+            .field("bound", &self.binding.is_some())
+            .finish_non_exhaustive()
+    }
+}
+
+impl<'a> BoundBlackBox<'a> {
+    /// Binds `inner` to `graph` ([`BlackBox::bind_graph`]); a black box that does not bind is
+    /// wrapped unchanged.
+    ///
+    /// Errors: the black box's, e.g. a feature dimension that does not match the model.
+    pub fn new(inner: &'a dyn BlackBox, graph: &'a Graph) -> Result<Self> {
+        Ok(Self {
+            inner,
+            graph,
+            binding: inner.bind_graph(graph)?,
+        })
+    }
+
+    /// Whether the wrapped black box bound to the graph.
+    pub fn is_bound(&self) -> bool {
+        self.binding.is_some()
+    }
+}
+
+impl BlackBox for BoundBlackBox<'_> {
+    fn input_dim(&self) -> usize {
+        self.inner.input_dim()
+    }
+    fn num_classes(&self) -> usize {
+        self.inner.num_classes()
+    }
+    fn log_probs(&self, x: &Features, edges: &[(u32, u32)]) -> Result<LogProbs> {
+        self.inner.log_probs(x, edges)
+    }
+    fn message_passing_layers(&self) -> Option<u32> {
+        self.inner.message_passing_layers()
+    }
+    fn differentiable(&self) -> Option<&Gcn> {
+        self.inner.differentiable()
+    }
+    fn prepare(&self, x: &Features) -> Result<Option<Box<dyn PreparedBlackBox + '_>>> {
+        self.inner.prepare(x)
+    }
+    fn incremental<'s>(
+        &'s self,
+        x: &Features,
+        edges: &[(u32, u32)],
+    ) -> Result<Option<Box<dyn IncrementalBlackBox<'s> + 's>>> {
+        self.inner.incremental(x, edges)
+    }
+    fn prepare_rows(
+        &self,
+        source: &Features,
+        rows: &[u32],
+    ) -> Result<Option<Box<dyn PreparedBlackBox + '_>>> {
+        self.inner.prepare_rows(source, rows)
+    }
+    fn incremental_rows<'s>(
+        &'s self,
+        source: &Features,
+        rows: &[u32],
+        edges: &[(u32, u32)],
+    ) -> Result<Option<Box<dyn IncrementalBlackBox<'s> + 's>>> {
+        self.inner.incremental_rows(source, rows, edges)
+    }
+    fn bind_graph<'s>(&'s self, graph: &'s Graph) -> Result<Option<Box<dyn GraphBinding + 's>>> {
+        self.inner.bind_graph(graph)
+    }
+    fn graph_binding(&self, graph: &Graph) -> Option<&dyn GraphBinding> {
+        match &self.binding {
+            Some(b) if std::ptr::eq(graph, self.graph) => Some(b.as_ref()),
+            _ => self.inner.graph_binding(graph),
+        }
     }
 }
 

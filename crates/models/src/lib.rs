@@ -22,7 +22,8 @@ pub mod tensors;
 pub mod train;
 
 pub use black_box::{
-    BlackBox, GcnBlackBox, IncrementalBlackBox, LogProbs, PreparedBlackBox, gcn_black_box,
+    BlackBox, BoundBlackBox, GcnBlackBox, GraphBinding, IncrementalBlackBox, LogProbs,
+    PreparedBlackBox, gcn_black_box,
 };
 pub use error::{ModelError, Result};
 pub use gat::GatConv;

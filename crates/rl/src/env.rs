@@ -476,6 +476,9 @@ impl<'a> Episode<'a> {
         let features = sub.features(graph);
         let num_classes = black_box.num_classes();
         let judge = match config.verdict {
+            // A fan-out sample is the search's view only; the target's verdict is the model's
+            // on the whole edited graph ([`Judge::sampled`]).
+            Verdict::Exact if config.fanout.is_some() => Judge::sampled(graph, black_box, &sub)?,
             Verdict::Exact => Judge::new(graph, black_box, target, &sub.nodes, Verdict::Exact)?,
             Verdict::Neighbourhood => Judge::frozen(graph, black_box, &sub)?,
         };
@@ -1223,6 +1226,71 @@ mod tests {
         let json = serde_json::to_string(&sampled).unwrap();
         assert!(json.contains("\"fanout\":1") && json.contains("\"max_nodes\":4"));
         assert!(!serde_json::to_string(&cfg()).unwrap().contains("fanout"));
+    }
+
+    /// With a fan-out sample, every step's verdict is the model's on the whole edited graph,
+    /// the same whether it comes from the GCN's binding to the graph or from a judge of the
+    /// receptive field, and the search's rows are the sample's.
+    #[test]
+    fn a_sampled_episode_is_judged_on_the_whole_graph() {
+        use induce_explain::whole_graph_label;
+        use induce_graph::generators::SyntheticKind;
+        use induce_models::device::default_device;
+        use induce_models::{BoundBlackBox, GcnConfig, HostGcn};
+        let g = SyntheticKind::BaShapes.generate(3).unwrap().graph;
+        let dev = default_device().unwrap();
+        let gcn = GcnConfig::new(g.features().dim(), 4)
+            .with_init_seed(7)
+            .init(&dev);
+        let bb = HostGcn::from_gcn(&gcn).unwrap();
+        let bound = BoundBlackBox::new(&bb, &g).unwrap();
+        let c = EnvConfig {
+            hops: 3,
+            budget: 10,
+            fanout: Some(2),
+            ..EnvConfig::default()
+        };
+        // Nodes of the minority class (123 of 700 with these weights): some flip.
+        let labels = bb
+            .log_probs(g.features(), &g.edges())
+            .unwrap()
+            .predictions();
+        let targets: Vec<u32> = (0..700)
+            .filter(|&v| labels[v as usize] == 0)
+            .step_by(15)
+            .collect();
+        let mut flips = 0;
+        for &t in &targets {
+            let mut fast = Episode::new(&g, &bound, t, &c).unwrap();
+            let mut slow = Episode::new(&g, &bb, t, &c).unwrap();
+            assert_eq!(fast.log_probs().num_nodes(), fast.num_nodes());
+            for step in 0.. {
+                let edits = fast.explanation().edits;
+                let want = whole_graph_label(&g, &bb, t, &edits).unwrap();
+                assert_eq!(fast.current_label(), want, "target {t}, {edits:?}");
+                assert_eq!(slow.current_label(), want, "target {t}, {edits:?}");
+                let (a, b) = (fast.log_probs(), slow.log_probs());
+                for v in (0..fast.num_nodes()).filter(|&v| v != fast.target_local()) {
+                    assert_eq!(a.row(v), b.row(v), "target {t}, row {v}");
+                }
+                for (x, y) in fast
+                    .judge()
+                    .target_row()
+                    .iter()
+                    .zip(slow.judge().target_row())
+                {
+                    assert!((x - y).abs() < 1e-5, "target {t}");
+                }
+                if fast.is_done() {
+                    flips += usize::from(fast.is_flipped());
+                    break;
+                }
+                let action = (3 * step + t as usize) % fast.candidates().len();
+                fast.step(action).unwrap();
+                slow.step(action).unwrap();
+            }
+        }
+        assert!(flips > 0, "no episode flipped: the test checks nothing");
     }
 
     #[test]

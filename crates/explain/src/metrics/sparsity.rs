@@ -1,6 +1,6 @@
 //! Sparsity: how small the explanation is relative to the neighbourhood.
 
-use induce_graph::{Graph, k_hop};
+use induce_graph::{Graph, k_hop_edge_count};
 
 use crate::error::{ExplainError, Result};
 use crate::explanation::Explanation;
@@ -43,7 +43,7 @@ pub fn neighbourhood_edges(graph: &Graph, target: u32, hops: u32) -> Result<usiz
             num_nodes: graph.num_nodes(),
         });
     }
-    Ok(k_hop(graph, target, hops)?.num_edges())
+    Ok(k_hop_edge_count(graph, target, hops)?)
 }
 
 #[cfg(test)]

@@ -1,10 +1,12 @@
 //! [`HostGcn`] as a [`BlackBox`]: the whole-graph pass, prepared (projected once) and
 //! incremental evaluation.
 
-use induce_graph::Features;
+use induce_graph::{Features, Graph};
 
-use super::{HostGcn, Projected};
-use crate::black_box::{BlackBox, IncrementalBlackBox, LogProbs, PreparedBlackBox, gather_rows};
+use super::{BoundHostGcn, HostGcn, Projected};
+use crate::black_box::{
+    BlackBox, GraphBinding, IncrementalBlackBox, LogProbs, PreparedBlackBox, gather_rows,
+};
 use crate::error::Result;
 use crate::gcn::Gcn;
 use crate::host::incremental::IncrementalHostGcn;
@@ -98,6 +100,12 @@ impl BlackBox for HostGcn {
         Ok(Some(Box::new(IncrementalHostGcn::from_first_product(
             self, xw.rows, edges,
         )?)))
+    }
+
+    /// [`BoundHostGcn`]: `X W₁` and the first layer of every node, once; then one node after a
+    /// few toggles costs its receptive field.
+    fn bind_graph<'s>(&'s self, graph: &'s Graph) -> Result<Option<Box<dyn GraphBinding + 's>>> {
+        Ok(Some(Box::new(BoundHostGcn::new(self, graph)?)))
     }
 }
 

@@ -15,6 +15,7 @@
 
 mod adjacency;
 mod black_box;
+mod bound;
 mod dense;
 mod forward;
 mod layer;
@@ -22,6 +23,8 @@ mod project;
 mod receptive;
 
 pub(crate) use adjacency::Adjacency;
+pub(crate) use bound::BoundHostGcn;
+pub use bound::GraphOverlay;
 pub(crate) use dense::{log_softmax_in_place, matmul_acc, pad_matrix, padded};
 use layer::HostConv;
 pub use project::Projected;

@@ -67,7 +67,7 @@ impl HostGcn {
     /// [`HostGcn::project`] of `source`, from the cache when `source` (by [`Features::id`]) was
     /// the last matrix projected; computed (and cached) otherwise. Callers on other threads
     /// wait for one computation instead of repeating it.
-    fn cached_projection(&self, source: &Features) -> Result<Arc<Projected>> {
+    pub(super) fn cached_projection(&self, source: &Features) -> Result<Arc<Projected>> {
         let mut slot = self
             .projections
             .0
