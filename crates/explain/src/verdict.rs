@@ -487,14 +487,13 @@ impl<'a> Judge<'a> {
                 self.edit.toggle(la as usize, lb as usize);
                 changed.extend([la, lb]);
             }
-            if let Some(ExactTarget::Ball(inner)) = &mut self.exact {
-                // Kept in step pair by pair: `check_pairs` passed, so this cannot fail half-way
-                // for a reason the outer judge would not also meet.
-                if let Err(e) = inner.toggle(&[(a, b)]) {
-                    self.stale = true;
-                    return Err(e);
-                }
-            }
+        }
+        if let Some(ExactTarget::Ball(inner)) = &mut self.exact
+            && let Err(e) = inner.toggle(pairs)
+        {
+            // The inner judge holds the same edits and rebuilds itself on its next answer.
+            self.stale = true;
+            return Err(e);
         }
         if grow {
             let need = ball(

@@ -164,5 +164,9 @@ pub fn run(a: ExplainArgs) -> Result<()> {
     let summary = explain_to_dir(&job, &a.out, a.resume, &dev, &bars, &notice)?;
     print!("{}", format_table(&[&summary]));
     println!("results in {}", a.out.display());
+    if let Some(kib) = crate::peak_resident_kib() {
+        // For sizing a cluster task's memory (`induce slurm --mem`): the task logs keep it.
+        eprintln!("peak resident memory: {} MiB", kib.div_ceil(1024));
+    }
     Ok(())
 }

@@ -110,3 +110,11 @@ fn pick_device(backend: Option<BackendKind>) -> Result<induce::Device> {
     };
     Ok(device(kind)?)
 }
+
+/// The process's peak resident memory in KiB (`VmHWM` of `/proc/self/status`); `None` where the
+/// system does not report it.
+fn peak_resident_kib() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    line.split_whitespace().nth(1)?.parse().ok()
+}
