@@ -195,7 +195,8 @@ fn generate_train_explain_eval_round_trip_and_shards_merge_to_the_whole_run() {
     assert!(!bad.exists());
 
     // A neighbourhood cap that every exact neighbourhood exceeds: with one neighbour per
-    // expanded node (at most 5 nodes in 4 hops) every target fits.
+    // expanded node (at most 4 nodes in 3 hops) every target fits; every counterfactual found
+    // on the sample flips the model on the whole graph.
     let fan = p.root.join("fanout");
     let t = ok(induce(&[
         "explain",
@@ -205,16 +206,30 @@ fn generate_train_explain_eval_round_trip_and_shards_merge_to_the_whole_run() {
         s(&p.black_box),
         "--method",
         "untrained",
+        "--hops",
+        "3",
         "--fanout",
         "1",
         "--max-neighbourhood",
-        "5",
+        "4",
         "--out",
         s(&fan),
     ]));
     assert!(t.contains("untrained"), "{t}");
     let cfg = std::fs::read_to_string(fan.join("config.json")).unwrap();
-    assert!(cfg.contains("\"fanout\": 1"), "{cfg}");
+    assert!(
+        cfg.contains("\"fanout\": 1") && cfg.contains("\"hops\": 3"),
+        "{cfg}"
+    );
+    for line in std::fs::read_to_string(fan.join("explanations.jsonl"))
+        .unwrap()
+        .lines()
+    {
+        let r: serde_json::Value = serde_json::from_str(line).unwrap();
+        if r["found"] == true {
+            assert_eq!(r["valid"], true, "{line}");
+        }
+    }
 
     // eval prints both runs side by side.
     let t = ok(induce_plain(&["eval", s(&whole), s(&merged)]));

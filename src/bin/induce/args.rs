@@ -81,6 +81,10 @@ pub struct InduceArgs {
     /// (predicted correctly; with a non-zero label on graphs with motif ground truth).
     #[arg(long)]
     pub all_nodes: bool,
+    /// Neighbourhood radius h in hops [default: the --family's, 4 = L + 1 for the 3-layer
+    /// GCN, the paper's]. A trained policy is used with the hops it was trained with.
+    #[arg(long)]
+    pub hops: Option<u32>,
     /// Work on fan-out-capped neighbourhoods: every expanded node visits at most K of its
     /// neighbours (seeded per target) [default: the exact h-hop neighbourhood]. For hubs of
     /// large graphs.
@@ -113,6 +117,9 @@ impl InduceArgs {
     pub fn apply(&self, induce: &mut induce::rl::InduceConfig) {
         induce.kernel = self.kernel;
         induce.env.fanout = self.fanout;
+        if let Some(h) = self.hops {
+            induce.env.hops = h;
+        }
         induce.env.max_nodes = Some(self.max_neighbourhood);
         if let Some(m) = self.episodes {
             induce.episodes = m;

@@ -81,11 +81,12 @@ fn main() -> ExitCode {
 /// The library names the settings at fault (`InduceConfig.lr`); its command-line user knows
 /// them as flags: each known field becomes its flag.
 fn flags_for_fields(line: &str) -> String {
-    const FLAGS: [(&str, &str); 12] = [
+    const FLAGS: [(&str, &str); 13] = [
         ("InduceConfig.lr", "--lr"),
         ("InduceConfig.episodes", "--episodes"),
         ("InduceConfig.inference_samples", "--samples"),
         ("InduceConfig.kernel", "--kernel"),
+        ("InduceConfig.env.hops", "--hops"),
         ("BaselineConfig.random.iterations", "--iterations"),
         ("BaselineConfig.cf_gnnexplainer.iterations", "--iterations"),
         ("BaselineConfig.cf2.iterations", "--iterations"),
