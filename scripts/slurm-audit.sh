@@ -1,26 +1,26 @@
 #!/usr/bin/env bash
-# The audit of docs/SCALE.md on this machine's local Slurm cluster (scripts/slurm-local.sh):
-# every node of a graph explained by an array of TASKS tasks of CPUS CPUs each, merged, with the
+# An audit of docs/SCALE.md on this machine's local Slurm cluster (scripts/slurm-local.sh): an
+# `induce explain` job split into an array of TASKS tasks of CPUS CPUs each, merged, with the
 # wall time of each task, its peak memory and the whole array's span.
 #
-#   scripts/slurm-audit.sh WORK TASKS CPUS [more `induce explain` arguments]
+#   scripts/slurm-audit.sh ROOT TASKS CPUS `induce explain` arguments (without --out)
 #
-# WORK holds arxiv.npz, arxiv-bb and arxiv-policy (the commands are in docs/SCALE.md); the run
-# goes to WORK/audit-TASKS. Needs root (the cluster's daemons) and target/release/induce.
+# The array's run goes to ROOT (replaced), merged into ROOT/merged. Relative paths in the
+# arguments are relative to the current directory. Needs root (the cluster's daemons) and
+# target/release/induce.
 set -euo pipefail
-cd "$(dirname "$0")/.."
-bin=$PWD/target/release/induce
-[ $# -ge 3 ] || { sed -n '2,9p' "$0"; exit 2; }
-work=$(realpath "$1"); tasks=$2; cpus=$3; shift 3
+bin=$(realpath "$(dirname "$0")/../target/release/induce")
+local_sh=$(realpath "$(dirname "$0")/slurm-local.sh")
+[ $# -ge 4 ] || { sed -n '2,10p' "$0"; exit 2; }
+root=$(realpath -m "$1"); tasks=$2; cpus=$3; shift 3
 state=$(mktemp -d /tmp/audit-state.XXXX)
-trap 'scripts/slurm-local.sh stop "$state" >/dev/null 2>&1 || true' EXIT
-SLURM_LOCAL_MIN_JOB_AGE=3600 scripts/slurm-local.sh start "$state" >/dev/null
+trap '"$local_sh" stop "$state" >/dev/null 2>&1 || true' EXIT
+SLURM_LOCAL_MIN_JOB_AGE=3600 SLURM_LOCAL_MEMORY_MB=${SLURM_LOCAL_MEMORY_MB:-8000} \
+  "$local_sh" start "$state" >/dev/null
 . "$state/env.sh"
-root=$work/audit-$tasks
 rm -rf "$root"
-"$bin" slurm --tasks "$tasks" --cpus-per-task "$cpus" --mem 2G --time 04:00:00 --out "$root" -- \
-  --data "$work/arxiv.npz" --black-box "$work/arxiv-bb" --policy "$work/arxiv-policy" \
-  --method inductive --targets all --all-nodes --fanout 10 "$@" >/dev/null
+"$bin" slurm --tasks "$tasks" --cpus-per-task "$cpus" --mem 1G --time 04:00:00 --out "$root" \
+  -- "$@" >/dev/null
 t0=$(date +%s); jid=$(sbatch --parsable --wait "$root/explain.sbatch"); t1=$(date +%s)
 jid=${jid%%;*}
 echo "array job $jid: $tasks tasks x $cpus CPUs, sbatch --wait returned after $((t1 - t0)) s"

@@ -107,7 +107,11 @@ pub struct EnvConfig {
     pub min_candidates: usize,
     /// Work on a fan-out-capped neighbourhood (`induce_graph::k_hop_sampled`: every expanded
     /// node visits at most this many of its neighbours, drawn with a seed fixed per target)
-    /// instead of the exact `hops`-hop one: for hubs of large graphs. Default `None` (exact).
+    /// instead of the exact `hops`-hop one: for hubs of large graphs. With
+    /// [`Verdict::Exact`] the state's rows are the black box on the edited sample and the
+    /// target's verdict the model's on the whole edited graph ([`Judge::sampled`]; fast when
+    /// the black box is bound to the graph, `induce_models::BoundBlackBox`). Default `None`
+    /// (exact).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub fanout: Option<usize>,
     /// Refuse a target whose neighbourhood has more nodes than this
