@@ -17,6 +17,7 @@ pub mod host;
 pub mod init;
 pub mod kernel;
 pub mod policy;
+pub mod pyg;
 pub mod reference;
 pub mod tensors;
 pub mod train;

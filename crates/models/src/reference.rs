@@ -41,6 +41,54 @@ fn dtype_size(dtype: &str) -> Option<u64> {
 /// (`*.running_mean`, `*.running_var`), which no model here reads: the authors' shipped policies
 /// hold NaN there.
 fn safetensors_header(path: &Path) -> Result<Vec<(String, String, Vec<usize>)>> {
+    Ok(safetensors_tensors(path)?
+        .into_iter()
+        .map(|t| (t.name, t.dtype, t.shape))
+        .collect())
+}
+
+/// One tensor of a SafeTensors file, as stored: its name, dtype (`F32`, `I64`, ...), shape and
+/// little-endian bytes.
+#[derive(Debug, Clone)]
+pub struct RawTensor {
+    /// The tensor's key.
+    pub name: String,
+    /// The SafeTensors dtype string.
+    pub dtype: String,
+    /// The shape.
+    pub shape: Vec<usize>,
+    /// The data, `shape.product() × size_of(dtype)` bytes.
+    pub bytes: Vec<u8>,
+}
+
+impl RawTensor {
+    /// The values of an `F32` tensor, `None` for another dtype.
+    pub fn f32_values(&self) -> Option<Vec<f32>> {
+        (self.dtype == "F32").then(|| {
+            self.bytes
+                .chunks_exact(4)
+                .map(|c| f32::from_le_bytes(c.try_into().expect("4 bytes")))
+                .collect()
+        })
+    }
+
+    /// The values of an `I64` tensor, `None` for another dtype.
+    pub fn i64_values(&self) -> Option<Vec<i64>> {
+        (self.dtype == "I64").then(|| {
+            self.bytes
+                .chunks_exact(8)
+                .map(|c| i64::from_le_bytes(c.try_into().expect("8 bytes")))
+                .collect()
+        })
+    }
+}
+
+/// Reads every tensor of a SafeTensors file, in header order, checked as
+/// [`safetensors_shapes`] describes (a known dtype, offsets inside the file, sizes matching the
+/// shapes; `F32` values finite except BatchNorm running statistics, which a caller that reads
+/// them must check).
+pub fn safetensors_tensors(path: impl AsRef<Path>) -> Result<Vec<RawTensor>> {
+    let path = path.as_ref();
     let bytes = std::fs::read(path).map_err(|source| ModelError::Io {
         path: path.into(),
         source,
@@ -127,7 +175,12 @@ fn safetensors_header(path: &Path) -> Result<Vec<(String, String, Vec<usize>)>> 
                 ));
             }
         }
-        out.push((name.clone(), dtype.to_string(), shape));
+        out.push(RawTensor {
+            name: name.clone(),
+            dtype: dtype.to_string(),
+            shape,
+            bytes: data[begin as usize..end as usize].to_vec(),
+        });
     }
     Ok(out)
 }

@@ -1,0 +1,422 @@
+//! The layers of a PyG model resolved from its tensors, and their CPU forward passes.
+//!
+//! Every pass follows PyG's definition in eval mode (no dropout) on an undirected graph given as
+//! adjacency lists; message sums run over neighbours in ascending id order, so results match
+//! PyG's to float rounding (not bit for bit: PyG sums in edge order).
+
+use super::arch::{Activation, Aggregation};
+
+/// A `torch.nn.Linear`: `y = x Wᵀ + b`, with `W` stored transposed (`[in, out]`) here.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Dense {
+    /// Input width.
+    pub din: usize,
+    /// Output width.
+    pub dout: usize,
+    /// `Wᵀ`, row-major `[in, out]`.
+    pub wt: Vec<f32>,
+    /// Bias `[out]`, if any.
+    pub bias: Option<Vec<f32>>,
+}
+
+impl Dense {
+    /// From a PyTorch weight `[out, in]` (row-major) and an optional bias.
+    pub fn from_torch(weight: &[f32], dout: usize, din: usize, bias: Option<Vec<f32>>) -> Self {
+        let mut wt = vec![0.0; din * dout];
+        for o in 0..dout {
+            for i in 0..din {
+                wt[i * dout + o] = weight[o * din + i];
+            }
+        }
+        Self {
+            din,
+            dout,
+            wt,
+            bias,
+        }
+    }
+
+    /// `x Wᵀ + b` for `n` rows.
+    ///
+    /// # Shapes
+    /// - x: `[n, in]`; output: `[n, out]`
+    pub fn apply(&self, x: &[f32], n: usize) -> Vec<f32> {
+        let mut out = vec![0.0; n * self.dout];
+        for (xr, or) in x
+            .chunks_exact(self.din.max(1))
+            .zip(out.chunks_exact_mut(self.dout.max(1)))
+            .take(n)
+        {
+            if let Some(b) = &self.bias {
+                or.copy_from_slice(b);
+            }
+            for (&xv, wr) in xr.iter().zip(self.wt.chunks_exact(self.dout)) {
+                if xv != 0.0 {
+                    for (o, &w) in or.iter_mut().zip(wr) {
+                        *o += xv * w;
+                    }
+                }
+            }
+        }
+        out
+    }
+}
+
+/// A module of GIN's MLP, resolved.
+#[derive(Debug, Clone, PartialEq)]
+pub enum MlpStep {
+    /// A linear layer.
+    Linear(Dense),
+    /// An eval-mode `BatchNorm1d` folded into `x · scale + shift`.
+    Affine {
+        /// `weight / sqrt(running_var + eps)`.
+        scale: Vec<f32>,
+        /// `bias − running_mean · scale`.
+        shift: Vec<f32>,
+    },
+    /// An activation.
+    Act(Activation),
+}
+
+/// One message-passing layer, resolved from the tensors.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Conv {
+    /// `GCNConv`.
+    Gcn {
+        /// `lin` (no bias).
+        lin: Dense,
+        /// The layer's bias.
+        bias: Option<Vec<f32>>,
+        /// Whether to normalise symmetrically.
+        normalize: bool,
+        /// The self-loop weight when normalising with self loops (1: see `LayerArch::Gcn`'s
+        /// `improved`).
+        self_loop: Option<f32>,
+    },
+    /// `SAGEConv`.
+    Sage {
+        /// `lin` of the `project` option: neighbours' features go through `relu(lin(x))` first.
+        project: Option<Dense>,
+        /// `lin_l` on the aggregated neighbours (with bias).
+        lin_l: Dense,
+        /// `lin_r` on the node itself (root weight), if any.
+        lin_r: Option<Dense>,
+        /// The aggregation.
+        aggr: Aggregation,
+        /// L2-normalise the output rows.
+        normalize: bool,
+    },
+    /// `GINConv`.
+    Gin {
+        /// `ε`.
+        eps: f32,
+        /// The MLP.
+        mlp: Vec<MlpStep>,
+    },
+    /// `GATConv`.
+    Gat {
+        /// `lin` (or `lin_src`): `[in] → [heads · out]`, no bias.
+        lin_src: Dense,
+        /// `lin_dst` when it differs from `lin_src`.
+        lin_dst: Option<Dense>,
+        /// `att_src`, `[heads · out]`.
+        att_src: Vec<f32>,
+        /// `att_dst`, `[heads · out]`.
+        att_dst: Vec<f32>,
+        /// Number of heads.
+        heads: usize,
+        /// Output width per head.
+        out: usize,
+        /// Concatenate the heads (else average them).
+        concat: bool,
+        /// The attention LeakyReLU's slope.
+        negative_slope: f32,
+        /// Attend to the node itself too.
+        self_loops: bool,
+        /// The layer's bias.
+        bias: Option<Vec<f32>>,
+    },
+}
+
+/// Adjacency lists of an undirected graph, each list ascending.
+#[derive(Debug, Clone)]
+pub struct Adjacency {
+    offsets: Vec<usize>,
+    targets: Vec<u32>,
+}
+
+impl Adjacency {
+    /// From undirected pairs (each once, ids `< n`, checked by the caller).
+    pub fn new(n: usize, edges: &[(u32, u32)]) -> Self {
+        let mut deg = vec![0usize; n + 1];
+        for &(u, w) in edges {
+            deg[u as usize + 1] += 1;
+            deg[w as usize + 1] += 1;
+        }
+        for i in 0..n {
+            deg[i + 1] += deg[i];
+        }
+        let offsets = deg;
+        let mut fill = offsets.clone();
+        let mut targets = vec![0u32; offsets[n]];
+        for &(u, w) in edges {
+            targets[fill[u as usize]] = w;
+            fill[u as usize] += 1;
+            targets[fill[w as usize]] = u;
+            fill[w as usize] += 1;
+        }
+        for i in 0..n {
+            targets[offsets[i]..offsets[i + 1]].sort_unstable();
+        }
+        Self { offsets, targets }
+    }
+
+    /// The neighbours of `i`.
+    pub fn neighbours(&self, i: usize) -> &[u32] {
+        &self.targets[self.offsets[i]..self.offsets[i + 1]]
+    }
+
+    fn num_nodes(&self) -> usize {
+        self.offsets.len() - 1
+    }
+}
+
+impl Conv {
+    /// Input width.
+    pub fn input_dim(&self) -> usize {
+        match self {
+            Conv::Gcn { lin, .. } => lin.din,
+            Conv::Sage {
+                project,
+                lin_r,
+                lin_l,
+                ..
+            } => project
+                .as_ref()
+                .map(|p| p.din)
+                .or(lin_r.as_ref().map(|r| r.din))
+                .unwrap_or(lin_l.din),
+            Conv::Gin { mlp, .. } => mlp
+                .iter()
+                .find_map(|s| match s {
+                    MlpStep::Linear(d) => Some(d.din),
+                    MlpStep::Affine { scale, .. } => Some(scale.len()),
+                    MlpStep::Act(_) => None,
+                })
+                .unwrap_or(0),
+            Conv::Gat { lin_src, .. } => lin_src.din,
+        }
+    }
+
+    /// Output width.
+    pub fn output_dim(&self) -> usize {
+        match self {
+            Conv::Gcn { lin, .. } => lin.dout,
+            Conv::Sage { lin_l, .. } => lin_l.dout,
+            Conv::Gin { mlp, .. } => mlp
+                .iter()
+                .rev()
+                .find_map(|s| match s {
+                    MlpStep::Linear(d) => Some(d.dout),
+                    MlpStep::Affine { scale, .. } => Some(scale.len()),
+                    MlpStep::Act(_) => None,
+                })
+                .unwrap_or(0),
+            Conv::Gat {
+                heads, out, concat, ..
+            } => {
+                if *concat {
+                    heads * out
+                } else {
+                    *out
+                }
+            }
+        }
+    }
+
+    /// The layer on features `x` (`[n, in]`) over `adj`.
+    ///
+    /// # Shapes
+    /// - x: `[n, in]`; output: `[n, out]`
+    pub fn forward(&self, x: &[f32], adj: &Adjacency) -> Vec<f32> {
+        let n = adj.num_nodes();
+        match self {
+            Conv::Gcn {
+                lin,
+                bias,
+                normalize,
+                self_loop,
+            } => {
+                let h = lin.apply(x, n);
+                let f = lin.dout;
+                let loop_w = if *normalize { *self_loop } else { None };
+                let dinv: Vec<f32> = (0..n)
+                    .map(|i| {
+                        let d = adj.neighbours(i).len() as f32 + loop_w.unwrap_or(0.0);
+                        if *normalize && d > 0.0 {
+                            1.0 / d.sqrt()
+                        } else if *normalize {
+                            0.0
+                        } else {
+                            1.0
+                        }
+                    })
+                    .collect();
+                let mut out = vec![0.0; n * f];
+                for i in 0..n {
+                    let row = &mut out[i * f..(i + 1) * f];
+                    for &j in adj.neighbours(i) {
+                        let c = dinv[i] * dinv[j as usize];
+                        axpy(row, c, &h[j as usize * f..][..f]);
+                    }
+                    if let Some(w) = loop_w {
+                        axpy(row, w * dinv[i] * dinv[i], &h[i * f..][..f]);
+                    }
+                    if let Some(b) = bias {
+                        axpy(row, 1.0, b);
+                    }
+                }
+                out
+            }
+            Conv::Sage {
+                project,
+                lin_l,
+                lin_r,
+                aggr,
+                normalize,
+            } => {
+                let src = match project {
+                    Some(p) => p.apply(x, n).into_iter().map(|v| v.max(0.0)).collect(),
+                    None => x.to_vec(),
+                };
+                let f = lin_l.din;
+                let mut agg = vec![0.0; n * f];
+                for i in 0..n {
+                    let nb = adj.neighbours(i);
+                    let row = &mut agg[i * f..(i + 1) * f];
+                    for &j in nb {
+                        axpy(row, 1.0, &src[j as usize * f..][..f]);
+                    }
+                    if *aggr == Aggregation::Mean && !nb.is_empty() {
+                        let k = nb.len() as f32;
+                        row.iter_mut().for_each(|v| *v /= k);
+                    }
+                }
+                let mut out = lin_l.apply(&agg, n);
+                if let Some(r) = lin_r {
+                    for (o, v) in out.iter_mut().zip(r.apply(x, n)) {
+                        *o += v;
+                    }
+                }
+                if *normalize {
+                    for row in out.chunks_exact_mut(lin_l.dout.max(1)) {
+                        let norm = row.iter().map(|v| v * v).sum::<f32>().sqrt().max(1e-12);
+                        row.iter_mut().for_each(|v| *v /= norm);
+                    }
+                }
+                out
+            }
+            Conv::Gin { eps, mlp } => {
+                let f = x.len() / n.max(1);
+                let mut z = vec![0.0; n * f];
+                for i in 0..n {
+                    let row = &mut z[i * f..(i + 1) * f];
+                    axpy(row, 1.0 + eps, &x[i * f..][..f]);
+                    for &j in adj.neighbours(i) {
+                        axpy(row, 1.0, &x[j as usize * f..][..f]);
+                    }
+                }
+                mlp_forward(mlp, z, n)
+            }
+            Conv::Gat {
+                lin_src,
+                lin_dst,
+                att_src,
+                att_dst,
+                heads,
+                out,
+                concat,
+                negative_slope,
+                self_loops,
+                bias,
+            } => {
+                let (hh, c) = (*heads, *out);
+                let xs = lin_src.apply(x, n);
+                let xd = lin_dst.as_ref().map(|l| l.apply(x, n));
+                let xd = xd.as_ref().unwrap_or(&xs);
+                let score = |v: &[f32], att: &[f32]| -> Vec<f32> {
+                    (0..n * hh)
+                        .map(|k| {
+                            let (i, h) = (k / hh, k % hh);
+                            (0..c)
+                                .map(|q| v[i * hh * c + h * c + q] * att[h * c + q])
+                                .sum()
+                        })
+                        .collect()
+                };
+                let (a_s, a_d) = (score(&xs, att_src), score(xd, att_dst));
+                let width = if *concat { hh * c } else { c };
+                let mut res = vec![0.0; n * width];
+                let mut srcs: Vec<u32> = Vec::new();
+                let mut e = Vec::new();
+                for i in 0..n {
+                    srcs.clear();
+                    srcs.extend_from_slice(adj.neighbours(i));
+                    if *self_loops {
+                        srcs.push(i as u32);
+                    }
+                    let row = &mut res[i * width..(i + 1) * width];
+                    for h in 0..hh {
+                        e.clear();
+                        e.extend(srcs.iter().map(|&j| {
+                            let v = a_s[j as usize * hh + h] + a_d[i * hh + h];
+                            if v > 0.0 { v } else { v * negative_slope }
+                        }));
+                        let m = e.iter().copied().fold(f32::NEG_INFINITY, f32::max);
+                        e.iter_mut().for_each(|v| *v = (*v - m).exp());
+                        let s: f32 = e.iter().sum();
+                        let dst = if *concat {
+                            &mut row[h * c..(h + 1) * c]
+                        } else {
+                            &mut row[..]
+                        };
+                        let k = if *concat { 1.0 } else { 1.0 / hh as f32 };
+                        for (&j, &ev) in srcs.iter().zip(&e) {
+                            axpy(dst, k * ev / s, &xs[j as usize * hh * c + h * c..][..c]);
+                        }
+                    }
+                    if let Some(b) = bias {
+                        axpy(row, 1.0, b);
+                    }
+                }
+                res
+            }
+        }
+    }
+}
+
+/// GIN's MLP on `n` rows.
+pub(super) fn mlp_forward(mlp: &[MlpStep], mut z: Vec<f32>, n: usize) -> Vec<f32> {
+    for step in mlp {
+        z = match step {
+            MlpStep::Linear(d) => d.apply(&z, n),
+            MlpStep::Affine { scale, shift } => {
+                for row in z.chunks_exact_mut(scale.len().max(1)) {
+                    for ((v, s), t) in row.iter_mut().zip(scale).zip(shift) {
+                        *v = *v * s + t;
+                    }
+                }
+                z
+            }
+            MlpStep::Act(a) => z.into_iter().map(|v| a.apply(v)).collect(),
+        };
+    }
+    z
+}
+
+/// `y += a · x`.
+fn axpy(y: &mut [f32], a: f32, x: &[f32]) {
+    for (o, &v) in y.iter_mut().zip(x) {
+        *o += a * v;
+    }
+}

@@ -1,0 +1,576 @@
+//! Bring your own model: PyTorch Geometric node classifiers (`GCNConv`, `SAGEConv`, `GINConv`,
+//! `GATConv` stacks) as black boxes, loaded from a `state_dict` saved as SafeTensors plus an
+//! architecture file ([`PygArch`]).
+//!
+//! ```text
+//! # in Python, after training:
+//! safetensors.torch.save_file(model.state_dict(), "model.safetensors")
+//! # arch.json: {"layers": [{"type": "sage"}, {"type": "sage"}], "activation": "relu"}
+//! ```
+//!
+//! [`PygNet::load`] checks every tensor against the architecture (a missing key, a wrong shape
+//! or a key the architecture does not use is an error naming the key), and the result is a
+//! [`BlackBox`] on the CPU ([`PygNet::log_probs`]) with a differentiable Burn form
+//! ([`PygNet::forward_weighted`]) for the gradient-based baselines. The committed fixtures
+//! `tests/fixtures/pyg/*` (written by `scripts/pyg-fixtures.py` with PyG) pin both to PyG's
+//! outputs.
+
+mod arch;
+
+mod layers;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use induce_graph::Features;
+
+pub use arch::{Activation, Aggregation, LayerArch, MlpOp, PygArch};
+pub use layers::{Adjacency, Conv, Dense, MlpStep};
+
+use crate::black_box::{BlackBox, LogProbs};
+use crate::error::{ModelError, Result};
+use crate::reference::safetensors_tensors;
+
+/// A PyG node classifier: message-passing layers, an activation between them, an optional linear
+/// head, `log_softmax` on the output.
+///
+/// ```no_run
+/// use induce_models::BlackBox;
+/// use induce_models::pyg::PygNet;
+///
+/// let net = PygNet::load("model.safetensors", "arch.json").unwrap();
+/// println!("{} → {} classes, {} layers", net.input_dim(), net.num_classes(), net.layers().len());
+/// ```
+#[derive(Debug, Clone, PartialEq)]
+pub struct PygNet {
+    layers: Vec<Conv>,
+    activation: Activation,
+    act_last: bool,
+    head: Option<Dense>,
+}
+
+/// The tensors of a file, by name, with the names used so far (to refuse unused ones).
+struct Tensors {
+    path: PathBuf,
+    map: BTreeMap<String, (Vec<usize>, Vec<f32>)>,
+    used: std::collections::BTreeSet<String>,
+}
+
+impl Tensors {
+    fn err(&self, msg: String) -> ModelError {
+        ModelError::checkpoint(&self.path, msg)
+    }
+
+    fn has(&self, key: &str) -> bool {
+        self.map.contains_key(key)
+    }
+
+    fn get(&mut self, key: &str) -> Result<(Vec<usize>, Vec<f32>)> {
+        match self.map.get(key) {
+            Some(t) => {
+                self.used.insert(key.to_string());
+                Ok(t.clone())
+            }
+            None => {
+                let prefix = key.rsplit_once('.').map_or("", |(p, _)| p);
+                let near: Vec<&str> = self
+                    .map
+                    .keys()
+                    .filter(|k| !prefix.is_empty() && k.starts_with(prefix))
+                    .map(String::as_str)
+                    .collect();
+                Err(self.err(format!(
+                    "missing tensor `{key}` (the architecture needs it); tensors under `{prefix}`: {}",
+                    if near.is_empty() {
+                        "none".to_string()
+                    } else {
+                        near.join(", ")
+                    }
+                )))
+            }
+        }
+    }
+
+    fn opt(&mut self, key: &str) -> Result<Option<(Vec<usize>, Vec<f32>)>> {
+        if self.has(key) {
+            self.get(key).map(Some)
+        } else {
+            Ok(None)
+        }
+    }
+
+    /// A `[out, in]` weight and its optional `[out]` bias.
+    fn linear(&mut self, prefix: &str, bias: bool) -> Result<Dense> {
+        let wkey = format!("{prefix}.weight");
+        let (shape, w) = self.get(&wkey)?;
+        let [dout, din] = shape[..] else {
+            return Err(self.err(format!(
+                "tensor `{wkey}` has shape {shape:?}: a Linear weight is [out, in]"
+            )));
+        };
+        let b = if bias {
+            self.vector(&format!("{prefix}.bias"), dout)?
+        } else {
+            None
+        };
+        Ok(Dense::from_torch(&w, dout, din, b))
+    }
+
+    /// An optional vector of length `len`.
+    fn vector(&mut self, key: &str, len: usize) -> Result<Option<Vec<f32>>> {
+        match self.opt(key)? {
+            None => Ok(None),
+            Some((shape, v)) if v.len() == len && shape.len() == 1 => Ok(Some(v)),
+            Some((shape, _)) => Err(self.err(format!(
+                "tensor `{key}` has shape {shape:?}, expected [{len}]"
+            ))),
+        }
+    }
+}
+
+impl PygNet {
+    /// Loads a model from its `state_dict` in SafeTensors (`weights`) and its architecture file.
+    ///
+    /// Errors ([`ModelError::Checkpoint`] naming the file and the key): a missing tensor, a
+    /// tensor of the wrong shape or dtype (save float32), a tensor the architecture does not use
+    /// (e.g. `GATConv`'s `lin_edge` for edge features, which these black boxes do not take), a
+    /// non-finite value, or consecutive layers whose widths do not chain.
+    pub fn load(weights: impl AsRef<Path>, arch: impl AsRef<Path>) -> Result<Self> {
+        let arch_path = arch.as_ref();
+        let arch = PygArch::load(arch_path)?;
+        Self::from_arch(weights, &arch)
+    }
+
+    /// [`PygNet::load`] with the architecture already parsed.
+    pub fn from_arch(weights: impl AsRef<Path>, arch: &PygArch) -> Result<Self> {
+        let path = weights.as_ref();
+        let mut map = BTreeMap::new();
+        for t in safetensors_tensors(path)? {
+            if t.name.ends_with("num_batches_tracked") {
+                continue;
+            }
+            let Some(v) = t.f32_values() else {
+                return Err(ModelError::checkpoint(
+                    path,
+                    format!(
+                        "tensor `{}` is {}: save the model in float32 (`model.float()`)",
+                        t.name, t.dtype
+                    ),
+                ));
+            };
+            if let Some(i) = v.iter().position(|x| !x.is_finite()) {
+                return Err(ModelError::checkpoint(
+                    path,
+                    format!("tensor `{}` element {i} is not finite ({})", t.name, v[i]),
+                ));
+            }
+            map.insert(t.name, (t.shape, v));
+        }
+        let mut ts = Tensors {
+            path: path.into(),
+            map,
+            used: Default::default(),
+        };
+        let mut layers = Vec::with_capacity(arch.layers.len());
+        for (i, spec) in arch.layers.iter().enumerate() {
+            let key = arch.layer_key(i);
+            let conv = resolve(&mut ts, spec, &key)?;
+            if let Some(prev) = layers.last().map(Conv::output_dim)
+                && prev != conv.input_dim()
+            {
+                return Err(ts.err(format!(
+                    "layer `{key}` takes {} features but the layer before it gives {prev}",
+                    conv.input_dim()
+                )));
+            }
+            layers.push(conv);
+        }
+        let head = match &arch.head {
+            Some(h) => {
+                let d = ts.linear(h, true)?;
+                let last = layers.last().map_or(0, Conv::output_dim);
+                if d.din != last {
+                    return Err(ts.err(format!(
+                        "head `{h}` takes {} features but the last layer gives {last}",
+                        d.din
+                    )));
+                }
+                Some(d)
+            }
+            None => None,
+        };
+        if let Some(k) = ts.map.keys().find(|k| !ts.used.contains(*k)) {
+            return Err(ts.err(format!(
+                "tensor `{k}` is not part of the architecture (layers {}, head {}): a layer \
+                 option this loader does not support, or a key prefix other than `{}`",
+                (0..arch.layers.len())
+                    .map(|i| format!("`{}`", arch.layer_key(i)))
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                arch.head.as_deref().unwrap_or("none"),
+                arch.prefix
+            )));
+        }
+        Ok(Self {
+            layers,
+            activation: arch.activation,
+            act_last: arch.activation_after_last(),
+            head,
+        })
+    }
+
+    /// The message-passing layers.
+    pub fn layers(&self) -> &[Conv] {
+        &self.layers
+    }
+
+    /// The linear head, if any.
+    pub fn head(&self) -> Option<&Dense> {
+        self.head.as_ref()
+    }
+
+    /// The activation between layers.
+    pub fn activation(&self) -> Activation {
+        self.activation
+    }
+
+    /// Whether the activation follows the last layer.
+    pub fn activation_after_last(&self) -> bool {
+        self.act_last
+    }
+
+    /// The families of the layers, e.g. `sage+sage`.
+    pub fn describe(&self) -> String {
+        self.layers
+            .iter()
+            .map(|c| match c {
+                Conv::Gcn { .. } => "gcn",
+                Conv::Sage { .. } => "sage",
+                Conv::Gin { .. } => "gin",
+                Conv::Gat { .. } => "gat",
+            })
+            .collect::<Vec<_>>()
+            .join("+")
+    }
+
+    /// The representation the head (or, without one, `log_softmax`) reads: every layer and its
+    /// activation.
+    ///
+    /// # Shapes
+    /// - x: `[n, input_dim]`; output: `[n, width of the last layer]`
+    pub fn embeddings(&self, x: &Features, edges: &[(u32, u32)]) -> Result<Vec<f32>> {
+        check_graph(self.input_dim(), x, edges)?;
+        let adj = Adjacency::new(x.num_nodes(), edges);
+        let mut h = x.as_slice().to_vec();
+        let last = self.layers.len() - 1;
+        for (i, conv) in self.layers.iter().enumerate() {
+            h = conv.forward(&h, &adj);
+            if i < last || self.act_last {
+                h.iter_mut().for_each(|v| *v = self.activation.apply(*v));
+            }
+        }
+        Ok(h)
+    }
+}
+
+/// One layer from its tensors.
+fn resolve(ts: &mut Tensors, spec: &LayerArch, key: &str) -> Result<Conv> {
+    Ok(match spec {
+        LayerArch::Gcn {
+            add_self_loops,
+            normalize,
+            improved: _,
+            ..
+        } => {
+            let lin = ts.linear(&format!("{key}.lin"), false)?;
+            let bias = ts.vector(&format!("{key}.bias"), lin.dout)?;
+            Conv::Gcn {
+                bias,
+                normalize: *normalize,
+                self_loop: add_self_loops.then_some(1.0),
+                lin,
+            }
+        }
+        LayerArch::Sage {
+            aggr, normalize, ..
+        } => {
+            let project = if ts.has(&format!("{key}.lin.weight")) {
+                Some(ts.linear(&format!("{key}.lin"), true)?)
+            } else {
+                None
+            };
+            let lin_l = ts.linear(&format!("{key}.lin_l"), true)?;
+            let lin_r = if ts.has(&format!("{key}.lin_r.weight")) {
+                Some(ts.linear(&format!("{key}.lin_r"), false)?)
+            } else {
+                None
+            };
+            if let Some(r) = &lin_r
+                && r.dout != lin_l.dout
+            {
+                return Err(ts.err(format!(
+                    "`{key}.lin_r.weight` gives {} outputs, `{key}.lin_l.weight` {}",
+                    r.dout, lin_l.dout
+                )));
+            }
+            Conv::Sage {
+                project,
+                lin_l,
+                lin_r,
+                aggr: *aggr,
+                normalize: *normalize,
+            }
+        }
+        LayerArch::Gin {
+            eps, mlp, bn_eps, ..
+        } => {
+            let eps_key = format!("{key}.eps");
+            let eps = match ts.opt(&eps_key)? {
+                Some((_, v)) if v.len() == 1 => v[0],
+                Some((shape, _)) => {
+                    return Err(ts.err(format!(
+                        "tensor `{eps_key}` has shape {shape:?}, expected [1]"
+                    )));
+                }
+                None => eps.unwrap_or(0.0),
+            };
+            let ops = match mlp {
+                Some(ops) => ops.clone(),
+                None => infer_mlp(ts, key)?,
+            };
+            let mut steps = Vec::with_capacity(ops.len());
+            for (k, op) in ops.iter().enumerate() {
+                let p = format!("{key}.nn.{k}");
+                steps.push(match op {
+                    MlpOp::Linear => MlpStep::Linear(ts.linear(&p, true)?),
+                    MlpOp::BatchNorm => {
+                        let (shape, w) = ts.get(&format!("{p}.weight"))?;
+                        let len = w.len();
+                        if shape.len() != 1 {
+                            return Err(ts.err(format!(
+                                "tensor `{p}.weight` has shape {shape:?}: a BatchNorm1d weight is [features]"
+                            )));
+                        }
+                        let b = ts.vector(&format!("{p}.bias"), len)?.unwrap_or(vec![0.0; len]);
+                        let mean = ts.vector(&format!("{p}.running_mean"), len)?;
+                        let var = ts.vector(&format!("{p}.running_var"), len)?;
+                        let (Some(mean), Some(var)) = (mean, var) else {
+                            return Err(ts.err(format!(
+                                "`{p}` is a BatchNorm1d without running statistics \
+                                 (`track_running_stats=False`): its eval output depends on the \
+                                 batch and is not supported"
+                            )));
+                        };
+                        let scale: Vec<f32> = w
+                            .iter()
+                            .zip(&var)
+                            .map(|(w, v)| w / (v + bn_eps).sqrt())
+                            .collect();
+                        let shift = b
+                            .iter()
+                            .zip(&mean)
+                            .zip(&scale)
+                            .map(|((b, m), s)| b - m * s)
+                            .collect();
+                        MlpStep::Affine { scale, shift }
+                    }
+                    MlpOp::Act(a) => {
+                        if let Some(k) = ts.map.keys().find(|k| k.starts_with(&format!("{p}.")))
+                        {
+                            return Err(ts.err(format!(
+                                "module {k} has parameters but the architecture's `mlp` says \
+                                 module {p} is an activation"
+                            )));
+                        }
+                        MlpStep::Act(*a)
+                    }
+                });
+            }
+            let conv = Conv::Gin { eps, mlp: steps };
+            check_mlp_chain(ts, key, &conv)?;
+            conv
+        }
+        LayerArch::Gat {
+            concat,
+            negative_slope,
+            add_self_loops,
+            ..
+        } => {
+            let (lin_src, lin_dst) = if ts.has(&format!("{key}.lin.weight")) {
+                (ts.linear(&format!("{key}.lin"), false)?, None)
+            } else {
+                let s = ts.linear(&format!("{key}.lin_src"), false)?;
+                let d = ts.linear(&format!("{key}.lin_dst"), false)?;
+                let d = (d != s).then_some(d);
+                (s, d)
+            };
+            let (shape, att_src) = ts.get(&format!("{key}.att_src"))?;
+            let [1, heads, out] = shape[..] else {
+                return Err(ts.err(format!(
+                    "tensor `{key}.att_src` has shape {shape:?}, expected [1, heads, out]"
+                )));
+            };
+            let (dshape, att_dst) = ts.get(&format!("{key}.att_dst"))?;
+            if dshape != shape {
+                return Err(ts.err(format!(
+                    "tensor `{key}.att_dst` has shape {dshape:?}, `{key}.att_src` {shape:?}"
+                )));
+            }
+            if lin_src.dout != heads * out {
+                return Err(ts.err(format!(
+                    "`{key}` lin gives {} outputs, att_src has {heads} heads × {out}",
+                    lin_src.dout
+                )));
+            }
+            let width = if *concat { heads * out } else { out };
+            let bias = match ts.opt(&format!("{key}.bias"))? {
+                None => None,
+                Some((_, b)) if b.len() == width => Some(b),
+                Some((_, b)) => {
+                    return Err(ts.err(format!(
+                        "tensor `{key}.bias` has {} values; {heads} heads × {out} with concat \
+                         {concat} give {width} (set \"concat\" in the architecture)",
+                        b.len()
+                    )));
+                }
+            };
+            Conv::Gat {
+                lin_src,
+                lin_dst,
+                att_src,
+                att_dst,
+                heads,
+                out,
+                concat: *concat,
+                negative_slope: *negative_slope,
+                self_loops: *add_self_loops,
+                bias,
+            }
+        }
+    })
+}
+
+/// GIN's `Sequential` read from the keys `{key}.nn.{k}.…`: a 2-d weight is a `Linear`, a 1-d
+/// weight with running statistics a `BatchNorm1d`, an index without parameters between them a
+/// ReLU.
+fn infer_mlp(ts: &Tensors, key: &str) -> Result<Vec<MlpOp>> {
+    let prefix = format!("{key}.nn.");
+    let mut modules: BTreeMap<usize, MlpOp> = BTreeMap::new();
+    for (name, (shape, _)) in ts.map.range(prefix.clone()..) {
+        let Some(rest) = name.strip_prefix(&prefix) else {
+            break;
+        };
+        let Some((idx, field)) = rest.split_once('.') else {
+            continue;
+        };
+        let Ok(k) = idx.parse::<usize>() else {
+            return Err(ts.err(format!(
+                "tensor `{name}`: GIN's `nn` must be a torch.nn.Sequential (keys `{prefix}0.weight`, \
+                 …); PyG's `MLP` class (`{prefix}lins.0.weight`) is not supported"
+            )));
+        };
+        if field == "weight" {
+            modules.insert(
+                k,
+                if shape.len() == 2 {
+                    MlpOp::Linear
+                } else {
+                    MlpOp::BatchNorm
+                },
+            );
+        }
+    }
+    let Some(&last) = modules.keys().last() else {
+        return Err(ts.err(format!(
+            "missing tensor `{prefix}0.weight`: GIN layer `{key}` has no MLP"
+        )));
+    };
+    Ok((0..=last)
+        .map(|k| {
+            modules
+                .get(&k)
+                .copied()
+                .unwrap_or(MlpOp::Act(Activation::Relu))
+        })
+        .collect())
+}
+
+/// Checks that the widths of GIN's MLP chain.
+fn check_mlp_chain(ts: &Tensors, key: &str, conv: &Conv) -> Result<()> {
+    let Conv::Gin { mlp, .. } = conv else {
+        return Ok(());
+    };
+    let mut width: Option<usize> = None;
+    for (k, s) in mlp.iter().enumerate() {
+        let (din, dout) = match s {
+            MlpStep::Linear(d) => (d.din, d.dout),
+            MlpStep::Affine { scale, .. } => (scale.len(), scale.len()),
+            MlpStep::Act(_) => continue,
+        };
+        if let Some(w) = width
+            && w != din
+        {
+            return Err(ts.err(format!(
+                "`{key}.nn.{k}` takes {din} features but the module before it gives {w}"
+            )));
+        }
+        width = Some(dout);
+    }
+    Ok(())
+}
+
+/// Checks features and edges against the model.
+fn check_graph(dim: usize, x: &Features, edges: &[(u32, u32)]) -> Result<()> {
+    if x.dim() != dim {
+        return Err(ModelError::DimensionMismatch {
+            what: "node feature dimension of the PyG model".into(),
+            expected: dim,
+            got: x.dim(),
+        });
+    }
+    let n = x.num_nodes();
+    if let Some(&(u, w)) = edges
+        .iter()
+        .find(|&&(u, w)| u as usize >= n || w as usize >= n || u == w)
+    {
+        return Err(ModelError::InvalidInput(format!(
+            "edge ({u}, {w}) on a graph of {n} nodes (ids must be < {n}, no self loops)"
+        )));
+    }
+    Ok(())
+}
+
+impl BlackBox for PygNet {
+    fn input_dim(&self) -> usize {
+        self.layers[0].input_dim()
+    }
+
+    fn num_classes(&self) -> usize {
+        match &self.head {
+            Some(h) => h.dout,
+            None => self.layers[self.layers.len() - 1].output_dim(),
+        }
+    }
+
+    fn log_probs(&self, x: &Features, edges: &[(u32, u32)]) -> Result<LogProbs> {
+        let n = x.num_nodes();
+        let h = self.embeddings(x, edges)?;
+        let mut out = match &self.head {
+            Some(d) => d.apply(&h, n),
+            None => h,
+        };
+        let c = self.num_classes();
+        for row in out.chunks_exact_mut(c.max(1)) {
+            let m = row.iter().copied().fold(f32::NEG_INFINITY, f32::max);
+            let lse = m + row.iter().map(|v| (v - m).exp()).sum::<f32>().ln();
+            row.iter_mut().for_each(|v| *v -= lse);
+        }
+        LogProbs::new(n, c, out)
+    }
+
+    /// Each layer reads the neighbours' features (GCN: and their degrees), so the output at a
+    /// node is determined by its `L`-hop neighbourhood and the degrees there.
+    fn message_passing_layers(&self) -> Option<u32> {
+        Some(self.layers.len() as u32)
+    }
+}
