@@ -4,6 +4,7 @@ use burn::module::Module;
 use burn::tensor::Device;
 use induce_graph::{Features, Graph};
 
+use crate::differentiable::EdgeWeighted;
 use crate::error::{ModelError, Result};
 use crate::gcn::Gcn;
 use crate::tensors::{GraphTensors, matrix, to_vec};
@@ -149,6 +150,15 @@ pub trait BlackBox: Send + Sync {
     /// GCN.
     fn differentiable(&self) -> Option<&Gcn> {
         None
+    }
+
+    /// The model's differentiable form for the gradient-based baselines, for any architecture:
+    /// log-probabilities as Burn tensors with a weight on every edge ([`EdgeWeighted`]). The
+    /// default is [`BlackBox::differentiable`]'s GCN; models that are not the paper's GCN (the
+    /// PyG layers of [`crate::pyg`]) return themselves. `None`: no gradients (see
+    /// [`BlackBox::differentiable`]).
+    fn edge_weighted(&self) -> Option<&dyn EdgeWeighted> {
+        self.differentiable().map(|g| g as &dyn EdgeWeighted)
     }
 
     /// Binds the model to one node set's features for many evaluations with different edges
@@ -336,6 +346,9 @@ impl BlackBox for BoundBlackBox<'_> {
     }
     fn differentiable(&self) -> Option<&Gcn> {
         self.inner.differentiable()
+    }
+    fn edge_weighted(&self) -> Option<&dyn EdgeWeighted> {
+        self.inner.edge_weighted()
     }
     fn prepare(&self, x: &Features) -> Result<Option<Box<dyn PreparedBlackBox + '_>>> {
         self.inner.prepare(x)

@@ -10,6 +10,7 @@
 pub mod black_box;
 pub mod checkpoint;
 pub mod device;
+pub mod differentiable;
 mod error;
 pub mod gat;
 pub mod gcn;
@@ -26,6 +27,7 @@ pub use black_box::{
     BlackBox, BoundBlackBox, GcnBlackBox, GraphBinding, IncrementalBlackBox, LogProbs,
     PreparedBlackBox, gcn_black_box,
 };
+pub use differentiable::EdgeWeighted;
 pub use error::{ModelError, Result};
 pub use gat::GatConv;
 pub use gcn::{GCN_LAYERS, Gcn, GcnConfig, GraphConv};

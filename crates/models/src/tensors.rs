@@ -166,6 +166,23 @@ impl WeightedEdges {
         self.num_edges
     }
 
+    /// The raw message list: sources, destinations and weights `[w, w, loop_weight…]` (each edge
+    /// in both directions, then one self loop per node), for layers that weight messages in
+    /// their own way (the PyG layers: a loop weight of 0 removes the loops exactly).
+    ///
+    /// # Shapes
+    /// - weights: `[m]`; output: (`[2m + n]`, `[2m + n]`, `[2m + n, 1]`)
+    pub fn messages(
+        &self,
+        weights: Tensor<1>,
+        loop_weight: f32,
+    ) -> (Tensor<1, Int>, Tensor<1, Int>, Tensor<2>) {
+        let device = weights.device();
+        let loops = Tensor::<1>::full([self.num_nodes], loop_weight, &device);
+        let full = Tensor::cat(vec![weights.clone(), weights, loops], 0).unsqueeze_dim::<2>(1);
+        (self.src.clone(), self.dst.clone(), full)
+    }
+
     /// The message list with the GCN normalisation of the weighted graph: message weights
     /// `[w, w, 1…]`, weighted degrees `d̃ = 1 + Σ w`, norm `w_k / sqrt(d̃(src) d̃(dst))`.
     /// Differentiable in `weights`; with `degree_gradient` false the degrees are treated as

@@ -16,6 +16,7 @@
 //! outputs.
 
 mod arch;
+mod burn_net;
 
 mod layers;
 
@@ -572,5 +573,11 @@ impl BlackBox for PygNet {
     /// node is determined by its `L`-hop neighbourhood and the degrees there.
     fn message_passing_layers(&self) -> Option<u32> {
         Some(self.layers.len() as u32)
+    }
+
+    /// Itself: the Burn form of the same layers with a weight on every edge (the module docs of
+    /// `burn_net` say how each family takes it).
+    fn edge_weighted(&self) -> Option<&dyn crate::EdgeWeighted> {
+        Some(self)
     }
 }

@@ -1,0 +1,266 @@
+//! The PyG layers in Burn, differentiable with respect to a weight on every edge (the form the
+//! gradient-based baselines optimise). The parameters are uploaded to the device of the input at
+//! each call (they are constants: only the edge weights carry gradients).
+//!
+//! How an edge weight `w ∈ [0, 1]` enters each family (each is PyG's layer at `w ∈ {0, 1}`):
+//!
+//! | layer | weighted message passing |
+//! |---|---|
+//! | `GCNConv` | PyG's own `edge_weight`: `Â = D̃^{-1/2}(W ⊙ A + I)D̃^{-1/2}`, `D̃ = 1 + Σ w` |
+//! | `SAGEConv` mean | `Σ_j w_ij x_j / max(1, Σ_j w_ij)` (sum: `Σ_j w_ij x_j`) |
+//! | `GINConv` | `(1 + ε) x_i + Σ_j w_ij x_j` |
+//! | `GATConv` | attention `α_ij ∝ w_ij exp(e_ij)` over the neighbours and the node itself |
+//!
+//! With `degree_gradient` false, the degree-like denominators (GCN's `D̃`, SAGE's `Σ w`) are
+//! constants, as CF-GNNExplainer treats the GCN's.
+
+use burn::tensor::activation::{leaky_relu, log_softmax, relu, sigmoid, tanh};
+use burn::tensor::{Device, IndexingUpdateOp, Int, Tensor};
+
+use super::PygNet;
+use super::arch::{Activation, Aggregation};
+use super::layers::{Conv, Dense, MlpStep};
+use crate::differentiable::EdgeWeighted;
+use crate::tensors::{WeightedEdges, matrix, scatter_add_rows};
+
+/// Uploads a vector as a `[1, len]` row.
+fn row(v: &[f32], device: &Device) -> Tensor<2> {
+    matrix(v, 1, v.len(), device)
+}
+
+impl Dense {
+    /// `x Wᵀ + b` in Burn.
+    ///
+    /// # Shapes
+    /// - x: `[n, in]`; output: `[n, out]`
+    fn burn(&self, x: Tensor<2>) -> Tensor<2> {
+        let device = x.device();
+        let y = x.matmul(matrix(&self.wt, self.din, self.dout, &device));
+        match &self.bias {
+            Some(b) => y + row(b, &device),
+            None => y,
+        }
+    }
+}
+
+impl Activation {
+    /// The activation on a tensor.
+    fn burn(self, x: Tensor<2>) -> Tensor<2> {
+        match self {
+            Activation::Relu => relu(x),
+            Activation::Elu => {
+                let neg = x.clone().clamp_max(0.0).exp().sub_scalar(1.0);
+                x.clamp_min(0.0) + neg
+            }
+            Activation::LeakyRelu => leaky_relu(x, 0.01),
+            Activation::Tanh => tanh(x),
+            Activation::Sigmoid => sigmoid(x),
+            Activation::Identity => x,
+        }
+    }
+}
+
+/// `Σ_{k: dst[k] = i} values[k]`, or its constant version.
+fn degree(w: Tensor<2>, dst: Tensor<1, Int>, n: usize, gradient: bool) -> Tensor<2> {
+    let w = if gradient { w } else { w.detach() };
+    scatter_add_rows(w, dst, n)
+}
+
+impl Conv {
+    /// The layer with weighted messages.
+    ///
+    /// # Shapes
+    /// - x: `[n, in]`; weights: `[m]`; output: `[n, out]`
+    fn burn(
+        &self,
+        x: Tensor<2>,
+        edges: &WeightedEdges,
+        weights: Tensor<1>,
+        degree_gradient: bool,
+    ) -> Tensor<2> {
+        let n = edges.num_nodes();
+        let device = x.device();
+        match self {
+            Conv::Gcn {
+                lin,
+                bias,
+                normalize,
+                self_loop,
+            } => {
+                let h = lin.burn(x);
+                let loop_w = if *normalize {
+                    self_loop.unwrap_or(0.0)
+                } else {
+                    0.0
+                };
+                let (src, dst, w) = edges.messages(weights, loop_w);
+                let coef = if *normalize {
+                    let deg = degree(w.clone(), dst.clone(), n, degree_gradient);
+                    // deg^{-1/2}, 0 where the degree is 0 (an isolated node without self loop).
+                    let present = deg.clone().greater_elem(0.0).float();
+                    let inv = deg.clamp_min(1e-30).powf_scalar(-0.5) * present;
+                    w * inv.clone().select(0, src.clone()) * inv.select(0, dst.clone())
+                } else {
+                    w
+                };
+                let out = scatter_add_rows(h.select(0, src) * coef, dst, n);
+                match bias {
+                    Some(b) => out + row(b, &device),
+                    None => out,
+                }
+            }
+            Conv::Sage {
+                project,
+                lin_l,
+                lin_r,
+                aggr,
+                normalize,
+            } => {
+                let source = match project {
+                    Some(p) => relu(p.burn(x.clone())),
+                    None => x.clone(),
+                };
+                let (src, dst, w) = edges.messages(weights, 0.0);
+                let mut agg = scatter_add_rows(source.select(0, src) * w.clone(), dst.clone(), n);
+                if *aggr == Aggregation::Mean {
+                    agg = agg / degree(w, dst, n, degree_gradient).clamp_min(1.0);
+                }
+                let mut out = lin_l.burn(agg);
+                if let Some(r) = lin_r {
+                    out = out + r.burn(x);
+                }
+                if *normalize {
+                    let norm = out
+                        .clone()
+                        .powf_scalar(2.0)
+                        .sum_dim(1)
+                        .sqrt()
+                        .clamp_min(1e-12);
+                    out = out / norm;
+                }
+                out
+            }
+            Conv::Gin { eps, mlp } => {
+                let (src, dst, w) = edges.messages(weights, 0.0);
+                let mut z = x.clone().mul_scalar(1.0 + eps)
+                    + scatter_add_rows(x.select(0, src) * w, dst, n);
+                for step in mlp {
+                    z = match step {
+                        MlpStep::Linear(d) => d.burn(z),
+                        MlpStep::Affine { scale, shift } => {
+                            z * row(scale, &device) + row(shift, &device)
+                        }
+                        MlpStep::Act(a) => a.burn(z),
+                    };
+                }
+                z
+            }
+            Conv::Gat {
+                lin_src,
+                lin_dst,
+                att_src,
+                att_dst,
+                heads,
+                out,
+                concat,
+                negative_slope,
+                self_loops,
+                bias,
+            } => {
+                let (hh, c) = (*heads, *out);
+                let xs = lin_src.burn(x.clone());
+                let xd = match lin_dst {
+                    Some(l) => l.burn(x),
+                    None => xs.clone(),
+                };
+                // Per-head scores: (x' ⊙ att) summed over each head's C columns → [n, H].
+                let per_head = |v: Tensor<2>, att: &[f32]| -> Tensor<2> {
+                    (v * row(att, &device))
+                        .reshape([n, hh, c])
+                        .sum_dim(2)
+                        .reshape([n, hh])
+                };
+                let (a_s, a_d) = (per_head(xs.clone(), att_src), per_head(xd, att_dst));
+                let loop_w = if *self_loops { 1.0 } else { 0.0 };
+                let (src, dst, w) = edges.messages(weights, loop_w);
+                let e = leaky_relu(
+                    a_s.select(0, src.clone()) + a_d.select(0, dst.clone()),
+                    *negative_slope as f64,
+                );
+                // Weighted softmax over each destination's messages, per head.
+                let seg_max = Tensor::<2>::full([n, hh], -1e30, &device).select_assign(
+                    0,
+                    dst.clone(),
+                    e.clone().detach(),
+                    IndexingUpdateOp::Max,
+                );
+                let ex = (e - seg_max.select(0, dst.clone())).exp() * w;
+                let denom = scatter_add_rows(ex.clone(), dst.clone(), n).clamp_min(1e-30);
+                let alpha = ex / denom.select(0, dst.clone());
+                let k = 2 * edges.num_edges() + n;
+                let msgs = alpha.unsqueeze_dim::<3>(2) * xs.select(0, src).reshape([k, hh, c]);
+                let agg = scatter_add_rows(msgs.reshape([k, hh * c]), dst, n);
+                let agg = if *concat {
+                    agg
+                } else {
+                    agg.reshape([n, hh, c]).mean_dim(1).reshape([n, c])
+                };
+                match bias {
+                    Some(b) => agg + row(b, &device),
+                    None => agg,
+                }
+            }
+        }
+    }
+}
+
+impl PygNet {
+    /// Every layer with its activation, on weighted edges.
+    fn burn_embeddings(
+        &self,
+        x: Tensor<2>,
+        edges: &WeightedEdges,
+        weights: Tensor<1>,
+        degree_gradient: bool,
+    ) -> Tensor<2> {
+        let last = self.layers.len() - 1;
+        let mut h = x;
+        for (i, conv) in self.layers.iter().enumerate() {
+            h = conv.burn(h, edges, weights.clone(), degree_gradient);
+            if i < last || self.act_last {
+                h = self.activation.burn(h);
+            }
+        }
+        h
+    }
+}
+
+impl EdgeWeighted for PygNet {
+    fn input_dim(&self) -> usize {
+        crate::BlackBox::input_dim(self)
+    }
+
+    fn forward_weighted(
+        &self,
+        x: Tensor<2>,
+        edges: &WeightedEdges,
+        weights: Tensor<1>,
+        degree_gradient: bool,
+    ) -> Tensor<2> {
+        let h = self.burn_embeddings(x, edges, weights, degree_gradient);
+        let out = match &self.head {
+            Some(d) => d.burn(h),
+            None => h,
+        };
+        log_softmax(out, 1)
+    }
+
+    fn embeddings(&self, x: Tensor<2>, edges: &WeightedEdges) -> Tensor<2> {
+        let ones = Tensor::ones([edges.num_edges()], &x.device());
+        self.burn_embeddings(x, edges, ones, false)
+    }
+
+    fn to_device_boxed(&self, _device: &Device) -> Box<dyn EdgeWeighted> {
+        Box::new(self.clone())
+    }
+}
