@@ -12,7 +12,7 @@ small random undirected graph and writes, in tests/fixtures/pyg/<case>/:
 * model.safetensors  -- `safetensors.torch.save_file(model.state_dict(), ...)`, as a user would;
 * arch.json          -- the architecture file `induce --arch` reads (docs/FORMATS.md);
 * graph.npz          -- the graph in the reference layout (edge_index [2, E] both directions,
-                        features, labels = PyG's predictions, train_idx / test_idx);
+                        features, random labels with every class present, train_idx / test_idx);
 * expected.safetensors -- PyG's output on the graph (`log_probs`, [n, C]: log_softmax of the
                         model's output) and on the graph with a few edges toggled
                         (`log_probs_edited`, with the toggled pairs in `toggled` [k, 2]).
@@ -162,7 +162,9 @@ def main():
         with open(os.path.join(folder, "arch.json"), "w") as f:
             json.dump(arch, f, indent=2)
             f.write("\n")
-        labels = lp.argmax(-1).numpy().astype(np.int64)
+        # Ground-truth labels: random, every class present (the data's class count is read
+        # from them); the model's predictions are `log_probs.argmax(-1)`.
+        labels = (torch.randperm(n, generator=gen) % 3).numpy().astype(np.int64)
         np.savez(
             os.path.join(folder, "graph.npz"),
             edge_index=edge_index.numpy().astype(np.int64),
@@ -179,7 +181,8 @@ def main():
             },
             os.path.join(folder, "expected.safetensors"),
         )
-        print(f"{name}: {len(pairs)} edges, classes {np.bincount(labels, minlength=3).tolist()}")
+        pred = lp.argmax(-1).numpy()
+        print(f"{name}: {len(pairs)} edges, predicted classes {np.bincount(pred, minlength=3).tolist()}")
     with open(os.path.join(OUT, "VERSIONS"), "w") as f:
         f.write(f"torch {torch.__version__}\ntorch_geometric {torch_geometric.__version__}\n")
         f.write(f"python {sys.version.split()[0]}\nnumpy {np.__version__}\n")

@@ -13,6 +13,7 @@ use induce_baselines::{
 use induce_explain::{Explainer, Verdict};
 use induce_graph::Dataset;
 use induce_models::checkpoint::{check_dims, load_gcn};
+use induce_models::pyg::PygNet;
 use induce_models::reference::load_reference_gcn;
 use induce_models::{BlackBox, Gcn, Policy};
 use induce_rl::{
@@ -634,8 +635,9 @@ pub fn baseline<'a>(
 
 /// A black box loaded from a file, in both kernels' forms.
 pub struct LoadedBlackBox {
-    /// The Burn model.
-    pub model: Gcn,
+    /// The Burn model, for the paper's GCN (`None` for a PyG model: it is its own
+    /// differentiable form, [`BlackBox::edge_weighted`]).
+    pub model: Option<Gcn>,
     /// What the explainers call: the host copy ([`HostGcn`]) for the host kernel, the Burn
     /// model on the device otherwise.
     pub black_box: Box<dyn BlackBox>,
@@ -650,7 +652,10 @@ impl fmt::Debug for LoadedBlackBox {
 /// Wraps a GCN as the black box the `kernel` uses (same function, pinned by tests).
 pub fn black_box_for(model: Gcn, kernel: Kernel, device: &Device) -> Result<LoadedBlackBox> {
     let black_box = induce_models::gcn_black_box(&model, kernel, device)?;
-    Ok(LoadedBlackBox { model, black_box })
+    Ok(LoadedBlackBox {
+        model: Some(model),
+        black_box,
+    })
 }
 
 /// Loads the black-box GCN for `data` from `path`: the authors' SafeTensors weights
@@ -663,14 +668,57 @@ pub fn load_black_box(
     kernel: Kernel,
     device: &Device,
 ) -> Result<LoadedBlackBox> {
+    load_black_box_with_arch(path, None, data, kernel, device)
+}
+
+/// [`load_black_box`], or, with an architecture file `arch`, a PyTorch Geometric model: its
+/// `state_dict` saved as SafeTensors at `path` and read through `arch`
+/// ([`induce_models::pyg::PygNet`]; `GCNConv`, `SAGEConv`, `GINConv`, `GATConv` stacks). The
+/// PyG model runs on the host (whatever `kernel` says); the gradient-based baselines
+/// differentiate its Burn form on `device`. Dimension checks as for [`load_black_box`].
+pub fn load_black_box_with_arch(
+    path: impl AsRef<Path>,
+    arch: Option<&Path>,
+    data: &Dataset,
+    kernel: Kernel,
+    device: &Device,
+) -> Result<LoadedBlackBox> {
     let path = path.as_ref();
+    let (d, c) = (data.graph.features().dim(), data.graph.num_classes());
+    if let Some(arch) = arch {
+        if !path.extension().is_some_and(|e| e == "safetensors") {
+            return Err(Error::InvalidValue {
+                what: "black box",
+                value: path.display().to_string(),
+                reason: "--arch describes a PyG state_dict saved as .safetensors \
+                         (safetensors.torch.save_file(model.state_dict(), ...))"
+                    .into(),
+            });
+        }
+        let net = PygNet::load(path, arch)?;
+        check_dims(path, "node feature dimension", net.input_dim(), d)?;
+        check_dims(path, "number of classes", net.num_classes(), c)?;
+        return Ok(LoadedBlackBox {
+            model: None,
+            black_box: Box::new(net),
+        });
+    }
     let path = if path.is_dir() {
         path.join("black_box.bpk")
     } else {
         path.to_path_buf()
     };
-    let (d, c) = (data.graph.features().dim(), data.graph.num_classes());
     let model = if path.extension().is_some_and(|e| e == "safetensors") {
+        if let Some(key) = pyg_key(&path) {
+            return Err(Error::InvalidValue {
+                what: "black box",
+                value: path.display().to_string(),
+                reason: format!(
+                    "holds `{key}`, a PyTorch Geometric layer's tensor, not the paper's GCN: \
+                     describe the model with --arch arch.json (docs/FORMATS.md)"
+                ),
+            });
+        }
         let m = load_reference_gcn(&path, device)?;
         check_dims(&path, "node feature dimension", m.input_dim(), d)?;
         check_dims(&path, "number of classes", m.num_classes(), c)?;
@@ -687,6 +735,20 @@ pub fn load_black_box(
         });
     };
     black_box_for(model, kernel, device)
+}
+
+/// A key of a SafeTensors file that only a PyG layer has (`lin_l.weight`, `att_src`, `nn.0.weight`,
+/// `lin.weight` without the paper's `gc1.weight`), if any: such a file needs `--arch`.
+fn pyg_key(path: &Path) -> Option<String> {
+    let shapes = induce_models::reference::safetensors_shapes(path).ok()?;
+    if shapes.iter().any(|(k, _)| k == "gc1.weight") {
+        return None;
+    }
+    shapes.into_iter().map(|(k, _)| k).find(|k| {
+        [".lin_l.weight", ".att_src", ".nn.0.weight", ".lin.weight"]
+            .iter()
+            .any(|s| k.ends_with(s))
+    })
 }
 
 /// The checkpoint file of a policy given as a file or as a run directory (`DIR/policy.bpk`, or

@@ -20,7 +20,7 @@ use induce_viz::{EdgeState, EdgeView, GalleryItem, NodeView, ReportRun, Scene};
 use serde_json::Value;
 
 use crate::error::{Error, Result};
-use crate::methods::{Method, load_black_box};
+use crate::methods::{Method, load_black_box_with_arch};
 use crate::run::load_data;
 
 /// Neighbourhoods larger than this are drawn in part (the nodes nearest the edits).
@@ -104,7 +104,9 @@ pub fn open_run_with(
                 Some(p) => PathBuf::from(p),
                 None => dir.join("black_box.bpk"),
             };
-            load_black_box(&bb_path, &data, Kernel::Host, device)?.black_box
+            let arch = config_str(c, &["arch"]).map(PathBuf::from);
+            load_black_box_with_arch(&bb_path, arch.as_deref(), &data, Kernel::Host, device)?
+                .black_box
         }
     };
     let hops = ["induce", "inductive"]

@@ -19,7 +19,7 @@ use super::{
 };
 use crate::error::{Error, Result};
 use crate::method_set::{MethodSettings, Policies};
-use crate::methods::{BaselineConfig, Family, Method, Preset, load_black_box};
+use crate::methods::{BaselineConfig, Family, Method, Preset, load_black_box_with_arch};
 
 /// Everything that defines an `induce explain` run; saved as its `config.json`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -29,8 +29,12 @@ pub struct ExplainJob {
     /// Its format (`None`: detected).
     #[serde(with = "format_serde")]
     pub format: Option<DataFormat>,
-    /// The black box: the authors' `.safetensors`, a `.bpk` checkpoint or a run directory.
+    /// The black box: the authors' `.safetensors`, a `.bpk` checkpoint or a run directory; with
+    /// [`ExplainJob::arch`], a PyG model's `state_dict` in `.safetensors`.
     pub black_box: PathBuf,
+    /// The architecture file of a PyG black box ([`crate::models::pyg::PygArch`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub arch: Option<PathBuf>,
     /// A trained policy (`.bpk` or the directory `induce train` wrote), for the inductive
     /// methods.
     pub policy: Option<PathBuf>,
@@ -89,6 +93,7 @@ impl ExplainJob {
             data,
             format: None,
             black_box: black_box.into(),
+            arch: None,
             policy: None,
             methods: methods.to_vec(),
             targets: TargetSpec::Test,
@@ -199,7 +204,13 @@ pub fn explain_job_noticed(
 ) -> Result<(RunSummary, Vec<MethodRun>)> {
     job.validate()?;
     let data = load_data(&job.data, job.format, job.seed)?;
-    let loaded = load_black_box(&job.black_box, &data, job.induce.kernel, device)?;
+    let loaded = load_black_box_with_arch(
+        &job.black_box,
+        job.arch.as_deref(),
+        &data,
+        job.induce.kernel,
+        device,
+    )?;
     let bb = loaded.black_box.as_ref();
     let settings = MethodSettings {
         baselines: job.baselines.clone(),

@@ -20,7 +20,7 @@ use super::{
 };
 use crate::error::{Error, Result};
 use crate::method_set::policy_file_name;
-use crate::methods::{Family, Preset, load_black_box};
+use crate::methods::{Family, Preset, load_black_box_with_arch};
 
 /// Everything that defines an `induce train` run; saved beside the policy.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -30,8 +30,11 @@ pub struct TrainJob {
     /// Its format (`None`: detected).
     #[serde(with = "format_serde")]
     pub format: Option<DataFormat>,
-    /// The black box (see [`load_black_box`]).
+    /// The black box (see [`load_black_box_with_arch`]).
     pub black_box: PathBuf,
+    /// The architecture file of a PyG black box ([`crate::models::pyg::PygArch`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub arch: Option<PathBuf>,
     /// Training targets (default: the training split, filtered as the paper does).
     pub targets: TargetSpec,
     /// Keep only the paper's targets of a broad spec.
@@ -63,6 +66,7 @@ impl TrainJob {
             data,
             format: None,
             black_box: black_box.into(),
+            arch: None,
             targets: TargetSpec::Train,
             filter: TargetFilter::Paper,
             sample: None,
@@ -150,7 +154,13 @@ pub fn train_job_noticed(
 ) -> Result<(induce_models::Policy, PolicyMeta, TrainOutcome)> {
     job.validate()?;
     let data = load_data(&job.data, job.format, job.induce.seed)?;
-    let loaded = load_black_box(&job.black_box, &data, job.induce.kernel, device)?;
+    let loaded = load_black_box_with_arch(
+        &job.black_box,
+        job.arch.as_deref(),
+        &data,
+        job.induce.kernel,
+        device,
+    )?;
     let bound = BoundBlackBox::new(loaded.black_box.as_ref(), &data.graph)?;
     let bb: &dyn BlackBox = &bound;
     let hops = job.induce.env.hops;

@@ -2,7 +2,6 @@
 //! of node pairs with their present/absent state, the black box's verdict on any 0/1 choice of
 //! those pairs, and the gradient of its output with respect to a soft mask over them.
 
-use burn::module::Module;
 use burn::tensor::{Device, Int, Tensor, TensorData};
 use std::sync::Mutex;
 
@@ -10,7 +9,7 @@ use induce_explain::{Edit, ExplainError, Explanation, Judge, Result, Verdict};
 use induce_graph::{Features, Graph, Subgraph, k_hop};
 use induce_models::host::grad::{BoundEdgeWeightGcn, EdgeWeightGcn};
 use induce_models::tensors::matrix;
-use induce_models::{BlackBox, Gcn, Kernel, LogProbs, WeightedEdges};
+use induce_models::{BlackBox, EdgeWeighted, Kernel, LogProbs, WeightedEdges};
 use serde::{Deserialize, Serialize};
 
 /// Which node pairs of the neighbourhood a mask ranges over.
@@ -240,20 +239,20 @@ impl<'a> MaskProblem<'a> {
     /// The neighbourhood bound to `model`, for gradients with respect to a soft mask over the
     /// candidate pairs.
     pub fn differentiable<'m>(&self, model: &'m GradModel) -> Result<SoftNeighbourhood<'m>> {
-        if model.gcn.input_dim() != self.features.dim() {
+        if model.net.input_dim() != self.features.dim() {
             return Err(ExplainError::FeatureDimension {
-                expected: model.gcn.input_dim(),
+                expected: model.net.input_dim(),
                 got: self.features.dim(),
             });
         }
         let t = self.target_local();
-        Ok(SoftNeighbourhood(match model.kernel {
-            Kernel::Host => Soft::Host(model.host.bind(&self.features, &self.pairs, t)?),
-            Kernel::Burn => {
+        Ok(SoftNeighbourhood(match (&model.host, model.kernel) {
+            (Some(host), Kernel::Host) => Soft::Host(host.bind(&self.features, &self.pairs, t)?),
+            _ => {
                 let ad = model.device.clone().autodiff();
                 let n = self.sub.num_nodes();
                 Soft::Burn(Box::new(BurnSoft {
-                    model: model.gcn.clone().to_device(&ad),
+                    model: model.net.to_device_boxed(&ad),
                     x: matrix(self.features.as_slice(), n, self.features.dim(), &ad),
                     edges: WeightedEdges::new(n, &self.pairs, &ad)?,
                     target: Tensor::from_data(TensorData::new(vec![t as i64], [1]), &ad),
@@ -264,18 +263,19 @@ impl<'a> MaskProblem<'a> {
     }
 }
 
-/// The black-box GCN in the forms a gradient-based baseline needs: the Burn model and its host
-/// copy, and the kernel to use.
-#[derive(Debug, Clone)]
+/// A black box's differentiable form ([`BlackBox::edge_weighted`]) prepared for one gradient
+/// kernel: the paper's GCN runs on the host kernel or Burn as configured; any other model (the
+/// PyG layers) always runs on Burn's autodiff (the host kernels differentiate the GCN only).
+#[derive(Debug)]
 pub struct GradModel {
-    gcn: Gcn,
-    host: EdgeWeightGcn,
+    net: Box<dyn EdgeWeighted>,
+    host: Option<EdgeWeightGcn>,
     kernel: Kernel,
     device: Device,
 }
 
 impl GradModel {
-    /// The differentiable form of `black_box` ([`BlackBox::differentiable`]) for `method`'s
+    /// The differentiable form of `black_box` ([`BlackBox::edge_weighted`]) for `method`'s
     /// gradients on `kernel` (Burn runs on `device`'s autodiff version). A black box without
     /// gradients is [`ExplainError::NotDifferentiable`] naming `method`.
     pub fn of(
@@ -284,24 +284,32 @@ impl GradModel {
         kernel: Kernel,
         device: &Device,
     ) -> Result<Self> {
-        let gcn = differentiable(black_box, method)?;
-        Self::new(gcn, kernel, device)
+        let net = differentiable(black_box, method)?;
+        Self::new(net, kernel, device)
     }
 
-    /// Copies `gcn` (to the host too) for gradients on `kernel`; Burn runs on `device`'s
+    /// Copies `net` (the GCN to the host too) for gradients on `kernel`; Burn runs on `device`'s
     /// autodiff version.
-    pub fn new(gcn: &Gcn, kernel: Kernel, device: &Device) -> Result<Self> {
+    pub fn new(net: &dyn EdgeWeighted, kernel: Kernel, device: &Device) -> Result<Self> {
         Ok(Self {
-            gcn: gcn.clone(),
-            host: EdgeWeightGcn::from_gcn(gcn)?,
+            net: net.to_device_boxed(device),
+            host: net.as_gcn().map(EdgeWeightGcn::from_gcn).transpose()?,
             kernel,
             device: device.clone(),
         })
     }
 
-    /// The Burn model.
-    pub fn gcn(&self) -> &Gcn {
-        &self.gcn
+    /// The differentiable model.
+    pub fn net(&self) -> &dyn EdgeWeighted {
+        self.net.as_ref()
+    }
+
+    /// The kernel the gradients run on: the configured one for the GCN, Burn for other models.
+    pub fn kernel(&self) -> Kernel {
+        match self.host {
+            Some(_) => self.kernel,
+            None => Kernel::Burn,
+        }
     }
 }
 
@@ -311,7 +319,7 @@ enum Soft<'m> {
 }
 
 struct BurnSoft {
-    model: Gcn,
+    model: Box<dyn EdgeWeighted>,
     x: Tensor<2>,
     edges: WeightedEdges,
     target: Tensor<1, Int>,
@@ -390,9 +398,12 @@ impl SoftNeighbourhood<'_> {
 
 /// The differentiable form of `black_box`, or [`ExplainError::NotDifferentiable`] naming
 /// `method`.
-pub(crate) fn differentiable<'b>(black_box: &'b dyn BlackBox, method: &str) -> Result<&'b Gcn> {
+pub(crate) fn differentiable<'b>(
+    black_box: &'b dyn BlackBox,
+    method: &str,
+) -> Result<&'b dyn EdgeWeighted> {
     black_box
-        .differentiable()
+        .edge_weighted()
         .ok_or_else(|| ExplainError::NotDifferentiable {
             method: method.to_string(),
         })

@@ -4,7 +4,8 @@
 //! check whether its label flips (k = 6 on the benchmarks).
 //!
 //! The mask network is an MLP over `[z_i, z_j, z_v]` (the black box's embeddings of an edge's
-//! endpoints and of the target, [`Gcn::embeddings`](induce_models::Gcn::embeddings) on the whole graph, computed once) →
+//! endpoints and of the target, [`EdgeWeighted::embeddings`](induce_models::EdgeWeighted::embeddings)
+//! on the whole graph, computed once: the GCN's three convolutions, a PyG model's last layer) →
 //! `Linear(3e → 64)` → ReLU → `Linear(64 → 1)` = the edge logit `ω`. Training draws concrete
 //! (binary Gumbel) masks `s = σ((log ε − log(1 − ε) + ω) / τ)`, symmetrised by averaging the two
 //! directions, and minimises, summed over the training nodes with one Adam step per epoch,
@@ -253,14 +254,17 @@ impl<'a> PgExplainer<'a> {
         }
         // Embeddings of every node on the whole graph, once.
         let n = graph.num_nodes();
-        let gt = GraphTensors::new(n, &graph.edges(), device)?;
         let xt = matrix(
             graph.features().as_slice(),
             n,
             graph.features().dim(),
             device,
         );
-        let embeddings = to_vec(model.embeddings(xt, &gt));
+        let embeddings = to_vec(match model.as_gcn() {
+            // The GCN's embeddings on its own message list (the numbers of earlier releases).
+            Some(gcn) => gcn.embeddings(xt, &GraphTensors::new(n, &graph.edges(), device)?),
+            None => model.embeddings(xt, &WeightedEdges::new(n, &graph.edges(), device)?),
+        });
         let width = embeddings.len() / n.max(1);
         let pred = black_box
             .log_probs(graph.features(), &graph.edges())?
@@ -272,7 +276,7 @@ impl<'a> PgExplainer<'a> {
             .with_init_seed(config.seed)
             .init(&ad);
         // The black box is frozen: no gradient is kept for its parameters.
-        let gcn = model.clone().to_device(&ad).no_grad();
+        let gcn = model.to_device_boxed(&ad);
         let z_all = matrix(&embeddings, n, width, &ad);
         let x_all = matrix(graph.features().as_slice(), n, graph.features().dim(), &ad);
         let mut items = Vec::new();

@@ -18,9 +18,14 @@ use crate::pick_device;
 pub struct ExplainArgs {
     #[command(flatten)]
     pub data: DataArgs,
-    /// The black box: the authors' .safetensors GCN, a .bpk checkpoint or a run directory.
+    /// The black box: the authors' .safetensors GCN, a .bpk checkpoint or a run directory; with
+    /// --arch, a PyTorch Geometric model's state_dict saved as .safetensors.
     #[arg(long)]
     pub black_box: PathBuf,
+    /// The architecture of a PyG black box (JSON: GCNConv / SAGEConv / GINConv / GATConv layers,
+    /// activation, head; docs/FORMATS.md).
+    #[arg(long)]
+    pub arch: Option<PathBuf>,
     /// A trained policy (.bpk or the directory `induce train` wrote), for inductive and
     /// inductive-del-only.
     #[arg(long)]
@@ -119,6 +124,7 @@ impl ExplainArgs {
         let mut job = ExplainJob::new(self.data.data.clone(), self.black_box.clone(), &self.method)
             .with_family(self.family.family.0);
         job.format = self.data.format.format;
+        job.arch = self.arch.clone();
         job.policy = self.policy.clone();
         job.targets = self.targets.clone();
         job.filter = self.induce.filter();

@@ -15,9 +15,14 @@ use crate::pick_device;
 pub struct TrainArgs {
     #[command(flatten)]
     pub data: DataArgs,
-    /// The black box: the authors' .safetensors GCN, a .bpk checkpoint or a run directory.
+    /// The black box: the authors' .safetensors GCN, a .bpk checkpoint or a run directory; with
+    /// --arch, a PyTorch Geometric model's state_dict saved as .safetensors.
     #[arg(long)]
     pub black_box: PathBuf,
+    /// The architecture of a PyG black box (JSON: GCNConv / SAGEConv / GINConv / GATConv layers,
+    /// activation, head; docs/FORMATS.md).
+    #[arg(long)]
+    pub arch: Option<PathBuf>,
     /// Training targets: train, test, eval, all, a list 12,40,77 or @file. train, test and all
     /// keep only the paper's targets unless --all-nodes (the rule as for `explain --targets`;
     /// how many it kept, and why, is printed on stderr).
@@ -48,6 +53,7 @@ impl TrainArgs {
         let mut job = TrainJob::new(self.data.data.clone(), self.black_box.clone())
             .with_family(self.family.family.0);
         job.format = self.data.format.format;
+        job.arch = self.arch.clone();
         job.targets = self.targets.clone();
         job.filter = self.induce.filter();
         job.sample = self.sample.map(|size| Sample {

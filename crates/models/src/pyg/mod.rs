@@ -73,19 +73,32 @@ impl Tensors {
                 Ok(t.clone())
             }
             None => {
-                let prefix = key.rsplit_once('.').map_or("", |(p, _)| p);
-                let near: Vec<&str> = self
-                    .map
-                    .keys()
-                    .filter(|k| !prefix.is_empty() && k.starts_with(prefix))
-                    .map(String::as_str)
-                    .collect();
+                // The tensors under the longest prefix of `key` that has any.
+                let mut prefix = key;
+                let near: Vec<&str> = loop {
+                    prefix = match prefix.rsplit_once('.') {
+                        Some((p, _)) => p,
+                        None => break Vec::new(),
+                    };
+                    let under: Vec<&str> = self
+                        .map
+                        .keys()
+                        .filter(|k| k.starts_with(&format!("{prefix}.")))
+                        .map(String::as_str)
+                        .collect();
+                    if !under.is_empty() {
+                        break under;
+                    }
+                };
                 Err(self.err(format!(
-                    "missing tensor `{key}` (the architecture needs it); tensors under `{prefix}`: {}",
+                    "missing tensor `{key}` (the architecture needs it); {}",
                     if near.is_empty() {
-                        "none".to_string()
+                        format!(
+                            "the file has {}",
+                            self.map.keys().cloned().collect::<Vec<_>>().join(", ")
+                        )
                     } else {
-                        near.join(", ")
+                        format!("tensors under `{prefix}`: {}", near.join(", "))
                     }
                 )))
             }
