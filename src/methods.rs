@@ -686,7 +686,7 @@ pub fn load_black_box_with_arch(
     let path = path.as_ref();
     let (d, c) = (data.graph.features().dim(), data.graph.num_classes());
     if let Some(arch) = arch {
-        if !path.extension().is_some_and(|e| e == "safetensors") {
+        if path.extension().is_none_or(|e| e != "safetensors") {
             return Err(Error::InvalidValue {
                 what: "black box",
                 value: path.display().to_string(),
