@@ -661,7 +661,8 @@ pub fn black_box_for(model: Gcn, kernel: Kernel, device: &Device) -> Result<Load
 /// Loads the black-box GCN for `data` from `path`: the authors' SafeTensors weights
 /// (`*.safetensors`, e.g. `shared/reference/syn1_gcn.safetensors`) or a checkpoint of ours
 /// (`*.bpk` with its `.json`, or a run directory holding `black_box.bpk`). A model whose input
-/// width or class count differs from the data is a typed error naming both numbers.
+/// width differs from the data's, or that has fewer classes than the data's labels use, is a
+/// typed error naming both numbers.
 pub fn load_black_box(
     path: impl AsRef<Path>,
     data: &Dataset,
@@ -697,7 +698,11 @@ pub fn load_black_box_with_arch(
         }
         let net = PygNet::load(path, arch)?;
         check_dims(path, "node feature dimension", net.input_dim(), d)?;
-        check_dims(path, "number of classes", net.num_classes(), c)?;
+        // The data's labels must be classes of the model; a model may predict classes the
+        // labels never use (a subgraph, unlabelled data given all-zero labels).
+        if net.num_classes() < c {
+            check_dims(path, "number of classes", net.num_classes(), c)?;
+        }
         return Ok(LoadedBlackBox {
             model: None,
             black_box: Box::new(net),
@@ -721,7 +726,9 @@ pub fn load_black_box_with_arch(
         }
         let m = load_reference_gcn(&path, device)?;
         check_dims(&path, "node feature dimension", m.input_dim(), d)?;
-        check_dims(&path, "number of classes", m.num_classes(), c)?;
+        if m.num_classes() < c {
+            check_dims(&path, "number of classes", m.num_classes(), c)?;
+        }
         m
     } else if path.extension().is_some_and(|e| e == "bpk") || !path.exists() {
         load_gcn(&path, Some((d, c)), device)?

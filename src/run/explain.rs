@@ -2,6 +2,8 @@
 //! its `config.json`), [`explain_job`] (explain in memory) and [`explain_to_dir`] (the run
 //! directory's whole lifecycle: journal, resume, atomic write).
 
+use induce_graph::Dataset;
+use induce_models::BlackBox;
 use std::path::{Path, PathBuf};
 
 use burn::tensor::Device;
@@ -211,7 +213,30 @@ pub fn explain_job_noticed(
         job.induce.kernel,
         device,
     )?;
-    let bb = loaded.black_box.as_ref();
+    explain_job_with(
+        job,
+        &data,
+        loaded.black_box.as_ref(),
+        device,
+        progress,
+        journal,
+        notice,
+    )
+}
+
+/// [`explain_job_noticed`] on data and a black box already loaded (the Python package's path:
+/// arrays and a model from memory): `job.data`, `job.format`, `job.black_box` and `job.arch`
+/// are not read; everything else is, exactly as `induce explain` runs it.
+pub fn explain_job_with(
+    job: &ExplainJob,
+    data: &Dataset,
+    bb: &dyn BlackBox,
+    device: &Device,
+    progress: &dyn Progress,
+    journal: Option<&induce_explain::pipeline::Journal>,
+    notice: &dyn Fn(&str),
+) -> Result<(RunSummary, Vec<MethodRun>)> {
+    job.validate()?;
     let settings = MethodSettings {
         baselines: job.baselines.clone(),
         edits: job.edits,
@@ -233,7 +258,7 @@ pub fn explain_job_noticed(
         shard: job.shard,
         seed: job.seed,
         threads: job.threads,
-        ..MemoryJob::new(&data, bb, &[])
+        ..MemoryJob::new(data, bb, &[])
     };
     let family = job.family_line();
     explain_memory_core(&memory, device, progress, journal, Some(&family), notice)

@@ -5,15 +5,18 @@
 
 pub mod explain;
 pub mod memory;
+pub mod options;
 pub mod train;
 
 pub use explain::{
-    ExplainJob, explain_job, explain_job_journaled, explain_job_noticed, explain_to_dir,
+    ExplainJob, explain_job, explain_job_journaled, explain_job_noticed, explain_job_with,
+    explain_to_dir,
 };
 pub use memory::{MemoryJob, explain_in_memory};
+pub use options::{DEFAULT_MAX_NEIGHBOURHOOD, DEFAULT_SAMPLES, RunOptions};
 pub use train::{
-    TrainJob, TrainOutcome, train_job, train_job_checkpointed, train_job_noticed, train_reporting,
-    train_to_dir,
+    TrainJob, TrainOutcome, train_job, train_job_checkpointed, train_job_noticed, train_job_with,
+    train_reporting, train_to_dir,
 };
 
 use std::path::Path;

@@ -2,6 +2,7 @@
 //! saved in its `train.json`), [`train_job`] (train in memory) and [`train_to_dir`] (the output
 //! directory's whole lifecycle: checkpoint, resume, the policy under its one file name).
 
+use induce_graph::Dataset;
 use std::path::{Path, PathBuf};
 
 use burn::tensor::Device;
@@ -161,7 +162,31 @@ pub fn train_job_noticed(
         job.induce.kernel,
         device,
     )?;
-    let bound = BoundBlackBox::new(loaded.black_box.as_ref(), &data.graph)?;
+    train_job_with(
+        job,
+        &data,
+        loaded.black_box.as_ref(),
+        device,
+        progress,
+        checkpoint,
+        notice,
+    )
+}
+
+/// [`train_job_noticed`] on data and a black box already loaded (the Python package's path):
+/// `job.data`, `job.format`, `job.black_box` and `job.arch` are not read; everything else is,
+/// exactly as `induce train` runs it.
+pub fn train_job_with(
+    job: &TrainJob,
+    data: &Dataset,
+    black_box: &dyn BlackBox,
+    device: &Device,
+    progress: &dyn Progress,
+    checkpoint: Option<&Path>,
+    notice: &dyn Fn(&str),
+) -> Result<(induce_models::Policy, PolicyMeta, TrainOutcome)> {
+    job.validate()?;
+    let bound = BoundBlackBox::new(black_box, &data.graph)?;
     let bb: &dyn BlackBox = &bound;
     let hops = job.induce.env.hops;
     let no_split = job.targets == TargetSpec::Train && data.split.train.is_empty();
@@ -170,13 +195,13 @@ pub fn train_job_noticed(
         // targets among the other nodes (what PGExplainer trains on, `training_targets`).
         true => {
             let eval = data.eval_targets.clone().unwrap_or_default();
-            let pool = TargetSpec::List(training_targets(&data, bb, hops, &eval)?);
+            let pool = TargetSpec::List(training_targets(data, bb, hops, &eval)?);
             let (t, _) = resolve_targets_described(
                 &pool,
                 TargetFilter::AllNodes,
                 job.sample,
                 None,
-                &data,
+                data,
                 bb,
                 hops,
             )?;
@@ -190,7 +215,7 @@ pub fn train_job_noticed(
             (t, Some(line))
         }
         false => {
-            resolve_targets_described(&job.targets, job.filter, job.sample, None, &data, bb, hops)?
+            resolve_targets_described(&job.targets, job.filter, job.sample, None, data, bb, hops)?
         }
     };
     notice(&job.family_line());

@@ -59,6 +59,9 @@ pub enum ExplainError {
     /// The edit budget `δ` is zero: no edit could ever be made.
     #[error("the edit budget is 0: an episode needs at least one edit")]
     ZeroBudget,
+    /// The caller cancelled the run ([`Progress::cancelled`](crate::pipeline::Progress::cancelled)).
+    #[error("cancelled")]
+    Cancelled,
     /// The graph's node features do not have the width the black box expects.
     #[error("feature dimension mismatch: the black box expects {expected}, the graph has {got}")]
     FeatureDimension {

@@ -92,7 +92,7 @@ pub struct InduceArgs {
     pub fanout: Option<usize>,
     /// Refuse (with an error naming the target) any target whose neighbourhood has more nodes
     /// than this, instead of risking the machine's memory; --fanout brings hubs under it.
-    #[arg(long, default_value_t = 100_000)]
+    #[arg(long, default_value_t = induce::run::DEFAULT_MAX_NEIGHBOURHOOD)]
     pub max_neighbourhood: usize,
 }
 
@@ -104,28 +104,18 @@ pub enum Edits {
 }
 
 impl InduceArgs {
-    /// The target filter `--all-nodes` chooses.
-    pub fn filter(&self) -> induce::run::TargetFilter {
-        match self.all_nodes {
-            true => induce::run::TargetFilter::AllNodes,
-            false => induce::run::TargetFilter::Paper,
-        }
-    }
-
-    /// Sets the InduCE settings these flags give (the edit types are the caller's: a policy's
-    /// own edit mode for `train`, a restriction of every method for `explain`).
-    pub fn apply(&self, induce: &mut induce::rl::InduceConfig) {
-        induce.kernel = self.kernel;
-        induce.env.fanout = self.fanout;
-        if let Some(h) = self.hops {
-            induce.env.hops = h;
-        }
-        induce.env.max_nodes = Some(self.max_neighbourhood);
-        if let Some(m) = self.episodes {
-            induce.episodes = m;
-        }
-        if let Some(lr) = self.lr {
-            induce.lr = lr;
+    /// The library's run options these flags give (the caller adds its own).
+    pub fn options(&self) -> induce::run::RunOptions {
+        induce::run::RunOptions {
+            episodes: self.episodes,
+            lr: self.lr,
+            edits: self.edits.map(Into::into),
+            kernel: Some(self.kernel),
+            hops: self.hops,
+            fanout: self.fanout,
+            max_neighbourhood: Some(self.max_neighbourhood),
+            all_nodes: self.all_nodes,
+            ..Default::default()
         }
     }
 }

@@ -5,10 +5,9 @@ use std::path::PathBuf;
 use anyhow::Result;
 use clap::Args;
 use induce::cli::Bars;
-use induce::explain::Verdict;
 use induce::explain::pipeline::format_table;
 use induce::methods::Method;
-use induce::run::{ExplainJob, Sample, explain_to_dir, load_data, read_pairs};
+use induce::run::{ExplainJob, RunOptions, Sample, explain_to_dir, load_data, read_pairs};
 use induce::{Shard, TargetSpec};
 
 use crate::args::{DataArgs, FamilyArg, InduceArgs};
@@ -121,34 +120,31 @@ impl ExplainArgs {
     /// The library job these arguments describe (validated by the library).
     fn to_job(&self) -> Result<ExplainJob> {
         let seed = self.data.seed;
-        let mut job = ExplainJob::new(self.data.data.clone(), self.black_box.clone(), &self.method)
-            .with_family(self.family.family.0);
+        let options = RunOptions {
+            seed: Some(seed),
+            family: self.family.family.0,
+            iterations: self.iterations,
+            threads: Some(self.threads),
+            samples: Some(self.samples),
+            greedy_every: Some(self.greedy_every),
+            paper_faithful: self.paper_faithful,
+            ..self.induce.options()
+        };
+        let mut job = options.explain_job(
+            &self.data.data,
+            self.black_box.clone(),
+            self.arch.clone(),
+            self.policy.clone(),
+            &self.method,
+            self.targets.clone(),
+        );
         job.format = self.data.format.format;
-        job.arch = self.arch.clone();
-        job.policy = self.policy.clone();
-        job.targets = self.targets.clone();
-        job.filter = self.induce.filter();
         job.sample = self.sample.map(|size| Sample { size, seed });
         job.shard = match self.shard {
             None => None,
             Some(ShardArg::Fixed(s)) => Some(s),
             Some(ShardArg::Auto) => Some(Shard::from_process_env()?),
         };
-        job.edits = self.induce.edits.map(Into::into);
-        job.seed = seed;
-        job.induce.seed = seed;
-        job.baselines = job.baselines.clone().with_seed(seed);
-        if let Some(k) = self.iterations {
-            job.baselines = job.baselines.clone().with_iterations(k);
-        }
-        job.threads = self.threads;
-        job.induce.inference_samples = self.samples;
-        job.induce.greedy_every = self.greedy_every;
-        if self.paper_faithful {
-            job.induce = job.induce.clone().paper_faithful();
-            job.baselines = job.baselines.clone().with_verdict(Verdict::Neighbourhood);
-        }
-        self.induce.apply(&mut job.induce);
         if let Some(path) = &self.allowed {
             // Node count for the range check: loading the data twice is cheap next to
             // explaining.

@@ -6,7 +6,7 @@ use anyhow::Result;
 use clap::Args;
 use induce::TargetSpec;
 use induce::cli::Bars;
-use induce::run::{Sample, TrainJob, train_to_dir};
+use induce::run::{RunOptions, Sample, TrainJob, train_to_dir};
 
 use crate::args::{DataArgs, FamilyArg, InduceArgs};
 use crate::pick_device;
@@ -50,21 +50,22 @@ pub struct TrainArgs {
 impl TrainArgs {
     /// The library job these arguments describe (validated by the library).
     fn to_job(&self) -> TrainJob {
-        let mut job = TrainJob::new(self.data.data.clone(), self.black_box.clone())
-            .with_family(self.family.family.0);
+        let options = RunOptions {
+            seed: Some(self.data.seed),
+            family: self.family.family.0,
+            ..self.induce.options()
+        };
+        let mut job = options.train_job(
+            &self.data.data,
+            self.black_box.clone(),
+            self.arch.clone(),
+            self.targets.clone(),
+        );
         job.format = self.data.format.format;
-        job.arch = self.arch.clone();
-        job.targets = self.targets.clone();
-        job.filter = self.induce.filter();
         job.sample = self.sample.map(|size| Sample {
             size,
             seed: self.data.seed,
         });
-        job.induce.seed = self.data.seed;
-        self.induce.apply(&mut job.induce);
-        if let Some(e) = self.induce.edits {
-            job.induce.env.mode = e.into();
-        }
         job
     }
 }

@@ -61,6 +61,12 @@ pub trait Progress: Sync {
     }
     /// The task ended.
     fn end(&self) {}
+    /// Whether the caller wants the run to stop: explaining then ends with
+    /// [`ExplainError::Cancelled`] before the next target (targets already started finish).
+    /// The default never cancels.
+    fn cancelled(&self) -> bool {
+        false
+    }
 }
 
 /// Reports nothing.
@@ -319,6 +325,9 @@ pub fn explain_targets_journaled(
         opts.progress.advance(resumed);
     }
     let explain_one = |&t: &u32| {
+        if opts.progress.cancelled() {
+            return Err(ExplainError::Cancelled);
+        }
         let e = match explainer.explain(ctx.graph, t) {
             Err(ExplainError::NoCandidate { target }) => ctx.not_found(target),
             other => other,
@@ -545,5 +554,31 @@ mod tests {
             *log.0.lock().unwrap(),
             ["explain prune 2", "+1", "+1", "end"]
         );
+    }
+
+    #[test]
+    fn a_cancelled_run_stops_before_the_next_target() {
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        /// Cancels once one target is done.
+        #[derive(Default)]
+        struct AfterOne(AtomicUsize);
+        impl Progress for AfterOne {
+            fn advance(&self, n: usize) {
+                self.0.fetch_add(n, Ordering::SeqCst);
+            }
+            fn cancelled(&self) -> bool {
+                self.0.load(Ordering::SeqCst) >= 1
+            }
+        }
+        let g = graph();
+        let ctx = EvalContext::new(&g, &DEGREE_RULE, 2).unwrap();
+        let stop = AfterOne::default();
+        let opts = ExplainOptions {
+            threads: 1,
+            progress: &stop,
+        };
+        let err = explain_targets(&Prune, &ctx, &[0, 4, 5], &opts).unwrap_err();
+        assert!(matches!(err, ExplainError::Cancelled), "{err}");
+        assert_eq!(stop.0.load(Ordering::SeqCst), 1);
     }
 }

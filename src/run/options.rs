@@ -1,0 +1,167 @@
+//! The settings a user gives a run by name: `induce explain` / `induce train` flags and the
+//! Python package's keyword arguments, converted to a job in one place.
+
+use std::path::PathBuf;
+
+use induce_explain::Verdict;
+use induce_rl::{EditMode, Kernel};
+use serde::{Deserialize, Serialize};
+
+use super::{ExplainJob, TargetFilter, TrainJob};
+use crate::TargetSpec;
+use crate::methods::{Method, Preset};
+
+/// The refusal threshold of a neighbourhood's node count when none is given (`--max-neighbourhood`).
+pub const DEFAULT_MAX_NEIGHBOURHOOD: usize = 100_000;
+
+/// Episodes per target of `inductive-best-of-k` when none is given (`--samples`).
+pub const DEFAULT_SAMPLES: usize = 16;
+
+/// A run's settings as a user names them; `None` / `false` is the default of the job (the
+/// paper's, per hyper-parameter family). Serialised with these field names (the Python
+/// package's keyword arguments); unknown names are refused.
+///
+/// ```
+/// use induce::run::RunOptions;
+/// use induce::{Method, TargetSpec};
+/// let o: RunOptions = serde_json::from_str(r#"{"seed": 7, "hops": 3, "iterations": 100}"#).unwrap();
+/// let job = o.explain_job("cora", "model.safetensors", None, None, &[Method::Transductive],
+///     TargetSpec::List(vec![1, 2]));
+/// assert_eq!((job.seed, job.induce.seed, job.induce.env.hops), (7, 7, 3));
+/// assert!(serde_json::from_str::<RunOptions>(r#"{"hop": 3}"#).is_err());
+/// ```
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RunOptions {
+    /// Seed of the run (`--seed`; default [`induce_graph::DEFAULT_SEED`]).
+    #[serde(default)]
+    pub seed: Option<u64>,
+    /// Hyper-parameter family (`--family`; default: guessed from the data's name).
+    #[serde(default)]
+    pub family: Option<Preset>,
+    /// Training episodes / the transductive per-target cap (`--episodes`).
+    #[serde(default)]
+    pub episodes: Option<usize>,
+    /// The policy's Adam learning rate (`--lr`).
+    #[serde(default)]
+    pub lr: Option<f64>,
+    /// Edit types (`--edits`).
+    #[serde(default)]
+    pub edits: Option<EditMode>,
+    /// Kernel of the policy and the black box (`--kernel`; default host).
+    #[serde(default)]
+    pub kernel: Option<Kernel>,
+    /// Neighbourhood radius in hops (`--hops`).
+    #[serde(default)]
+    pub hops: Option<u32>,
+    /// Fan-out cap of neighbourhoods (`--fanout`).
+    #[serde(default)]
+    pub fanout: Option<usize>,
+    /// Refuse neighbourhoods larger than this (`--max-neighbourhood`; default
+    /// [`DEFAULT_MAX_NEIGHBOURHOOD`]).
+    #[serde(default)]
+    pub max_neighbourhood: Option<usize>,
+    /// The baselines' budget (`--iterations`).
+    #[serde(default)]
+    pub iterations: Option<usize>,
+    /// Episodes per target of `inductive-best-of-k` (`--samples`; default [`DEFAULT_SAMPLES`]).
+    #[serde(default)]
+    pub samples: Option<usize>,
+    /// Greedy episode every N updates of a per-target policy (`--greedy-every`; default 0).
+    #[serde(default)]
+    pub greedy_every: Option<usize>,
+    /// The paper's protocol (`--paper-faithful`).
+    #[serde(default)]
+    pub paper_faithful: bool,
+    /// Every node of a broad target spec, not only the paper's targets (`--all-nodes`).
+    #[serde(default)]
+    pub all_nodes: bool,
+    /// Worker threads (`--threads`; 0 or none: all cores).
+    #[serde(default)]
+    pub threads: Option<usize>,
+}
+
+impl RunOptions {
+    fn seed(&self) -> u64 {
+        self.seed.unwrap_or(induce_graph::DEFAULT_SEED)
+    }
+
+    fn filter(&self) -> TargetFilter {
+        match self.all_nodes {
+            true => TargetFilter::AllNodes,
+            false => TargetFilter::Paper,
+        }
+    }
+
+    fn apply_induce(&self, induce: &mut induce_rl::InduceConfig) {
+        induce.seed = self.seed();
+        induce.kernel = self.kernel.unwrap_or_default();
+        induce.env.fanout = self.fanout;
+        if let Some(h) = self.hops {
+            induce.env.hops = h;
+        }
+        induce.env.max_nodes = Some(self.max_neighbourhood.unwrap_or(DEFAULT_MAX_NEIGHBOURHOOD));
+        if let Some(m) = self.episodes {
+            induce.episodes = m;
+        }
+        if let Some(lr) = self.lr {
+            induce.lr = lr;
+        }
+    }
+
+    /// The explain job these settings give for `data` (its name chooses the family unless
+    /// [`RunOptions::family`] does), the black box at `black_box` (a PyG model with `arch`), an
+    /// optional trained `policy`, `methods` and `targets`. Validated when run.
+    pub fn explain_job(
+        &self,
+        data: &str,
+        black_box: impl Into<PathBuf>,
+        arch: Option<PathBuf>,
+        policy: Option<PathBuf>,
+        methods: &[Method],
+        targets: TargetSpec,
+    ) -> ExplainJob {
+        let seed = self.seed();
+        let mut job = ExplainJob::new(data, black_box, methods).with_family(self.family);
+        job.arch = arch;
+        job.policy = policy;
+        job.targets = targets;
+        job.filter = self.filter();
+        job.edits = self.edits;
+        job.seed = seed;
+        job.induce.seed = seed;
+        job.baselines = job.baselines.clone().with_seed(seed);
+        if let Some(k) = self.iterations {
+            job.baselines = job.baselines.clone().with_iterations(k);
+        }
+        job.threads = self.threads.unwrap_or(0);
+        job.induce.inference_samples = self.samples.unwrap_or(DEFAULT_SAMPLES);
+        job.induce.greedy_every = self.greedy_every.unwrap_or(0);
+        if self.paper_faithful {
+            job.induce = job.induce.clone().paper_faithful();
+            job.baselines = job.baselines.clone().with_verdict(Verdict::Neighbourhood);
+        }
+        self.apply_induce(&mut job.induce);
+        job
+    }
+
+    /// The train job these settings give (see [`RunOptions::explain_job`]); the edit types
+    /// are the trained policy's own.
+    pub fn train_job(
+        &self,
+        data: &str,
+        black_box: impl Into<PathBuf>,
+        arch: Option<PathBuf>,
+        targets: TargetSpec,
+    ) -> TrainJob {
+        let mut job = TrainJob::new(data, black_box).with_family(self.family);
+        job.arch = arch;
+        job.targets = targets;
+        job.filter = self.filter();
+        self.apply_induce(&mut job.induce);
+        if let Some(e) = self.edits {
+            job.induce.env.mode = e;
+        }
+        job
+    }
+}
