@@ -16,7 +16,7 @@ pub use memory::{MemoryJob, explain_in_memory};
 pub use options::{DEFAULT_MAX_NEIGHBOURHOOD, DEFAULT_SAMPLES, RunOptions};
 pub use train::{
     TrainJob, TrainOutcome, train_job, train_job_checkpointed, train_job_noticed, train_job_with,
-    train_reporting, train_to_dir,
+    train_reporting, train_to_dir, write_policy_dir,
 };
 
 use std::path::Path;

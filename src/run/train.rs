@@ -347,9 +347,29 @@ pub fn train_to_dir(
                 return Err(e);
             }
         };
-    std::fs::create_dir_all(out).map_err(io(out))?;
+    let file = write_policy_dir(job, out, &policy, &meta, &outcome)?;
+    if checkpoint.exists() {
+        std::fs::remove_file(&checkpoint).map_err(io(&checkpoint))?;
+    }
+    Ok((outcome, file))
+}
+
+/// Writes a trained policy into the directory `out` as `induce train --out` does: the policy
+/// (`policy.bpk`, or `policy-del-only.bpk` for a deletion-only job, with its `.json`) and
+/// `train.json` (the job and its outcome), each atomically. Returns the policy's path.
+pub fn write_policy_dir(
+    job: &TrainJob,
+    out: &Path,
+    policy: &induce_models::Policy,
+    meta: &PolicyMeta,
+    outcome: &TrainOutcome,
+) -> Result<PathBuf> {
+    std::fs::create_dir_all(out).map_err(|source| Error::Io {
+        path: out.to_path_buf(),
+        source,
+    })?;
     let file = out.join(policy_file_name(job.induce.env.mode));
-    save_policy(&policy, &meta, &file)?;
+    save_policy(policy, meta, &file)?;
     let report = serde_json::json!({"job": job, "outcome": outcome});
     let bytes = serde_json::to_vec_pretty(&report).map_err(|e| Error::InvalidValue {
         what: "train job",
@@ -357,8 +377,5 @@ pub fn train_to_dir(
         reason: e.to_string(),
     })?;
     atomic_write(out.join("train.json"), &bytes)?;
-    if checkpoint.exists() {
-        std::fs::remove_file(&checkpoint).map_err(io(&checkpoint))?;
-    }
-    Ok((outcome, file))
+    Ok(file)
 }

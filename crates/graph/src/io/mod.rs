@@ -33,8 +33,57 @@ pub use ogb::load_ogb_dir;
 pub use reference_npz::load_reference_npz;
 
 use crate::error::{GraphError, Result};
+use crate::dataset::Dataset;
 use crate::features::Features;
 use crate::graph::Graph;
+
+/// A dataset from arrays held in memory (the Python package's `x`, `edge_index`, `y`), checked
+/// and normalised as [`load_reference_npz`] does its members: `features` row-major `[n, d]`
+/// (finite), `edge_index` as its two rows `src`, `dst` (`[E]` each, ids in `0..n`; one direction,
+/// both directions, duplicates and self loops are all accepted and normalised, with notes),
+/// `labels` `[n]` (none: every node labelled 0). Errors name `source` (e.g. `arrays`) and the
+/// array at fault. No split: explain explicit targets, or set `split`.
+///
+/// ```
+/// use induce_graph::io::from_arrays;
+/// // 0 ─ 1 ─ 2, given in both directions.
+/// let d = from_arrays("arrays", 3, 1, vec![1.0; 3], &[0, 1, 1, 2], &[1, 0, 2, 1], None).unwrap();
+/// assert_eq!(d.graph.edges(), vec![(0, 1), (1, 2)]);
+/// let e = from_arrays("arrays", 3, 1, vec![1.0; 3], &[0], &[3], None).unwrap_err();
+/// assert!(e.to_string().contains("edge_index"), "{e}");
+/// ```
+pub fn from_arrays(
+    source: &str,
+    n: usize,
+    d: usize,
+    features: Vec<f32>,
+    src: &[i64],
+    dst: &[i64],
+    labels: Option<&[i64]>,
+) -> Result<Dataset> {
+    let path = Path::new(source);
+    let features = self::features(path, "x", n, d, features)?;
+    let labels = match labels {
+        Some(raw) => self::labels(path, "y", raw, n)?,
+        None => vec![0; n],
+    };
+    if src.len() != dst.len() {
+        return Err(GraphError::format(
+            path,
+            format!("edge_index: rows of {} and {} entries", src.len(), dst.len()),
+        ));
+    }
+    let mut notes = Vec::new();
+    let edges = undirected_edges(path, "edge_index", src, dst, n, &mut notes)?;
+    let graph = build_graph(path, &edges, features, labels)?;
+    Ok(Dataset {
+        name: source.to_string(),
+        graph,
+        split: crate::Split::default(),
+        eval_targets: None,
+        notes,
+    })
+}
 
 /// The dataset name a file or folder gives: its file stem (`cora.npz` → `cora`).
 pub(crate) fn stem_name(path: &Path) -> String {

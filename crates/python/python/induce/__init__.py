@@ -1,0 +1,275 @@
+"""induce: counterfactual explanations for graph neural networks (InduCE), in Rust.
+
+Explain a node classifier's predictions with the fewest edge additions and deletions that flip
+them, on numpy arrays (torch tensors accepted when torch is importable):
+
+    import induce
+    explainer = induce.Explainer(model="model.safetensors", arch="arch.json",
+                                 method="transductive", seed=42)
+    result = explainer(x, edge_index, index=[10, 20, 30])
+    for e in result:
+        print(e.target, e.found, e.original_label, "->", e.new_label, e.added, e.removed)
+
+`model` is a PyTorch Geometric model's ``state_dict`` saved with
+``safetensors.torch.save_file`` plus its architecture file (``arch``; GCNConv, SAGEConv, GINConv
+and GATConv stacks, see docs/FORMATS.md of the repository), the paper's GCN
+(``*.safetensors`` without ``arch``) or a ``.bpk`` checkpoint of the ``induce`` command line.
+Every call runs the same job as ``induce explain`` with the same settings (keyword arguments
+named as its flags: ``seed``, ``family``, ``hops``, ``episodes``, ``lr``, ``iterations``,
+``edits``, ``samples``, ``greedy_every``, ``fanout``, ``max_neighbourhood``, ``kernel``,
+``paper_faithful``, ``threads``), so its results equal the command line's. Bad input raises
+``TypeError`` (wrong dtypes) or ``ValueError`` (shapes, ids, a model that does not fit the
+features, an unknown option) with the message the command line would print. The GIL is released
+while Rust works; Ctrl-C raises ``KeyboardInterrupt``.
+"""
+
+import json
+import os
+
+import numpy as np
+
+from . import _native
+
+__all__ = ["Explainer", "Explanation", "Result", "train_policy", "METHODS"]
+
+#: The methods ``Explainer`` accepts (InduCE's modes and the baselines).
+METHODS = (
+    "inductive",
+    "inductive-best-of-k",
+    "inductive-fine-tuned",
+    "inductive-del-only",
+    "transductive",
+    "untrained",
+    "random",
+    "cf-gnnexplainer",
+    "cf-gnnexplainer++",
+    "cf2",
+    "pgexplainer",
+)
+
+_EDITS = {"add": "add_only", "del": "delete_only", "both": "both"}
+
+
+def _to_numpy(a, name):
+    """A numpy array from a numpy array, a torch tensor or a nested list."""
+    if hasattr(a, "detach") and hasattr(a, "cpu"):  # a torch tensor, without importing torch
+        a = a.detach().cpu().numpy()
+    if not isinstance(a, np.ndarray):
+        try:
+            a = np.asarray(a)
+        except Exception as e:  # noqa: BLE001
+            raise TypeError(f"{name}: expected an array, got {type(a).__name__}") from e
+    if a.dtype == object:
+        raise TypeError(f"{name}: expected a numeric array, got dtype object")
+    return a
+
+
+def _features(x):
+    x = _to_numpy(x, "x")
+    if not np.issubdtype(x.dtype, np.floating):
+        raise TypeError(f"x: node features must be floats, got dtype {x.dtype}")
+    if x.ndim != 2:
+        raise ValueError(f"x: expected shape [num_nodes, num_features], got {list(x.shape)}")
+    return np.ascontiguousarray(x, dtype="<f4")
+
+
+def _edge_index(edge_index):
+    ei = _to_numpy(edge_index, "edge_index")
+    if not np.issubdtype(ei.dtype, np.integer):
+        raise TypeError(f"edge_index: node ids must be integers, got dtype {ei.dtype}")
+    if ei.ndim != 2 or ei.shape[0] != 2:
+        raise ValueError(f"edge_index: expected shape [2, num_edges], got {list(ei.shape)}")
+    return np.ascontiguousarray(ei, dtype="<i8")
+
+
+def _labels(y, n):
+    if y is None:
+        return None
+    y = _to_numpy(y, "y")
+    if not np.issubdtype(y.dtype, np.integer):
+        raise TypeError(f"y: labels must be integers, got dtype {y.dtype}")
+    if y.shape != (n,):
+        raise ValueError(f"y: expected shape [{n}], got {list(y.shape)}")
+    return np.ascontiguousarray(y, dtype="<i8").tobytes()
+
+
+def _index(index, n):
+    if isinstance(index, (int, np.integer)):
+        return [int(index)]
+    idx = _to_numpy(index, "index")
+    if idx.dtype == bool:
+        if idx.shape != (n,):
+            raise ValueError(f"index: a boolean mask needs shape [{n}], got {list(idx.shape)}")
+        idx = np.nonzero(idx)[0]
+    if idx.size and not np.issubdtype(idx.dtype, np.integer):
+        raise TypeError(f"index: node ids must be integers, got dtype {idx.dtype}")
+    return [int(i) for i in idx.reshape(-1)]
+
+
+def _options(options):
+    opts = dict(options)
+    if opts.get("edits") is not None:
+        e = opts["edits"]
+        if e not in _EDITS:
+            raise ValueError(f"invalid option edits={e!r}: expected one of add, del, both")
+        opts["edits"] = _EDITS[e]
+    return json.dumps({k: v for k, v in opts.items() if v is not None})
+
+
+def _path(p, name):
+    if p is None:
+        return None
+    if not isinstance(p, (str, os.PathLike)):
+        raise TypeError(f"{name}: expected a path, got {type(p).__name__}")
+    return os.fspath(p)
+
+
+class Explanation:
+    """One method's counterfactual for one target node.
+
+    Attributes: ``method``, ``target``, ``found`` (the prediction flips on the whole edited
+    graph), ``original_label``, ``new_label``, ``added`` and ``removed`` (edges as ``(u, v)``
+    pairs in the graph's node ids), ``size`` (number of edits), ``valid`` and ``one_minimal``
+    (for found counterfactuals), and ``record`` (the full record, as in ``explanations.jsonl``).
+    """
+
+    def __init__(self, record):
+        self.record = record
+        self.method = record["method"]
+        self.target = record["target"]
+        self.found = bool(record["found"])
+        self.original_label = record["original_label"]
+        self.new_label = record["new_label"]
+        edits = record.get("edits", [])
+        self.added = [(u, v) for u, v, kind in edits if kind == "add"]
+        self.removed = [(u, v) for u, v, kind in edits if kind == "del"]
+        self.size = len(edits)
+        self.valid = record.get("valid")
+        self.one_minimal = record.get("one_minimal")
+
+    def __repr__(self):
+        return (
+            f"Explanation(method={self.method!r}, target={self.target}, found={self.found}, "
+            f"{self.original_label} -> {self.new_label}, added={self.added}, "
+            f"removed={self.removed})"
+        )
+
+    def edited_edge_index(self, edge_index):
+        """The counterfactual graph: ``edge_index`` ([2, E], both directions) with the removed
+        edges dropped and the added ones appended in both directions (numpy int64)."""
+        ei = _edge_index(edge_index)
+        gone = {(min(u, v), max(u, v)) for u, v in self.removed}
+        keep = [
+            i for i in range(ei.shape[1])
+            if (min(ei[0, i], ei[1, i]), max(ei[0, i], ei[1, i])) not in gone
+        ]
+        add = np.array([[u, v] for u, v in self.added] + [[v, u] for u, v in self.added],
+                       dtype=np.int64).reshape(-1, 2).T
+        return np.concatenate([ei[:, keep], add], axis=1)
+
+    def to_pyg(self, x, edge_index):
+        """A ``torch_geometric.explain.Explanation`` (needs torch and PyG): ``x``,
+        ``edge_index``, ``edge_mask`` (1 on the edges the counterfactual removes), ``index``
+        (the target), ``added_edge_index`` ([2, k]), ``cf_edge_index`` (the edited graph),
+        ``prediction`` and ``target`` (the new and the original label)."""
+        import torch
+        from torch_geometric.explain import Explanation as PygExplanation
+
+        ei = _edge_index(edge_index)
+        gone = {(min(u, v), max(u, v)) for u, v in self.removed}
+        mask = [
+            1.0 if (min(ei[0, i], ei[1, i]), max(ei[0, i], ei[1, i])) in gone else 0.0
+            for i in range(ei.shape[1])
+        ]
+        added = np.array(self.added, dtype=np.int64).reshape(-1, 2).T
+        return PygExplanation(
+            x=torch.as_tensor(_features(x)),
+            edge_index=torch.as_tensor(ei),
+            edge_mask=torch.tensor(mask, dtype=torch.float32),
+            index=self.target,
+            added_edge_index=torch.as_tensor(added),
+            cf_edge_index=torch.as_tensor(self.edited_edge_index(ei)),
+            prediction=torch.tensor([self.new_label]),
+            target=torch.tensor([self.original_label]),
+        )
+
+
+class Result:
+    """The explanations of one call (iterable, in method then target order), ``summary`` (as
+    ``summary.json``: one row per method with fidelity, size, ...) and ``runs`` (per method:
+    records, times, notes)."""
+
+    def __init__(self, payload):
+        self.summary = payload["summary"]
+        self.runs = payload["runs"]
+        self.explanations = [Explanation(r) for run in self.runs for r in run["records"]]
+
+    def __iter__(self):
+        return iter(self.explanations)
+
+    def __len__(self):
+        return len(self.explanations)
+
+    def __getitem__(self, i):
+        return self.explanations[i]
+
+    def __repr__(self):
+        found = sum(e.found for e in self.explanations)
+        return f"Result({len(self.explanations)} explanations, {found} found)"
+
+
+def _methods(method):
+    methods = [method] if isinstance(method, str) else list(method)
+    if not methods:
+        raise ValueError("method: no method given")
+    for m in methods:
+        if not isinstance(m, str):
+            raise TypeError(f"method: expected a method name, got {type(m).__name__}")
+    return methods
+
+
+class Explainer:
+    """An explainer of one black box with one or more methods (see ``METHODS``).
+
+    ``model``: the black box file; ``arch``: its PyG architecture file (for a PyG model);
+    ``policy``: a trained policy (``train_policy``'s directory) for the inductive methods;
+    ``options``: the command line's settings by name (``seed=42``, ``hops=3``, ...).
+    """
+
+    def __init__(self, model, arch=None, method="transductive", policy=None, **options):
+        self.model = _path(model, "model")
+        self.arch = _path(arch, "arch")
+        self.policy = _path(policy, "policy")
+        self.methods = _methods(method)
+        self.options = options
+        _options(options)  # refuse a bad edits value now
+
+    def __call__(self, x, edge_index, index, y=None):
+        """Explains the nodes ``index`` (an int, a list, an int array or a boolean mask) of the
+        graph with features ``x`` ([N, d], float) and edges ``edge_index`` ([2, E], int; one or
+        both directions). ``y`` (optional, [N] int) are ground-truth labels. Returns a
+        ``Result``."""
+        xf = _features(x)
+        ei = _edge_index(edge_index)
+        n, d = xf.shape
+        payload = _native.explain(
+            xf.tobytes(), n, d, ei.tobytes(), None if y is None else _labels(y, n),
+            self.model, self.arch, self.policy, self.methods, _index(index, n),
+            _options(self.options),
+        )
+        return Result(json.loads(payload))
+
+
+def train_policy(model, x, edge_index, index, out, arch=None, y=None, **options):
+    """Trains InduCE's inductive policy on the nodes ``index`` and writes it to the directory
+    ``out`` (as ``induce train --out`` does). Returns ``{"policy": path, "targets": n,
+    "seconds": s}``; pass ``policy=out`` to ``Explainer(method="inductive", ...)``."""
+    xf = _features(x)
+    ei = _edge_index(edge_index)
+    n, d = xf.shape
+    payload = _native.train_policy(
+        xf.tobytes(), n, d, ei.tobytes(), None if y is None else _labels(y, n),
+        _path(model, "model"), _path(arch, "arch"), _index(index, n), _path(out, "out"),
+        _options(options),
+    )
+    return json.loads(payload)

@@ -1,0 +1,351 @@
+//! `induce._native`: the Rust side of the `induce` Python package. The Python API
+//! (`induce.Explainer`, `induce.train_policy`) lives in `python/induce/__init__.py`, which checks
+//! and converts arrays and calls these functions with plain bytes, lists and JSON.
+//!
+//! Every call builds the same job `induce explain` / `induce train` builds from its flags
+//! ([`RunOptions`]) and runs it on the arrays through the same library path
+//! ([`explain_job_with`], [`train_job_with`]), so its results equal the command line's on the
+//! same graph, model and seed. The GIL is released while Rust works; Ctrl-C raises
+//! `KeyboardInterrupt` at once (an explain run stops before its next target; a training run
+//! cannot be stopped mid-way and finishes in the background, its result discarded).
+
+use std::path::PathBuf;
+use std::sync::{Arc, Condvar, Mutex};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use induce::Method;
+use induce::pipeline::{Progress, TargetSpec};
+use induce::run::{RunOptions, explain_job_with, train_job_with, write_policy_dir};
+use pyo3::exceptions::{PyKeyboardInterrupt, PyRuntimeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::PyBytes;
+
+/// A library error as the command line would print it, with the library's field names turned
+/// into the package's keyword arguments.
+fn message(e: &(dyn std::error::Error + 'static)) -> String {
+    let mut out = e.to_string();
+    let mut cause = e.source();
+    while let Some(c) = cause {
+        let c_text = c.to_string();
+        if !out.contains(&c_text) {
+            out = format!("{out}: {c_text}");
+        }
+        cause = c.source();
+    }
+    const NAMES: [(&str, &str); 12] = [
+        ("InduceConfig.lr", "lr"),
+        ("InduceConfig.episodes", "episodes"),
+        ("InduceConfig.inference_samples", "samples"),
+        ("InduceConfig.kernel", "kernel"),
+        ("InduceConfig.env.hops", "hops"),
+        ("BaselineConfig.random.iterations", "iterations"),
+        ("BaselineConfig.cf_gnnexplainer.iterations", "iterations"),
+        ("BaselineConfig.cf2.iterations", "iterations"),
+        ("BaselineConfig.pgexplainer.epochs", "iterations"),
+        ("EnvConfig.max_nodes", "max_neighbourhood"),
+        ("EnvConfig.fanout", "fanout"),
+        ("ExplainJob.policy", "policy"),
+    ];
+    for (field, name) in NAMES {
+        out = out.replace(field, name);
+    }
+    out
+}
+
+fn value_error(e: impl std::error::Error + 'static) -> PyErr {
+    PyValueError::new_err(message(&e))
+}
+
+/// Little-endian `f32`s from bytes, `what` naming the array in errors.
+fn f32s(bytes: &[u8], len: usize, what: &str) -> PyResult<Vec<f32>> {
+    if bytes.len() != 4 * len {
+        return Err(PyValueError::new_err(format!(
+            "{what}: {} bytes for {len} float32 values",
+            bytes.len()
+        )));
+    }
+    Ok(bytes
+        .chunks_exact(4)
+        .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+        .collect())
+}
+
+/// Little-endian `i64`s from bytes.
+fn i64s(bytes: &[u8], what: &str) -> PyResult<Vec<i64>> {
+    if !bytes.len().is_multiple_of(8) {
+        return Err(PyValueError::new_err(format!(
+            "{what}: {} bytes is not a whole number of int64 values",
+            bytes.len()
+        )));
+    }
+    Ok(bytes
+        .chunks_exact(8)
+        .map(|c| i64::from_le_bytes(c.try_into().expect("8 bytes")))
+        .collect())
+}
+
+/// Progress that only carries a cancellation flag.
+struct Cancel(Arc<AtomicBool>);
+
+impl Progress for Cancel {
+    fn cancelled(&self) -> bool {
+        self.0.load(Ordering::Relaxed)
+    }
+}
+
+/// Runs `work` on a thread with the GIL released, checking for Ctrl-C every 50 ms. On an
+/// interrupt the flag is raised (an explain run stops before its next target) and
+/// `KeyboardInterrupt` is returned at once.
+fn run_interruptible<T: Send + 'static>(
+    py: Python<'_>,
+    work: impl FnOnce(Arc<AtomicBool>) -> Result<T, String> + Send + 'static,
+) -> PyResult<T> {
+    type Slot<T> = (Mutex<Option<Result<T, String>>>, Condvar);
+    let flag = Arc::new(AtomicBool::new(false));
+    let slot: Arc<Slot<T>> = Arc::new((Mutex::new(None), Condvar::new()));
+    let (worker_flag, worker_slot) = (flag.clone(), slot.clone());
+    let handle = std::thread::Builder::new()
+        .name("induce".into())
+        .spawn(move || {
+            let result = work(worker_flag);
+            let (lock, ready) = &*worker_slot;
+            *lock.lock().unwrap_or_else(|p| p.into_inner()) = Some(result);
+            ready.notify_all();
+        })
+        .map_err(|e| PyRuntimeError::new_err(format!("cannot start a thread: {e}")))?;
+    loop {
+        let got = py.detach(|| {
+            let (lock, ready) = &*slot;
+            let guard = lock.lock().unwrap_or_else(|p| p.into_inner());
+            let (mut guard, _) = ready
+                .wait_timeout_while(guard, Duration::from_millis(50), |r| r.is_none())
+                .unwrap_or_else(|p| p.into_inner());
+            guard.take()
+        });
+        if let Some(result) = got {
+            return result.map_err(PyValueError::new_err);
+        }
+        if handle.is_finished() {
+            // It may have stored its result just after the wait above.
+            let late = slot.0.lock().unwrap_or_else(|p| p.into_inner()).take();
+            return match late {
+                Some(result) => result.map_err(PyValueError::new_err),
+                None => Err(PyRuntimeError::new_err("the induce worker thread panicked")),
+            };
+        }
+        if let Err(e) = py.check_signals() {
+            flag.store(true, Ordering::Relaxed);
+            return Err(if e.is_instance_of::<PyKeyboardInterrupt>(py) {
+                e
+            } else {
+                PyKeyboardInterrupt::new_err("interrupted")
+            });
+        }
+    }
+}
+
+/// The arrays of a call, read while the GIL is held.
+struct Arrays {
+    n: usize,
+    d: usize,
+    x: Vec<f32>,
+    src: Vec<i64>,
+    dst: Vec<i64>,
+    y: Option<Vec<i64>>,
+}
+
+impl Arrays {
+    fn read(
+        x: &Bound<'_, PyBytes>,
+        n: usize,
+        d: usize,
+        edge_index: &Bound<'_, PyBytes>,
+        y: Option<&Bound<'_, PyBytes>>,
+    ) -> PyResult<Self> {
+        let x = f32s(x.as_bytes(), n * d, "x")?;
+        let ei = i64s(edge_index.as_bytes(), "edge_index")?;
+        let e = ei.len() / 2;
+        let (src, dst) = ei.split_at(e);
+        let y = match y {
+            Some(b) => {
+                let v = i64s(b.as_bytes(), "y")?;
+                if v.len() != n {
+                    return Err(PyValueError::new_err(format!(
+                        "y: {} labels for {n} nodes",
+                        v.len()
+                    )));
+                }
+                Some(v)
+            }
+            None => None,
+        };
+        Ok(Self {
+            n,
+            d,
+            x,
+            src: src.to_vec(),
+            dst: dst.to_vec(),
+            y,
+        })
+    }
+
+    fn dataset(self) -> Result<induce::Dataset, String> {
+        induce::graph::io::from_arrays(
+            "arrays",
+            self.n,
+            self.d,
+            self.x,
+            &self.src,
+            &self.dst,
+            self.y.as_deref(),
+        )
+        .map_err(|e| message(&e))
+    }
+}
+
+fn options(json: &str) -> PyResult<RunOptions> {
+    serde_json::from_str(json).map_err(|e| PyValueError::new_err(format!("invalid option: {e}")))
+}
+
+fn targets(index: Vec<i64>) -> PyResult<TargetSpec> {
+    let ids = index
+        .into_iter()
+        .map(|i| {
+            u32::try_from(i).map_err(|_| {
+                PyValueError::new_err(format!("index: node id {i} is not a node of the graph"))
+            })
+        })
+        .collect::<PyResult<Vec<u32>>>()?;
+    if ids.is_empty() {
+        return Err(PyValueError::new_err("index: no target node given"));
+    }
+    Ok(TargetSpec::List(ids))
+}
+
+/// Explains `index` with `methods` on the graph given by the arrays and the black box at
+/// `model` (a PyG model with `arch`); `options` is the JSON of [`RunOptions`]. Returns the run
+/// as JSON: `{"summary": …, "runs": [{"method", "records", "train_seconds",
+/// "explain_seconds", "notes"}]}` (records as in `explanations.jsonl`).
+#[pyfunction]
+#[pyo3(signature = (x, n, d, edge_index, y, model, arch, policy, methods, index, options))]
+#[allow(clippy::too_many_arguments)]
+fn explain(
+    py: Python<'_>,
+    x: &Bound<'_, PyBytes>,
+    n: usize,
+    d: usize,
+    edge_index: &Bound<'_, PyBytes>,
+    y: Option<&Bound<'_, PyBytes>>,
+    model: PathBuf,
+    arch: Option<PathBuf>,
+    policy: Option<PathBuf>,
+    methods: Vec<String>,
+    index: Vec<i64>,
+    options: &str,
+) -> PyResult<String> {
+    let arrays = Arrays::read(x, n, d, edge_index, y)?;
+    let opts = self::options(options)?;
+    let methods = methods
+        .iter()
+        .map(|m| m.parse::<Method>().map_err(value_error))
+        .collect::<PyResult<Vec<Method>>>()?;
+    let job = opts.explain_job("arrays", model, arch, policy, &methods, targets(index)?);
+    run_interruptible(py, move |flag| {
+        let data = arrays.dataset()?;
+        let device = induce::default_device().map_err(|e| message(&e))?;
+        let loaded = induce::methods::load_black_box_with_arch(
+            &job.black_box,
+            job.arch.as_deref(),
+            &data,
+            job.induce.kernel,
+            &device,
+        )
+        .map_err(|e| message(&e))?;
+        let progress = Cancel(flag);
+        let (summary, runs) = explain_job_with(
+            &job,
+            &data,
+            loaded.black_box.as_ref(),
+            &device,
+            &progress,
+            None,
+            &|_| {},
+        )
+        .map_err(|e| message(&e))?;
+        let runs: Vec<serde_json::Value> = runs
+            .iter()
+            .map(|r| {
+                serde_json::json!({
+                    "method": r.method,
+                    "records": r.records,
+                    "train_seconds": r.train_seconds,
+                    "explain_seconds": r.explain_seconds,
+                    "notes": r.notes,
+                })
+            })
+            .collect();
+        Ok(serde_json::json!({"summary": summary, "runs": runs}).to_string())
+    })
+}
+
+/// Trains an inductive policy on `index` and writes it to the directory `out` as
+/// `induce train --out` does ([`write_policy_dir`]); returns the policy's path and the training
+/// outcome as JSON.
+#[pyfunction]
+#[pyo3(signature = (x, n, d, edge_index, y, model, arch, index, out, options))]
+#[allow(clippy::too_many_arguments)]
+fn train_policy(
+    py: Python<'_>,
+    x: &Bound<'_, PyBytes>,
+    n: usize,
+    d: usize,
+    edge_index: &Bound<'_, PyBytes>,
+    y: Option<&Bound<'_, PyBytes>>,
+    model: PathBuf,
+    arch: Option<PathBuf>,
+    index: Vec<i64>,
+    out: PathBuf,
+    options: &str,
+) -> PyResult<String> {
+    let arrays = Arrays::read(x, n, d, edge_index, y)?;
+    let opts = self::options(options)?;
+    let job = opts.train_job("arrays", model, arch, targets(index)?);
+    run_interruptible(py, move |_flag| {
+        let data = arrays.dataset()?;
+        let device = induce::default_device().map_err(|e| message(&e))?;
+        let loaded = induce::methods::load_black_box_with_arch(
+            &job.black_box,
+            job.arch.as_deref(),
+            &data,
+            job.induce.kernel,
+            &device,
+        )
+        .map_err(|e| message(&e))?;
+        let (policy, meta, outcome) = train_job_with(
+            &job,
+            &data,
+            loaded.black_box.as_ref(),
+            &device,
+            &induce::pipeline::NoProgress,
+            None,
+            &|_| {},
+        )
+        .map_err(|e| message(&e))?;
+        let path = write_policy_dir(&job, &out, &policy, &meta, &outcome).map_err(|e| message(&e))?;
+        Ok(serde_json::json!({
+            "policy": path,
+            "targets": outcome.targets,
+            "seconds": outcome.seconds,
+        })
+        .to_string())
+    })
+}
+
+/// The native module.
+#[pymodule]
+fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(explain, m)?)?;
+    m.add_function(wrap_pyfunction!(train_policy, m)?)?;
+    Ok(())
+}

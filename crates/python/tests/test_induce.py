@@ -1,0 +1,197 @@
+"""The `induce` Python package: results equal the command line's, bad input raises the command
+line's message as TypeError / ValueError, training and inductive explaining, Ctrl-C, and (where
+torch and PyG are installed) the PyG round trip.
+
+Run from the repository root after `pip install ./crates/python pytest`:
+
+    INDUCE_BIN=target/release/induce python -m pytest crates/python/tests
+
+INDUCE_BIN names the `induce` binary for the comparison with the command line (CI sets it; the
+test fails when it is set but missing, and is skipped with a reason when it is not set and
+target/release/induce does not exist).
+"""
+
+import _thread
+import json
+import os
+import subprocess
+import threading
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import induce
+
+ROOT = Path(__file__).resolve().parents[3]
+FIXTURES = ROOT / "tests" / "fixtures" / "pyg"
+
+
+def fixture(case):
+    d = FIXTURES / case
+    g = np.load(d / "graph.npz")
+    return d, g
+
+
+def cli_binary():
+    env = os.environ.get("INDUCE_BIN")
+    if env:
+        path = Path(env)
+        if not path.is_absolute():
+            path = ROOT / path
+        assert path.exists(), f"INDUCE_BIN={env} does not exist"
+        return path
+    path = ROOT / "target" / "release" / "induce"
+    if not path.exists():
+        pytest.skip("no induce binary (build it with `cargo build --release` or set INDUCE_BIN)")
+    return path
+
+
+@pytest.mark.parametrize("case", ["gcn", "sage", "gin", "gat"])
+def test_results_equal_the_command_line(case, tmp_path):
+    d, g = fixture(case)
+    n = g["features"].shape[0]
+    methods = ["transductive", "cf-gnnexplainer"]
+    out = tmp_path / "run"
+    subprocess.run(
+        [str(cli_binary()), "explain", "--data", str(d / "graph.npz"),
+         "--black-box", str(d / "model.safetensors"), "--arch", str(d / "arch.json"),
+         "--method", ",".join(methods), "--targets", ",".join(map(str, range(n))),
+         "--seed", "7", "--hops", "3", "--no-progress", "--out", str(out)],
+        check=True, capture_output=True,
+    )
+    cli = [json.loads(line) for line in (out / "explanations.jsonl").read_text().splitlines()]
+    explainer = induce.Explainer(
+        model=d / "model.safetensors", arch=d / "arch.json", method=methods, seed=7, hops=3
+    )
+    result = explainer(g["features"], g["edge_index"], index=np.arange(n), y=g["labels"])
+    assert [e.record for e in result] == cli
+    assert any(e.found for e in result)
+    for e in result:
+        if e.found:
+            assert e.valid and e.original_label != e.new_label
+            assert e.size == len(e.added) + len(e.removed)
+
+
+def test_torch_style_inputs_and_one_direction_edges():
+    d, g = fixture("sage")
+    ei = g["edge_index"]
+    one_way = ei[:, ei[0] < ei[1]]
+    explainer = induce.Explainer(model=d / "model.safetensors", arch=d / "arch.json",
+                                 method="transductive")
+    both = explainer(g["features"].astype(np.float64), ei, index=3)
+    once = explainer(g["features"], one_way.astype(np.int32), index=[3])
+    assert [e.record for e in both] == [e.record for e in once]
+    mask = np.zeros(g["features"].shape[0], dtype=bool)
+    mask[[3, 5]] = True
+    assert [e.target for e in explainer(g["features"], ei, index=mask)] == [3, 5]
+
+
+def test_training_and_inductive_explaining(tmp_path):
+    d, g = fixture("gat")
+    n = g["features"].shape[0]
+    kw = dict(model=d / "model.safetensors", arch=d / "arch.json")
+    info = induce.train_policy(x=g["features"], edge_index=g["edge_index"], index=range(n // 2),
+                               out=tmp_path / "policy", seed=3, **kw)
+    assert info["targets"] > 0 and Path(info["policy"]).exists()
+    assert (tmp_path / "policy" / "train.json").exists()
+    result = induce.Explainer(method=["inductive", "untrained"], policy=tmp_path / "policy",
+                              **kw)(g["features"], g["edge_index"], index=range(n // 2, n))
+    assert len(result) == 2 * (n - n // 2)
+    assert all(e.valid for e in result if e.found)
+    rows = result.summary["runs"]
+    assert [r["method"] for r in rows] == ["inductive", "untrained"]
+
+
+BAD_INPUTS = [
+    ("x", lambda x, ei: (x.astype(np.int64), ei, [0]), TypeError,
+     "x: node features must be floats, got dtype int64"),
+    ("x shape", lambda x, ei: (x[0], ei, [0]), ValueError,
+     "x: expected shape [num_nodes, num_features], got [6]"),
+    ("edge dtype", lambda x, ei: (x, ei.astype(np.float32), [0]), TypeError,
+     "edge_index: node ids must be integers, got dtype float32"),
+    ("edge shape", lambda x, ei: (x, ei.T, [0]), ValueError,
+     "edge_index: expected shape [2, num_edges]"),
+    ("edge id", lambda x, ei: (x, np.concatenate([ei, [[0], [99]]], axis=1), [0]), ValueError,
+     "arrays: edge_index: node 99 is out of range: the graph has 14 nodes"),
+    ("target", lambda x, ei: (x, ei, [99]), ValueError,
+     "target node 99 is out of range: the graph has 14 nodes"),
+    ("negative target", lambda x, ei: (x, ei, [-1]), ValueError,
+     "index: node id -1 is not a node of the graph"),
+    ("no target", lambda x, ei: (x, ei, []), ValueError, "index: no target node given"),
+    ("width", lambda x, ei: (x[:, :5], ei, [0]), ValueError,
+     "node feature dimension (the data's vs the checkpoint's): expected 5, got 6"),
+    ("nan", lambda x, ei: (np.where(np.arange(x.size).reshape(x.shape) == 0, np.nan, x), ei,
+                           [0]), ValueError, "x: feature [0, 0] is not finite (NaN)"),
+]
+
+
+@pytest.mark.parametrize("name,make,error,message", BAD_INPUTS, ids=[b[0] for b in BAD_INPUTS])
+def test_bad_inputs_raise_the_command_lines_message(name, make, error, message):
+    d, g = fixture("gcn")
+    explainer = induce.Explainer(model=d / "model.safetensors", arch=d / "arch.json")
+    x, ei, index = make(g["features"], g["edge_index"])
+    with pytest.raises(error) as e:
+        explainer(x, ei, index=index)
+    assert message in str(e.value)
+
+
+def test_bad_settings_and_models_raise_value_errors(tmp_path):
+    d, g = fixture("gcn")
+    x, ei = g["features"], g["edge_index"]
+    model, arch = d / "model.safetensors", d / "arch.json"
+    cases = [
+        (dict(model=model, arch=arch, hop=3), "invalid option: unknown field `hop`"),
+        (dict(model=model, arch=arch, method="magic"), "invalid method `magic`"),
+        (dict(model=model, arch=arch, hops=0), "hops must be at least 1, got 0"),
+        (dict(model=model, arch=arch, iterations=0), "iterations"),
+        (dict(model=model), "describe the model with --arch"),
+        (dict(model=tmp_path / "missing.safetensors", arch=arch), "missing.safetensors"),
+        (dict(model=model, arch=FIXTURES / "sage" / "arch.json"),
+         "missing tensor `convs.0.lin_l.weight`"),
+        (dict(model=model, arch=arch, method="inductive"), "policy"),
+    ]
+    for kwargs, message in cases:
+        with pytest.raises(ValueError) as e:
+            kwargs.setdefault("method", ["transductive", "cf-gnnexplainer"])
+            induce.Explainer(**kwargs)(x, ei, index=[0])
+        assert message in str(e.value), (kwargs, str(e.value))
+    with pytest.raises(ValueError, match="edits='sideways'"):
+        induce.Explainer(model=model, arch=arch, edits="sideways")
+    with pytest.raises(TypeError):
+        induce.Explainer(model=3)
+
+
+def test_ctrl_c_interrupts_a_long_call():
+    d, _ = fixture("gcn")
+    rng = np.random.default_rng(0)
+    n = 4000
+    x = rng.normal(size=(n, 6)).astype(np.float32)
+    src = rng.integers(0, n, size=4 * n)
+    dst = rng.integers(0, n, size=4 * n)
+    keep = src != dst
+    ei = np.stack([src[keep], dst[keep]])
+    explainer = induce.Explainer(model=d / "model.safetensors", arch=d / "arch.json",
+                                 method="transductive", episodes=500, threads=1)
+    timer = threading.Timer(1.0, _thread.interrupt_main)
+    start = time.monotonic()
+    timer.start()
+    with pytest.raises(KeyboardInterrupt):
+        explainer(x, ei, index=np.arange(n))
+    assert time.monotonic() - start < 10.0
+
+
+def test_to_pyg_builds_an_explanation():
+    pytest.importorskip("torch_geometric")
+    d, g = fixture("gcn")
+    result = induce.Explainer(model=d / "model.safetensors", arch=d / "arch.json")(
+        g["features"], g["edge_index"], index=range(14))
+    found = [e for e in result if e.found]
+    assert found
+    e = found[0]
+    p = e.to_pyg(g["features"], g["edge_index"])
+    assert int(p.index) == e.target
+    assert int(p.edge_mask.sum()) == 2 * len(e.removed)
+    assert p.added_edge_index.shape[1] == len(e.added)
+    assert p.cf_edge_index.shape[1] == g["edge_index"].shape[1] + 2 * (len(e.added) - len(e.removed))
