@@ -128,8 +128,9 @@ class Explanation:
     """One method's counterfactual for one target node.
 
     Attributes: ``method``, ``target``, ``found`` (the prediction flips on the whole edited
-    graph), ``original_label``, ``new_label``, ``added`` and ``removed`` (edges as ``(u, v)``
-    pairs in the graph's node ids), ``size`` (number of edits), ``valid`` and ``one_minimal``
+    graph), ``original_label``, ``new_label``, ``added`` and ``removed`` (the counterfactual's
+    edges as ``(u, v)`` pairs in the graph's node ids; empty when nothing was found),
+    ``size`` (number of edits), ``valid`` and ``one_minimal``
     (for found counterfactuals), and ``record`` (the full record, as in ``explanations.jsonl``).
     """
 
@@ -140,7 +141,8 @@ class Explanation:
         self.found = bool(record["found"])
         self.original_label = record["original_label"]
         self.new_label = record["new_label"]
-        edits = record.get("edits", [])
+        # A record that found nothing keeps its search's last edits; they are no counterfactual.
+        edits = record.get("edits", []) if self.found else []
         self.added = [(u, v) for u, v, kind in edits if kind == "add"]
         self.removed = [(u, v) for u, v, kind in edits if kind == "del"]
         self.size = len(edits)
