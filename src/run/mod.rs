@@ -13,7 +13,9 @@ pub use explain::{
     explain_to_dir,
 };
 pub use memory::{MemoryJob, explain_in_memory};
-pub use options::{DEFAULT_MAX_NEIGHBOURHOOD, DEFAULT_SAMPLES, RunOptions};
+pub use options::{
+    DEFAULT_MAX_NEIGHBOURHOOD, DEFAULT_SAMPLES, RunOptions, SETTING_NAMES, name_settings,
+};
 pub use train::{
     TrainJob, TrainOutcome, train_job, train_job_checkpointed, train_job_noticed, train_job_with,
     train_reporting, train_to_dir, write_policy_dir,

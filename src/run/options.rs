@@ -11,6 +11,41 @@ use super::{ExplainJob, TargetFilter, TrainJob};
 use crate::TargetSpec;
 use crate::methods::{Method, Preset};
 
+/// The library's names of the settings a user gives by name (in error messages, e.g.
+/// `InduceConfig.env.hops`) and the [`RunOptions`] field each one is (`hops`): front ends turn
+/// the first into their own spelling of the second ([`name_settings`]).
+pub const SETTING_NAMES: [(&str, &str); 12] = [
+    ("InduceConfig.lr", "lr"),
+    ("InduceConfig.episodes", "episodes"),
+    ("InduceConfig.inference_samples", "samples"),
+    ("InduceConfig.kernel", "kernel"),
+    ("InduceConfig.env.hops", "hops"),
+    ("BaselineConfig.random.iterations", "iterations"),
+    ("BaselineConfig.cf_gnnexplainer.iterations", "iterations"),
+    ("BaselineConfig.cf2.iterations", "iterations"),
+    ("BaselineConfig.pgexplainer.epochs", "iterations"),
+    ("EnvConfig.max_nodes", "max_neighbourhood"),
+    ("EnvConfig.fanout", "fanout"),
+    ("ExplainJob.policy", "policy"),
+];
+
+/// `line` with every library setting name of [`SETTING_NAMES`] replaced by `spell(option)`
+/// (the command line: `--hops`; the Python package: `hops`).
+///
+/// ```
+/// use induce::run::name_settings;
+/// let line = "invalid setting `InduceConfig.env.hops = 0`";
+/// assert_eq!(name_settings(line, |o| format!("--{}", o.replace('_', "-"))),
+///     "invalid setting `--hops = 0`");
+/// ```
+pub fn name_settings(line: &str, spell: impl Fn(&str) -> String) -> String {
+    let mut out = line.to_string();
+    for (field, option) in SETTING_NAMES {
+        out = out.replace(field, &spell(option));
+    }
+    out
+}
+
 /// The refusal threshold of a neighbourhood's node count when none is given (`--max-neighbourhood`).
 pub const DEFAULT_MAX_NEIGHBOURHOOD: usize = 100_000;
 

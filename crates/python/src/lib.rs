@@ -33,24 +33,7 @@ fn message(e: &(dyn std::error::Error + 'static)) -> String {
         }
         cause = c.source();
     }
-    const NAMES: [(&str, &str); 12] = [
-        ("InduceConfig.lr", "lr"),
-        ("InduceConfig.episodes", "episodes"),
-        ("InduceConfig.inference_samples", "samples"),
-        ("InduceConfig.kernel", "kernel"),
-        ("InduceConfig.env.hops", "hops"),
-        ("BaselineConfig.random.iterations", "iterations"),
-        ("BaselineConfig.cf_gnnexplainer.iterations", "iterations"),
-        ("BaselineConfig.cf2.iterations", "iterations"),
-        ("BaselineConfig.pgexplainer.epochs", "iterations"),
-        ("EnvConfig.max_nodes", "max_neighbourhood"),
-        ("EnvConfig.fanout", "fanout"),
-        ("ExplainJob.policy", "policy"),
-    ];
-    for (field, name) in NAMES {
-        out = out.replace(field, name);
-    }
-    out
+    induce::run::name_settings(&out, str::to_string)
 }
 
 fn value_error(e: impl std::error::Error + 'static) -> PyErr {

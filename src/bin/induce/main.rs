@@ -81,26 +81,11 @@ fn main() -> ExitCode {
 /// The library names the settings at fault (`InduceConfig.lr`); its command-line user knows
 /// them as flags: each known field becomes its flag.
 fn flags_for_fields(line: &str) -> String {
-    const FLAGS: [(&str, &str); 13] = [
-        ("InduceConfig.lr", "--lr"),
-        ("InduceConfig.episodes", "--episodes"),
-        ("InduceConfig.inference_samples", "--samples"),
-        ("InduceConfig.kernel", "--kernel"),
-        ("InduceConfig.env.hops", "--hops"),
-        ("BaselineConfig.random.iterations", "--iterations"),
-        ("BaselineConfig.cf_gnnexplainer.iterations", "--iterations"),
-        ("BaselineConfig.cf2.iterations", "--iterations"),
-        ("BaselineConfig.pgexplainer.epochs", "--iterations"),
-        ("EnvConfig.max_nodes", "--max-neighbourhood"),
-        ("EnvConfig.fanout", "--fanout K"),
-        ("ExplainJob.policy", "--policy"),
-        ("without resuming", "without --resume"),
-    ];
-    let mut out = line.to_string();
-    for (field, flag) in FLAGS {
-        out = out.replace(field, flag);
-    }
-    out
+    induce::run::name_settings(line, |option| match option {
+        "fanout" => "--fanout K".to_string(),
+        o => format!("--{}", o.replace('_', "-")),
+    })
+    .replace("without resuming", "without --resume")
 }
 
 /// The device of `backend` (default: `$INDUCE_BACKEND`, else flex).
