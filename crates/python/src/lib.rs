@@ -10,8 +10,8 @@
 //! cannot be stopped mid-way and finishes in the background, its result discarded).
 
 use std::path::PathBuf;
-use std::sync::{Arc, Condvar, Mutex};
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Condvar, Mutex};
 use std::time::Duration;
 
 use induce::Method;
@@ -315,7 +315,8 @@ fn train_policy(
             &|_| {},
         )
         .map_err(|e| message(&e))?;
-        let path = write_policy_dir(&job, &out, &policy, &meta, &outcome).map_err(|e| message(&e))?;
+        let path =
+            write_policy_dir(&job, &out, &policy, &meta, &outcome).map_err(|e| message(&e))?;
         Ok(serde_json::json!({
             "policy": path,
             "targets": outcome.targets,

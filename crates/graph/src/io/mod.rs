@@ -32,8 +32,8 @@ pub use gnn_benchmark::load_gnn_benchmark_npz;
 pub use ogb::load_ogb_dir;
 pub use reference_npz::load_reference_npz;
 
-use crate::error::{GraphError, Result};
 use crate::dataset::Dataset;
+use crate::error::{GraphError, Result};
 use crate::features::Features;
 use crate::graph::Graph;
 
@@ -70,7 +70,11 @@ pub fn from_arrays(
     if src.len() != dst.len() {
         return Err(GraphError::format(
             path,
-            format!("edge_index: rows of {} and {} entries", src.len(), dst.len()),
+            format!(
+                "edge_index: rows of {} and {} entries",
+                src.len(),
+                dst.len()
+            ),
         ));
     }
     let mut notes = Vec::new();
