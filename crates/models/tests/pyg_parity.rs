@@ -127,3 +127,37 @@ fn the_edge_weighted_burn_form_matches_pyg_and_has_gradients() {
         assert_close(&emb, &host, &format!("{case} embeddings"));
     }
 }
+
+/// The prepared paths (`prepare`, and `prepare_rows` gathering from the projection of the whole
+/// feature matrix) give what `log_probs` gives on the gathered rows.
+#[test]
+fn prepared_evaluation_equals_the_plain_forward() {
+    for case in CASES {
+        let dir = fixtures().join(case);
+        let net = PygNet::load(dir.join("model.safetensors"), dir.join("arch.json")).unwrap();
+        let g = load_reference_npz(dir.join("graph.npz")).unwrap().graph;
+        let rows = [3u32, 0, 7, 9, 1];
+        let sub = g.features().gather(&rows);
+        let edges = [(0, 1), (1, 2), (2, 3), (0, 4)];
+        let plain = net.log_probs(&sub, &edges).unwrap();
+        let prepared = net
+            .prepare(&sub)
+            .unwrap()
+            .unwrap()
+            .log_probs(&edges)
+            .unwrap();
+        assert_close(prepared.as_slice(), plain.as_slice(), case);
+        for _ in 0..2 {
+            // The second call gathers from the cached projection.
+            let p = net.prepare_rows(g.features(), &rows).unwrap().unwrap();
+            assert_close(
+                p.log_probs(&edges).unwrap().as_slice(),
+                plain.as_slice(),
+                case,
+            );
+        }
+        assert!(net.prepare_rows(g.features(), &[99]).is_err());
+        let bad = net.prepare_rows(g.features(), &rows).unwrap().unwrap();
+        assert!(bad.log_probs(&[(0, 5)]).is_err());
+    }
+}

@@ -120,12 +120,17 @@ impl Conv {
                     Some(p) => relu(p.burn(x.clone())),
                     None => x.clone(),
                 };
+                // lin_l before the (linear) aggregation: messages `out` wide, not `in` wide.
+                let source = source.matmul(matrix(&lin_l.wt, lin_l.din, lin_l.dout, &device));
                 let (src, dst, w) = edges.messages(weights, 0.0);
                 let mut agg = scatter_add_rows(source.select(0, src) * w.clone(), dst.clone(), n);
                 if *aggr == Aggregation::Mean {
                     agg = agg / degree(w, dst, n, degree_gradient).clamp_min(1.0);
                 }
-                let mut out = lin_l.burn(agg);
+                let mut out = match &lin_l.bias {
+                    Some(b) => agg + row(b, &device),
+                    None => agg,
+                };
                 if let Some(r) = lin_r {
                     out = out + r.burn(x);
                 }
@@ -141,10 +146,20 @@ impl Conv {
                 out
             }
             Conv::Gin { eps, mlp } => {
+                // A leading Linear goes before the (linear) sum: messages `out` wide.
+                let (x, rest) = match mlp.first() {
+                    Some(MlpStep::Linear(d)) => {
+                        (x.matmul(matrix(&d.wt, d.din, d.dout, &device)), &mlp[1..])
+                    }
+                    _ => (x, &mlp[..]),
+                };
                 let (src, dst, w) = edges.messages(weights, 0.0);
                 let mut z = x.clone().mul_scalar(1.0 + eps)
                     + scatter_add_rows(x.select(0, src) * w, dst, n);
-                for step in mlp {
+                if let Some(MlpStep::Linear(Dense { bias: Some(b), .. })) = mlp.first() {
+                    z = z + row(b, &device);
+                }
+                for step in rest {
                     z = match step {
                         MlpStep::Linear(d) => d.burn(z),
                         MlpStep::Affine { scale, shift } => {

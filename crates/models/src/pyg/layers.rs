@@ -36,25 +36,38 @@ impl Dense {
         }
     }
 
-    /// `x Wᵀ + b` for `n` rows.
+    /// `x Wᵀ` (without the bias) for `n` rows.
     ///
     /// # Shapes
     /// - x: `[n, in]`; output: `[n, out]`
-    pub fn apply(&self, x: &[f32], n: usize) -> Vec<f32> {
+    pub fn apply_no_bias(&self, x: &[f32], n: usize) -> Vec<f32> {
         let mut out = vec![0.0; n * self.dout];
         for (xr, or) in x
             .chunks_exact(self.din.max(1))
             .zip(out.chunks_exact_mut(self.dout.max(1)))
             .take(n)
         {
-            if let Some(b) = &self.bias {
-                or.copy_from_slice(b);
-            }
             for (&xv, wr) in xr.iter().zip(self.wt.chunks_exact(self.dout)) {
                 if xv != 0.0 {
                     for (o, &w) in or.iter_mut().zip(wr) {
                         *o += xv * w;
                     }
+                }
+            }
+        }
+        out
+    }
+
+    /// `x Wᵀ + b` for `n` rows.
+    ///
+    /// # Shapes
+    /// - x: `[n, in]`; output: `[n, out]`
+    pub fn apply(&self, x: &[f32], n: usize) -> Vec<f32> {
+        let mut out = self.apply_no_bias(x, n);
+        if let Some(b) = &self.bias {
+            for row in out.chunks_exact_mut(self.dout.max(1)) {
+                for (o, &v) in row.iter_mut().zip(b) {
+                    *o += v;
                 }
             }
         }
@@ -176,7 +189,8 @@ impl Adjacency {
         &self.targets[self.offsets[i]..self.offsets[i + 1]]
     }
 
-    fn num_nodes(&self) -> usize {
+    /// Number of nodes.
+    pub fn num_nodes(&self) -> usize {
         self.offsets.len() - 1
     }
 }
@@ -234,12 +248,70 @@ impl Conv {
         }
     }
 
-    /// The layer on features `x` (`[n, in]`) over `adj`.
+    /// What the layer needs of each node's own features, computed node by node (so once per
+    /// feature matrix, before any edge is seen): the linear map every family applies to a
+    /// node's features before or (by linearity) after aggregating them.
+    ///
+    /// | layer | `a` | `b` |
+    /// |---|---|---|
+    /// | `GCNConv` | `x Wᵀ` | – |
+    /// | `SAGEConv` | `x W_lᵀ` (with `project`: `relu(lin x) W_lᵀ`) | `x W_rᵀ` (root weight) |
+    /// | `GINConv` | `x W₀ᵀ` when the MLP starts with a `Linear` (its bias added after the sum), else `x` | – |
+    /// | `GATConv` | `x W_srcᵀ` | `x W_dstᵀ` when it differs |
+    ///
+    /// Aggregating `a` (a few columns) instead of `x` (often thousands) is what makes a
+    /// neighbourhood's evaluation cheap; the result equals PyG's up to float summation order.
+    ///
+    /// # Shapes
+    /// - x: `[n, in]`
+    pub fn project(&self, x: &[f32], n: usize) -> Projection {
+        let (a, b) = match self {
+            Conv::Gcn { lin, .. } => (lin.apply_no_bias(x, n), None),
+            Conv::Sage {
+                project,
+                lin_l,
+                lin_r,
+                ..
+            } => {
+                let a = match project {
+                    Some(p) => {
+                        let h: Vec<f32> = p.apply(x, n).into_iter().map(|v| v.max(0.0)).collect();
+                        lin_l.apply_no_bias(&h, n)
+                    }
+                    None => lin_l.apply_no_bias(x, n),
+                };
+                (a, lin_r.as_ref().map(|r| r.apply(x, n)))
+            }
+            Conv::Gin { mlp, .. } => match mlp.first() {
+                Some(MlpStep::Linear(d)) => (d.apply_no_bias(x, n), None),
+                _ => (x.to_vec(), None),
+            },
+            Conv::Gat {
+                lin_src, lin_dst, ..
+            } => (
+                lin_src.apply_no_bias(x, n),
+                lin_dst.as_ref().map(|l| l.apply_no_bias(x, n)),
+            ),
+        };
+        Projection { a, b, n }
+    }
+
+    /// The layer on features `x` (`[n, in]`) over `adj`: [`Conv::project`], then
+    /// [`Conv::forward_projected`].
     ///
     /// # Shapes
     /// - x: `[n, in]`; output: `[n, out]`
     pub fn forward(&self, x: &[f32], adj: &Adjacency) -> Vec<f32> {
+        self.forward_projected(&self.project(x, adj.num_nodes()), adj)
+    }
+
+    /// The layer from its [`Conv::project`]ion of the nodes' features.
+    ///
+    /// # Shapes
+    /// - p: `n` rows; output: `[n, out]`
+    pub fn forward_projected(&self, p: &Projection, adj: &Adjacency) -> Vec<f32> {
         let n = adj.num_nodes();
+        debug_assert_eq!(p.n, n);
         match self {
             Conv::Gcn {
                 lin,
@@ -247,7 +319,7 @@ impl Conv {
                 normalize,
                 self_loop,
             } => {
-                let h = lin.apply(x, n);
+                let h = &p.a;
                 let f = lin.dout;
                 let loop_w = if *normalize { *self_loop } else { None };
                 let dinv: Vec<f32> = (0..n)
@@ -279,37 +351,32 @@ impl Conv {
                 out
             }
             Conv::Sage {
-                project,
                 lin_l,
-                lin_r,
                 aggr,
                 normalize,
+                ..
             } => {
-                let src = match project {
-                    Some(p) => p.apply(x, n).into_iter().map(|v| v.max(0.0)).collect(),
-                    None => x.to_vec(),
-                };
-                let f = lin_l.din;
-                let mut agg = vec![0.0; n * f];
+                let f = lin_l.dout;
+                let mut out = vec![0.0; n * f];
                 for i in 0..n {
                     let nb = adj.neighbours(i);
-                    let row = &mut agg[i * f..(i + 1) * f];
+                    let row = &mut out[i * f..(i + 1) * f];
                     for &j in nb {
-                        axpy(row, 1.0, &src[j as usize * f..][..f]);
+                        axpy(row, 1.0, &p.a[j as usize * f..][..f]);
                     }
                     if *aggr == Aggregation::Mean && !nb.is_empty() {
                         let k = nb.len() as f32;
                         row.iter_mut().for_each(|v| *v /= k);
                     }
-                }
-                let mut out = lin_l.apply(&agg, n);
-                if let Some(r) = lin_r {
-                    for (o, v) in out.iter_mut().zip(r.apply(x, n)) {
-                        *o += v;
+                    if let Some(b) = &lin_l.bias {
+                        axpy(row, 1.0, b);
+                    }
+                    if let Some(r) = &p.b {
+                        axpy(row, 1.0, &r[i * f..][..f]);
                     }
                 }
                 if *normalize {
-                    for row in out.chunks_exact_mut(lin_l.dout.max(1)) {
+                    for row in out.chunks_exact_mut(f.max(1)) {
                         let norm = row.iter().map(|v| v * v).sum::<f32>().sqrt().max(1e-12);
                         row.iter_mut().for_each(|v| *v /= norm);
                     }
@@ -317,20 +384,28 @@ impl Conv {
                 out
             }
             Conv::Gin { eps, mlp } => {
-                let f = x.len() / n.max(1);
+                let f = p.a.len() / n.max(1);
                 let mut z = vec![0.0; n * f];
                 for i in 0..n {
                     let row = &mut z[i * f..(i + 1) * f];
-                    axpy(row, 1.0 + eps, &x[i * f..][..f]);
+                    axpy(row, 1.0 + eps, &p.a[i * f..][..f]);
                     for &j in adj.neighbours(i) {
-                        axpy(row, 1.0, &x[j as usize * f..][..f]);
+                        axpy(row, 1.0, &p.a[j as usize * f..][..f]);
                     }
                 }
-                mlp_forward(mlp, z, n)
+                match mlp.first() {
+                    Some(MlpStep::Linear(d)) => {
+                        if let Some(b) = &d.bias {
+                            for row in z.chunks_exact_mut(f.max(1)) {
+                                axpy(row, 1.0, b);
+                            }
+                        }
+                        mlp_forward(&mlp[1..], z, n)
+                    }
+                    _ => mlp_forward(mlp, z, n),
+                }
             }
             Conv::Gat {
-                lin_src,
-                lin_dst,
                 att_src,
                 att_dst,
                 heads,
@@ -339,11 +414,11 @@ impl Conv {
                 negative_slope,
                 self_loops,
                 bias,
+                ..
             } => {
                 let (hh, c) = (*heads, *out);
-                let xs = lin_src.apply(x, n);
-                let xd = lin_dst.as_ref().map(|l| l.apply(x, n));
-                let xd = xd.as_ref().unwrap_or(&xs);
+                let xs = &p.a;
+                let xd = p.b.as_ref().unwrap_or(xs);
                 let score = |v: &[f32], att: &[f32]| -> Vec<f32> {
                     (0..n * hh)
                         .map(|k| {
@@ -354,7 +429,7 @@ impl Conv {
                         })
                         .collect()
                 };
-                let (a_s, a_d) = (score(&xs, att_src), score(xd, att_dst));
+                let (a_s, a_d) = (score(xs, att_src), score(xd, att_dst));
                 let width = if *concat { hh * c } else { c };
                 let mut res = vec![0.0; n * width];
                 let mut srcs: Vec<u32> = Vec::new();
@@ -391,6 +466,37 @@ impl Conv {
                 }
                 res
             }
+        }
+    }
+}
+
+/// A layer's per-node projection of features ([`Conv::project`]): `a` (and `b`) row-major, one
+/// row per node.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Projection {
+    a: Vec<f32>,
+    b: Option<Vec<f32>>,
+    n: usize,
+}
+
+impl Projection {
+    /// Number of nodes.
+    pub fn num_nodes(&self) -> usize {
+        self.n
+    }
+
+    /// The rows `rows` (in this order).
+    pub fn gather(&self, rows: &[u32]) -> Projection {
+        let take = |v: &[f32]| -> Vec<f32> {
+            let w = v.len() / self.n.max(1);
+            rows.iter()
+                .flat_map(|&r| v[r as usize * w..(r as usize + 1) * w].iter().copied())
+                .collect()
+        };
+        Projection {
+            a: take(&self.a),
+            b: self.b.as_deref().map(take),
+            n: rows.len(),
         }
     }
 }

@@ -26,9 +26,11 @@ use std::path::{Path, PathBuf};
 use induce_graph::Features;
 
 pub use arch::{Activation, Aggregation, LayerArch, MlpOp, PygArch};
-pub use layers::{Adjacency, Conv, Dense, MlpStep};
+pub use layers::{Adjacency, Conv, Dense, MlpStep, Projection};
 
-use crate::black_box::{BlackBox, LogProbs};
+use std::sync::{Arc, Mutex, PoisonError};
+
+use crate::black_box::{BlackBox, LogProbs, PreparedBlackBox, check_features, check_rows};
 use crate::error::{ModelError, Result};
 use crate::reference::safetensors_tensors;
 
@@ -48,6 +50,39 @@ pub struct PygNet {
     activation: Activation,
     act_last: bool,
     head: Option<Dense>,
+    cache: ProjectionCache,
+}
+
+/// The first layer's projection ([`Conv::project`]) of the most recent whole feature matrix,
+/// keyed by [`Features::id`]: every neighbourhood of a graph gathers its rows from it
+/// ([`BlackBox::prepare_rows`]). A clone starts empty; equality ignores it.
+#[derive(Debug, Default)]
+struct ProjectionCache(Mutex<Option<(u64, Arc<Projection>)>>);
+
+impl Clone for ProjectionCache {
+    fn clone(&self) -> Self {
+        Self::default()
+    }
+}
+
+impl PartialEq for ProjectionCache {
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
+}
+
+/// A [`PygNet`] bound to one node set's first-layer projection ([`BlackBox::prepare`]).
+struct Prepared<'a> {
+    net: &'a PygNet,
+    projection: Projection,
+}
+
+impl PreparedBlackBox for Prepared<'_> {
+    fn log_probs(&self, edges: &[(u32, u32)]) -> Result<LogProbs> {
+        let n = self.projection.num_nodes();
+        check_edges(n, edges)?;
+        self.net.log_probs_projected(&self.projection, edges)
+    }
 }
 
 /// The tensors of a file, by name, with the names used so far (to refuse unused ones).
@@ -230,6 +265,7 @@ impl PygNet {
             activation: arch.activation,
             act_last: arch.activation_after_last(),
             head,
+            cache: ProjectionCache::default(),
         })
     }
 
@@ -274,16 +310,54 @@ impl PygNet {
     /// - x: `[n, input_dim]`; output: `[n, width of the last layer]`
     pub fn embeddings(&self, x: &Features, edges: &[(u32, u32)]) -> Result<Vec<f32>> {
         check_graph(self.input_dim(), x, edges)?;
-        let adj = Adjacency::new(x.num_nodes(), edges);
-        let mut h = x.as_slice().to_vec();
+        let p = self.layers[0].project(x.as_slice(), x.num_nodes());
+        Ok(self.embeddings_projected(&p, edges))
+    }
+
+    /// [`PygNet::embeddings`] from the first layer's projection of the features.
+    fn embeddings_projected(&self, p: &Projection, edges: &[(u32, u32)]) -> Vec<f32> {
+        let adj = Adjacency::new(p.num_nodes(), edges);
         let last = self.layers.len() - 1;
+        let mut h = self.layers[0].forward_projected(p, &adj);
         for (i, conv) in self.layers.iter().enumerate() {
-            h = conv.forward(&h, &adj);
+            if i > 0 {
+                h = conv.forward(&h, &adj);
+            }
             if i < last || self.act_last {
                 h.iter_mut().for_each(|v| *v = self.activation.apply(*v));
             }
         }
-        Ok(h)
+        h
+    }
+
+    /// Class log-probabilities from the first layer's projection of the features.
+    fn log_probs_projected(&self, p: &Projection, edges: &[(u32, u32)]) -> Result<LogProbs> {
+        let n = p.num_nodes();
+        let h = self.embeddings_projected(p, edges);
+        let mut out = match &self.head {
+            Some(d) => d.apply(&h, n),
+            None => h,
+        };
+        let c = self.num_classes();
+        for row in out.chunks_exact_mut(c.max(1)) {
+            let m = row.iter().copied().fold(f32::NEG_INFINITY, f32::max);
+            let lse = m + row.iter().map(|v| (v - m).exp()).sum::<f32>().ln();
+            row.iter_mut().for_each(|v| *v -= lse);
+        }
+        LogProbs::new(n, c, out)
+    }
+
+    /// The first layer's projection of the whole of `source`, cached by its id.
+    fn projection_of(&self, source: &Features) -> Arc<Projection> {
+        let mut slot = self.cache.0.lock().unwrap_or_else(PoisonError::into_inner);
+        match &*slot {
+            Some((id, p)) if *id == source.id() => Arc::clone(p),
+            _ => {
+                let p = Arc::new(self.layers[0].project(source.as_slice(), source.num_nodes()));
+                *slot = Some((source.id(), Arc::clone(&p)));
+                p
+            }
+        }
     }
 }
 
@@ -535,14 +609,12 @@ fn check_mlp_chain(ts: &Tensors, key: &str, conv: &Conv) -> Result<()> {
 
 /// Checks features and edges against the model.
 fn check_graph(dim: usize, x: &Features, edges: &[(u32, u32)]) -> Result<()> {
-    if x.dim() != dim {
-        return Err(ModelError::DimensionMismatch {
-            what: "node feature dimension of the PyG model".into(),
-            expected: dim,
-            got: x.dim(),
-        });
-    }
-    let n = x.num_nodes();
+    check_features(x, dim)?;
+    check_edges(x.num_nodes(), edges)
+}
+
+/// Checks edges against a node count.
+fn check_edges(n: usize, edges: &[(u32, u32)]) -> Result<()> {
     if let Some(&(u, w)) = edges
         .iter()
         .find(|&&(u, w)| u as usize >= n || w as usize >= n || u == w)
@@ -567,19 +639,34 @@ impl BlackBox for PygNet {
     }
 
     fn log_probs(&self, x: &Features, edges: &[(u32, u32)]) -> Result<LogProbs> {
-        let n = x.num_nodes();
-        let h = self.embeddings(x, edges)?;
-        let mut out = match &self.head {
-            Some(d) => d.apply(&h, n),
-            None => h,
-        };
-        let c = self.num_classes();
-        for row in out.chunks_exact_mut(c.max(1)) {
-            let m = row.iter().copied().fold(f32::NEG_INFINITY, f32::max);
-            let lse = m + row.iter().map(|v| (v - m).exp()).sum::<f32>().ln();
-            row.iter_mut().for_each(|v| *v -= lse);
-        }
-        LogProbs::new(n, c, out)
+        check_graph(self.input_dim(), x, edges)?;
+        let p = self.layers[0].project(x.as_slice(), x.num_nodes());
+        self.log_probs_projected(&p, edges)
+    }
+
+    /// Binds the first layer's projection of `x` (the part of every layer family that depends
+    /// on the features only, [`Conv::project`]).
+    fn prepare(&self, x: &Features) -> Result<Option<Box<dyn PreparedBlackBox + '_>>> {
+        check_features(x, self.input_dim())?;
+        Ok(Some(Box::new(Prepared {
+            net: self,
+            projection: self.layers[0].project(x.as_slice(), x.num_nodes()),
+        })))
+    }
+
+    /// The projection of the whole of `source` is computed once (cached by its id) and each
+    /// node set gathers its rows: a neighbourhood never multiplies its features again.
+    fn prepare_rows(
+        &self,
+        source: &Features,
+        rows: &[u32],
+    ) -> Result<Option<Box<dyn PreparedBlackBox + '_>>> {
+        check_features(source, self.input_dim())?;
+        check_rows(source, rows)?;
+        Ok(Some(Box::new(Prepared {
+            net: self,
+            projection: self.projection_of(source).gather(rows),
+        })))
     }
 
     /// Each layer reads the neighbours' features (GCN: and their degrees), so the output at a
