@@ -9,8 +9,8 @@ CF-GNNExplainer and prints the table. Needs torch, torch_geometric and the induc
     python examples/python/explain_pyg_model.py --cora ../shared/datasets/cora-citeseer-npz/cora.npz
 
 Without --cora it downloads Cora with torch_geometric.datasets.Planetoid (needs the network).
-Measured 2026-11-27 on a 2-core machine (torch 2.15.0, PyG 2.8.1) while a build ran beside it:
-66 s of training, 116 s of explaining (20 targets, 2 methods), 3 min 8 s in all.
+Measured 2026-11-27 on a 2-core machine (torch 2.15.0, PyG 2.8.1): 20 s of training (test
+accuracy 0.893), 7.7 s of explaining (20 targets, 2 methods), 33 s in all.
 """
 
 import argparse
