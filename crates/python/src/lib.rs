@@ -15,6 +15,7 @@ use std::sync::{Arc, Condvar, Mutex};
 use std::time::Duration;
 
 use induce::Method;
+use induce::methods::LoadedBlackBox;
 use induce::pipeline::{Progress, TargetSpec};
 use induce::run::{RunOptions, explain_job_with, train_job_with, write_policy_dir};
 use pyo3::exceptions::{PyKeyboardInterrupt, PyRuntimeError, PyValueError};
@@ -173,6 +174,21 @@ impl Arrays {
         })
     }
 
+    /// The dataset, the default device and the black box at `model` (`arch`: a PyG model)
+    /// checked against the data, as the command line loads them.
+    fn load(
+        self,
+        model: &std::path::Path,
+        arch: Option<&std::path::Path>,
+        kernel: induce::rl::Kernel,
+    ) -> Result<(induce::Dataset, induce::Device, LoadedBlackBox), String> {
+        let data = self.dataset()?;
+        let device = induce::default_device().map_err(|e| message(&e))?;
+        let loaded = induce::methods::load_black_box_with_arch(model, arch, &data, kernel, &device)
+            .map_err(|e| message(&e))?;
+        Ok((data, device, loaded))
+    }
+
     fn dataset(self) -> Result<induce::Dataset, String> {
         induce::graph::io::from_arrays(
             "arrays",
@@ -235,16 +251,8 @@ fn explain(
         .collect::<PyResult<Vec<Method>>>()?;
     let job = opts.explain_job("arrays", model, arch, policy, &methods, targets(index)?);
     run_interruptible(py, move |flag| {
-        let data = arrays.dataset()?;
-        let device = induce::default_device().map_err(|e| message(&e))?;
-        let loaded = induce::methods::load_black_box_with_arch(
-            &job.black_box,
-            job.arch.as_deref(),
-            &data,
-            job.induce.kernel,
-            &device,
-        )
-        .map_err(|e| message(&e))?;
+        let (data, device, loaded) =
+            arrays.load(&job.black_box, job.arch.as_deref(), job.induce.kernel)?;
         let progress = Cancel(flag);
         let (summary, runs) = explain_job_with(
             &job,
@@ -295,16 +303,8 @@ fn train_policy(
     let opts = self::options(options)?;
     let job = opts.train_job("arrays", model, arch, targets(index)?);
     run_interruptible(py, move |_flag| {
-        let data = arrays.dataset()?;
-        let device = induce::default_device().map_err(|e| message(&e))?;
-        let loaded = induce::methods::load_black_box_with_arch(
-            &job.black_box,
-            job.arch.as_deref(),
-            &data,
-            job.induce.kernel,
-            &device,
-        )
-        .map_err(|e| message(&e))?;
+        let (data, device, loaded) =
+            arrays.load(&job.black_box, job.arch.as_deref(), job.induce.kernel)?;
         let (policy, meta, outcome) = train_job_with(
             &job,
             &data,
