@@ -20,6 +20,7 @@ pub mod kernel;
 pub mod policy;
 pub mod pyg;
 pub mod reference;
+pub mod spmm;
 pub mod tensors;
 pub mod train;
 

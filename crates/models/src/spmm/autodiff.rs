@@ -1,0 +1,101 @@
+//! The backward pass of [`MessagePassing::segment_matmul`] under Burn's autodiff:
+//! `∂x = Aᵀ g` (the same kernel on the transposed CSR, no atomics) and
+//! `∂val[k] = g[row k] · x[col k]` ([`MessagePassing::segment_dot`]).
+
+use burn::backend::Backend;
+use burn::backend::autodiff::checkpoint::base::Checkpointer;
+use burn::backend::autodiff::checkpoint::strategy::CheckpointStrategy;
+use burn::backend::autodiff::grads::Gradients;
+use burn::backend::autodiff::ops::{Backward, Ops, OpsKind};
+use burn::backend::autodiff::{Autodiff, NodeId};
+use burn::backend::tensor::{FloatTensor, IntTensor};
+
+use super::MessagePassing;
+
+#[derive(Debug)]
+struct SegmentMatmulBackward;
+
+/// Index tensors of the forward CSR and of its transpose, plus the checkpointed inputs.
+type State<B> = ([IntTensor<B>; 7], Option<NodeId>, Option<NodeId>);
+
+impl<B: Backend + MessagePassing> Backward<B, 2> for SegmentMatmulBackward {
+    type State = State<B>;
+
+    fn backward(self, ops: Ops<Self::State, 2>, grads: &mut Gradients, ck: &mut Checkpointer) {
+        let [p_val, p_x] = ops.parents;
+        let grad = grads.consume::<B>(&ops.node);
+        let ([row, ptr, col, t_row, t_ptr, t_col, t_perm], val_id, x_id) = ops.state;
+        if let (Some(node), Some(val_id)) = (p_x, val_id) {
+            let val: FloatTensor<B> = ck.retrieve_node_output(val_id);
+            let val_t = B::float_select(val, 0, t_perm.clone());
+            // The transpose's own transpose is the forward CSR; a second-order pass is not
+            // supported, so the last argument (never read by the kernels) is a placeholder.
+            let gx = B::segment_matmul(
+                t_row,
+                t_ptr,
+                t_col,
+                val_t,
+                grad.clone(),
+                row.clone(),
+                ptr.clone(),
+                col.clone(),
+                t_perm,
+            );
+            grads.register::<B>(node.id, gx);
+        }
+        if let (Some(node), Some(x_id)) = (p_val, x_id) {
+            let x: FloatTensor<B> = ck.retrieve_node_output(x_id);
+            grads.register::<B>(node.id, B::segment_dot(row, ptr, col, grad, x));
+        }
+    }
+}
+
+impl<B: Backend + MessagePassing, C: CheckpointStrategy> MessagePassing for Autodiff<B, C> {
+    fn segment_matmul(
+        row: IntTensor<Self>,
+        ptr: IntTensor<Self>,
+        col: IntTensor<Self>,
+        val: FloatTensor<Self>,
+        x: FloatTensor<Self>,
+        t_row: IntTensor<Self>,
+        t_ptr: IntTensor<Self>,
+        t_col: IntTensor<Self>,
+        t_perm: IntTensor<Self>,
+    ) -> FloatTensor<Self> {
+        let (val_tracked, x_tracked) = (val.is_tracked(), x.is_tracked());
+        match SegmentMatmulBackward
+            .prepare::<C>([val.node(), x.node()])
+            .compute_bound()
+            .stateful()
+        {
+            OpsKind::Tracked(mut prep) => {
+                let val_id = x_tracked.then(|| prep.checkpoint(&val));
+                let x_id = val_tracked.then(|| prep.checkpoint(&x));
+                let out = B::segment_matmul(
+                    row.clone(),
+                    ptr.clone(),
+                    col.clone(),
+                    val.into_primitive(),
+                    x.into_primitive(),
+                    t_row.clone(),
+                    t_ptr.clone(),
+                    t_col.clone(),
+                    t_perm.clone(),
+                );
+                let state = ([row, ptr, col, t_row, t_ptr, t_col, t_perm], val_id, x_id);
+                prep.finish(state, out)
+            }
+            OpsKind::UnTracked(prep) => prep.finish(B::segment_matmul(
+                row,
+                ptr,
+                col,
+                val.into_primitive(),
+                x.into_primitive(),
+                t_row,
+                t_ptr,
+                t_col,
+                t_perm,
+            )),
+        }
+    }
+}

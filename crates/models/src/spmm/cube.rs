@@ -1,0 +1,153 @@
+//! The CubeCL kernels (CUDA, Vulkan): one GPU lane per output entry reduces its row's segment, so
+//! no two lanes write the same address and no atomics are needed.
+
+use burn::backend::Cube;
+use burn::backend::TensorMetadata;
+use burn::backend::cubecl::dtype_to_storage_type;
+use burn_cubecl::kernel::into_contiguous;
+use burn_cubecl::ops::numeric::empty_device_dtype;
+use burn_cubecl::tensor::CubeTensor;
+use cubecl::prelude::*;
+use cubecl::{CubeDim, calculate_cube_count_elemwise};
+
+use super::MessagePassing;
+
+/// `out[r, j] = Σ_{k ∈ ptr[r]..ptr[r+1]} val[k] · x[col[k], j]`, one lane per `(r, j)`.
+#[cube(launch)]
+fn segment_matmul_kernel<F: Float, I: Numeric>(
+    ptr: &Tensor<I>,
+    col: &Tensor<I>,
+    val: &Tensor<F>,
+    x: &Tensor<F>,
+    out: &mut Tensor<F>,
+    #[define(F, I)] _dtypes: [ElemType; 2],
+) {
+    let f = out.shape(1);
+    if ABSOLUTE_POS >= out.len() {
+        terminate!();
+    }
+    let r = ABSOLUTE_POS / f;
+    let j = ABSOLUTE_POS % f;
+    let start = usize::cast_from(ptr[r]);
+    let end = usize::cast_from(ptr[r + 1]);
+    let mut acc = F::new(0.0);
+    for k in start..end {
+        let c = usize::cast_from(col[k]);
+        acc += val[k] * x[c * f + j];
+    }
+    out[ABSOLUTE_POS] = acc;
+}
+
+/// `out[k] = Σ_j a[row[k], j] · b[col[k], j]`, one lane per position.
+#[cube(launch)]
+fn segment_dot_kernel<F: Float, I: Numeric>(
+    row: &Tensor<I>,
+    col: &Tensor<I>,
+    a: &Tensor<F>,
+    b: &Tensor<F>,
+    out: &mut Tensor<F>,
+    #[define(F, I)] _dtypes: [ElemType; 2],
+) {
+    if ABSOLUTE_POS >= out.len() {
+        terminate!();
+    }
+    let f = a.shape(1);
+    let r = usize::cast_from(row[ABSOLUTE_POS]);
+    let c = usize::cast_from(col[ABSOLUTE_POS]);
+    let mut acc = F::new(0.0);
+    for j in 0..f {
+        acc += a[r * f + j] * b[c * f + j];
+    }
+    out[ABSOLUTE_POS] = acc;
+}
+
+impl MessagePassing for Cube {
+    fn segment_matmul(
+        _row: CubeTensor,
+        ptr: CubeTensor,
+        col: CubeTensor,
+        val: CubeTensor,
+        x: CubeTensor,
+        _t_row: CubeTensor,
+        _t_ptr: CubeTensor,
+        _t_col: CubeTensor,
+        _t_perm: CubeTensor,
+    ) -> CubeTensor {
+        let (ptr, col, val, x) = (
+            into_contiguous(ptr),
+            into_contiguous(col),
+            into_contiguous(val),
+            into_contiguous(x),
+        );
+        let rows = ptr.shape()[0] - 1;
+        let f = x.shape()[1];
+        let out = empty_device_dtype(
+            x.client.clone(),
+            x.device.clone(),
+            [rows, f].into(),
+            x.dtype,
+        );
+        let units = rows * f;
+        if units == 0 {
+            return out;
+        }
+        let client = x.client.clone();
+        let cube_dim = CubeDim::new(&client, units);
+        let cube_count = calculate_cube_count_elemwise(&client, units, cube_dim);
+        let dtypes = [
+            dtype_to_storage_type(x.dtype),
+            dtype_to_storage_type(ptr.dtype),
+        ];
+        segment_matmul_kernel::launch(
+            &client,
+            cube_count,
+            cube_dim,
+            ptr.into_tensor_arg(),
+            col.into_tensor_arg(),
+            val.into_tensor_arg(),
+            x.into_tensor_arg(),
+            out.clone().into_tensor_arg(),
+            dtypes,
+        );
+        out
+    }
+
+    fn segment_dot(
+        row: CubeTensor,
+        _ptr: CubeTensor,
+        col: CubeTensor,
+        a: CubeTensor,
+        b: CubeTensor,
+    ) -> CubeTensor {
+        let (row, col, a, b) = (
+            into_contiguous(row),
+            into_contiguous(col),
+            into_contiguous(a),
+            into_contiguous(b),
+        );
+        let e = row.shape()[0];
+        let out = empty_device_dtype(a.client.clone(), a.device.clone(), [e].into(), a.dtype);
+        if e == 0 {
+            return out;
+        }
+        let client = a.client.clone();
+        let cube_dim = CubeDim::new(&client, e);
+        let cube_count = calculate_cube_count_elemwise(&client, e, cube_dim);
+        let dtypes = [
+            dtype_to_storage_type(a.dtype),
+            dtype_to_storage_type(row.dtype),
+        ];
+        segment_dot_kernel::launch(
+            &client,
+            cube_count,
+            cube_dim,
+            row.into_tensor_arg(),
+            col.into_tensor_arg(),
+            a.into_tensor_arg(),
+            b.into_tensor_arg(),
+            out.clone().into_tensor_arg(),
+            dtypes,
+        );
+        out
+    }
+}

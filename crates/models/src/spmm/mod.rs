@@ -1,0 +1,357 @@
+//! Message passing as a CSR segment reduction, without scatter atomics.
+//!
+//! A graph layer's aggregation `out[v] = Σ_{k: dst[k] = v} w[k] · x[src[k]]` is a sparse-dense
+//! product `A X` with `A[v, u] = w`. Written as `select` + `select_assign(…, Add)` it is a
+//! scatter-add: atomics on the GPU (compare-and-swap loops on Vulkan), one thread on Flex. Here the
+//! messages are sorted by destination once ([`Csr`]), so every output row is one contiguous
+//! segment that a single thread (CPU) or a single GPU lane per feature reduces on its own, and the
+//! backward pass runs the same kernel on the transpose (messages sorted by source).
+//!
+//! ```text
+//!   messages (src → dst, w)         CSR by destination         transpose (by source)
+//!   0 → 1  0.5                      row 0: [2 → 0  0.25]       row 0: [0 → 1  0.5]
+//!   2 → 0  0.25                     row 1: [0 → 1  0.5,        row 1: []
+//!   2 → 1  1.0                              2 → 1  1.0]        row 2: [2 → 0, 2 → 1]
+//! ```
+//!
+//! The operation is a Burn backend extension ([`MessagePassing`]): a multithreaded kernel on
+//! Flex, CubeCL kernels on the GPU backends (`cuda`, `vulkan`), the plain tensor-op composition
+//! elsewhere (ndarray), and a hand-written backward for autodiff (gradients for the features and
+//! for the message weights).
+
+use burn::backend::tensor::{FloatTensor, IntTensor};
+use burn::backend::{Backend, TensorMetadata, backend_extension};
+use burn::tensor::IndexingUpdateOp;
+use burn::tensor::{Device, Int, Tensor, TensorData};
+
+use crate::error::{ModelError, Result};
+
+mod autodiff;
+#[cfg(feature = "flex")]
+mod cpu;
+#[cfg(any(feature = "cuda", feature = "vulkan"))]
+mod cube;
+
+/// The message-passing kernels every backend provides (a Burn backend extension).
+///
+/// All index tensors are 1-D; `ptr` has one more entry than the output has rows and is
+/// non-decreasing; `row[k]` is the row whose segment holds position `k` (so `row` and `ptr`
+/// describe the same partition); `col[k] < x.rows`.
+#[backend_extension(
+    Flex: cfg(feature = "flex"),
+    NdArray: cfg(feature = "ndarray"),
+    Cube: cfg(any(feature = "cuda", feature = "vulkan")),
+    Autodiff
+)]
+pub trait MessagePassing: Backend {
+    /// Segment-reduced product: `out[r] = Σ_{k ∈ ptr[r]..ptr[r+1]} val[k] · x[col[k]]`.
+    ///
+    /// `t_row`, `t_ptr`, `t_col` describe the transpose (the same positions sorted by `col`) and
+    /// `t_perm[j]` is the position in this CSR of the transpose's position `j`; only the autodiff
+    /// backend reads them (for the gradient of `x`).
+    ///
+    /// # Shapes
+    /// - row, col, val, t_row, t_col, t_perm: `[E]`; ptr: `[R + 1]`; t_ptr: `[x.rows + 1]`
+    /// - x: `[N, F]`; output: `[R, F]`
+    #[allow(clippy::too_many_arguments)]
+    fn segment_matmul(
+        row: IntTensor<Self>,
+        ptr: IntTensor<Self>,
+        col: IntTensor<Self>,
+        val: FloatTensor<Self>,
+        x: FloatTensor<Self>,
+        t_row: IntTensor<Self>,
+        t_ptr: IntTensor<Self>,
+        t_col: IntTensor<Self>,
+        t_perm: IntTensor<Self>,
+    ) -> FloatTensor<Self> {
+        let _ = (t_row, t_ptr, t_col, t_perm);
+        reference_matmul::<Self>(row, ptr, col, val, x)
+    }
+
+    /// Per-position dot products `out[k] = Σ_f a[row[k], f] · b[col[k], f]` (the gradient of
+    /// [`MessagePassing::segment_matmul`] with respect to its weights).
+    ///
+    /// # Shapes
+    /// - row, col: `[E]`; ptr: `[R + 1]`; a: `[R, F]`; b: `[N, F]`; output: `[E]`
+    fn segment_dot(
+        row: IntTensor<Self>,
+        ptr: IntTensor<Self>,
+        col: IntTensor<Self>,
+        a: FloatTensor<Self>,
+        b: FloatTensor<Self>,
+    ) -> FloatTensor<Self> {
+        let _ = ptr;
+        reference_dot::<Self>(row, col, a, b)
+    }
+}
+
+#[cfg(feature = "ndarray")]
+impl MessagePassing for burn::backend::NdArray {}
+
+/// `segment_matmul` composed of Burn's own operations (gather, scale, scatter-add): the reference
+/// the kernels are tested against and the implementation on backends without a kernel.
+pub(crate) fn reference_matmul<B: Backend>(
+    row: IntTensor<B>,
+    ptr: IntTensor<B>,
+    col: IntTensor<B>,
+    val: FloatTensor<B>,
+    x: FloatTensor<B>,
+) -> FloatTensor<B> {
+    let rows = ptr.shape()[0] - 1;
+    let f = x.shape()[1];
+    let e = val.shape()[0];
+    let device = x.device();
+    let msg = B::float_mul(
+        B::float_select(x, 0, col),
+        B::float_reshape(val, [e, 1].into()),
+    );
+    let zeros = B::float_zeros([rows, f].into(), &device, msg.dtype().into());
+    B::float_select_assign(zeros, 0, row, msg, IndexingUpdateOp::Add)
+}
+
+/// `segment_dot` composed of Burn's own operations.
+pub(crate) fn reference_dot<B: Backend>(
+    row: IntTensor<B>,
+    col: IntTensor<B>,
+    a: FloatTensor<B>,
+    b: FloatTensor<B>,
+) -> FloatTensor<B> {
+    let e = row.shape()[0];
+    let prod = B::float_mul(B::float_select(a, 0, row), B::float_select(b, 0, col));
+    B::float_reshape(B::float_sum_dim(prod, 1), [e].into())
+}
+
+/// A message list sorted by destination (CSR), with its transpose, on a device.
+///
+/// Built once per graph from `(src, dst)` pairs in any order; [`Csr::matmul`] then aggregates
+/// per-message values given in that original order.
+///
+/// ```
+/// use burn::tensor::{Tensor, TensorData};
+/// use induce_models::device::default_device;
+/// use induce_models::spmm::Csr;
+/// use induce_models::tensors::to_vec;
+/// let dev = default_device().unwrap();
+/// // 0 → 1 (0.5), 2 → 0 (0.25), 2 → 1 (1.0), as in the module's drawing
+/// let csr = Csr::new(3, 3, &[0, 2, 2], &[1, 0, 1], &dev).unwrap();
+/// let w = Tensor::from_data(TensorData::new(vec![0.5f32, 0.25, 1.0], [3]), &dev);
+/// let x = Tensor::from_data(TensorData::new(vec![1.0f32, 10.0, 100.0], [3, 1]), &dev);
+/// assert_eq!(to_vec(csr.matmul(w, x)), vec![25.0, 100.5, 0.0]);
+/// ```
+#[derive(Debug, Clone)]
+pub struct Csr {
+    rows: usize,
+    cols: usize,
+    row: Tensor<1, Int>,
+    ptr: Tensor<1, Int>,
+    col: Tensor<1, Int>,
+    /// Original message index of each CSR position.
+    perm: Tensor<1, Int>,
+    t_row: Tensor<1, Int>,
+    t_ptr: Tensor<1, Int>,
+    t_col: Tensor<1, Int>,
+    /// CSR position of each transposed position.
+    t_perm: Tensor<1, Int>,
+    /// Whether `perm` is the identity (messages already sorted by destination).
+    sorted: bool,
+}
+
+/// The host-side index arrays of a [`Csr`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CsrIndex {
+    /// Destination of each sorted position.
+    pub row: Vec<u32>,
+    /// Segment offsets, `rows + 1` entries.
+    pub ptr: Vec<u32>,
+    /// Source of each sorted position.
+    pub col: Vec<u32>,
+    /// Original index of each sorted position.
+    pub perm: Vec<u32>,
+}
+
+impl CsrIndex {
+    /// Sorts messages `(src[k], dst[k])` by destination (stable: equal destinations keep their
+    /// order), a counting sort in `O(E + rows)`.
+    pub fn by_destination(rows: usize, src: &[u32], dst: &[u32]) -> Self {
+        let mut ptr = vec![0u32; rows + 1];
+        for &d in dst {
+            ptr[d as usize + 1] += 1;
+        }
+        for r in 0..rows {
+            ptr[r + 1] += ptr[r];
+        }
+        let mut next = ptr.clone();
+        let e = dst.len();
+        let (mut row, mut col, mut perm) = (vec![0u32; e], vec![0u32; e], vec![0u32; e]);
+        for k in 0..e {
+            let d = dst[k] as usize;
+            let p = next[d] as usize;
+            next[d] += 1;
+            row[p] = dst[k];
+            col[p] = src[k];
+            perm[p] = k as u32;
+        }
+        Self {
+            row,
+            ptr,
+            col,
+            perm,
+        }
+    }
+}
+
+impl Csr {
+    /// Sorts the messages `src[k] → dst[k]` (`src < cols`, `dst < rows`) by destination and
+    /// uploads the index and its transpose to `device`.
+    pub fn new(
+        rows: usize,
+        cols: usize,
+        src: &[u32],
+        dst: &[u32],
+        device: &Device,
+    ) -> Result<Self> {
+        if src.len() != dst.len() {
+            return Err(ModelError::InvalidInput(format!(
+                "{} message sources but {} destinations",
+                src.len(),
+                dst.len()
+            )));
+        }
+        if u32::try_from(src.len()).is_err() {
+            return Err(ModelError::InvalidInput(format!(
+                "{} messages exceed the 2^32 a CSR index holds",
+                src.len()
+            )));
+        }
+        for (k, (&s, &d)) in src.iter().zip(dst).enumerate() {
+            if s as usize >= cols || d as usize >= rows {
+                return Err(ModelError::InvalidInput(format!(
+                    "message {k} ({s} → {d}) leaves the {cols} × {rows} node range"
+                )));
+            }
+        }
+        let fwd = CsrIndex::by_destination(rows, src, dst);
+        // The transpose: the sorted positions, re-sorted by their source.
+        let t = CsrIndex::by_destination(cols, &fwd.row, &fwd.col);
+        let sorted = fwd.perm.iter().enumerate().all(|(i, &p)| i as u32 == p);
+        let up = |v: &[u32]| crate::tensors::indices(v, device);
+        Ok(Self {
+            rows,
+            cols,
+            row: up(&fwd.row),
+            ptr: up(&fwd.ptr),
+            col: up(&fwd.col),
+            perm: up(&fwd.perm),
+            t_row: up(&t.row),
+            t_ptr: up(&t.ptr),
+            t_col: up(&t.col),
+            t_perm: up(&t.perm),
+            sorted,
+        })
+    }
+
+    /// Output rows (destinations).
+    pub fn rows(&self) -> usize {
+        self.rows
+    }
+
+    /// Input rows (sources).
+    pub fn cols(&self) -> usize {
+        self.cols
+    }
+
+    /// Number of messages.
+    pub fn len(&self) -> usize {
+        self.row.dims()[0]
+    }
+
+    /// Whether there are no messages.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Reorders per-message values from the original message order into CSR order (do it once
+    /// for constant weights, then call [`Csr::matmul_sorted`]).
+    ///
+    /// # Shapes
+    /// - values: `[E]` or `[E, 1]`; output: `[E]`
+    pub fn sort_values<const D: usize>(&self, values: Tensor<D>) -> Tensor<1> {
+        let e = self.len();
+        let v: Tensor<1> = values.reshape([e]);
+        match self.sorted {
+            true => v,
+            false => v.select(0, self.perm.clone()),
+        }
+    }
+
+    /// `out[v] = Σ_{k: dst[k] = v} values[k] · x[src[k]]`, values in the original message order;
+    /// differentiable in `values` and `x`.
+    ///
+    /// # Shapes
+    /// - values: `[E]` or `[E, 1]`; x: `[cols, F]`; output: `[rows, F]`
+    pub fn matmul<const D: usize>(&self, values: Tensor<D>, x: Tensor<2>) -> Tensor<2> {
+        self.matmul_sorted(self.sort_values(values), x)
+    }
+
+    /// [`Csr::matmul`] with values already in CSR order ([`Csr::sort_values`]).
+    ///
+    /// # Shapes
+    /// - values: `[E]`; x: `[cols, F]`; output: `[rows, F]`
+    pub fn matmul_sorted(&self, values: Tensor<1>, x: Tensor<2>) -> Tensor<2> {
+        debug_assert_eq!(
+            x.dims()[0],
+            self.cols,
+            "x rows must equal the CSR's columns"
+        );
+        if self.is_empty() {
+            return Tensor::zeros([self.rows, x.dims()[1]], &x.device());
+        }
+        use burn::backend::Dispatch;
+        let out = <Dispatch as MessagePassing>::segment_matmul(
+            self.row.clone().into_dispatch(),
+            self.ptr.clone().into_dispatch(),
+            self.col.clone().into_dispatch(),
+            values.into_dispatch(),
+            x.into_dispatch(),
+            self.t_row.clone().into_dispatch(),
+            self.t_ptr.clone().into_dispatch(),
+            self.t_col.clone().into_dispatch(),
+            self.t_perm.clone().into_dispatch(),
+        );
+        Tensor::from_dispatch(out)
+    }
+
+    /// The same index on another device.
+    pub fn to_device(&self, device: &Device) -> Self {
+        let m = |t: &Tensor<1, Int>| t.clone().to_device(device);
+        Self {
+            rows: self.rows,
+            cols: self.cols,
+            row: m(&self.row),
+            ptr: m(&self.ptr),
+            col: m(&self.col),
+            perm: m(&self.perm),
+            t_row: m(&self.t_row),
+            t_ptr: m(&self.t_ptr),
+            t_col: m(&self.t_col),
+            t_perm: m(&self.t_perm),
+            sorted: self.sorted,
+        }
+    }
+}
+
+/// Reads an index tensor into host `usize`s (for tests and host fallbacks).
+#[allow(dead_code)]
+pub(crate) fn host_indices(t: Tensor<1, Int>) -> Vec<usize> {
+    let data: TensorData = t.into_data();
+    data.convert::<i64>()
+        .try_into_vec::<i64>()
+        .expect("int tensor converts to i64")
+        .into_iter()
+        .map(|x| x as usize)
+        .collect()
+}
+
+#[cfg(test)]
+mod tests;
