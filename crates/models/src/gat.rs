@@ -5,7 +5,7 @@ use burn::nn::Linear;
 use burn::tensor::Tensor;
 use burn::tensor::activation::leaky_relu;
 
-use crate::tensors::{GraphTensors, scatter_add_rows, segment_softmax};
+use crate::tensors::{GraphTensors, segment_softmax};
 
 /// One attention head: `h = W x`, `e_ij = LeakyReLU_0.2(a_dst·h_i + a_src·h_j)` over the
 /// neighbours `j` of `i` plus `i` itself, `α_ij = softmax_j(e_ij)`, `out_i = Σ_j α_ij h_j + b`.
@@ -45,11 +45,7 @@ impl GatConv {
             self.attention_slope,
         );
         let alpha = segment_softmax(e, g.dst.clone(), g.num_nodes);
-        scatter_add_rows(
-            h.select(0, g.src.clone()) * alpha,
-            g.dst.clone(),
-            g.num_nodes,
-        ) + self.bias.val().unsqueeze_dim(0)
+        g.aggregate(alpha, h) + self.bias.val().unsqueeze_dim(0)
     }
 
     /// Output width.

@@ -9,7 +9,7 @@ use rand::SeedableRng;
 use rand::rngs::StdRng;
 
 use crate::init::{uniform1, uniform2};
-use crate::tensors::{GraphTensors, WeightedEdges, scatter_add_rows};
+use crate::tensors::{GraphTensors, WeightedEdges};
 
 /// One graph convolution `H' = Â (H W) + b` with `W` stored `[in, out]` (the reference layout).
 #[derive(Module, Debug)]
@@ -21,16 +21,26 @@ pub struct GraphConv {
 }
 
 impl GraphConv {
-    /// Sparse forward: gather the transformed rows of the message sources, weight them by
-    /// `Â`'s entries and scatter-add them into their destinations.
+    /// Sparse forward: `Â (X W) + b`, the aggregation a CSR segment reduction
+    /// ([`GraphTensors::propagate`]).
     ///
     /// # Shapes
     /// - x: `[n, in]`
     /// - output: `[n, out]`
     pub fn forward(&self, x: Tensor<2>, g: &GraphTensors) -> Tensor<2> {
         let h = x.matmul(self.weight.val());
-        let msg = h.select(0, g.src.clone()) * g.gcn_norm.clone();
-        scatter_add_rows(msg, g.dst.clone(), g.num_nodes) + self.bias.val().unsqueeze_dim(0)
+        g.propagate(h) + self.bias.val().unsqueeze_dim(0)
+    }
+
+    /// The same convolution given `Â X` instead of `X`: `(Â X) W + b = Â (X W) + b`. For
+    /// constant input features `Â X` is computed once ([`GraphTensors::propagate`]) and every
+    /// later pass skips this layer's sparse product and its backward.
+    ///
+    /// # Shapes
+    /// - ax: `[n, in]`
+    /// - output: `[n, out]`
+    pub fn forward_propagated(&self, ax: Tensor<2>) -> Tensor<2> {
+        ax.matmul(self.weight.val()) + self.bias.val().unsqueeze_dim(0)
     }
 }
 
@@ -125,7 +135,23 @@ impl Gcn {
     /// - x: `[n, d]`
     /// - output: `[n, 3 hidden]`
     pub fn embeddings(&self, x: Tensor<2>, g: &GraphTensors) -> Tensor<2> {
-        let x1 = relu(self.gc1.forward(x, g));
+        self.embeddings_after(relu(self.gc1.forward(x, g)), g)
+    }
+
+    /// Class log-probabilities given `Â X` (the input features propagated once, see
+    /// [`GraphConv::forward_propagated`]): the same numbers as [`Gcn::forward`] up to float
+    /// rounding, one sparse product less per pass. Full-batch training uses it.
+    ///
+    /// # Shapes
+    /// - ax: `[n, d]`
+    /// - output: `[n, C]`
+    pub fn forward_propagated(&self, ax: Tensor<2>, g: &GraphTensors) -> Tensor<2> {
+        let x1 = relu(self.gc1.forward_propagated(ax));
+        self.classify(self.embeddings_after(x1, g))
+    }
+
+    /// Layers 2 and 3 from layer 1's activations; the three outputs concatenated.
+    fn embeddings_after(&self, x1: Tensor<2>, g: &GraphTensors) -> Tensor<2> {
         let x2 = relu(self.gc2.forward(x1.clone(), g));
         let x3 = self.gc3.forward(x2.clone(), g);
         Tensor::cat(vec![x1, x2, x3], 1)

@@ -35,7 +35,7 @@ pub use gcn::{GCN_LAYERS, Gcn, GcnConfig, GraphConv};
 pub use host::gcn::HostGcn;
 pub use kernel::{Kernel, UnknownKernel};
 pub use policy::{CandidateTensors, Policy, PolicyConfig};
-pub use tensors::{GraphTensors, WeightedEdges};
+pub use tensors::{Aggregation, GraphTensors, WeightedEdges};
 pub use train::{GcnTrainingConfig, TrainReport, train_gcn};
 
 pub use burn;

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use anyhow::{Context, Result};
 use clap::Args;
 use induce::models::checkpoint::{atomic_write, save_gcn};
-use induce::models::{GcnConfig, GcnTrainingConfig, train_gcn};
+use induce::models::{Aggregation, GcnConfig, GcnTrainingConfig, train_gcn};
 use induce::run::load_data;
 
 use crate::args::DataArgs;
@@ -21,9 +21,19 @@ pub struct TrainBlackBoxArgs {
     /// Training epochs (paper: 1000).
     #[arg(long, default_value_t = 1000)]
     pub epochs: usize,
+    /// How the convolutions sum messages: segment (CSR segment reduction, no atomics) or
+    /// scatter-add (Burn's gather + select_assign; kept for comparison). Same model up to float
+    /// rounding.
+    #[arg(long, default_value = "segment", value_parser = parse_aggregation)]
+    pub aggregation: Aggregation,
     /// Output directory: black_box.bpk, black_box.json and report.json.
     #[arg(long)]
     pub out: PathBuf,
+}
+
+fn parse_aggregation(s: &str) -> Result<Aggregation, String> {
+    serde_json::from_value(serde_json::Value::String(s.into()))
+        .map_err(|_| format!("unknown aggregation {s:?} (segment or scatter-add)"))
 }
 
 fn pct(v: Option<f64>) -> String {
@@ -44,7 +54,9 @@ pub fn run(a: TrainBlackBoxArgs) -> Result<()> {
     let gcfg = GcnConfig::new(g.features().dim(), g.num_classes())
         .with_hidden(a.hidden)
         .with_init_seed(a.data.seed);
-    let tcfg = GcnTrainingConfig::new(gcfg.clone()).with_epochs(a.epochs);
+    let tcfg = GcnTrainingConfig::new(gcfg.clone())
+        .with_epochs(a.epochs)
+        .with_aggregation(a.aggregation);
     let (model, report) = train_gcn(&data, &tcfg, &dev)?;
     std::fs::create_dir_all(&a.out).with_context(|| format!("creating {}", a.out.display()))?;
     save_gcn(&model, &gcfg, a.out.join("black_box.bpk"))?;
@@ -54,18 +66,21 @@ pub fn run(a: TrainBlackBoxArgs) -> Result<()> {
         "hidden": a.hidden, "epochs": a.epochs,
         "train_accuracy": report.train_accuracy, "test_accuracy": report.test_accuracy,
         "final_loss": report.final_loss, "seconds": report.seconds,
+        "epoch_seconds": report.epoch_seconds, "aggregation": a.aggregation,
+        "backend": format!("{dev:?}"),
     });
     atomic_write(
         a.out.join("report.json"),
         &serde_json::to_vec_pretty(&json)?,
     )?;
     println!(
-        "{}: train accuracy {}, test accuracy {} ({} epochs, {:.1} s) -> {}",
+        "{}: train accuracy {}, test accuracy {} ({} epochs, {:.1} s, {:.3} s per epoch) -> {}",
         data.name,
         pct(report.train_accuracy),
         pct(report.test_accuracy),
         a.epochs,
         report.seconds,
+        report.epoch_seconds,
         a.out.join("black_box.bpk").display()
     );
     Ok(())

@@ -135,8 +135,8 @@ pub(crate) fn reference_dot<B: Backend>(
 /// let dev = default_device().unwrap();
 /// // 0 → 1 (0.5), 2 → 0 (0.25), 2 → 1 (1.0), as in the module's drawing
 /// let csr = Csr::new(3, 3, &[0, 2, 2], &[1, 0, 1], &dev).unwrap();
-/// let w = Tensor::from_data(TensorData::new(vec![0.5f32, 0.25, 1.0], [3]), &dev);
-/// let x = Tensor::from_data(TensorData::new(vec![1.0f32, 10.0, 100.0], [3, 1]), &dev);
+/// let w = Tensor::<1>::from_data(TensorData::new(vec![0.5f32, 0.25, 1.0], [3]), &dev);
+/// let x = Tensor::<2>::from_data(TensorData::new(vec![1.0f32, 10.0, 100.0], [3, 1]), &dev);
 /// assert_eq!(to_vec(csr.matmul(w, x)), vec![25.0, 100.5, 0.0]);
 /// ```
 #[derive(Debug, Clone)]
