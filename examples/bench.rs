@@ -25,7 +25,8 @@ use clap::Parser;
 use induce::Method;
 use induce::explain::Verdict;
 use induce::harness::bench::{
-    BenchRow, format_rows, inductive_inference, inductive_training, measure, transductive,
+    BenchRow, format_rows, gcn_epochs, inductive_inference, inductive_training, measure,
+    transductive,
 };
 use induce::harness::scale::{self, ScaleConfig};
 use induce::models::checkpoint::atomic_write;
@@ -59,6 +60,16 @@ struct Args {
     /// With `--scale`: a JSON file of `ScaleConfig` fields overriding the defaults.
     #[arg(long)]
     scale_config: Option<PathBuf>,
+    /// Time full-batch GCN epochs (hidden 128) on the ogbn-arxiv-sized graph instead of the
+    /// table: the CSR segment kernel beside Burn's scatter-add, in one run.
+    #[arg(long)]
+    gcn_epoch: bool,
+    /// With `--gcn-epoch`: a dataset to use instead of the generated arxiv-sized graph.
+    #[arg(long)]
+    gcn_data: Option<String>,
+    /// With `--gcn-epoch`: epochs per aggregation.
+    #[arg(long, default_value_t = 3)]
+    gcn_epochs: usize,
     /// Backend: flex, ndarray or cuda (default: $INDUCE_BACKEND, else flex).
     #[arg(long)]
     backend: Option<induce::BackendKind>,
@@ -83,6 +94,9 @@ fn run(args: Args) -> Result<()> {
     };
     if args.scale {
         return run_scale(&args, &dev, kind);
+    }
+    if args.gcn_epoch {
+        return run_gcn_epoch(&args, &dev, kind);
     }
     let mut rows: Vec<BenchRow> = Vec::new();
     let mut push = |r: BenchRow| {
@@ -126,6 +140,28 @@ fn run(args: Args) -> Result<()> {
     )?;
     atomic_write(args.out.join("bench.md"), table.as_bytes())?;
     println!("wrote {}", args.out.join("bench.json").display());
+    Ok(())
+}
+
+/// `--gcn-epoch`: full-batch GCN epochs, both aggregations, one table.
+fn run_gcn_epoch(args: &Args, dev: &induce::Device, kind: BackendKind) -> Result<()> {
+    anyhow::ensure!(args.gcn_epochs > 0, "--gcn-epochs must be at least 1");
+    let data = match &args.gcn_data {
+        Some(path) => induce::run::load_data(path, None, 42)?,
+        None => induce::graph::generators::ArxivLikeConfig::default().generate()?,
+    };
+    let rows = gcn_epochs(&data, 128, args.gcn_epochs, dev)?;
+    for r in &rows {
+        eprintln!("{}: {:.3} s per epoch ({})", r.name, r.seconds, r.detail);
+    }
+    let table = format_rows(&rows);
+    print!("{table}");
+    let json = serde_json::json!({ "backend": kind.to_string(), "rows": rows });
+    atomic_write(
+        args.out.join("gcn_epoch.json"),
+        &serde_json::to_vec_pretty(&json)?,
+    )?;
+    atomic_write(args.out.join("gcn_epoch.md"), table.as_bytes())?;
     Ok(())
 }
 

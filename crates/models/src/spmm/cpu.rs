@@ -144,7 +144,12 @@ impl MessagePassing for Flex {
         _t_col: FlexTensor,
         _t_perm: FlexTensor,
     ) -> FlexTensor {
-        let (ptr, col, val, x) = (contiguous(ptr), contiguous(col), contiguous(val), row_major(x));
+        let (ptr, col, val, x) = (
+            contiguous(ptr),
+            contiguous(col),
+            contiguous(val),
+            row_major(x),
+        );
         let n_rows = ptr.shape()[0] - 1;
         let f = x.shape()[1];
         let (Some(p), Some(c), Some(v), Some(xs)) =
