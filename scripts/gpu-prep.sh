@@ -1,20 +1,31 @@
 #!/usr/bin/env bash
-# Prepares the GPU check (scripts/gpu-check.sh) on a build machine WITHOUT a GPU: builds the
-# Vulkan-enabled binaries (offline: Burn's `vulkan` feature downloads nothing), strips and
-# compresses them into .gpu/ (about 11 MB each with xz; the device tool carries at most 64 MiB),
-# copies the authors' reference files beside them (../shared does not travel) and fetches the
-# Vulkan loader packages into .gl/ as the device tool's README describes.
+# Prepares the GPU check (scripts/gpu-check.sh) on a build machine WITHOUT a GPU.
 #
-#   scripts/gpu-prep.sh            # then run scripts/gpu-check.sh on the GPU machine, carrying
-#                                  # .gpu and .gl
+# Builds, with the GPU features (default `cuda`; GPU_FEATURES=cuda,vulkan or vulkan to change),
+# in target/<features>/ (e.g. target/cuda) so the CPU build in target/ is left alone:
+#   - examples/gpu_check.rs: kernel checks, parity and GCN epoch timings per backend, one binary;
+#   - the induce-models unit tests (run on the GPU through INDUCE_BACKEND).
+# Strips and xz-compresses both into .gpu/ (a CUDA binary carries LLVM's NVPTX backend: about
+# 28 MB compressed; the device tool carries at most 64 MiB per run), copies the authors'
+# reference files beside them (../shared does not travel) and, for Vulkan, fetches the loader
+# packages into .gl/.
+#
+# CUDA builds offline with no CUDA toolkit: scripts/cuda-llvm.sh (run here) installs LLVM 23 from
+# PyPI where Burn's build looks for it. A first CUDA build takes about 25-40 minutes on 2 cores.
+#
+#   scripts/gpu-prep.sh      # then, on the GPU machine: scripts/gpu-check.sh (carry .gpu, .gl)
 set -euo pipefail
 cd "$(dirname "$0")/.."
+features=${GPU_FEATURES:-cuda}
 grep -qx '/.gpu/' .git/info/exclude 2>/dev/null || echo '/.gpu/' >> .git/info/exclude
 grep -qx '/.gl/' .git/info/exclude 2>/dev/null || echo '/.gl/' >> .git/info/exclude
+case ",$features," in *,cuda,*) scripts/cuda-llvm.sh ;; esac
+export CARGO_TARGET_DIR=target/${features//,/-}
 rm -rf .gpu && mkdir -p .gpu/reference
 
-cargo build --release --features vulkan --bin induce --example reference_parity --example bench
-models_test=$(cargo test --release -p induce-models --features induce-models/vulkan --no-run \
+cargo build --release --features "$features" --example gpu_check
+model_features=$(echo "$features" | sed 's/\([a-z]*\)/induce-models\/\1/g')
+models_test=$(cargo test --release -p induce-models --features "$model_features" --no-run \
   --message-format=json 2>/dev/null | python3 -c '
 import json, sys
 for line in sys.stdin:
@@ -23,20 +34,21 @@ for line in sys.stdin:
        and m["target"]["name"] == "induce_models" and m["profile"]["test"]:
         print(m["executable"])' | tail -1)
 test -x "$models_test" || { echo "no induce-models test binary"; exit 1; }
-for b in target/release/induce target/release/examples/reference_parity \
-         target/release/examples/bench "$models_test"; do
-  name=$(basename "$b" | sed 's/-[0-9a-f]\{16\}$//')
-  [ "$name" = induce_models ] && name=models-tests
-  strip -o ".gpu/$name" "$b"
-  xz -T2 -6 -f ".gpu/$name"
-done
+strip -o .gpu/gpu_check "$CARGO_TARGET_DIR/release/examples/gpu_check"
+strip -o .gpu/models-tests "$models_test"
+xz -T2 -6 -f .gpu/gpu_check .gpu/models-tests
+echo "$features" > .gpu/features
 ref=${INDUCE_SHARED:-../shared}/reference
 cp "$ref"/syn{1,4,5}.npz "$ref"/syn{1,4,5}_gcn.safetensors "$ref"/syn{1,4,5}_policy.safetensors \
    "$ref"/syn{1,4,5}_inductive_expected.json .gpu/reference/
-if [ ! -d .gl ] || ! ls .gl/*.deb >/dev/null 2>&1; then
-  mkdir -p .gl /tmp/amd64/partial
-  o='-oAPT::Architecture=amd64 -oAPT::Architectures=amd64 -oDir::State::Lists=/tmp/amd64'
-  apt-get $o update >/dev/null
-  (cd .gl && apt-get $o download libvulkan1 libegl1 libglvnd0)
-fi
+case ",$features," in
+  *,vulkan,*)
+    if [ ! -d .gl ] || ! ls .gl/*.deb >/dev/null 2>&1; then
+      mkdir -p .gl /tmp/amd64/partial
+      o='-oAPT::Architecture=amd64 -oAPT::Architectures=amd64 -oDir::State::Lists=/tmp/amd64'
+      apt-get $o update >/dev/null
+      (cd .gl && apt-get $o download libvulkan1 libegl1 libglvnd0)
+    fi ;;
+  *) mkdir -p .gl ;;
+esac
 du -sh .gpu .gl

@@ -130,26 +130,35 @@ pub fn device(kind: BackendKind) -> Result<Device> {
         }
         BackendKind::Cuda => {
             #[cfg(feature = "cuda")]
-            return Ok(Device::cuda(0));
+            return probed(
+                Device::cuda(0),
+                "cuda",
+                "It needs an NVIDIA GPU with its driver (libcuda.so) and the CUDA runtime \
+                 libraries (libnvrtc is not needed: PTX comes from the built-in LLVM)",
+            );
         }
         BackendKind::Vulkan => {
             #[cfg(feature = "vulkan")]
-            return vulkan_device();
+            return probed(
+                Device::vulkan(burn::tensor::DeviceKind::DefaultDevice),
+                "vulkan",
+                "It needs a GPU, the Vulkan loader (libvulkan.so.1) and the driver's ICD file \
+                 (e.g. VK_DRIVER_FILES=/usr/share/vulkan/icd.d/nvidia_icd.json)",
+            );
         }
     }
     Err(unavailable(kind.name()))
 }
 
-/// The Vulkan device on the default adapter, checked by one tiny round trip in a separate
-/// thread: a machine without the Vulkan loader or a GPU driver gets
-/// [`ModelError::DeviceUnavailable`] with the runtime's own reason, not a panic in a device
-/// thread. The runtime's panics during the probe are captured (not printed).
-#[cfg(feature = "vulkan")]
-fn vulkan_device() -> Result<Device> {
+/// A GPU device checked by one tiny round trip in a separate thread: a machine without the
+/// runtime's libraries or a GPU gets [`ModelError::DeviceUnavailable`] with the runtime's own
+/// reason and `needs`, not a panic in a device thread. The runtime's panics during the probe are
+/// captured (not printed).
+#[cfg(any(feature = "cuda", feature = "vulkan"))]
+fn probed(dev: Device, backend: &'static str, needs: &str) -> Result<Device> {
     use std::sync::{Arc, Mutex};
 
     use burn::tensor::{Tensor, TensorData};
-    let dev = Device::vulkan(burn::tensor::DeviceKind::DefaultDevice);
     let probe = dev.clone();
     let messages: Arc<Mutex<Vec<String>>> = Arc::default();
     let sink = messages.clone();
@@ -179,16 +188,12 @@ fn vulkan_device() -> Result<Device> {
     let why = match outcome {
         Ok(Ok(v)) if v == 3.0 => return Ok(dev),
         Ok(Ok(v)) => format!("a test sum 1 + 2 gave {v}"),
-        Ok(Err(_)) => first.unwrap_or_else(|| "the Vulkan runtime failed to start".into()),
-        Err(_) => "no answer from the Vulkan device within 60 s".into(),
+        Ok(Err(_)) => first.unwrap_or_else(|| format!("the {backend} runtime failed to start")),
+        Err(_) => format!("no answer from the {backend} device within 60 s"),
     };
     Err(ModelError::DeviceUnavailable {
-        backend: "vulkan",
-        reason: format!(
-            "{why}. It needs a GPU, the Vulkan loader (libvulkan.so.1) and the driver's ICD \
-             file (e.g. VK_DRIVER_FILES=/usr/share/vulkan/icd.d/nvidia_icd.json); \
-             --backend flex runs on the CPU"
-        ),
+        backend,
+        reason: format!("{why}. {needs}; --backend flex runs on the CPU"),
     })
 }
 

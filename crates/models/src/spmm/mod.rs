@@ -341,6 +341,95 @@ impl Csr {
     }
 }
 
+/// The largest disagreement [`self_check`] found for one problem size.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct KernelCheck {
+    /// `rows × cols, messages, features`.
+    pub size: String,
+    /// Max relative error of the product against the scatter-add composition.
+    pub value: f32,
+    /// Max relative error of the gradient with respect to the message weights.
+    pub grad_weights: f32,
+    /// Max relative error of the gradient with respect to the features.
+    pub grad_features: f32,
+}
+
+impl KernelCheck {
+    /// Whether every error is below `tol` (and not NaN).
+    pub fn passes(&self, tol: f32) -> bool {
+        [self.value, self.grad_weights, self.grad_features]
+            .iter()
+            .all(|e| *e <= tol)
+    }
+}
+
+/// Checks this device's message-passing kernels (forward and both gradients) against Burn's own
+/// gather + scatter-add composition on seeded random graphs (duplicate messages, empty rows,
+/// unsorted input; one small size and one that runs multithreaded on the CPU). Used by the unit
+/// tests on the default backend and by the GPU check (`examples/gpu_check.rs`) on each device.
+///
+/// `device` is a plain device; the gradients run on its autodiff version.
+pub fn self_check(device: &Device, seed: u64) -> Result<Vec<KernelCheck>> {
+    use rand::rngs::StdRng;
+    use rand::{Rng, SeedableRng};
+    let ad = device.clone().autodiff();
+    let mut out = Vec::new();
+    for (rows, cols, e, f) in [(7, 5, 20, 3), (3000, 2500, 40_000, 16)] {
+        let mut rng = StdRng::seed_from_u64(seed);
+        let src: Vec<u32> = (0..e).map(|_| rng.random_range(0..cols as u32)).collect();
+        // the last quarter of the rows receives nothing
+        let dst: Vec<u32> = (0..e)
+            .map(|_| rng.random_range(0..(rows as u32 * 3 / 4).max(1)))
+            .collect();
+        let mut random =
+            |len: usize| -> Vec<f32> { (0..len).map(|_| rng.random_range(-1.0f32..1.0)).collect() };
+        let (w, x, r) = (random(e), random(cols * f), random(rows * f));
+        let csr = Csr::new(rows, cols, &src, &dst, &ad)?;
+        let (s_idx, d_idx) = (
+            crate::tensors::indices(&src, &ad),
+            crate::tensors::indices(&dst, &ad),
+        );
+        let run = |segment: bool| {
+            let wt = Tensor::<1>::from_data(TensorData::new(w.clone(), [e]), &ad).require_grad();
+            let xt =
+                Tensor::<2>::from_data(TensorData::new(x.clone(), [cols, f]), &ad).require_grad();
+            let rt = Tensor::<2>::from_data(TensorData::new(r.clone(), [rows, f]), &ad);
+            let y = match segment {
+                true => csr.matmul(wt.clone(), xt.clone()),
+                false => crate::tensors::scatter_add_rows(
+                    xt.clone().select(0, s_idx.clone()) * wt.clone().unsqueeze_dim::<2>(1),
+                    d_idx.clone(),
+                    rows,
+                ),
+            };
+            let value = crate::tensors::to_vec(y.clone());
+            let g = (y * rt).sum().backward();
+            let gw = wt
+                .grad(&g)
+                .map(|t| crate::tensors::to_vec(t.unsqueeze_dim::<2>(1)));
+            let gx = xt.grad(&g).map(crate::tensors::to_vec);
+            (value, gw.unwrap_or_default(), gx.unwrap_or_default())
+        };
+        let (a, b) = (run(true), run(false));
+        let err = |p: &[f32], q: &[f32]| -> f32 {
+            if p.len() != q.len() {
+                return f32::INFINITY;
+            }
+            p.iter()
+                .zip(q)
+                .map(|(u, v)| (u - v).abs() / (1.0 + v.abs()))
+                .fold(0.0, |m, d| if d.is_nan() { f32::NAN } else { m.max(d) })
+        };
+        out.push(KernelCheck {
+            size: format!("{rows} x {cols}, {e} messages, {f} features"),
+            value: err(&a.0, &b.0),
+            grad_weights: err(&a.1, &b.1),
+            grad_features: err(&a.2, &b.2),
+        });
+    }
+    Ok(out)
+}
+
 /// Reads an index tensor into host `usize`s (for tests and host fallbacks).
 #[allow(dead_code)]
 pub(crate) fn host_indices(t: Tensor<1, Int>) -> Vec<usize> {

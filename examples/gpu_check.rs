@@ -1,0 +1,133 @@
+//! The GPU check in one binary, so that a single (large, LLVM-carrying) CUDA executable travels to
+//! a lent GPU machine (`scripts/gpu-prep.sh` builds it, `scripts/gpu-check.sh` runs it). For each
+//! backend named, in one run on one machine:
+//!
+//! 1. the message-passing kernels (values and both gradients) against Burn's own scatter-add
+//!    composition on seeded random graphs (`induce_models::spmm::self_check`);
+//! 2. parity with the authors' shipped explanations on syn1 / syn4 / syn5, Burn kernel
+//!    (with `--reference DIR`);
+//! 3. full-batch GCN epochs (hidden 128) on the ogbn-arxiv-sized graph, the segment kernel beside
+//!    the scatter-add composition.
+//!
+//! ```text
+//! cargo run --release --example gpu_check -- --backends flex --out runs/gpu-check
+//! ```
+//!
+//! Writes `gpu_check.json` (every number) and `config.json` into `--out`.
+
+mod common;
+
+use std::path::PathBuf;
+use std::time::Instant;
+
+use anyhow::Result;
+use clap::Parser;
+use induce::BackendKind;
+use induce::harness::bench::{BenchRow, gcn_epochs};
+use induce::harness::parity::run_dataset_with;
+use induce::models::checkpoint::atomic_write;
+use induce::models::spmm::self_check;
+use induce::rl::Kernel;
+
+/// Check and time the GPU backends against the CPU on one machine.
+#[derive(Debug, Parser, serde::Serialize)]
+struct Args {
+    /// Backends to run, in order (e.g. cuda,vulkan,flex).
+    #[arg(long, value_delimiter = ',', default_value = "flex")]
+    backends: Vec<BackendKind>,
+    /// The authors' reference export (syn1/syn4/syn5); parity is skipped without it.
+    #[arg(long)]
+    reference: Option<PathBuf>,
+    /// Full-batch GCN epochs per backend and aggregation (0 skips the GCN rows).
+    #[arg(long, default_value_t = 2)]
+    epochs: usize,
+    /// A dataset for the GCN rows instead of the generated arxiv-sized graph.
+    #[arg(long)]
+    gcn_data: Option<String>,
+    /// Output directory.
+    #[arg(long, default_value = "runs/gpu-check")]
+    out: PathBuf,
+}
+
+fn main() -> std::process::ExitCode {
+    common::exit(run(Args::parse()))
+}
+
+fn run(args: Args) -> Result<()> {
+    std::fs::create_dir_all(&args.out)?;
+    atomic_write(
+        args.out.join("config.json"),
+        &serde_json::to_vec_pretty(&args)?,
+    )?;
+    let data = match (args.epochs, &args.gcn_data) {
+        (0, _) => None,
+        (_, Some(path)) => Some(induce::run::load_data(path, None, 42)?),
+        (_, None) => Some(induce::graph::generators::ArxivLikeConfig::default().generate()?),
+    };
+    let mut results = Vec::new();
+    let mut failed = false;
+    for &kind in &args.backends {
+        let mut entry = serde_json::json!({ "backend": kind.to_string() });
+        let dev = match induce::models::device::device(kind) {
+            Ok(d) => d,
+            Err(e) => {
+                eprintln!("{kind}: {e}");
+                entry["error"] = e.to_string().into();
+                results.push(entry);
+                failed = true;
+                continue;
+            }
+        };
+        // 1. kernels
+        let start = Instant::now();
+        let checks = self_check(&dev, 3)?;
+        let ok = checks.iter().all(|c| c.passes(1e-4));
+        failed |= !ok;
+        eprintln!(
+            "{kind}: kernel check {} ({:.2} s): {checks:?}",
+            if ok { "passed" } else { "FAILED" },
+            start.elapsed().as_secs_f64()
+        );
+        entry["kernel_check"] = serde_json::json!({ "passed": ok, "sizes": checks });
+        // 2. parity
+        if let Some(dir) = &args.reference {
+            let mut parity = Vec::new();
+            for name in ["syn1", "syn4", "syn5"] {
+                let d = run_dataset_with(dir, name, &dev, Kernel::Burn)?;
+                eprintln!(
+                    "{kind}: parity {name} {}/{} identical ({:.2} s)",
+                    d.identical, d.total, d.seconds
+                );
+                parity.push(serde_json::json!({
+                    "dataset": name, "identical": d.identical, "total": d.total,
+                    "seconds": d.seconds,
+                    "mismatches": d.mismatches.iter().map(|m| m.to_string()).collect::<Vec<_>>(),
+                }));
+            }
+            entry["parity"] = parity.into();
+        }
+        // 3. GCN epochs
+        if let Some(data) = &data {
+            let rows: Vec<BenchRow> = gcn_epochs(data, 128, args.epochs, &dev)?;
+            for r in &rows {
+                eprintln!(
+                    "{kind}: {}: {:.4} s per epoch ({})",
+                    r.name, r.seconds, r.detail
+                );
+            }
+            entry["gcn_epochs"] = serde_json::to_value(rows)?;
+        }
+        results.push(entry);
+    }
+    let json = serde_json::json!({
+        "threads": std::thread::available_parallelism().map_or(1, |n| n.get()),
+        "results": results,
+    });
+    atomic_write(
+        args.out.join("gpu_check.json"),
+        &serde_json::to_vec_pretty(&json)?,
+    )?;
+    println!("wrote {}", args.out.join("gpu_check.json").display());
+    anyhow::ensure!(!failed, "a backend failed its check (see above)");
+    Ok(())
+}
