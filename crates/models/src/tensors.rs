@@ -241,6 +241,15 @@ impl WeightedEdges {
         (self.src.clone(), self.dst.clone(), full)
     }
 
+    /// `Σ_k values[k] x[src k]` into each destination for per-message values in the order of
+    /// [`WeightedEdges::messages`], through the CSR segment kernel ([`Csr::matmul`]).
+    ///
+    /// # Shapes
+    /// - values: `[2m + n, 1]`; x: `[n, F]`; output: `[n, F]`
+    pub fn aggregate(&self, values: Tensor<2>, x: Tensor<2>) -> Tensor<2> {
+        self.csr.matmul(values, x)
+    }
+
     /// The message list with the GCN normalisation of the weighted graph: message weights
     /// `[w, w, 1…]`, weighted degrees `d̃ = 1 + Σ w`, norm `w_k / sqrt(d̃(src) d̃(dst))`.
     /// Differentiable in `weights`; with `degree_gradient` false the degrees are treated as

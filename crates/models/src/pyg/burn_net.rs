@@ -103,7 +103,7 @@ impl Conv {
                 } else {
                     w
                 };
-                let out = scatter_add_rows(h.select(0, src) * coef, dst, n);
+                let out = edges.aggregate(coef, h);
                 match bias {
                     Some(b) => out + row(b, &device),
                     None => out,
@@ -122,8 +122,8 @@ impl Conv {
                 };
                 // lin_l before the (linear) aggregation: messages `out` wide, not `in` wide.
                 let source = source.matmul(matrix(&lin_l.wt, lin_l.din, lin_l.dout, &device));
-                let (src, dst, w) = edges.messages(weights, 0.0);
-                let mut agg = scatter_add_rows(source.select(0, src) * w.clone(), dst.clone(), n);
+                let (_, dst, w) = edges.messages(weights, 0.0);
+                let mut agg = edges.aggregate(w.clone(), source);
                 if *aggr == Aggregation::Mean {
                     agg = agg / degree(w, dst, n, degree_gradient).clamp_min(1.0);
                 }
@@ -153,9 +153,8 @@ impl Conv {
                     }
                     _ => (x, &mlp[..]),
                 };
-                let (src, dst, w) = edges.messages(weights, 0.0);
-                let mut z = x.clone().mul_scalar(1.0 + eps)
-                    + scatter_add_rows(x.select(0, src) * w, dst, n);
+                let (_, _, w) = edges.messages(weights, 0.0);
+                let mut z = x.clone().mul_scalar(1.0 + eps) + edges.aggregate(w, x);
                 if let Some(MlpStep::Linear(Dense { bias: Some(b), .. })) = mlp.first() {
                     z = z + row(b, &device);
                 }
