@@ -197,6 +197,19 @@ fn probed(dev: Device, backend: &'static str, needs: &str) -> Result<Device> {
     })
 }
 
+/// The absolute tolerance for comparing results of the default backend ([`default_backend`])
+/// with exact references, given the one that holds on the CPU: at least `2e-3` on the GPU
+/// backends, because CubeCL computes `f32` matrix products on tensor cores in TF32 (10-bit
+/// mantissa) where the GPU supports it (`cubek-matmul`'s `adjust_dtypes`); `cpu` elsewhere.
+/// Tests that compare Burn's numbers with f64 or host references use it, so that the same test
+/// binary checks a GPU.
+pub fn float_tolerance(cpu: f32) -> f32 {
+    match default_backend() {
+        Ok(BackendKind::Cuda | BackendKind::Vulkan) => cpu.max(2e-3),
+        _ => cpu,
+    }
+}
+
 /// The backend named by [`BACKEND_ENV`], else the first compiled-in one.
 pub fn default_backend() -> Result<BackendKind> {
     match std::env::var(BACKEND_ENV) {

@@ -115,8 +115,10 @@ mod tests {
                         .map(|(&j, ej)| ej.exp() / z * h[j][o])
                         .sum::<f64>();
                 assert!(
-                    (out[i * 2 + o] as f64 - want).abs() < 1e-6,
-                    "node {i} feature {o}"
+                    (out[i * 2 + o] as f64 - want).abs()
+                        < crate::device::float_tolerance(1e-6) as f64,
+                    "node {i} feature {o}: {} vs {want}",
+                    out[i * 2 + o]
                 );
             }
         }
@@ -125,6 +127,6 @@ mod tests {
         // e_01 = lrelu(-1.15 + 0.3*0.25 - 0.7*1.125) = lrelu(-1.8625) = -0.3725
         let a00 = 0.25f64.exp() / (0.25f64.exp() + (-0.3725f64).exp());
         let want = 0.1 + a00 * 3.5 + (1.0 - a00) * 0.25;
-        assert!((out[0] as f64 - want).abs() < 1e-6);
+        assert!((out[0] as f64 - want).abs() < crate::device::float_tolerance(1e-6) as f64);
     }
 }

@@ -273,9 +273,12 @@ mod tests {
         let want = dense_conv(&a, &h, &wm, &bv);
         for i in 0..3 {
             for o in 0..2 {
+                let tol = crate::device::float_tolerance(1e-6) as f64;
                 assert!(
-                    (out[i * 2 + o] as f64 - want[i][o]).abs() < 1e-6,
-                    "[{i},{o}]"
+                    (out[i * 2 + o] as f64 - want[i][o]).abs() < tol,
+                    "[{i},{o}]: {} vs {}",
+                    out[i * 2 + o],
+                    want[i][o]
                 );
             }
         }
@@ -284,7 +287,7 @@ mod tests {
         let hw0 = [1.2f64, 0.0];
         let hw1 = [1.95f64, -0.1];
         let e00 = 0.05 + hw0[0] / 2.0 + hw1[0] / (6.0f64).sqrt();
-        assert!((out[0] as f64 - e00).abs() < 1e-6);
+        assert!((out[0] as f64 - e00).abs() < crate::device::float_tolerance(1e-6) as f64);
     }
 
     #[test]
@@ -301,7 +304,10 @@ mod tests {
         let w = Tensor::from_data(TensorData::new(vec![1.0f32, 1.0, 0.0, 1.0], [4]), &d);
         let got = to_vec(m.forward_weighted(matrix(&x, 5, 2, &d), &e, w, true));
         for (a, b) in got.iter().zip(&want) {
-            assert!((a - b).abs() < 1e-5, "{got:?} vs {want:?}");
+            assert!(
+                (a - b).abs() < crate::device::float_tolerance(1e-5),
+                "{got:?} vs {want:?}"
+            );
         }
         // d log p(node 0, class 0) / d w: every edge within 3 hops of node 0 gets a gradient.
         let ad = d.clone().autodiff();

@@ -497,12 +497,13 @@ mod tests {
                 let grads = (row * k).sum().backward();
                 let want = to_vec(w.grad(&grads).unwrap().unsqueeze_dim(1));
                 for (a, b) in lp.iter().zip(&want_lp) {
-                    assert!((a - b).abs() < 1e-5, "log p {lp:?} vs {want_lp:?}");
+                    let tol = crate::device::float_tolerance(1e-5);
+                    assert!((a - b).abs() < tol, "log p {lp:?} vs {want_lp:?}");
                 }
                 let scale = want.iter().fold(1e-3f32, |m, v| m.max(v.abs()));
                 for (i, (a, b)) in g.iter().zip(&want).enumerate() {
                     assert!(
-                        (a - b).abs() <= 1e-4 * scale,
+                        (a - b).abs() <= crate::device::float_tolerance(1e-4) * scale,
                         "trial {trial} degrees {degree_gradient} pair {i}: {a} vs {b}"
                     );
                 }
@@ -530,7 +531,8 @@ mod tests {
         let wt = Tensor::<1>::from_data(TensorData::new(w.clone(), [7]), &d);
         let full = to_vec(model.forward_weighted(matrix(&x, 8, 2, &d), &e, wt, true));
         for (a, b) in lp.iter().zip(&full[..3]) {
-            assert!((a - b).abs() < 1e-5, "{lp:?} vs {:?}", &full[..3]);
+            let tol = crate::device::float_tolerance(1e-5);
+            assert!((a - b).abs() < tol, "{lp:?} vs {:?}", &full[..3]);
         }
         // Edges (0,1), (1,2), (2,3) are within 3 hops of node 0; (3,4) feeds only the degree
         // of node 3 (which normalises a message into node 2): its gradient is non-zero too.

@@ -13,6 +13,9 @@ use cubecl::{CubeDim, calculate_cube_count_elemwise};
 use super::MessagePassing;
 
 /// `out[r, j] = Σ_{k ∈ ptr[r]..ptr[r+1]} val[k] · x[col[k], j]`, one lane per `(r, j)`.
+///
+/// Every access goes through the tensors' strides: CubeCL may lay a row-major tensor out with
+/// padded rows (a 3-wide row on a 4-element pitch), so `x[c * f + j]` would be wrong.
 #[cube(launch)]
 fn segment_matmul_kernel<F: Float, I: Numeric>(
     ptr: &Tensor<I>,
@@ -23,19 +26,21 @@ fn segment_matmul_kernel<F: Float, I: Numeric>(
     #[define(F, I)] _dtypes: [ElemType; 2],
 ) {
     let f = out.shape(1);
-    if ABSOLUTE_POS >= out.len() {
+    if ABSOLUTE_POS >= out.shape(0) * f {
         terminate!();
     }
     let r = ABSOLUTE_POS / f;
     let j = ABSOLUTE_POS % f;
-    let start = usize::cast_from(ptr[r]);
-    let end = usize::cast_from(ptr[r + 1]);
+    let start = usize::cast_from(ptr[r * ptr.stride(0)]);
+    let end = usize::cast_from(ptr[(r + 1) * ptr.stride(0)]);
+    let xj = j * x.stride(1);
     let mut acc = F::new(0.0);
     for k in start..end {
-        let c = usize::cast_from(col[k]);
-        acc += val[k] * x[c * f + j];
+        let c = usize::cast_from(col[k * col.stride(0)]);
+        acc += val[k * val.stride(0)] * x[c * x.stride(0) + xj];
     }
-    out[ABSOLUTE_POS] = acc;
+    let at = r * out.stride(0) + j * out.stride(1);
+    out[at] = acc;
 }
 
 /// `out[k] = Σ_j a[row[k], j] · b[col[k], j]`, one lane per position.
@@ -48,17 +53,19 @@ fn segment_dot_kernel<F: Float, I: Numeric>(
     out: &mut Tensor<F>,
     #[define(F, I)] _dtypes: [ElemType; 2],
 ) {
-    if ABSOLUTE_POS >= out.len() {
+    if ABSOLUTE_POS >= out.shape(0) {
         terminate!();
     }
     let f = a.shape(1);
-    let r = usize::cast_from(row[ABSOLUTE_POS]);
-    let c = usize::cast_from(col[ABSOLUTE_POS]);
+    let r = usize::cast_from(row[ABSOLUTE_POS * row.stride(0)]);
+    let c = usize::cast_from(col[ABSOLUTE_POS * col.stride(0)]);
+    let (ra, cb) = (r * a.stride(0), c * b.stride(0));
     let mut acc = F::new(0.0);
     for j in 0..f {
-        acc += a[r * f + j] * b[c * f + j];
+        acc += a[ra + j * a.stride(1)] * b[cb + j * b.stride(1)];
     }
-    out[ABSOLUTE_POS] = acc;
+    let at = ABSOLUTE_POS * out.stride(0);
+    out[at] = acc;
 }
 
 impl MessagePassing for Cube {

@@ -174,7 +174,7 @@ mod tests {
             .map(|(p, q)| (p - q).abs())
             .fold(0.0f32, f32::max);
         assert!(
-            worst < 1e-5,
+            worst < crate::device::float_tolerance(1e-5),
             "max |host − burn| = {worst} (n = {})",
             x.num_nodes()
         );

@@ -334,7 +334,8 @@ pub(super) mod tests {
             let logp = policy.log_probs(matrix(&x, 6, dim, &dev), &gt, &c);
             let want = to_vec(logp.clone().unsqueeze_dim(0));
             for (a, b) in trace.log_probs().iter().zip(&want) {
-                assert!((a - b).abs() < 1e-5, "{:?} vs {want:?}", trace.log_probs());
+                let tol = crate::device::float_tolerance(1e-5);
+                assert!((a - b).abs() < tol, "{:?} vs {want:?}", trace.log_probs());
             }
 
             // Loss of one REINFORCE state: action 4, advantage −0.7, entropy 0.1, scale 0.5.
@@ -354,7 +355,9 @@ pub(super) mod tests {
             assert!(max > 1e-3, "gradients are not trivially zero");
             for (i, (a, b)) in got.iter().zip(&want).enumerate() {
                 assert!(
-                    (a - b).abs() < 1e-5 + 1e-4 * b.abs(),
+                    (a - b).abs()
+                        < crate::device::float_tolerance(1e-5)
+                            + crate::device::float_tolerance(1e-4) * b.abs(),
                     "batch_norm {batch_norm}: parameter {i}: kernel {a} vs burn {b}"
                 );
             }
