@@ -122,8 +122,7 @@ fn matmul_rows(
             }
             k += 4;
         }
-        for k in k..end {
-            let w = val[k];
+        for (k, &w) in val.iter().enumerate().take(end).skip(k) {
             for (a, b) in acc.iter_mut().zip(row_of(k)) {
                 *a += w * b;
             }
