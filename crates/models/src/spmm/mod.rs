@@ -430,17 +430,5 @@ pub fn self_check(device: &Device, seed: u64) -> Result<Vec<KernelCheck>> {
     Ok(out)
 }
 
-/// Reads an index tensor into host `usize`s (for tests and host fallbacks).
-#[allow(dead_code)]
-pub(crate) fn host_indices(t: Tensor<1, Int>) -> Vec<usize> {
-    let data: TensorData = t.into_data();
-    data.convert::<i64>()
-        .try_into_vec::<i64>()
-        .expect("int tensor converts to i64")
-        .into_iter()
-        .map(|x| x as usize)
-        .collect()
-}
-
 #[cfg(test)]
 mod tests;
