@@ -141,4 +141,25 @@ pub trait Explainer: Send + Sync {
 
     /// Explains `target` (original id) of `graph`.
     fn explain(&self, graph: &Graph, target: u32) -> Result<Explanation>;
+
+    /// How many targets [`Explainer::explain_batch`] is best given at once: 1 (the default)
+    /// for explainers that gain nothing from batching, so the pipeline hands each target to
+    /// its own thread instead.
+    fn batch_size(&self) -> usize {
+        1
+    }
+
+    /// Explains several targets, results in their order, each equal to [`Explainer::explain`]
+    /// of its target. The default explains them one after the other; an explainer that batches
+    /// (InduCE on the Burn kernel: one block-diagonal forward pass per step for all targets)
+    /// overrides it and uses up to `threads` host threads.
+    fn explain_batch(
+        &self,
+        graph: &Graph,
+        targets: &[u32],
+        threads: usize,
+    ) -> Vec<Result<Explanation>> {
+        let _ = threads;
+        targets.iter().map(|&t| self.explain(graph, t)).collect()
+    }
 }

@@ -37,7 +37,16 @@ impl GatConv {
     /// - x: `[n, in]`
     /// - output: `[n, out]`
     pub fn forward(&self, x: Tensor<2>, g: &GraphTensors) -> Tensor<2> {
-        let h = self.lin.forward(x);
+        self.attend(self.lin.forward(x), g)
+    }
+
+    /// The layer after its linear map: attention and aggregation of `h = W x` (for callers
+    /// that computed `W x` in parts, e.g. [`Policy::embed_with_product`](crate::Policy::embed_with_product)).
+    ///
+    /// # Shapes
+    /// - h: `[n, out]`
+    /// - output: `[n, out]`
+    pub fn attend(&self, h: Tensor<2>, g: &GraphTensors) -> Tensor<2> {
         let a_s = h.clone().matmul(self.att_src.val());
         let a_d = h.clone().matmul(self.att_dst.val());
         let e = leaky_relu(

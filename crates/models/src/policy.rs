@@ -8,6 +8,9 @@ use burn::tensor::{Device, Int, Tensor, TensorData};
 use rand::SeedableRng;
 use rand::rngs::StdRng;
 
+use std::ops::Range;
+
+use crate::error::{ModelError, Result};
 use crate::gat::GatConv;
 use crate::init::{constant1, glorot, uniform1, uniform2};
 use crate::tensors::{GraphTensors, indices};
@@ -227,9 +230,80 @@ impl Policy {
     /// - x: `[n, input_dim]` (per-node state)
     /// - output: `[n, hidden]`
     pub fn embed(&self, x: Tensor<2>, g: &GraphTensors) -> Tensor<2> {
-        let mut h = x;
+        match self.gat.first() {
+            Some(first) => self.embed_from(first.lin.forward(x), g),
+            None => self.embed_from(x, g),
+        }
+    }
+
+    /// The first GAT layer's linear map over the state columns `cols` only: `X[:, cols] ·
+    /// W₁[cols, :]`. For columns that never change during an episode (the node features), this
+    /// is computed once and passed to [`Policy::embed_with_product`] at every step.
+    ///
+    /// Errors when `cols` does not fit the first layer's input width or `block` is not
+    /// `cols.len()` wide.
+    ///
+    /// # Shapes
+    /// - block: `[n, cols.len()]`
+    /// - output: `[n, hidden]`
+    pub fn block_product(&self, block: Tensor<2>, cols: Range<usize>) -> Result<Tensor<2>> {
+        let w = self.first_weight_rows(cols.clone())?;
+        let [_, width] = block.dims();
+        if width != cols.len() {
+            return Err(ModelError::InvalidInput(format!(
+                "a state block of {width} columns for the {} columns {cols:?}",
+                cols.len()
+            )));
+        }
+        Ok(block.matmul(w))
+    }
+
+    /// `W₁[cols, :]`, checked against the first layer's input width.
+    fn first_weight_rows(&self, cols: Range<usize>) -> Result<Tensor<2>> {
+        let first = self
+            .gat
+            .first()
+            .ok_or_else(|| ModelError::InvalidInput("a policy without GAT layers".into()))?;
+        let [rows, out] = first.lin.weight.dims();
+        if cols.start > cols.end || cols.end > rows {
+            return Err(ModelError::InvalidInput(format!(
+                "state columns {cols:?} outside the policy's {rows} input columns"
+            )));
+        }
+        Ok(first.lin.weight.val().slice([cols, 0..out]))
+    }
+
+    /// [`Policy::embed`] of a state split into two column blocks: `product` is
+    /// [`Policy::block_product`] of one block, `rest` the other block, whose columns are
+    /// `rest_cols` of the state. The first layer's map is `product + rest · W₁[rest_cols, :]`
+    /// (plus its bias, if any); the rest is [`Policy::embed`]'s.
+    ///
+    /// # Shapes
+    /// - product: `[n, hidden]`
+    /// - rest: `[n, rest_cols.len()]`
+    /// - output: `[n, hidden]`
+    pub fn embed_with_product(
+        &self,
+        product: Tensor<2>,
+        rest: Tensor<2>,
+        rest_cols: Range<usize>,
+        g: &GraphTensors,
+    ) -> Result<Tensor<2>> {
+        let mut h = product + self.block_product(rest, rest_cols)?;
+        if let Some(b) = self.gat.first().and_then(|l| l.lin.bias.as_ref()) {
+            h = h + b.val().unsqueeze_dim(0);
+        }
+        Ok(self.embed_from(h, g))
+    }
+
+    /// The GAT stack from the first layer's linear map `h = W₁ x` on.
+    fn embed_from(&self, first: Tensor<2>, g: &GraphTensors) -> Tensor<2> {
+        let mut h = first;
         for (i, layer) in self.gat.iter().enumerate() {
-            h = layer.forward(h, g);
+            h = match i {
+                0 => layer.attend(h, g),
+                _ => layer.forward(h, g),
+            };
             if let Some(bn) = self.norm.get(i) {
                 h = bn.forward(h);
             }

@@ -1,6 +1,7 @@
 //! The edit MDP of InduCE (spec §2): one [`Episode`] per target node.
 
 use std::collections::HashSet;
+use std::ops::Range;
 use std::sync::Arc;
 
 use burn::tensor::{Device, Tensor};
@@ -649,6 +650,32 @@ impl<'a> Episode<'a> {
     /// ([`HostPolicy::first_block_product`](induce_models::host::policy::HostPolicy::first_block_product)).
     pub fn first_block_is_fixed(&self) -> bool {
         self.layout == StateLayout::Paper
+    }
+
+    /// The state's node-feature columns, which never change during the episode (in either
+    /// layout), and the columns of the state they occupy.
+    ///
+    /// # Shapes
+    /// - output: `[n, feature_dim]`
+    pub fn feature_block(&self) -> (&Features, Range<usize>) {
+        let d = self.features.dim();
+        match self.layout {
+            StateLayout::Paper => (&self.features, 0..d),
+            StateLayout::Reference => (&self.features, self.dim - d..self.dim),
+        }
+    }
+
+    /// The state's other columns (`2 + classes`: degree, entropy, one-hot), which change with
+    /// the edits, row-major, and the columns of the state they occupy.
+    ///
+    /// # Shapes
+    /// - output: `[n, dim − feature_dim]`
+    pub fn dynamic_block(&self) -> (&[f32], Range<usize>) {
+        let d = self.features.dim();
+        match self.layout {
+            StateLayout::Paper => (&self.small, d..self.dim),
+            StateLayout::Reference => (&self.small, 0..self.dim - d),
+        }
     }
 
     /// A copy of the current state that shares the node features with the episode: what a

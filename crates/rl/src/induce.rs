@@ -18,13 +18,14 @@ use rand::seq::SliceRandom;
 use rand::{Rng, SeedableRng};
 use serde::{Deserialize, Serialize};
 
+use crate::batch::SearchConfig;
 use crate::env::{EnvConfig, Episode, state_dim};
 use crate::error::{Result, RlError};
 use crate::explanation::{Explainer, Explanation};
 use crate::kernel::burn::BurnLearner;
 use crate::kernel::host::HostLearner;
 use crate::kernel::rollout;
-use crate::kernel::{KernelPolicy, Learner, Scorer, bind, play_greedy, play_sampled};
+use crate::kernel::{KernelPolicy, Learner, bind, play_greedy};
 use crate::train_store::TrainStore;
 
 /// Hyperparameters of InduCE. Defaults are the paper's (§3.1, spec §2) for inductive training on
@@ -606,7 +607,7 @@ impl Search<'_> {
     /// Plays the learner's greedy episode and keeps it; true when the search is over.
     fn greedy<L: Learner>(&mut self, learner: &L, ep: &mut Episode<'_>) -> Result<bool> {
         ep.reset();
-        let scorer = bind(learner, ep);
+        let scorer = bind(learner, ep)?;
         play_greedy(&scorer, ep)?;
         self.keep(ep.explanation())
     }
@@ -668,7 +669,7 @@ pub fn explain_greedy(
 /// Plays an episode to its end greedily (the loop of [`explain_greedy`], for episodes built
 /// otherwise, e.g. [`Episode::with_subgraph`]).
 pub fn run_greedy(policy: &KernelPolicy, ep: &mut Episode<'_>) -> Result<()> {
-    let scorer = policy.bind(ep);
+    let scorer = policy.bind(ep)?;
     play_greedy(&scorer, ep)
 }
 
@@ -676,6 +677,7 @@ pub fn run_greedy(policy: &KernelPolicy, ep: &mut Episode<'_>) -> Result<()> {
 /// their actions from the trained policy (seeded from `seed` and the target id); the smallest
 /// counterfactual wins (the greedy one on ties), stopping early at size 1. Still inductive:
 /// forward passes only, no training per target. `samples = 1` is [`explain_greedy`].
+/// [`crate::batch::best_of_k`] runs the same search for many targets at once.
 ///
 /// A target with no counterfactual in any episode returns the greedy episode's explanation.
 pub fn explain_best_of_k(
@@ -687,50 +689,14 @@ pub fn explain_best_of_k(
     samples: usize,
     seed: u64,
 ) -> Result<Explanation> {
-    let mut ep = Episode::new(graph, black_box, target, env)?;
-    let scorer = policy.bind(&ep);
-    best_of_k(&scorer, &mut ep, samples, seed, Ok)
-}
-
-/// The search of [`explain_best_of_k`]; `finish` post-processes each counterfactual found
-/// before it is compared (the minimality pass, or `Ok`).
-fn best_of_k(
-    scorer: &Scorer<'_>,
-    ep: &mut Episode<'_>,
-    samples: usize,
-    seed: u64,
-    finish: impl Fn(Explanation) -> Result<Explanation>,
-) -> Result<Explanation> {
-    if samples == 0 {
-        return Err(RlError::InvalidConfig(
-            "best-of-k inference needs at least 1 sample (InduceConfig.inference_samples)".into(),
-        ));
-    }
-    ep.reset();
-    play_greedy(scorer, ep)?;
-    let mut greedy = ep.explanation();
-    if greedy.found {
-        greedy = finish(greedy)?;
-    }
-    let mut best: Option<Explanation> = greedy.found.then(|| greedy.clone());
-    let target = greedy.target as u64;
-    let mut rng = StdRng::seed_from_u64(seed ^ target.wrapping_mul(0x9E37_79B9_7F4A_7C15));
-    for _ in 1..samples {
-        if best.as_ref().is_some_and(|b| b.size() <= 1) {
-            break;
-        }
-        ep.reset();
-        play_sampled(scorer, ep, &mut rng)?;
-        let e = ep.explanation();
-        if !e.found {
-            continue;
-        }
-        let e = finish(e)?;
-        if best.as_ref().is_none_or(|b| e.size() < b.size()) {
-            best = Some(e);
-        }
-    }
-    Ok(best.unwrap_or(greedy))
+    let ep = Episode::new(graph, black_box, target, env)?;
+    let search = SearchConfig {
+        samples,
+        seed,
+        threads: 1,
+    };
+    let mut out = policy.best_of_k(vec![ep], &search, &Ok)?;
+    Ok(out.remove(0))
 }
 
 /// InduCE with a trained policy as an [`Explainer`] (inductive inference).
@@ -745,6 +711,8 @@ pub struct InduceExplainer<'a> {
     samples: (usize, u64),
     /// Run the minimality pass on each counterfactual.
     minimise: bool,
+    /// Targets explained together by [`Explainer::explain_batch`].
+    batch: usize,
 }
 
 impl<'a> InduceExplainer<'a> {
@@ -766,6 +734,7 @@ impl<'a> InduceExplainer<'a> {
             name: name.into(),
             samples: (1, 0),
             minimise: false,
+            batch: 1,
         }
     }
 }
@@ -791,6 +760,34 @@ impl InduceExplainer<'_> {
         self.runner = KernelPolicy::new(&self.policy, kernel, &self.device);
         self
     }
+
+    /// Explains `batch` targets at once ([`crate::batch::best_of_k`]; on the Burn kernel one
+    /// block-diagonal forward pass per step for all of them, which is what a GPU needs). Same
+    /// results; 1 (the default) explains each target on its own thread.
+    pub fn with_batch(mut self, batch: usize) -> Self {
+        self.batch = batch.max(1);
+        self
+    }
+
+    /// The minimality pass when it is on, else the identity.
+    fn finish(&self, graph: &Graph, e: Explanation) -> Result<Explanation> {
+        match self.minimise && e.found {
+            true => {
+                induce_explain::minimise(graph, self.black_box, &e, self.env.hops, self.env.verdict)
+            }
+            false => Ok(e),
+        }
+    }
+
+    /// The search configuration of this explainer on `threads` host threads.
+    fn search(&self, threads: usize) -> SearchConfig {
+        let (samples, seed) = self.samples;
+        SearchConfig {
+            samples,
+            seed,
+            threads,
+        }
+    }
 }
 
 impl Explainer for InduceExplainer<'_> {
@@ -799,15 +796,58 @@ impl Explainer for InduceExplainer<'_> {
     }
 
     fn explain(&self, graph: &Graph, target: u32) -> Result<Explanation> {
-        let (k, seed) = self.samples;
-        let (hops, verdict) = (self.env.hops, self.env.verdict);
-        let finish = |e: Explanation| match self.minimise && e.found {
-            true => induce_explain::minimise(graph, self.black_box, &e, hops, verdict),
-            false => Ok(e),
-        };
-        let mut ep = Episode::new(graph, self.black_box, target, &self.env)?;
-        let scorer = self.runner.bind(&ep);
-        best_of_k(&scorer, &mut ep, k, seed, finish)
+        let ep = Episode::new(graph, self.black_box, target, &self.env)?;
+        let finish = |e| self.finish(graph, e);
+        let mut out = self.runner.best_of_k(vec![ep], &self.search(1), &finish)?;
+        Ok(out.remove(0))
+    }
+
+    fn batch_size(&self) -> usize {
+        self.batch
+    }
+
+    fn explain_batch(
+        &self,
+        graph: &Graph,
+        targets: &[u32],
+        threads: usize,
+    ) -> Vec<Result<Explanation>> {
+        let built = induce_explain::parallel::map(targets, threads, |&t| {
+            Ok(Episode::new(graph, self.black_box, t, &self.env))
+        })
+        .expect("building an episode reports its error in its own slot");
+        let (mut episodes, mut slots) = (Vec::new(), Vec::new());
+        let mut out: Vec<Option<Result<Explanation>>> = Vec::with_capacity(targets.len());
+        for (i, b) in built.into_iter().enumerate() {
+            match b {
+                Ok(ep) => {
+                    episodes.push(ep);
+                    slots.push(i);
+                    out.push(None);
+                }
+                Err(e) => out.push(Some(Err(e))),
+            }
+        }
+        let finish = |e| self.finish(graph, e);
+        match self
+            .runner
+            .best_of_k(episodes, &self.search(threads), &finish)
+        {
+            Ok(done) => {
+                for (i, e) in slots.into_iter().zip(done) {
+                    out[i] = Some(Ok(e));
+                }
+            }
+            // Which target failed is not known: explain each alone, for its own error.
+            Err(_) => {
+                for i in slots {
+                    out[i] = Some(self.explain(graph, targets[i]));
+                }
+            }
+        }
+        out.into_iter()
+            .map(|r| r.expect("every target has its result"))
+            .collect()
     }
 }
 

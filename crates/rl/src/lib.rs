@@ -49,6 +49,7 @@
 //! assert_eq!(ep.explanation().edits, vec![induce_rl::Edit::delete(0, 1)]);
 //! ```
 
+pub mod batch;
 pub mod env;
 pub mod induce;
 pub mod kernel;

@@ -335,18 +335,39 @@ pub fn explain_targets_journaled(
         opts.progress.advance(1);
         e
     };
+    // A batching explainer takes `batch` targets per call and uses the threads itself.
+    let batch = explainer.batch_size().max(1);
+    let explain_part = |part: &[u32]| -> Result<Vec<Explanation>> {
+        if batch == 1 {
+            return crate::parallel::map(part, opts.threads, explain_one);
+        }
+        let mut out = Vec::with_capacity(part.len());
+        for chunk in part.chunks(batch) {
+            if opts.progress.cancelled() {
+                return Err(ExplainError::Cancelled);
+            }
+            for e in explainer.explain_batch(ctx.graph, chunk, opts.threads) {
+                out.push(match e {
+                    Err(ExplainError::NoCandidate { target }) => ctx.not_found(target)?,
+                    other => other?,
+                });
+            }
+            opts.progress.advance(chunk.len());
+        }
+        Ok(out)
+    };
     let rest = &targets[resumed..];
     match journal {
         None => {
             let start = Instant::now();
-            explanations = crate::parallel::map(rest, opts.threads, explain_one)?;
+            explanations = explain_part(rest)?;
             explain_seconds = start.elapsed().as_secs_f64();
         }
         Some(j) => {
-            let chunk = 4 * opts.threads.max(1);
+            let chunk = (4 * opts.threads.max(1)).max(batch);
             for part in rest.chunks(chunk) {
                 let start = Instant::now();
-                let done = crate::parallel::map(part, opts.threads, explain_one)?;
+                let done = explain_part(part)?;
                 let secs = start.elapsed().as_secs_f64();
                 j.append(&done, secs)?;
                 explain_seconds += secs;

@@ -8,7 +8,7 @@
 use burn::module::Module;
 use burn::optim::{AdamConfig, GradientsParams, ModuleOptimizer};
 use burn::tensor::{Device, Tensor, TensorData};
-use induce_models::host::policy::HostPolicy;
+use induce_models::host::policy::{HostPolicy, log_softmax};
 use induce_models::tensors::{GraphTensors, Messages, indices, matrix, scatter_add_rows};
 use induce_models::tensors::{segment_log_softmax, to_vec};
 use induce_models::{CandidateTensors, Policy};
@@ -35,25 +35,121 @@ impl BurnActor {
     }
 }
 
-/// `log Π(· | S)` of an episode's current state with `policy` on `device`.
-///
-/// # Shapes
-/// - output: `[C]` (one entry per candidate action)
-fn action_log_probs(policy: &Policy, ep: &Episode<'_>, device: &Device) -> Result<Vec<f32>> {
-    let (state, n, dim) = ep.state();
-    let x = matrix(&state, n, dim, device);
-    let g = GraphTensors::new(n, &ep.edit_graph().edges(), device)?;
-    let c = ep.candidates().to_tensors(device);
-    Ok(to_vec(policy.log_probs(x, &g, &c).unsqueeze_dim(0)))
+/// What the states of one episode share on the Burn kernel: the first GAT layer's product
+/// over the node features ([`Policy::block_product`]), computed once per episode on the device.
+#[derive(Debug, Clone)]
+pub struct BurnCache {
+    /// `F · W₁[feature columns]`, `[n, hidden]`.
+    product: Tensor<2>,
+}
+
+impl BurnActor {
+    /// The policy's product over `ep`'s node features, on the device.
+    fn feature_product(&self, ep: &Episode<'_>) -> Result<BurnCache> {
+        let (features, cols) = ep.feature_block();
+        let f = matrix(
+            features.as_slice(),
+            features.num_nodes(),
+            features.dim(),
+            &self.device,
+        );
+        Ok(BurnCache {
+            product: self.policy.block_product(f, cols)?,
+        })
+    }
+
+    /// `log Π(· | S)` at the current states of `states`, all scored in one block-diagonal
+    /// batch: the episodes' neighbourhoods side by side (node ids offset), their candidate
+    /// lists concatenated, one forward pass, one download; each state's log-softmax on the
+    /// host. A batch of one is [`Actor::log_probs`].
+    ///
+    /// # Shapes
+    /// - output: `[B][C_b]`
+    fn packed_log_probs(
+        &self,
+        states: &[(&Episode<'_>, &BurnCache)],
+        threads: usize,
+    ) -> Result<Vec<Vec<f32>>> {
+        let Some((first, _)) = states.first() else {
+            return Ok(Vec::new());
+        };
+        let (_, cols) = first.dynamic_block();
+        // The host side of each state, built in parallel: its messages and candidates.
+        let parts = induce_explain::parallel::map(states, threads, |(ep, _)| {
+            let (small, c) = ep.dynamic_block();
+            if c != cols {
+                return Err(crate::error::RlError::InvalidConfig(format!(
+                    "a batch mixes state layouts (columns {c:?} and {cols:?})"
+                )));
+            }
+            let m = Messages::new(ep.num_nodes(), &ep.edit_graph().edges())?;
+            Ok((small, m, ep.candidates().flag()))
+        })?;
+        let (mut small, mut src, mut dst, mut norm) =
+            (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+        let (mut cu, mut cw, mut flag, mut counts) =
+            (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+        let mut off = 0u32;
+        for ((ep, _), (s, m, f)) in states.iter().zip(parts) {
+            small.extend_from_slice(s);
+            src.extend(m.src.iter().map(|v| v + off));
+            dst.extend(m.dst.iter().map(|v| v + off));
+            norm.extend(m.norm);
+            let c = ep.candidates();
+            cu.extend(c.u.iter().map(|v| v + off));
+            cw.extend(c.w.iter().map(|v| v + off));
+            flag.extend(f);
+            counts.push(c.len());
+            off += ep.num_nodes() as u32;
+        }
+        let n = off as usize;
+        let d = &self.device;
+        let g = GraphTensors::from_messages(n, &Messages { src, dst, norm }, d);
+        let product = match states {
+            [(_, cache)] => cache.product.clone(),
+            _ => Tensor::cat(states.iter().map(|(_, c)| c.product.clone()).collect(), 0),
+        };
+        let rest = matrix(&small, n, cols.len(), d);
+        let emb = self.policy.embed_with_product(product, rest, cols, &g)?;
+        let c = CandidateTensors::new(&cu, &cw, &flag, d);
+        let scores = to_vec(self.policy.score(emb, &c).unsqueeze_dim(0));
+        let mut blocks = Vec::with_capacity(states.len());
+        let mut rest = scores.as_slice();
+        for &k in &counts {
+            let (head, tail) = rest.split_at(k);
+            blocks.push(head);
+            rest = tail;
+        }
+        induce_explain::parallel::map(&blocks, threads, |b| Ok(log_softmax(b)))
+    }
 }
 
 impl Actor for BurnActor {
-    type Cache = ();
+    type Cache = BurnCache;
 
-    fn prepare(&self, _: &Episode<'_>) {}
+    fn prepare(&self, ep: &Episode<'_>) -> Result<BurnCache> {
+        self.feature_product(ep)
+    }
 
-    fn log_probs(&self, ep: &Episode<'_>, _: &()) -> Result<Vec<f32>> {
-        action_log_probs(&self.policy, ep, &self.device)
+    fn log_probs(&self, ep: &Episode<'_>, cache: &BurnCache) -> Result<Vec<f32>> {
+        let mut out = self.packed_log_probs(&[(ep, cache)], 1)?;
+        Ok(out.remove(0))
+    }
+
+    /// One block-diagonal batch for all states, except for a policy with node BatchNorm (its
+    /// statistics are per state): those are scored one by one.
+    fn log_probs_batch(
+        &self,
+        states: &[(&Episode<'_>, &BurnCache)],
+        threads: usize,
+    ) -> Result<Vec<Vec<f32>>> {
+        match self.policy.norm.is_empty() {
+            true => self.packed_log_probs(states, threads),
+            false => states
+                .iter()
+                .map(|&(ep, cache)| self.log_probs(ep, cache))
+                .collect(),
+        }
     }
 }
 
@@ -153,12 +249,22 @@ impl BurnLearner {
 }
 
 impl Actor for BurnLearner {
-    type Cache = ();
+    type Cache = BurnCache;
 
-    fn prepare(&self, _: &Episode<'_>) {}
+    fn prepare(&self, ep: &Episode<'_>) -> Result<BurnCache> {
+        self.actor.prepare(ep)
+    }
 
-    fn log_probs(&self, ep: &Episode<'_>, cache: &()) -> Result<Vec<f32>> {
+    fn log_probs(&self, ep: &Episode<'_>, cache: &BurnCache) -> Result<Vec<f32>> {
         self.actor.log_probs(ep, cache)
+    }
+
+    fn log_probs_batch(
+        &self,
+        states: &[(&Episode<'_>, &BurnCache)],
+        threads: usize,
+    ) -> Result<Vec<Vec<f32>>> {
+        self.actor.log_probs_batch(states, threads)
     }
 }
 
@@ -170,7 +276,12 @@ impl Learner for BurnLearner {
         1
     }
 
-    fn observe(&self, ep: &Episode<'_>, cache: &(), _: bool) -> Result<(Vec<f32>, StepRecord)> {
+    fn observe(
+        &self,
+        ep: &Episode<'_>,
+        cache: &BurnCache,
+        _: bool,
+    ) -> Result<(Vec<f32>, StepRecord)> {
         let logp = self.actor.log_probs(ep, cache)?;
         let (state, num_nodes, _) = ep.state();
         let c = ep.candidates();

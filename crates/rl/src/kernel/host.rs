@@ -37,8 +37,8 @@ fn first_block(policy: &HostPolicy, ep: &Episode<'_>) -> Option<Arc<FirstBlockPr
 impl Actor for HostPolicy {
     type Cache = Option<Arc<FirstBlockProduct>>;
 
-    fn prepare(&self, ep: &Episode<'_>) -> Self::Cache {
-        first_block(self, ep)
+    fn prepare(&self, ep: &Episode<'_>) -> Result<Self::Cache> {
+        Ok(first_block(self, ep))
     }
 
     fn log_probs(&self, ep: &Episode<'_>, first: &Self::Cache) -> Result<Vec<f32>> {
@@ -157,7 +157,7 @@ impl HostLearner {
 impl Actor for HostLearner {
     type Cache = Option<Arc<FirstBlockProduct>>;
 
-    fn prepare(&self, ep: &Episode<'_>) -> Self::Cache {
+    fn prepare(&self, ep: &Episode<'_>) -> Result<Self::Cache> {
         self.policy.prepare(ep)
     }
 

@@ -29,6 +29,7 @@ use rand::rngs::StdRng;
 
 use crate::env::Episode;
 use crate::error::Result;
+use crate::explanation::Explanation;
 use crate::induce::InduceConfig;
 
 /// The policy's forward pass on one kernel.
@@ -38,13 +39,30 @@ pub trait Actor: Sync {
     type Cache: Send + Sync;
 
     /// The cache of `ep` (after a reset; the features it reads do not change with edits).
-    fn prepare(&self, ep: &Episode<'_>) -> Self::Cache;
+    ///
+    /// Errors when the episode's state does not fit the policy.
+    fn prepare(&self, ep: &Episode<'_>) -> Result<Self::Cache>;
 
     /// `log Π(· | S)` at the episode's current state.
     ///
     /// # Shapes
     /// - output: `[C]` (one entry per candidate action, in [`Episode::candidates`] order)
     fn log_probs(&self, ep: &Episode<'_>, cache: &Self::Cache) -> Result<Vec<f32>>;
+
+    /// [`Actor::log_probs`] at the current states of several episodes, in their order. The
+    /// default scores them one by one on up to `threads` threads; the Burn kernel packs them
+    /// into one block-diagonal batch (one launch sequence for all of them). Each result equals
+    /// [`Actor::log_probs`] of its episode.
+    ///
+    /// # Shapes
+    /// - output: `[B][C_b]`
+    fn log_probs_batch(
+        &self,
+        states: &[(&Episode<'_>, &Self::Cache)],
+        threads: usize,
+    ) -> Result<Vec<Vec<f32>>> {
+        induce_explain::parallel::map(states, threads, |(ep, cache)| self.log_probs(ep, cache))
+    }
 }
 
 /// An [`Actor`] that learns: it records each visited state of a rollout for its gradient and
@@ -117,10 +135,24 @@ impl KernelPolicy {
 
     /// `log Π(· | S)` for the states of one episode: what the states share is computed here,
     /// once.
-    pub fn bind<'s>(&'s self, ep: &Episode<'_>) -> Scorer<'s> {
+    pub fn bind<'s>(&'s self, ep: &Episode<'_>) -> Result<Scorer<'s>> {
         match self {
             Self::Host(p) => bind(p, ep),
             Self::Burn(p) => bind(p, ep),
+        }
+    }
+
+    /// Best-of-k inference for several episodes at once ([`crate::batch::best_of_k`]): the
+    /// Burn kernel scores all of them in one block-diagonal batch per step.
+    pub fn best_of_k(
+        &self,
+        episodes: Vec<Episode<'_>>,
+        search: &crate::batch::SearchConfig,
+        finish: &(dyn Fn(Explanation) -> Result<Explanation> + Sync),
+    ) -> Result<Vec<Explanation>> {
+        match self {
+            Self::Host(p) => crate::batch::best_of_k(p, episodes, search, finish),
+            Self::Burn(p) => crate::batch::best_of_k(p, episodes, search, finish),
         }
     }
 }
@@ -130,9 +162,11 @@ impl KernelPolicy {
 pub type Scorer<'s> = Box<dyn Fn(&Episode<'_>) -> Result<Vec<f32>> + Sync + 's>;
 
 /// Binds any actor to an episode.
-pub fn bind<'s, A: Actor>(actor: &'s A, ep: &Episode<'_>) -> Scorer<'s> {
-    let cache = actor.prepare(ep);
-    Box::new(move |ep: &Episode<'_>| actor.log_probs(ep, &cache))
+pub fn bind<'s, A: Actor>(actor: &'s A, ep: &Episode<'_>) -> Result<Scorer<'s>> {
+    let cache = actor.prepare(ep)?;
+    Ok(Box::new(move |ep: &Episode<'_>| {
+        actor.log_probs(ep, &cache)
+    }))
 }
 
 /// Samples an index from log-probabilities with the host RNG.
@@ -171,7 +205,10 @@ pub(crate) fn rollout<L: Learner>(
     // The policy is fixed during the rollout: what its states share is computed once.
     let mut cache = None;
     while !ep.is_done() {
-        let cache = cache.get_or_insert_with(|| learner.prepare(ep));
+        let cache = match &mut cache {
+            Some(c) => c,
+            None => cache.insert(learner.prepare(ep)?),
+        };
         let (log_probs, mut step) = learner.observe(ep, cache, keep_trace)?;
         let action = sample(&log_probs, rng);
         let reward = ep.step(action)?.reward;
@@ -185,19 +222,6 @@ pub(crate) fn rollout<L: Learner>(
 pub(crate) fn play_greedy(scorer: &Scorer<'_>, ep: &mut Episode<'_>) -> Result<()> {
     while !ep.is_done() {
         let a = argmax(&scorer(ep)?);
-        ep.step(a)?;
-    }
-    Ok(())
-}
-
-/// Plays an episode to its end sampling each action from the policy with `rng`.
-pub(crate) fn play_sampled(
-    scorer: &Scorer<'_>,
-    ep: &mut Episode<'_>,
-    rng: &mut StdRng,
-) -> Result<()> {
-    while !ep.is_done() {
-        let a = sample(&scorer(ep)?, rng);
         ep.step(a)?;
     }
     Ok(())

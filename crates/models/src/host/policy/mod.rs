@@ -43,6 +43,7 @@ pub use backward::reinforce_score_grad;
 pub use blocks::{FirstBlockProduct, SparseRows, StateBlocks};
 pub use graph::HostGraph;
 pub use input::PolicyInput;
+pub use ops::log_softmax;
 
 use burn::module::Param;
 use burn::nn::Linear;

@@ -1,0 +1,185 @@
+//! Inductive inference for many targets at once: every target's episode advances one step per
+//! round of the loop, and the policy scores the current states of all unfinished episodes in
+//! one call ([`Actor::log_probs_batch`]: one block-diagonal batch on the Burn kernel, so a GPU
+//! pays its launch overhead once per step instead of once per target and step).
+//!
+//! ```text
+//!  targets   a   b   c          step 1: score {a, b, c} together, step each on a host thread
+//!  step 1    ●   ●   ●          step 2: c has flipped (or spent its budget): score {a, b}
+//!  step 2    ●   ●   ✓          ...
+//!  step 3    ✓   ●              then the sampled rounds of best-of-k, for the targets whose
+//!  step 4        ✓              best counterfactual is still larger than one edit
+//! ```
+//!
+//! The results equal [`crate::induce::explain_best_of_k`] target by target: each target keeps
+//! its own random stream (seeded from the search seed and its id, as there), and a batch's
+//! scores equal each episode's own (the block-diagonal rows do not mix).
+
+use rand::SeedableRng;
+use rand::rngs::StdRng;
+
+use crate::env::Episode;
+use crate::error::{Result, RlError};
+use crate::explanation::Explanation;
+use crate::kernel::{Actor, argmax, sample};
+
+/// How [`best_of_k`] searches.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SearchConfig {
+    /// Episodes per target: the greedy one and `samples − 1` sampled ones (1: greedy only;
+    /// 0 is an error).
+    pub samples: usize,
+    /// Seed of the sampled episodes (mixed with each target's id).
+    pub seed: u64,
+    /// Host threads that step the episodes (and, for the host kernel, score them).
+    pub threads: usize,
+}
+
+impl SearchConfig {
+    /// Greedy inference (one episode per target) on `threads` host threads.
+    pub fn greedy(threads: usize) -> Self {
+        Self {
+            samples: 1,
+            seed: 0,
+            threads,
+        }
+    }
+}
+
+/// One target's search: its episode, the policy's cache for it, its random stream and the
+/// best counterfactual so far.
+struct Target<'g, C> {
+    ep: Episode<'g>,
+    cache: C,
+    rng: StdRng,
+    greedy: Option<Explanation>,
+    best: Option<Explanation>,
+}
+
+/// The random stream of `target`'s sampled episodes under `seed`.
+pub(crate) fn target_rng(seed: u64, target: u32) -> StdRng {
+    StdRng::seed_from_u64(seed ^ u64::from(target).wrapping_mul(0x9E37_79B9_7F4A_7C15))
+}
+
+/// Best-of-k inference for every episode (built, not yet stepped) with `actor`: the greedy
+/// episode of every target, then `samples − 1` rounds of sampled episodes for the targets whose
+/// best counterfactual is larger than one edit. `finish` post-processes each counterfactual
+/// found before it is compared (the minimality pass, or `Ok`). The smallest counterfactual
+/// wins (the greedy one on ties); a target without any returns its greedy episode's
+/// explanation. Results are in the episodes' order.
+///
+/// Errors: [`RlError::InvalidConfig`] for `samples = 0`, and the first error of the policy,
+/// an episode step or `finish`.
+pub fn best_of_k<'g, A: Actor>(
+    actor: &A,
+    episodes: Vec<Episode<'g>>,
+    search: &SearchConfig,
+    finish: &(dyn Fn(Explanation) -> Result<Explanation> + Sync),
+) -> Result<Vec<Explanation>> {
+    if search.samples == 0 {
+        return Err(RlError::InvalidConfig(
+            "best-of-k inference needs at least 1 sample (InduceConfig.inference_samples)".into(),
+        ));
+    }
+    let threads = search.threads.max(1);
+    let mut episodes = episodes;
+    let caches = induce_explain::parallel::map_mut(&mut episodes, threads, |ep| {
+        ep.reset();
+        actor.prepare(ep)
+    })?;
+    let mut targets: Vec<Target<'g, A::Cache>> = episodes
+        .into_iter()
+        .zip(caches)
+        .map(|(ep, cache)| Target {
+            rng: target_rng(search.seed, ep.target()),
+            ep,
+            cache,
+            greedy: None,
+            best: None,
+        })
+        .collect();
+    play(actor, &mut targets, threads, |_, logp| argmax(logp))?;
+    induce_explain::parallel::map_mut(&mut targets, threads, |t| {
+        let mut e = t.ep.explanation();
+        if e.found {
+            e = finish(e)?;
+            t.best = Some(e.clone());
+        }
+        t.greedy = Some(e);
+        Ok(())
+    })?;
+    for _ in 1..search.samples {
+        let mut open: Vec<&mut Target<'g, A::Cache>> = targets
+            .iter_mut()
+            .filter(|t| t.best.as_ref().is_none_or(|b| b.size() > 1))
+            .collect();
+        if open.is_empty() {
+            break;
+        }
+        for t in open.iter_mut() {
+            t.ep.reset();
+        }
+        play_refs(actor, &mut open, threads, |t, logp| {
+            sample(logp, &mut t.rng)
+        })?;
+        induce_explain::parallel::map_mut(&mut open, threads, |t| {
+            let e = t.ep.explanation();
+            if !e.found {
+                return Ok(());
+            }
+            let e = finish(e)?;
+            if t.best.as_ref().is_none_or(|b| e.size() < b.size()) {
+                t.best = Some(e);
+            }
+            Ok(())
+        })?;
+    }
+    Ok(targets
+        .into_iter()
+        .map(|t| {
+            t.best
+                .or(t.greedy)
+                .expect("every target played its greedy episode")
+        })
+        .collect())
+}
+
+/// Plays every target's episode to its end in lockstep, choosing each action with `choose`.
+fn play<'g, A: Actor>(
+    actor: &A,
+    targets: &mut [Target<'g, A::Cache>],
+    threads: usize,
+    choose: impl Fn(&mut Target<'g, A::Cache>, &[f32]) -> usize + Sync,
+) -> Result<()> {
+    let mut refs: Vec<&mut Target<'g, A::Cache>> = targets.iter_mut().collect();
+    play_refs(actor, &mut refs, threads, choose)
+}
+
+/// [`play`] over borrowed targets.
+fn play_refs<'g, A: Actor>(
+    actor: &A,
+    targets: &mut [&mut Target<'g, A::Cache>],
+    threads: usize,
+    choose: impl Fn(&mut Target<'g, A::Cache>, &[f32]) -> usize + Sync,
+) -> Result<()> {
+    loop {
+        let mut active: Vec<&mut Target<'g, A::Cache>> = targets
+            .iter_mut()
+            .filter(|t| !t.ep.is_done())
+            .map(|t| &mut **t)
+            .collect();
+        if active.is_empty() {
+            return Ok(());
+        }
+        let states: Vec<(&Episode<'g>, &A::Cache)> =
+            active.iter().map(|t| (&t.ep, &t.cache)).collect();
+        let log_probs = actor.log_probs_batch(&states, threads)?;
+        drop(states);
+        let mut moves: Vec<(&mut Target<'g, A::Cache>, Vec<f32>)> =
+            active.drain(..).zip(log_probs).collect();
+        induce_explain::parallel::map_mut(&mut moves, threads, |(t, logp)| {
+            let a = choose(t, logp);
+            t.ep.step(a).map(|_| ())
+        })?;
+    }
+}
