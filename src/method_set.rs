@@ -126,6 +126,7 @@ pub fn method_config(
             c.kernel = run.kernel;
             c.minimise = run.minimise;
             c.inference_samples = run.inference_samples;
+            c.inference_batch = run.inference_batch;
             c.seed = run.seed;
             c.env.fanout = run.env.fanout;
             c.env.max_nodes = run.env.max_nodes;

@@ -903,7 +903,8 @@ pub fn explainer<'a>(
             Box::new(
                 InduceExplainer::new(method.name(), &p, black_box, config.env.clone(), device)
                     .with_kernel(config.kernel)
-                    .with_minimise(config.minimise),
+                    .with_minimise(config.minimise)
+                    .with_batch(config.inference_batch),
             )
         }
         _ => {
@@ -916,7 +917,8 @@ pub fn explainer<'a>(
                 InduceExplainer::new(method.name(), p, black_box, config.env.clone(), device)
                     .with_kernel(config.kernel)
                     .with_minimise(config.minimise)
-                    .with_samples(samples, config.seed),
+                    .with_samples(samples, config.seed)
+                    .with_batch(config.inference_batch),
             )
         }
     })

@@ -114,6 +114,9 @@ pub struct RunOptions {
     /// Worker threads (`--threads`; 0 or none: all cores).
     #[serde(default)]
     pub threads: Option<usize>,
+    /// Targets explained together by inductive inference (`--batch-targets`; default 1).
+    #[serde(default)]
+    pub batch_targets: Option<usize>,
 }
 
 impl RunOptions {
@@ -172,6 +175,7 @@ impl RunOptions {
         job.threads = self.threads.unwrap_or(0);
         job.induce.inference_samples = self.samples.unwrap_or(DEFAULT_SAMPLES);
         job.induce.greedy_every = self.greedy_every.unwrap_or(0);
+        job.induce.inference_batch = self.batch_targets.unwrap_or(1);
         if self.paper_faithful {
             job.induce = job.induce.clone().paper_faithful();
             job.baselines = job.baselines.clone().with_verdict(Verdict::Neighbourhood);

@@ -100,6 +100,27 @@ impl Messages {
         }
         Ok(Self { src, dst, norm })
     }
+
+    /// The same messages stably sorted by destination (equal destinations keep their order),
+    /// with the segment offsets `ptr` (`num_nodes + 1` entries: destination `v`'s messages are
+    /// positions `ptr[v]..ptr[v + 1]`).
+    ///
+    /// ```
+    /// use induce_models::tensors::Messages;
+    /// //  0 ─ 1 : messages 0→1, 1→0, then the self loops 0→0, 1→1
+    /// let (m, ptr) = Messages::new(2, &[(0, 1)]).unwrap().by_destination(2);
+    /// assert_eq!((m.src, m.dst, ptr), (vec![1, 0, 0, 1], vec![0, 0, 1, 1], vec![0, 2, 4]));
+    /// ```
+    pub fn by_destination(&self, num_nodes: usize) -> (Messages, Vec<u32>) {
+        let order = CsrIndex::by_destination(num_nodes, &self.src, &self.dst);
+        let norm = order.perm.iter().map(|&k| self.norm[k as usize]).collect();
+        let m = Messages {
+            src: order.col,
+            dst: order.row,
+            norm,
+        };
+        (m, order.ptr)
+    }
 }
 
 impl GraphTensors {
@@ -112,16 +133,44 @@ impl GraphTensors {
     /// Uploads a prepared message list, reordered by destination (so that [`Self::csr`] needs
     /// no permutation; the order of messages is otherwise immaterial).
     pub fn from_messages(num_nodes: usize, m: &Messages, device: &Device) -> Self {
-        let e = m.src.len();
-        let order = CsrIndex::by_destination(num_nodes, &m.src, &m.dst);
-        let norm: Vec<f32> = order.perm.iter().map(|&k| m.norm[k as usize]).collect();
-        let csr = Csr::new(num_nodes, num_nodes, &order.col, &order.row, device)
+        let (m, _) = m.by_destination(num_nodes);
+        let csr = Csr::new(num_nodes, num_nodes, &m.src, &m.dst, device)
             .expect("a checked message list stays in range");
+        Self::upload(num_nodes, m, csr, device)
+    }
+
+    /// Uploads messages already sorted by destination ([`Messages::by_destination`], `ptr` its
+    /// offsets) for forward passes ([`Csr::forward_only`]: no transpose is built or uploaded;
+    /// a gradient through the aggregation takes the scatter-add composition). The same
+    /// numbers as [`GraphTensors::from_messages`].
+    ///
+    /// Errors when the list is not sorted by destination or leaves the node range.
+    pub fn forward_only(
+        num_nodes: usize,
+        m: Messages,
+        ptr: &[u32],
+        device: &Device,
+    ) -> Result<Self> {
+        if m.norm.len() != m.src.len() {
+            return Err(ModelError::InvalidInput(format!(
+                "{} message weights for {} messages",
+                m.norm.len(),
+                m.src.len()
+            )));
+        }
+        let csr = Csr::forward_only(num_nodes, num_nodes, &m.dst, ptr, &m.src, device)?;
+        Ok(Self::upload(num_nodes, m, csr, device))
+    }
+
+    /// Uploads the weights of messages sorted by destination beside their CSR index (whose
+    /// arrays are the messages' sources and destinations: shared, not uploaded twice).
+    fn upload(num_nodes: usize, m: Messages, csr: Csr, device: &Device) -> Self {
+        let e = m.src.len();
         Self {
             num_nodes,
-            src: indices(&order.col, device),
-            dst: indices(&order.row, device),
-            gcn_norm: Tensor::from_data(TensorData::new(norm, [e, 1]), device),
+            src: csr.sources(),
+            dst: csr.destinations(),
+            gcn_norm: Tensor::from_data(TensorData::new(m.norm, [e, 1]), device),
             csr,
             aggregation: Aggregation::default(),
         }

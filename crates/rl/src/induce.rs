@@ -76,6 +76,11 @@ pub struct InduceConfig {
     /// edits) the sampled episodes stay nearly uniform long after the policy's argmax has found
     /// the edits that flip the target.
     pub greedy_every: usize,
+    /// Inductive inference (`inductive`, `inductive-best-of-k`, `untrained`): targets explained
+    /// together, in lockstep ([`crate::batch`]). On the Burn kernel each step scores all of
+    /// their states in one block-diagonal forward pass (what a GPU needs: hundreds); 1, the
+    /// default, explains each target on its own thread. The results do not depend on it.
+    pub inference_batch: usize,
 }
 
 impl Default for InduceConfig {
@@ -96,6 +101,7 @@ impl Default for InduceConfig {
             minimise: true,
             inference_samples: 16,
             greedy_every: 0,
+            inference_batch: 1,
         }
     }
 }
@@ -149,6 +155,7 @@ impl InduceConfig {
             ("gat_layers", self.gat_layers),
             ("mlp_hidden", self.mlp_hidden),
             ("inference_samples", self.inference_samples),
+            ("inference_batch", self.inference_batch),
             ("env.budget", self.env.budget),
             ("env.hops", self.env.hops as usize),
         ] {

@@ -73,6 +73,11 @@ pub struct ExplainArgs {
     /// in the paper; never worse: the sampled episodes stay the same). 0: never.
     #[arg(long, value_name = "N", default_value_t = 0)]
     pub greedy_every: usize,
+    /// inductive, inductive-best-of-k, untrained: explain N targets together, in lockstep (with
+    /// `--kernel burn`, one block-diagonal forward pass of the policy per step for all of them:
+    /// use hundreds on a GPU). The results do not depend on it.
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    pub batch_targets: usize,
     /// Explain as the paper describes InduCE: no minimality pass (by default every InduCE
     /// counterfactual is reduced to a 1-minimal one; the baselines never are), and every
     /// method's verdicts taken on the target's frozen neighbourhood, as the authors' code does
@@ -127,6 +132,7 @@ impl ExplainArgs {
             threads: Some(self.threads),
             samples: Some(self.samples),
             greedy_every: Some(self.greedy_every),
+            batch_targets: Some(self.batch_targets),
             paper_faithful: self.paper_faithful,
             ..self.induce.options()
         };

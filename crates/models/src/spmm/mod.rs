@@ -146,15 +146,22 @@ pub struct Csr {
     row: Tensor<1, Int>,
     ptr: Tensor<1, Int>,
     col: Tensor<1, Int>,
-    /// Original message index of each CSR position.
-    perm: Tensor<1, Int>,
-    t_row: Tensor<1, Int>,
-    t_ptr: Tensor<1, Int>,
-    t_col: Tensor<1, Int>,
+    /// Original message index of each CSR position; `None`: the identity (messages given
+    /// sorted by destination).
+    perm: Option<Tensor<1, Int>>,
+    /// The transpose, for the backward pass; `None` for a forward-only index
+    /// ([`Csr::forward_only`]).
+    transpose: Option<Transpose>,
+}
+
+/// The transpose of a [`Csr`] on its device: the same positions sorted by source.
+#[derive(Debug, Clone)]
+struct Transpose {
+    row: Tensor<1, Int>,
+    ptr: Tensor<1, Int>,
+    col: Tensor<1, Int>,
     /// CSR position of each transposed position.
-    t_perm: Tensor<1, Int>,
-    /// Whether `perm` is the identity (messages already sorted by destination).
-    sorted: bool,
+    perm: Tensor<1, Int>,
 }
 
 /// The host-side index arrays of a [`Csr`].
@@ -242,13 +249,92 @@ impl Csr {
             row: up(&fwd.row),
             ptr: up(&fwd.ptr),
             col: up(&fwd.col),
-            perm: up(&fwd.perm),
-            t_row: up(&t.row),
-            t_ptr: up(&t.ptr),
-            t_col: up(&t.col),
-            t_perm: up(&t.perm),
-            sorted,
+            perm: (!sorted).then(|| up(&fwd.perm)),
+            transpose: Some(Transpose {
+                row: up(&t.row),
+                ptr: up(&t.ptr),
+                col: up(&t.col),
+                perm: up(&t.perm),
+            }),
         })
+    }
+
+    /// An index of messages already sorted by destination (`row` non-decreasing, `ptr` its
+    /// segment offsets, `col` the sources), for forward passes: no transpose is built or
+    /// uploaded (a third of [`Csr::new`]'s uploads). Where a gradient is asked of a product
+    /// with it, [`Csr::matmul_sorted`] falls back to the gather + scatter-add composition.
+    ///
+    /// Errors when the arrays disagree in length, `ptr` is not `rows + 1` offsets of `row`, or
+    /// an index leaves the `cols × rows` range.
+    ///
+    /// ```
+    /// use burn::tensor::{Tensor, TensorData};
+    /// use induce_models::device::default_device;
+    /// use induce_models::spmm::Csr;
+    /// use induce_models::tensors::to_vec;
+    /// let dev = default_device().unwrap();
+    /// // 2 → 0 (0.25), 0 → 1 (0.5), 2 → 1 (1.0): sorted by destination
+    /// let csr = Csr::forward_only(3, 3, &[0, 1, 1], &[0, 1, 3, 3], &[2, 0, 2], &dev).unwrap();
+    /// let w = Tensor::<1>::from_data(TensorData::new(vec![0.25f32, 0.5, 1.0], [3]), &dev);
+    /// let x = Tensor::<2>::from_data(TensorData::new(vec![1.0f32, 10.0, 100.0], [3, 1]), &dev);
+    /// assert_eq!(to_vec(csr.matmul_sorted(w, x)), vec![25.0, 100.5, 0.0]);
+    /// ```
+    pub fn forward_only(
+        rows: usize,
+        cols: usize,
+        row: &[u32],
+        ptr: &[u32],
+        col: &[u32],
+        device: &Device,
+    ) -> Result<Self> {
+        let bad = |why: String| Err(ModelError::InvalidInput(why));
+        if row.len() != col.len() || u32::try_from(row.len()).is_err() {
+            return bad(format!(
+                "{} message destinations and {} sources (at most 2^32)",
+                row.len(),
+                col.len()
+            ));
+        }
+        if ptr.len() != rows + 1 || ptr.first() != Some(&0) || ptr[rows] as usize != row.len() {
+            return bad(format!(
+                "{} segment offsets for {rows} rows of {} messages",
+                ptr.len(),
+                row.len()
+            ));
+        }
+        for r in 0..rows {
+            let seg = ptr[r] as usize..ptr[r + 1] as usize;
+            if seg.start > seg.end || row[seg.clone()].iter().any(|&d| d as usize != r) {
+                return bad(format!(
+                    "the messages of row {r} are not its segment {seg:?}"
+                ));
+            }
+        }
+        if let Some((k, &s)) = col.iter().enumerate().find(|(_, s)| **s as usize >= cols) {
+            return bad(format!(
+                "message {k} comes from {s}, outside {cols} columns"
+            ));
+        }
+        let up = |v: &[u32]| crate::tensors::indices(v, device);
+        Ok(Self {
+            rows,
+            cols,
+            row: up(row),
+            ptr: up(ptr),
+            col: up(col),
+            perm: None,
+            transpose: None,
+        })
+    }
+
+    /// The source of each sorted position, `[E]`.
+    pub fn sources(&self) -> Tensor<1, Int> {
+        self.col.clone()
+    }
+
+    /// The destination of each sorted position, `[E]`.
+    pub fn destinations(&self) -> Tensor<1, Int> {
+        self.row.clone()
     }
 
     /// Output rows (destinations).
@@ -279,9 +365,9 @@ impl Csr {
     pub fn sort_values<const D: usize>(&self, values: Tensor<D>) -> Tensor<1> {
         let e = self.len();
         let v: Tensor<1> = values.reshape([e]);
-        match self.sorted {
-            true => v,
-            false => v.select(0, self.perm.clone()),
+        match &self.perm {
+            None => v,
+            Some(perm) => v.select(0, perm.clone()),
         }
     }
 
@@ -307,6 +393,25 @@ impl Csr {
         if self.is_empty() {
             return Tensor::zeros([self.rows, x.dims()[1]], &x.device());
         }
+        let t = match &self.transpose {
+            Some(t) => t.clone(),
+            // Forward only: the kernel does not read the transpose, so the forward arrays stand
+            // in for it; a gradient needs it, so those products take the composition.
+            None if values.is_require_grad() || x.is_require_grad() => {
+                let e = self.len();
+                return crate::tensors::scatter_add_rows(
+                    x.select(0, self.col.clone()) * values.reshape([e, 1]),
+                    self.row.clone(),
+                    self.rows,
+                );
+            }
+            None => Transpose {
+                row: self.row.clone(),
+                ptr: self.ptr.clone(),
+                col: self.col.clone(),
+                perm: self.row.clone(),
+            },
+        };
         use burn::backend::Dispatch;
         let out = <Dispatch as MessagePassing>::segment_matmul(
             self.row.clone().into_dispatch(),
@@ -314,10 +419,10 @@ impl Csr {
             self.col.clone().into_dispatch(),
             values.into_dispatch(),
             x.into_dispatch(),
-            self.t_row.clone().into_dispatch(),
-            self.t_ptr.clone().into_dispatch(),
-            self.t_col.clone().into_dispatch(),
-            self.t_perm.clone().into_dispatch(),
+            t.row.into_dispatch(),
+            t.ptr.into_dispatch(),
+            t.col.into_dispatch(),
+            t.perm.into_dispatch(),
         );
         Tensor::from_dispatch(out)
     }
@@ -331,12 +436,13 @@ impl Csr {
             row: m(&self.row),
             ptr: m(&self.ptr),
             col: m(&self.col),
-            perm: m(&self.perm),
-            t_row: m(&self.t_row),
-            t_ptr: m(&self.t_ptr),
-            t_col: m(&self.t_col),
-            t_perm: m(&self.t_perm),
-            sorted: self.sorted,
+            perm: self.perm.as_ref().map(m),
+            transpose: self.transpose.as_ref().map(|t| Transpose {
+                row: m(&t.row),
+                ptr: m(&t.ptr),
+                col: m(&t.col),
+                perm: m(&t.perm),
+            }),
         }
     }
 }

@@ -47,3 +47,47 @@ fn matches_the_scatter_add_composition_with_gradients() {
         assert!(c.passes(1e-4), "{c:?}");
     }
 }
+
+/// A forward-only index gives the numbers of the full one, rejects unsorted or inconsistent
+/// arrays, and where a gradient is asked of it, gives the full index's gradients (through the
+/// composition).
+#[test]
+fn forward_only_index_matches_the_full_one() {
+    let dev = default_device().unwrap();
+    let (src, dst) = ([0u32, 2, 2, 1, 3, 0], [1u32, 0, 1, 1, 3, 3]);
+    let idx = CsrIndex::by_destination(4, &src, &dst);
+    let fwd = Csr::forward_only(4, 4, &idx.row, &idx.ptr, &idx.col, &dev).unwrap();
+    let full = Csr::new(4, 4, &idx.col, &idx.row, &dev).unwrap();
+    let vals: Vec<f32> = (0..6).map(|k| 0.5 + k as f32 * 0.25).collect();
+    let xs: Vec<f32> = (0..12).map(|k| (k as f32 - 5.0) * 0.3).collect();
+    let plain = |csr: &Csr| {
+        let w = Tensor::<1>::from_data(TensorData::new(vals.clone(), [6]), &dev);
+        let x = Tensor::<2>::from_data(TensorData::new(xs.clone(), [4, 3]), &dev);
+        to_vec(csr.matmul_sorted(w, x))
+    };
+    assert_eq!(plain(&fwd), plain(&full));
+    let run = |csr: &Csr, d: &burn::tensor::Device| {
+        let w = Tensor::<1>::from_data(TensorData::new(vals.clone(), [6]), d).require_grad();
+        let x = Tensor::<2>::from_data(TensorData::new(xs.clone(), [4, 3]), d).require_grad();
+        let out = csr.to_device(d).matmul_sorted(w.clone(), x.clone());
+        let value = to_vec(out.clone());
+        let grads = (out.clone() * out).sum().backward();
+        let gw = w.grad(&grads).map(|g| to_vec(g.unsqueeze_dim(0)));
+        let gx = x.grad(&grads).map(to_vec);
+        (value, gw, gx)
+    };
+    let ad = dev.clone().autodiff();
+    let (a, b) = (run(&fwd, &ad), run(&full, &ad));
+    assert!(a.1.is_some() && a.2.is_some());
+    for (u, v) in [(a.1.unwrap(), b.1.unwrap()), (a.2.unwrap(), b.2.unwrap())] {
+        for (p, q) in u.iter().zip(&v) {
+            assert!((p - q).abs() < 1e-5, "{p} vs {q}");
+        }
+    }
+    assert_eq!(a.0, b.0);
+    // Unsorted rows, offsets of the wrong length or total, a source out of range.
+    assert!(Csr::forward_only(4, 4, &[1, 0, 1, 1, 3, 3], &idx.ptr, &idx.col, &dev).is_err());
+    assert!(Csr::forward_only(4, 4, &idx.row, &idx.ptr[..4], &idx.col, &dev).is_err());
+    assert!(Csr::forward_only(4, 4, &idx.row, &[0, 1, 4, 4, 5], &idx.col, &dev).is_err());
+    assert!(Csr::forward_only(4, 2, &idx.row, &idx.ptr, &idx.col, &dev).is_err());
+}

@@ -82,16 +82,22 @@ impl BurnActor {
                     "a batch mixes state layouts (columns {c:?} and {cols:?})"
                 )));
             }
-            let m = Messages::new(ep.num_nodes(), &ep.edit_graph().edges())?;
-            Ok((small, m, ep.candidates().flag()))
+            let n = ep.num_nodes();
+            let sorted = Messages::new(n, &ep.edit_graph().edges())?.by_destination(n);
+            Ok((small, sorted, ep.candidates().flag()))
         })?;
         let (mut small, mut src, mut dst, mut norm) =
             (Vec::new(), Vec::new(), Vec::new(), Vec::new());
         let (mut cu, mut cw, mut flag, mut counts) =
             (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+        let mut ptr = vec![0u32];
         let mut off = 0u32;
-        for ((ep, _), (s, m, f)) in states.iter().zip(parts) {
+        // Block-diagonal: each block's messages, sorted by destination, follow the previous
+        // block's, so the whole list stays sorted.
+        for ((ep, _), (s, (m, p), f)) in states.iter().zip(parts) {
             small.extend_from_slice(s);
+            let base = src.len() as u32;
+            ptr.extend(p[1..].iter().map(|v| v + base));
             src.extend(m.src.iter().map(|v| v + off));
             dst.extend(m.dst.iter().map(|v| v + off));
             norm.extend(m.norm);
@@ -104,7 +110,7 @@ impl BurnActor {
         }
         let n = off as usize;
         let d = &self.device;
-        let g = GraphTensors::from_messages(n, &Messages { src, dst, norm }, d);
+        let g = GraphTensors::forward_only(n, Messages { src, dst, norm }, &ptr, d)?;
         let product = match states {
             [(_, cache)] => cache.product.clone(),
             _ => Tensor::cat(states.iter().map(|(_, c)| c.product.clone()).collect(), 0),
