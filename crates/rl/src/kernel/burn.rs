@@ -74,8 +74,29 @@ impl BurnActor {
             return Ok(Vec::new());
         };
         let (_, cols) = first.dynamic_block();
-        // The host side of each state, built in parallel: its messages and candidates.
-        let parts = induce_explain::parallel::map(states, threads, |(ep, _)| {
+        // Block-diagonal: each state's nodes (and messages) follow the previous state's. The
+        // offsets are known up front (messages: both directions of every edge, and self
+        // loops), so every block is built already shifted, in parallel, and only copied here.
+        let mut node_off = Vec::with_capacity(states.len());
+        let mut msg_off = Vec::with_capacity(states.len());
+        let (mut nodes, mut msgs) = (0usize, 0usize);
+        for (ep, _) in states {
+            node_off.push(nodes as u32);
+            msg_off.push(msgs as u32);
+            nodes += ep.num_nodes();
+            msgs += 2 * ep.edit_graph().num_edges() + ep.num_nodes();
+        }
+        if u32::try_from(msgs.max(nodes)).is_err() {
+            return Err(crate::error::RlError::InvalidConfig(format!(
+                "a batch of {msgs} messages exceeds 32-bit indices: explain fewer targets at once"
+            )));
+        }
+        let items: Vec<(&Episode<'_>, u32, u32)> = states
+            .iter()
+            .zip(node_off.iter().zip(&msg_off))
+            .map(|((ep, _), (&off, &base))| (*ep, off, base))
+            .collect();
+        let parts = induce_explain::parallel::map(&items, threads, |&(ep, off, base)| {
             let (small, c) = ep.dynamic_block();
             if c != cols {
                 return Err(crate::error::RlError::InvalidConfig(format!(
@@ -83,31 +104,39 @@ impl BurnActor {
                 )));
             }
             let n = ep.num_nodes();
-            let sorted = Messages::new(n, &ep.edit_graph().edges())?.by_destination(n);
-            Ok((small, sorted, ep.candidates().flag()))
+            let (mut m, ptr) = Messages::new(n, &ep.edit_graph().edges())?.by_destination(n);
+            m.src
+                .iter_mut()
+                .chain(m.dst.iter_mut())
+                .for_each(|v| *v += off);
+            let ptr: Vec<u32> = ptr[1..].iter().map(|v| v + base).collect();
+            let c = ep.candidates();
+            let cu: Vec<u32> = c.u.iter().map(|v| v + off).collect();
+            let cw: Vec<u32> = c.w.iter().map(|v| v + off).collect();
+            Ok((small, m, ptr, (cu, cw, c.flag())))
         })?;
-        let (mut small, mut src, mut dst, mut norm) =
-            (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+        let (mut small, mut src, mut dst, mut norm) = (
+            Vec::with_capacity(nodes * cols.len()),
+            Vec::with_capacity(msgs),
+            Vec::with_capacity(msgs),
+            Vec::with_capacity(msgs),
+        );
         let (mut cu, mut cw, mut flag, mut counts) =
             (Vec::new(), Vec::new(), Vec::new(), Vec::new());
-        let mut ptr = vec![0u32];
-        let mut off = 0u32;
-        // Block-diagonal: each block's messages, sorted by destination, follow the previous
-        // block's, so the whole list stays sorted.
-        for ((ep, _), (s, (m, p), f)) in states.iter().zip(parts) {
+        let mut ptr = Vec::with_capacity(nodes + 1);
+        ptr.push(0u32);
+        for (s, m, p, (u, w, f)) in parts {
             small.extend_from_slice(s);
-            let base = src.len() as u32;
-            ptr.extend(p[1..].iter().map(|v| v + base));
-            src.extend(m.src.iter().map(|v| v + off));
-            dst.extend(m.dst.iter().map(|v| v + off));
-            norm.extend(m.norm);
-            let c = ep.candidates();
-            cu.extend(c.u.iter().map(|v| v + off));
-            cw.extend(c.w.iter().map(|v| v + off));
-            flag.extend(f);
-            counts.push(c.len());
-            off += ep.num_nodes() as u32;
+            ptr.extend_from_slice(&p);
+            src.extend_from_slice(&m.src);
+            dst.extend_from_slice(&m.dst);
+            norm.extend_from_slice(&m.norm);
+            counts.push(u.len());
+            cu.extend_from_slice(&u);
+            cw.extend_from_slice(&w);
+            flag.extend_from_slice(&f);
         }
+        let off = nodes as u32;
         let n = off as usize;
         let d = &self.device;
         let g = GraphTensors::forward_only(n, Messages { src, dst, norm }, &ptr, d)?;
