@@ -6,6 +6,11 @@
 # beside scatter-add), then the models' unit tests on each GPU backend (INDUCE_BACKEND).
 # Writes $OUT/gpu-check.json, gpu_check.json and the logs. Carry .gpu and .gl.
 #
+# With the induce binary and a graph (GPU_BINS=induce, EXPLAIN_DATA, EXPLAIN_BB in gpu-prep.sh),
+# a third step explains SAMPLE (default 300) test targets inductively with an untrained policy:
+# the host kernel on all CPU cores, then the Burn kernel on each GPU backend with the targets in
+# batches of each of BATCHES (default "300"), and compares the explanations (explain-*.json).
+#
 # EPOCHS (default 2): GCN epochs per backend and aggregation. TESTS=0 skips the unit tests,
 # CHECK=0 the gpu_check run.
 set -uo pipefail
@@ -20,6 +25,7 @@ if [ -z "${VK_DRIVER_FILES:-}" ] && [ -f /usr/local/nvidia/share/vulkan/icd.d/nv
 fi
 bin=/tmp/induce-gpu && mkdir -p "$bin"
 for f in .gpu/*.xz; do xz -dc "$f" > "$bin/$(basename "$f" .xz)"; chmod +x "$bin/$(basename "$f" .xz)"; done
+[ -f .gpu/explain/graph.npz.xz ] && xz -dc .gpu/explain/graph.npz.xz > "$bin/graph.npz"
 features=$(cat .gpu/features 2>/dev/null || echo cuda)
 gpu=$(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | head -1)
 echo "GPU: $gpu; features: $features; $(nproc) CPU cores"
@@ -49,12 +55,37 @@ if [ "${TESTS:-1}" != 0 ]; then
 fi
 
 
+# 3. Batched inductive explanations: host kernel (all cores) vs the Burn kernel on the GPU.
+explain_json=""
+if [ -x "$bin/induce" ] && [ -f "$bin/graph.npz" ] && [ "${EXPLAIN:-1}" != 0 ]; then
+  sample=${SAMPLE:-300}
+  run_explain() { # name, then induce explain arguments
+    local name=$1; shift
+    local s=$(date +%s.%N)
+    timeout "${EXPLAIN_TIMEOUT:-240}" "$bin/induce" explain --data "$bin/graph.npz" \
+      --black-box .gpu/explain/bb --method untrained --targets test --sample "$sample" \
+      --out "$OUT/explain-$name" "$@" > "$OUT/explain-$name.log" 2>&1
+    local rc=$? secs
+    secs=$(python3 -c "import json; print(json.load(open('$OUT/explain-$name/summary.json'))['runs'][0]['explain_seconds'])" 2>/dev/null || echo null)
+    local sum=$(md5sum < "$OUT/explain-$name/explanations.jsonl" 2>/dev/null | cut -c1-12)
+    echo "explain $name: exit $rc, explain ${secs} s, wall $(python3 -c "import time; print(round(time.time() - $s, 2))") s, explanations ${sum:-none}"
+    explain_json+="\"$name\": {\"exit\": $rc, \"explain_seconds\": $secs, \"explanations_md5\": \"${sum:-}\"},"
+  }
+  run_explain host --kernel host --threads "$(nproc)"
+  for b in ${features//,/ }; do
+    for k in ${BATCHES:-300}; do
+      INDUCE_BACKEND=$b run_explain "$b-batch$k" --kernel burn --batch-targets "$k" --threads "$(nproc)"
+    done
+  done
+fi
+
 cat > "$OUT/gpu-check.json" <<JSON
 {
   "gpu": "$gpu",
   "cpu_cores": $(nproc),
   "date": "$(date -u +%Y-%m-%dT%H:%M:%SZ)",
   "models_tests": {${tests_json%,}},
+  "explain": {${explain_json%,}},
   "gpu_check_exit": $check_rc
 }
 JSON

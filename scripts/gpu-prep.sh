@@ -2,9 +2,13 @@
 # Prepares the GPU check (scripts/gpu-check.sh) on a build machine WITHOUT a GPU.
 #
 # Builds, with the GPU features (default `cuda`; GPU_FEATURES=cuda,vulkan or vulkan to change),
-# in target/<features>/ (e.g. target/cuda) so the CPU build in target/ is left alone:
-#   - examples/gpu_check.rs: kernel checks, parity and GCN epoch timings per backend, one binary;
-#   - the induce-models unit tests (run on the GPU through INDUCE_BACKEND).
+# in target/<features>/ (e.g. target/cuda) so the CPU build in target/ is left alone, the
+# binaries named in GPU_BINS (default "gpu_check models-tests"; at most two fit one run):
+#   - gpu_check (examples/gpu_check.rs): kernel checks, parity and GCN epoch timings per backend;
+#   - models-tests: the induce-models unit tests (run on the GPU through INDUCE_BACKEND);
+#   - induce: the command line, for the batched-explain step (EXPLAIN_DATA=graph.npz and
+#     EXPLAIN_BB=black-box-dir are copied beside it: e.g. the Amazon-Photo graph of
+#     docs/RESULTS.md and its black box).
 # Strips and xz-compresses both into .gpu/ (a CUDA binary carries LLVM's NVPTX backend: about
 # 28 MB compressed; the device tool carries at most 64 MiB per run), copies the authors'
 # reference files beside them (../shared does not travel) and, for Vulkan, fetches the loader
@@ -23,20 +27,37 @@ case ",$features," in *,cuda,*) scripts/cuda-llvm.sh ;; esac
 export CARGO_TARGET_DIR=target/${features//,/-}
 rm -rf .gpu && mkdir -p .gpu/reference
 
-cargo build --release --features "$features" --example gpu_check
-model_features=$(echo "$features" | sed 's/\([a-z]*\)/induce-models\/\1/g')
-models_test=$(cargo test --release -p induce-models --features "$model_features" --no-run \
-  --message-format=json 2>/dev/null | python3 -c '
+bins=${GPU_BINS:-gpu_check models-tests}
+for b in $bins; do
+  case $b in
+    gpu_check)
+      cargo build --release --features "$features" --example gpu_check
+      strip -o .gpu/gpu_check "$CARGO_TARGET_DIR/release/examples/gpu_check" ;;
+    models-tests)
+      model_features=$(echo "$features" | sed 's/\([a-z]*\)/induce-models\/\1/g')
+      models_test=$(cargo test --release -p induce-models --features "$model_features" --no-run \
+        --message-format=json 2>/dev/null | python3 -c '
 import json, sys
 for line in sys.stdin:
     m = json.loads(line)
     if m.get("reason") == "compiler-artifact" and m.get("executable") \
        and m["target"]["name"] == "induce_models" and m["profile"]["test"]:
         print(m["executable"])' | tail -1)
-test -x "$models_test" || { echo "no induce-models test binary"; exit 1; }
-strip -o .gpu/gpu_check "$CARGO_TARGET_DIR/release/examples/gpu_check"
-strip -o .gpu/models-tests "$models_test"
-xz -T2 -6 -f .gpu/gpu_check .gpu/models-tests
+      test -x "$models_test" || { echo "no induce-models test binary"; exit 1; }
+      strip -o .gpu/models-tests "$models_test" ;;
+    induce)
+      cargo build --release --features "$features" --bin induce
+      strip -o .gpu/induce "$CARGO_TARGET_DIR/release/induce"
+      if [ -n "${EXPLAIN_DATA:-}" ]; then
+        mkdir -p .gpu/explain/bb
+        cp "$EXPLAIN_DATA" .gpu/explain/graph.npz
+        cp "$EXPLAIN_BB"/* .gpu/explain/bb/
+        xz -T2 -6 -f .gpu/explain/graph.npz
+      fi ;;
+    *) echo "unknown GPU_BINS entry: $b (gpu_check, models-tests, induce)"; exit 2 ;;
+  esac
+  xz -T2 -6 -f ".gpu/$b"
+done
 echo "$features" > .gpu/features
 ref=${INDUCE_SHARED:-../shared}/reference
 cp "$ref"/syn{1,4,5}.npz "$ref"/syn{1,4,5}_gcn.safetensors "$ref"/syn{1,4,5}_policy.safetensors \

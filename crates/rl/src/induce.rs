@@ -24,8 +24,8 @@ use crate::error::{Result, RlError};
 use crate::explanation::{Explainer, Explanation};
 use crate::kernel::burn::BurnLearner;
 use crate::kernel::host::HostLearner;
-use crate::kernel::rollout;
 use crate::kernel::{KernelPolicy, Learner, bind, play_greedy};
+use crate::kernel::{rollout, rollout_batch};
 use crate::train_store::TrainStore;
 
 /// Hyperparameters of InduCE. Defaults are the paper's (§3.1, spec §2) for inductive training on
@@ -490,13 +490,20 @@ fn train_epochs<L: Learner>(
                 }
                 Pool::Lazy { .. } => fresh.iter_mut().zip(seeds.iter().copied()).collect(),
             };
-            let shared: &L = learner;
-            let rolled = crate::parallel::map_mut(&mut jobs, shared.threads(), |(ep, seed)| {
-                let steps = rollout(shared, ep, &mut StdRng::seed_from_u64(*seed), false)?;
-                Ok((steps, ep.is_flipped()))
-            })?;
+            let mut rngs: Vec<StdRng> = jobs
+                .iter()
+                .map(|(_, s)| StdRng::seed_from_u64(*s))
+                .collect();
+            let mut rolls: Vec<(&mut Episode<'_>, &mut StdRng)> = jobs
+                .iter_mut()
+                .zip(rngs.iter_mut())
+                .map(|((ep, _), rng)| (&mut **ep, rng))
+                .collect();
+            let rolled = rollout_batch(&*learner, &mut rolls, false)?;
+            let flipped: Vec<bool> = rolls.iter().map(|(ep, _)| ep.is_flipped()).collect();
+            drop(rolls);
             let mut batch_steps = Vec::with_capacity(rolled.len());
-            for (steps, flipped) in rolled {
+            for (steps, flipped) in rolled.into_iter().zip(flipped) {
                 ret += steps.iter().map(L::reward).sum::<f32>();
                 flips += usize::from(flipped);
                 edits += steps.len();

@@ -200,6 +200,22 @@ pub struct StepRecord {
     pub(super) reward: f32,
 }
 
+/// The record of `ep`'s current state (its action and reward are filled in later).
+fn record(ep: &Episode<'_>) -> StepRecord {
+    let (state, num_nodes, _) = ep.state();
+    let c = ep.candidates();
+    StepRecord {
+        state,
+        num_nodes,
+        edges: ep.edit_graph().edges(),
+        cand_u: c.u.clone(),
+        cand_w: c.w.clone(),
+        flag: c.flag(),
+        action: 0,
+        reward: 0.0,
+    }
+}
+
 /// The Burn kernel learning: the policy on the autodiff device, its plain copy for rollouts and
 /// Burn's Adam.
 pub struct BurnLearner {
@@ -306,9 +322,10 @@ impl Actor for BurnLearner {
 impl Learner for BurnLearner {
     type Step = StepRecord;
 
-    /// Burn runs its rollouts one after the other (the device parallelises each operation).
+    /// The host threads that build each step's batch and step the episodes (a batch's
+    /// rollouts advance in lockstep, scored in one block-diagonal forward pass per step).
     fn threads(&self) -> usize {
-        1
+        induce_explain::parallel::default_threads()
     }
 
     fn observe(
@@ -317,20 +334,20 @@ impl Learner for BurnLearner {
         cache: &BurnCache,
         _: bool,
     ) -> Result<(Vec<f32>, StepRecord)> {
-        let logp = self.actor.log_probs(ep, cache)?;
-        let (state, num_nodes, _) = ep.state();
-        let c = ep.candidates();
-        let rec = StepRecord {
-            state,
-            num_nodes,
-            edges: ep.edit_graph().edges(),
-            cand_u: c.u.clone(),
-            cand_w: c.w.clone(),
-            flag: c.flag(),
-            action: 0,
-            reward: 0.0,
-        };
-        Ok((logp, rec))
+        Ok((self.actor.log_probs(ep, cache)?, record(ep)))
+    }
+
+    fn observe_batch(
+        &self,
+        states: &[(&Episode<'_>, &BurnCache)],
+        _: bool,
+    ) -> Result<Vec<(Vec<f32>, StepRecord)>> {
+        let log_probs = self.actor.log_probs_batch(states, self.threads())?;
+        Ok(states
+            .iter()
+            .zip(log_probs)
+            .map(|((ep, _), logp)| (logp, record(ep)))
+            .collect())
     }
 
     fn complete(step: &mut StepRecord, action: usize, reward: f32) {

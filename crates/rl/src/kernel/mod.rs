@@ -85,6 +85,19 @@ pub trait Learner: Actor {
         keep_trace: bool,
     ) -> Result<(Vec<f32>, Self::Step)>;
 
+    /// [`Learner::observe`] at the current states of several episodes, in their order. The
+    /// default observes them one by one on [`Learner::threads`] threads; the Burn kernel
+    /// scores them in one block-diagonal batch.
+    fn observe_batch(
+        &self,
+        states: &[(&Episode<'_>, &Self::Cache)],
+        keep_trace: bool,
+    ) -> Result<Vec<(Vec<f32>, Self::Step)>> {
+        induce_explain::parallel::map(states, self.threads(), |(ep, cache)| {
+            self.observe(ep, cache, keep_trace)
+        })
+    }
+
     /// Fills in the action taken and the reward received at a recorded step.
     fn complete(step: &mut Self::Step, action: usize, reward: f32);
 
@@ -200,22 +213,67 @@ pub(crate) fn rollout<L: Learner>(
     rng: &mut StdRng,
     keep_trace: bool,
 ) -> Result<Vec<L::Step>> {
-    ep.reset();
-    let mut steps = Vec::new();
-    // The policy is fixed during the rollout: what its states share is computed once.
-    let mut cache = None;
-    while !ep.is_done() {
-        let cache = match &mut cache {
-            Some(c) => c,
-            None => cache.insert(learner.prepare(ep)?),
-        };
-        let (log_probs, mut step) = learner.observe(ep, cache, keep_trace)?;
-        let action = sample(&log_probs, rng);
-        let reward = ep.step(action)?.reward;
-        L::complete(&mut step, action, reward);
-        steps.push(step);
+    let mut out = rollout_batch(learner, &mut [(ep, rng)], keep_trace)?;
+    Ok(out.remove(0))
+}
+
+/// One episode of a batched rollout.
+struct Roll<'j, 'g, C, S> {
+    ep: &'j mut Episode<'g>,
+    rng: &'j mut StdRng,
+    cache: C,
+    steps: Vec<S>,
+}
+
+/// Rolls several episodes out in lockstep, each sampling with its own random stream: at every
+/// step the learner observes all unfinished episodes at once ([`Learner::observe_batch`]), then
+/// each takes its action (on [`Learner::threads`] threads). Each episode's steps equal those of
+/// rolling it out alone. Returns the recorded steps per episode, in order.
+pub(crate) fn rollout_batch<L: Learner>(
+    learner: &L,
+    jobs: &mut [(&mut Episode<'_>, &mut StdRng)],
+    keep_trace: bool,
+) -> Result<Vec<Vec<L::Step>>> {
+    let threads = learner.threads();
+    // The policy is fixed during the rollout: what each episode's states share is computed once.
+    let mut rolls = induce_explain::parallel::map_mut(jobs, threads, |(ep, _)| {
+        ep.reset();
+        learner.prepare(ep)
+    })?
+    .into_iter()
+    .zip(jobs.iter_mut())
+    .map(|(cache, (ep, rng))| Roll {
+        ep,
+        rng,
+        cache,
+        steps: Vec::new(),
+    })
+    .collect::<Vec<_>>();
+    loop {
+        let mut active: Vec<&mut Roll<'_, '_, L::Cache, L::Step>> =
+            rolls.iter_mut().filter(|r| !r.ep.is_done()).collect();
+        if active.is_empty() {
+            break;
+        }
+        let states: Vec<(&Episode<'_>, &L::Cache)> =
+            active.iter().map(|r| (&*r.ep, &r.cache)).collect();
+        let observed = learner.observe_batch(&states, keep_trace)?;
+        drop(states);
+        let mut moves: Vec<_> = active
+            .drain(..)
+            .zip(observed)
+            .map(|(r, (log_probs, step))| (r, log_probs, Some(step)))
+            .collect();
+        induce_explain::parallel::map_mut(&mut moves, threads, |(r, log_probs, step)| {
+            let action = sample(log_probs, r.rng);
+            let reward = r.ep.step(action)?.reward;
+            let mut step = step.take().expect("each observed step is taken once");
+            L::complete(&mut step, action, reward);
+            r.steps.push(step);
+            Ok(())
+        })?;
     }
-    Ok(steps)
+    Ok(rolls.into_iter().map(|r| r.steps).collect())
 }
 
 /// Plays an episode to its end greedily (the highest-scoring action, first on ties).
