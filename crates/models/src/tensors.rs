@@ -339,8 +339,8 @@ pub fn matrix(data: &[f32], rows: usize, cols: usize, device: &Device) -> Tensor
 
 /// Uploads a vector of indices.
 pub fn indices(data: &[u32], device: &Device) -> Tensor<1, Int> {
-    let v: Vec<i64> = data.iter().map(|&x| x as i64).collect();
-    Tensor::from_data(TensorData::new(v, [data.len()]), device)
+    // One cast, from u32 to the backend's integer type, on upload.
+    Tensor::from_data(TensorData::new(data.to_vec(), [data.len()]), device)
 }
 
 /// Sums rows of `values` into `n` output rows: `out[index[k]] += values[k]`.
