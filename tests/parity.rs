@@ -15,7 +15,7 @@ use induce_rl::{EnvConfig, Episode};
 fn reference_dir() -> Option<PathBuf> {
     let shared = match std::env::var_os("INDUCE_SHARED") {
         Some(s) => PathBuf::from(s),
-        None => Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared"),
+        None => Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared"),
     };
     let dir = shared.join("reference");
     if dir.join("syn1_policy.safetensors").exists() {
