@@ -11,7 +11,7 @@ use induce_explain::pipeline::{
     Journal, MethodRun, Progress, RunSummary, RunWriter, Shard, TargetSpec,
 };
 use induce_graph::io::DataFormat;
-use induce_rl::{EditMode, InduceConfig};
+use induce_rl::{EditMode, InduceConfig, Kernel};
 use serde::{Deserialize, Serialize};
 
 use super::memory::{MemoryJob, explain_memory_core};
@@ -69,6 +69,11 @@ pub struct ExplainJob {
     /// InduCE settings of the transductive and untrained methods (the trained ones take theirs
     /// from the checkpoint, apart from `edits` and `allowed`).
     pub induce: InduceConfig,
+    /// The kernel of the black box's verdicts, when it differs from the policy's
+    /// (`induce.kernel`): e.g. the policy on the GPU (`burn`, with batched targets) and the
+    /// black box's incremental host kernel (`host`). `None`: the policy's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub black_box_kernel: Option<Kernel>,
     /// The baselines' settings (their authors', per dataset family).
     #[serde(default)]
     pub baselines: BaselineConfig,
@@ -89,6 +94,7 @@ impl ExplainJob {
         let family = Family::choose(None, &stem);
         Self {
             induce: family.preset.transductive(seed),
+            black_box_kernel: None,
             baselines: BaselineConfig::for_family(family.preset, &stem, seed),
             family: family.preset,
             family_guessed: family.guessed,
@@ -210,7 +216,7 @@ pub fn explain_job_noticed(
         &job.black_box,
         job.arch.as_deref(),
         &data,
-        job.induce.kernel,
+        job.black_box_kernel.unwrap_or(job.induce.kernel),
         device,
     )?;
     explain_job_with(

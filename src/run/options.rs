@@ -117,6 +117,9 @@ pub struct RunOptions {
     /// Targets explained together by inductive inference (`--batch-targets`; default 1).
     #[serde(default)]
     pub batch_targets: Option<usize>,
+    /// Kernel of the black box when it differs from the policy's (`--black-box-kernel`).
+    #[serde(default)]
+    pub black_box_kernel: Option<Kernel>,
 }
 
 impl RunOptions {
@@ -176,6 +179,7 @@ impl RunOptions {
         job.induce.inference_samples = self.samples.unwrap_or(DEFAULT_SAMPLES);
         job.induce.greedy_every = self.greedy_every.unwrap_or(0);
         job.induce.inference_batch = self.batch_targets.unwrap_or(1);
+        job.black_box_kernel = self.black_box_kernel;
         if self.paper_faithful {
             job.induce = job.induce.clone().paper_faithful();
             job.baselines = job.baselines.clone().with_verdict(Verdict::Neighbourhood);

@@ -341,6 +341,34 @@ impl Policy {
         z.reshape([n])
     }
 
+    /// [`Policy::score`] in blocks of at most `block` candidates (each candidate's MLP reads its
+    /// own row only, so the scores are the same): the MLP's intermediate tensors stay
+    /// `[block, 2·hidden + 1]` however many candidates a batch of states has.
+    ///
+    /// # Shapes
+    /// - emb: `[n, hidden]`
+    /// - output: `[C]`
+    pub fn score_blocks(&self, emb: Tensor<2>, c: &CandidateTensors, block: usize) -> Tensor<1> {
+        let total = c.len();
+        let block = block.max(1);
+        if total <= block {
+            return self.score(emb, c);
+        }
+        let parts = (0..total)
+            .step_by(block)
+            .map(|s| {
+                let e = (s + block).min(total);
+                let part = CandidateTensors {
+                    u: c.u.clone().slice(s..e),
+                    w: c.w.clone().slice(s..e),
+                    flag: c.flag.clone().slice([s..e, 0..1]),
+                };
+                self.score(emb.clone(), &part)
+            })
+            .collect();
+        Tensor::cat(parts, 0)
+    }
+
     /// `log Π(a | S)` over the candidate set (log-softmax of [`Policy::score`]).
     ///
     /// # Shapes

@@ -78,6 +78,11 @@ pub struct ExplainArgs {
     /// use hundreds on a GPU). The results do not depend on it.
     #[arg(long, value_name = "N", default_value_t = 1)]
     pub batch_targets: usize,
+    /// Kernel of the black box's verdicts when it should differ from --kernel's: e.g.
+    /// `--kernel burn --black-box-kernel host --batch-targets 300` runs the policy on the GPU
+    /// and the black box's incremental CPU kernel on all cores [default: --kernel's].
+    #[arg(long, value_name = "KERNEL")]
+    pub black_box_kernel: Option<induce::rl::Kernel>,
     /// Explain as the paper describes InduCE: no minimality pass (by default every InduCE
     /// counterfactual is reduced to a 1-minimal one; the baselines never are), and every
     /// method's verdicts taken on the target's frozen neighbourhood, as the authors' code does
@@ -133,6 +138,7 @@ impl ExplainArgs {
             samples: Some(self.samples),
             greedy_every: Some(self.greedy_every),
             batch_targets: Some(self.batch_targets),
+            black_box_kernel: self.black_box_kernel,
             paper_faithful: self.paper_faithful,
             ..self.induce.options()
         };

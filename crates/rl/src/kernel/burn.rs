@@ -18,6 +18,10 @@ use crate::env::Episode;
 use crate::error::Result;
 use crate::induce::InduceConfig;
 
+/// Candidates scored per block of the MLP in a batch ([`Policy::score_blocks`]): bounds its
+/// intermediate tensors (17 MB for the first layer's input) however many targets are batched.
+const SCORE_BLOCK: usize = 1 << 17;
+
 /// A policy on a plain (non-autodiff) device: the Burn kernel's forward pass.
 #[derive(Debug, Clone)]
 pub struct BurnActor {
@@ -147,7 +151,11 @@ impl BurnActor {
         let rest = matrix(&small, n, cols.len(), d);
         let emb = self.policy.embed_with_product(product, rest, cols, &g)?;
         let c = CandidateTensors::new(&cu, &cw, &flag, d);
-        let scores = to_vec(self.policy.score(emb, &c).unsqueeze_dim(0));
+        let scores = to_vec(
+            self.policy
+                .score_blocks(emb, &c, SCORE_BLOCK)
+                .unsqueeze_dim(0),
+        );
         let mut blocks = Vec::with_capacity(states.len());
         let mut rest = scores.as_slice();
         for &k in &counts {
