@@ -8,8 +8,9 @@
 #
 # With the induce binary and a graph (GPU_BINS=induce, EXPLAIN_DATA, EXPLAIN_BB in gpu-prep.sh),
 # a third step explains SAMPLE (default 300) test targets inductively with an untrained policy:
-# the host kernel on all CPU cores, then the Burn kernel on each GPU backend with the targets in
-# batches of each of BATCHES (default "300"), and compares the explanations (explain-*.json).
+# the host kernel on all CPU cores, then the policy's Burn kernel on each GPU backend with the
+# targets in batches of each of BATCHES (default "300") and the black box on the host kernel
+# (BB_KERNEL=burn puts it on the GPU too), and compares the explanations (explain-*.json).
 #
 # EPOCHS (default 2): GCN epochs per backend and aggregation. TESTS=0 skips the unit tests,
 # CHECK=0 the gpu_check run.
@@ -74,7 +75,8 @@ if [ -x "$bin/induce" ] && [ -f "$bin/graph.npz" ] && [ "${EXPLAIN:-1}" != 0 ]; 
   run_explain host --kernel host --threads "$(nproc)"
   for b in ${features//,/ }; do
     for k in ${BATCHES:-300}; do
-      INDUCE_BACKEND=$b run_explain "$b-batch$k" --kernel burn --batch-targets "$k" --threads "$(nproc)"
+      INDUCE_BACKEND=$b run_explain "$b-batch$k" --kernel burn --batch-targets "$k" \
+        --black-box-kernel "${BB_KERNEL:-host}" --threads "$(nproc)"
     done
   done
 fi
