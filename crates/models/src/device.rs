@@ -197,6 +197,24 @@ fn probed(dev: Device, backend: &'static str, needs: &str) -> Result<Device> {
     })
 }
 
+/// Whether tensors on `device` (or the device an autodiff device wraps) live on a CubeCL
+/// backend (a GPU, `cuda` / `vulkan`), where some of Burn's operations want another form: a
+/// scatter (`select_assign`) into one column runs on one GPU thread there.
+pub fn is_gpu(device: &Device) -> bool {
+    #[cfg(any(feature = "cuda", feature = "vulkan"))]
+    {
+        matches!(
+            device.as_dispatch().clone().inner(),
+            burn::backend::DispatchDevice::Cube(_)
+        )
+    }
+    #[cfg(not(any(feature = "cuda", feature = "vulkan")))]
+    {
+        let _ = device;
+        false
+    }
+}
+
 /// The absolute tolerance for comparing results of the default backend ([`default_backend`])
 /// with exact references, given the one that holds on the CPU: at least `2e-3` on the GPU
 /// backends, because CubeCL computes `f32` matrix products on tensor cores in TF32 (10-bit

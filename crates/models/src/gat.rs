@@ -5,7 +5,7 @@ use burn::nn::Linear;
 use burn::tensor::Tensor;
 use burn::tensor::activation::leaky_relu;
 
-use crate::tensors::{GraphTensors, segment_softmax};
+use crate::tensors::GraphTensors;
 
 /// One attention head: `h = W x`, `e_ij = LeakyReLU_0.2(a_dst·h_i + a_src·h_j)` over the
 /// neighbours `j` of `i` plus `i` itself, `α_ij = softmax_j(e_ij)`, `out_i = Σ_j α_ij h_j + b`.
@@ -53,7 +53,7 @@ impl GatConv {
             a_s.select(0, g.src.clone()) + a_d.select(0, g.dst.clone()),
             self.attention_slope,
         );
-        let alpha = segment_softmax(e, g.dst.clone(), g.num_nodes);
+        let alpha = g.softmax(e);
         g.aggregate(alpha, h) + self.bias.val().unsqueeze_dim(0)
     }
 

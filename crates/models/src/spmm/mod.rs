@@ -327,6 +327,12 @@ impl Csr {
         })
     }
 
+    /// The segment offsets, `[rows + 1]`: row `r`'s messages are sorted positions
+    /// `ptr[r]..ptr[r + 1]`.
+    pub fn offsets(&self) -> Tensor<1, Int> {
+        self.ptr.clone()
+    }
+
     /// The source of each sorted position, `[E]`.
     pub fn sources(&self) -> Tensor<1, Int> {
         self.col.clone()
