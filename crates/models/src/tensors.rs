@@ -502,7 +502,13 @@ mod tests {
             assert!((a - b).abs() < 1e-6, "{a} vs {b}");
         }
         // The maxima themselves, exactly, against a host loop.
-        let dst: Vec<u32> = g.dst.clone().into_data().convert::<u32>().to_vec().unwrap();
+        let dst: Vec<u32> = g
+            .dst
+            .clone()
+            .into_data()
+            .convert::<u32>()
+            .try_to_vec::<u32>()
+            .unwrap();
         let flat = s.reshape([e]);
         for max_in in [7, 64] {
             let m = sorted_segment_max(flat.clone(), &g.dst, g.csr.offsets(), max_in);
