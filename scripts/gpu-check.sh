@@ -10,7 +10,8 @@
 # a third step explains SAMPLE (default 300) test targets inductively with an untrained policy:
 # the host kernel on all CPU cores, then the policy's Burn kernel on each GPU backend with the
 # targets in batches of each of BATCHES (default "300") and the black box on the host kernel
-# (BB_KERNEL=burn puts it on the GPU too), and compares the explanations (explain-*.json).
+# (BB_KERNEL=burn puts it on the GPU too), and compares the explanations (explain-*.json);
+# before it, the same comparison on the authors' graphs (SYN, default "syn1 syn5"; SYN= skips).
 #
 # EPOCHS (default 2): GCN epochs per backend and aggregation. TESTS=0 skips the unit tests,
 # CHECK=0 the gpu_check run.
@@ -56,27 +57,44 @@ if [ "${TESTS:-1}" != 0 ]; then
 fi
 
 
-# 3. Batched inductive explanations: host kernel (all cores) vs the Burn kernel on the GPU.
+# 3. Batched inductive explanations: host kernel (all cores) vs the Burn kernel on the GPU, first
+# on the authors' syn1 / syn5 graphs (eval targets; a check that the GPU's GAT softmax gives the
+# host's explanations), then on the big graph. Every run profiles its phases (INDUCE_PROFILE):
+# the last "profile:" line of each log says where the time went, even after a timeout.
 explain_json=""
+run_explain() { # name, data, black box, then induce explain arguments
+  local name=$1 data=$2 bb=$3; shift 3
+  local s=$(date +%s.%N)
+  INDUCE_PROFILE=1 timeout "${EXPLAIN_TIMEOUT:-240}" "$bin/induce" explain --data "$data" \
+    --black-box "$bb" --method untrained --out "$OUT/explain-$name" "$@" \
+    > "$OUT/explain-$name.log" 2>&1
+  local rc=$? secs
+  secs=$(python3 -c "import json; print(json.load(open('$OUT/explain-$name/summary.json'))['runs'][0]['explain_seconds'])" 2>/dev/null || echo null)
+  local sum=$(md5sum < "$OUT/explain-$name/explanations.jsonl" 2>/dev/null | cut -c1-12)
+  echo "explain $name: exit $rc, explain ${secs} s, wall $(python3 -c "import time; print(round(time.time() - $s, 2))") s, explanations ${sum:-none}"
+  grep "^profile: round" "$OUT/explain-$name.log" | tail -1
+  explain_json+="\"$name\": {\"exit\": $rc, \"explain_seconds\": $secs, \"explanations_md5\": \"${sum:-}\"},"
+}
+if [ -x "$bin/induce" ] && [ "${EXPLAIN:-1}" != 0 ]; then
+  for syn in ${SYN:-syn1 syn5}; do
+    ref=.gpu/reference
+    run_explain "$syn-host" "$ref/$syn.npz" "$ref/${syn}_gcn.safetensors" --targets eval \
+      --kernel host --threads "$(nproc)"
+    for b in ${features//,/ }; do
+      INDUCE_BACKEND=$b run_explain "$syn-$b-batch16" "$ref/$syn.npz" \
+        "$ref/${syn}_gcn.safetensors" --targets eval --kernel burn --batch-targets 16 \
+        --black-box-kernel host --threads "$(nproc)"
+    done
+  done
+fi
 if [ -x "$bin/induce" ] && [ -f "$bin/graph.npz" ] && [ "${EXPLAIN:-1}" != 0 ]; then
   sample=${SAMPLE:-300}
-  run_explain() { # name, then induce explain arguments
-    local name=$1; shift
-    local s=$(date +%s.%N)
-    timeout "${EXPLAIN_TIMEOUT:-240}" "$bin/induce" explain --data "$bin/graph.npz" \
-      --black-box .gpu/explain/bb --method untrained --targets test --sample "$sample" \
-      --out "$OUT/explain-$name" "$@" > "$OUT/explain-$name.log" 2>&1
-    local rc=$? secs
-    secs=$(python3 -c "import json; print(json.load(open('$OUT/explain-$name/summary.json'))['runs'][0]['explain_seconds'])" 2>/dev/null || echo null)
-    local sum=$(md5sum < "$OUT/explain-$name/explanations.jsonl" 2>/dev/null | cut -c1-12)
-    echo "explain $name: exit $rc, explain ${secs} s, wall $(python3 -c "import time; print(round(time.time() - $s, 2))") s, explanations ${sum:-none}"
-    explain_json+="\"$name\": {\"exit\": $rc, \"explain_seconds\": $secs, \"explanations_md5\": \"${sum:-}\"},"
-  }
-  run_explain host --kernel host --threads "$(nproc)"
+  big=(--targets test --sample "$sample" --threads "$(nproc)")
+  run_explain host "$bin/graph.npz" .gpu/explain/bb "${big[@]}" --kernel host
   for b in ${features//,/ }; do
     for k in ${BATCHES:-300}; do
-      INDUCE_BACKEND=$b run_explain "$b-batch$k" --kernel burn --batch-targets "$k" \
-        --black-box-kernel "${BB_KERNEL:-host}" --threads "$(nproc)"
+      INDUCE_BACKEND=$b run_explain "$b-batch$k" "$bin/graph.npz" .gpu/explain/bb "${big[@]}" \
+        --kernel burn --batch-targets "$k" --black-box-kernel "${BB_KERNEL:-host}"
     done
   done
 fi

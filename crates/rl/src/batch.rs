@@ -22,6 +22,7 @@ use crate::env::Episode;
 use crate::error::{Result, RlError};
 use crate::explanation::Explanation;
 use crate::kernel::{Actor, argmax, sample};
+use crate::profile::{self, Count, Phase};
 
 /// How [`best_of_k`] searches.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -83,9 +84,11 @@ pub fn best_of_k<'g, A: Actor>(
     }
     let threads = search.threads.max(1);
     let mut episodes = episodes;
-    let caches = induce_explain::parallel::map_mut(&mut episodes, threads, |ep| {
-        ep.reset();
-        actor.prepare(ep)
+    let caches = profile::time(Phase::Prepare, || {
+        induce_explain::parallel::map_mut(&mut episodes, threads, |ep| {
+            ep.reset();
+            actor.prepare(ep)
+        })
     })?;
     let mut targets: Vec<Target<'g, A::Cache>> = episodes
         .into_iter()
@@ -173,13 +176,20 @@ fn play_refs<'g, A: Actor>(
         }
         let states: Vec<(&Episode<'g>, &A::Cache)> =
             active.iter().map(|t| (&t.ep, &t.cache)).collect();
-        let log_probs = actor.log_probs_batch(&states, threads)?;
+        profile::add(Count::Rounds, 1);
+        profile::add(Count::States, states.len());
+        let log_probs = profile::time(Phase::Policy, || actor.log_probs_batch(&states, threads))?;
         drop(states);
         let mut moves: Vec<(&mut Target<'g, A::Cache>, Vec<f32>)> =
             active.drain(..).zip(log_probs).collect();
-        induce_explain::parallel::map_mut(&mut moves, threads, |(t, logp)| {
-            let a = choose(t, logp);
-            t.ep.step(a).map(|_| ())
+        profile::time(Phase::Step, || {
+            induce_explain::parallel::map_mut(&mut moves, threads, |(t, logp)| {
+                let a = choose(t, logp);
+                t.ep.step(a).map(|_| ())
+            })
         })?;
+        if let Some(line) = profile::progress_line() {
+            eprintln!("{line}");
+        }
     }
 }

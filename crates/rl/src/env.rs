@@ -601,10 +601,13 @@ impl<'a> Episode<'a> {
             w: self.sub.global_of(w as usize),
             kind,
         });
-        self.judge.toggle(&[(
+        let edge = (
             self.sub.global_of(u as usize),
             self.sub.global_of(w as usize),
-        )])?;
+        );
+        crate::profile::time(crate::profile::Phase::Verdict, || {
+            self.judge.toggle(&[edge])
+        })?;
         self.refresh_state();
         let after = self.log_prob_original();
         let flipped = self.is_flipped();

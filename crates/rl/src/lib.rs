@@ -54,6 +54,7 @@ pub mod env;
 pub mod induce;
 pub mod kernel;
 pub mod policy_io;
+pub mod profile;
 pub mod reward;
 mod train_store;
 

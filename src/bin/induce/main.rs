@@ -69,6 +69,9 @@ fn main() -> ExitCode {
         Command::Render(a) => render::run(a),
         Command::Report(a) => report::run(a),
     };
+    if let Some(report) = induce::rl::profile::report() {
+        eprint!("{report}");
+    }
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {

@@ -17,6 +17,7 @@ use super::{Actor, Learner};
 use crate::env::Episode;
 use crate::error::Result;
 use crate::induce::InduceConfig;
+use crate::profile::{self, Count, Phase};
 
 /// Candidates scored per block of the MLP in a batch ([`Policy::score_blocks`]): bounds its
 /// intermediate tensors (17 MB for the first layer's input) however many targets are batched.
@@ -74,97 +75,170 @@ impl BurnActor {
         states: &[(&Episode<'_>, &BurnCache)],
         threads: usize,
     ) -> Result<Vec<Vec<f32>>> {
-        let Some((first, _)) = states.first() else {
+        if states.is_empty() {
             return Ok(Vec::new());
-        };
-        let (_, cols) = first.dynamic_block();
-        // Block-diagonal: each state's nodes (and messages) follow the previous state's. The
-        // offsets are known up front (messages: both directions of every edge, and self
-        // loops), so every block is built already shifted, in parallel, and only copied here.
-        let mut node_off = Vec::with_capacity(states.len());
-        let mut msg_off = Vec::with_capacity(states.len());
-        let (mut nodes, mut msgs) = (0usize, 0usize);
+        }
+        let p = profile::time(Phase::Pack, || Packed::new(states, threads))?;
+        profile::add(Count::Nodes, p.nodes);
+        profile::add(Count::Messages, p.messages.src.len());
+        profile::add(Count::Candidates, p.cu.len());
+        let scores = profile::time(Phase::Device, || -> Result<Vec<f32>> {
+            let d = &self.device;
+            let g = GraphTensors::forward_only(p.nodes, p.messages, &p.ptr, d)?;
+            let product = match states {
+                [(_, cache)] => cache.product.clone(),
+                _ => Tensor::cat(states.iter().map(|(_, c)| c.product.clone()).collect(), 0),
+            };
+            let rest = matrix(&p.small, p.nodes, p.cols.len(), d);
+            let emb = self.policy.embed_with_product(product, rest, p.cols, &g)?;
+            let c = CandidateTensors::new(&p.cu, &p.cw, &p.flag, d);
+            Ok(to_vec(
+                self.policy
+                    .score_blocks(emb, &c, SCORE_BLOCK)
+                    .unsqueeze_dim(0),
+            ))
+        })?;
+        let mut blocks = Vec::with_capacity(states.len());
+        let mut rest = scores.as_slice();
+        for &k in &p.counts {
+            let (head, tail) = rest.split_at(k);
+            blocks.push(head);
+            rest = tail;
+        }
+        profile::time(Phase::Softmax, || {
+            induce_explain::parallel::map(&blocks, threads, |b| Ok(log_softmax(b)))
+        })
+    }
+}
+
+/// A batch of states laid out block-diagonally on the host, ready to upload: each state's
+/// nodes (and messages) follow the previous state's.
+struct Packed {
+    /// Nodes in all.
+    nodes: usize,
+    /// The state columns that change during an episode, `[nodes, cols.len()]` row-major.
+    small: Vec<f32>,
+    cols: std::ops::Range<usize>,
+    /// Messages (both directions of every edge, self loops), sorted by destination.
+    messages: Messages,
+    /// CSR offsets of `messages`, `[nodes + 1]`.
+    ptr: Vec<u32>,
+    /// Candidate endpoints and flags, concatenated; `counts[b]` candidates per state.
+    cu: Vec<u32>,
+    cw: Vec<u32>,
+    flag: Vec<f32>,
+    counts: Vec<usize>,
+}
+
+impl Packed {
+    /// Packs `states` (at least one) on `threads` host threads. Every state's offsets (nodes,
+    /// messages: both directions of every edge and the self loops, candidates) are known up
+    /// front, so each state writes its block, already shifted, straight into its own part of
+    /// the batch's buffers, in parallel.
+    fn new(states: &[(&Episode<'_>, &BurnCache)], threads: usize) -> Result<Self> {
+        let (_, cols) = states[0].0.dynamic_block();
+        let width = cols.len();
+        let (mut nodes, mut msgs, mut cands) = (0usize, 0usize, 0usize);
+        let mut sizes = Vec::with_capacity(states.len());
         for (ep, _) in states {
-            node_off.push(nodes as u32);
-            msg_off.push(msgs as u32);
-            nodes += ep.num_nodes();
-            msgs += 2 * ep.edit_graph().num_edges() + ep.num_nodes();
+            let (n, m, c) = (
+                ep.num_nodes(),
+                2 * ep.edit_graph().num_edges() + ep.num_nodes(),
+                ep.candidates().len(),
+            );
+            sizes.push((nodes as u32, msgs as u32, n, m, c));
+            (nodes, msgs, cands) = (nodes + n, msgs + m, cands + c);
         }
         if u32::try_from(msgs.max(nodes)).is_err() {
             return Err(crate::error::RlError::InvalidConfig(format!(
                 "a batch of {msgs} messages exceeds 32-bit indices: explain fewer targets at once"
             )));
         }
-        let items: Vec<(&Episode<'_>, u32, u32)> = states
+        let mut p = Packed {
+            nodes,
+            small: vec![0.0; nodes * width],
+            cols: cols.clone(),
+            messages: Messages {
+                src: vec![0; msgs],
+                dst: vec![0; msgs],
+                norm: vec![0.0; msgs],
+            },
+            ptr: vec![0; nodes + 1],
+            cu: vec![0; cands],
+            cw: vec![0; cands],
+            flag: vec![0.0; cands],
+            counts: sizes.iter().map(|s| s.4).collect(),
+        };
+        let mut small = split(&mut p.small, sizes.iter().map(|s| s.2 * width));
+        let mut src = split(&mut p.messages.src, sizes.iter().map(|s| s.3));
+        let mut dst = split(&mut p.messages.dst, sizes.iter().map(|s| s.3));
+        let mut norm = split(&mut p.messages.norm, sizes.iter().map(|s| s.3));
+        let mut ptr = split(&mut p.ptr[1..], sizes.iter().map(|s| s.2));
+        let mut cu = split(&mut p.cu, sizes.iter().map(|s| s.4));
+        let mut cw = split(&mut p.cw, sizes.iter().map(|s| s.4));
+        let mut flag = split(&mut p.flag, sizes.iter().map(|s| s.4));
+        let mut jobs: Vec<_> = states
             .iter()
-            .zip(node_off.iter().zip(&msg_off))
-            .map(|((ep, _), (&off, &base))| (*ep, off, base))
+            .zip(&sizes)
+            .map(|((ep, _), &(off, base, ..))| {
+                let out = (
+                    small.pop_front().expect("one part per state"),
+                    src.pop_front().expect("one part per state"),
+                    dst.pop_front().expect("one part per state"),
+                    norm.pop_front().expect("one part per state"),
+                    ptr.pop_front().expect("one part per state"),
+                    (
+                        cu.pop_front().expect("one part per state"),
+                        cw.pop_front().expect("one part per state"),
+                        flag.pop_front().expect("one part per state"),
+                    ),
+                );
+                (*ep, off, base, out)
+            })
             .collect();
-        let parts = induce_explain::parallel::map(&items, threads, |&(ep, off, base)| {
-            let (small, c) = ep.dynamic_block();
+        induce_explain::parallel::map_mut(&mut jobs, threads, |(ep, off, base, out)| {
+            let (off, base) = (*off, *base);
+            let (small, src, dst, norm, ptr, (cu, cw, flag)) = out;
+            let (block, c) = ep.dynamic_block();
             if c != cols {
                 return Err(crate::error::RlError::InvalidConfig(format!(
                     "a batch mixes state layouts (columns {c:?} and {cols:?})"
                 )));
             }
+            small.copy_from_slice(block);
             let n = ep.num_nodes();
-            let (mut m, ptr) = Messages::new(n, &ep.edit_graph().edges())?.by_destination(n);
-            m.src
-                .iter_mut()
-                .chain(m.dst.iter_mut())
-                .for_each(|v| *v += off);
-            let ptr: Vec<u32> = ptr[1..].iter().map(|v| v + base).collect();
+            let (m, offsets) = Messages::new(n, &ep.edit_graph().edges())?.by_destination(n);
+            shifted(src, &m.src, off);
+            shifted(dst, &m.dst, off);
+            norm.copy_from_slice(&m.norm);
+            shifted(ptr, &offsets[1..], base);
             let c = ep.candidates();
-            let cu: Vec<u32> = c.u.iter().map(|v| v + off).collect();
-            let cw: Vec<u32> = c.w.iter().map(|v| v + off).collect();
-            Ok((small, m, ptr, (cu, cw, c.flag())))
+            shifted(cu, &c.u, off);
+            shifted(cw, &c.w, off);
+            flag.copy_from_slice(&c.flag());
+            Ok(())
         })?;
-        let (mut small, mut src, mut dst, mut norm) = (
-            Vec::with_capacity(nodes * cols.len()),
-            Vec::with_capacity(msgs),
-            Vec::with_capacity(msgs),
-            Vec::with_capacity(msgs),
-        );
-        let (mut cu, mut cw, mut flag, mut counts) =
-            (Vec::new(), Vec::new(), Vec::new(), Vec::new());
-        let mut ptr = Vec::with_capacity(nodes + 1);
-        ptr.push(0u32);
-        for (s, m, p, (u, w, f)) in parts {
-            small.extend_from_slice(s);
-            ptr.extend_from_slice(&p);
-            src.extend_from_slice(&m.src);
-            dst.extend_from_slice(&m.dst);
-            norm.extend_from_slice(&m.norm);
-            counts.push(u.len());
-            cu.extend_from_slice(&u);
-            cw.extend_from_slice(&w);
-            flag.extend_from_slice(&f);
-        }
-        let off = nodes as u32;
-        let n = off as usize;
-        let d = &self.device;
-        let g = GraphTensors::forward_only(n, Messages { src, dst, norm }, &ptr, d)?;
-        let product = match states {
-            [(_, cache)] => cache.product.clone(),
-            _ => Tensor::cat(states.iter().map(|(_, c)| c.product.clone()).collect(), 0),
-        };
-        let rest = matrix(&small, n, cols.len(), d);
-        let emb = self.policy.embed_with_product(product, rest, cols, &g)?;
-        let c = CandidateTensors::new(&cu, &cw, &flag, d);
-        let scores = to_vec(
-            self.policy
-                .score_blocks(emb, &c, SCORE_BLOCK)
-                .unsqueeze_dim(0),
-        );
-        let mut blocks = Vec::with_capacity(states.len());
-        let mut rest = scores.as_slice();
-        for &k in &counts {
-            let (head, tail) = rest.split_at(k);
-            blocks.push(head);
-            rest = tail;
-        }
-        induce_explain::parallel::map(&blocks, threads, |b| Ok(log_softmax(b)))
+        Ok(p)
     }
+}
+
+/// `out[i] = from[i] + by`.
+fn shifted(out: &mut [u32], from: &[u32], by: u32) {
+    out.iter_mut().zip(from).for_each(|(o, &v)| *o = v + by);
+}
+
+/// `s` cut into consecutive parts of the given lengths (which sum to at most its length).
+fn split<T>(
+    mut s: &mut [T],
+    lens: impl Iterator<Item = usize>,
+) -> std::collections::VecDeque<&mut [T]> {
+    let mut parts = std::collections::VecDeque::new();
+    for len in lens {
+        let (head, tail) = std::mem::take(&mut s).split_at_mut(len);
+        parts.push_back(head);
+        s = tail;
+    }
+    parts
 }
 
 impl Actor for BurnActor {

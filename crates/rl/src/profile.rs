@@ -1,0 +1,161 @@
+//! Opt-in phase timings of inference, for finding where a run spends its time on a new
+//! machine (a GPU, many cores) without a profiler. Off unless the environment variable
+//! `INDUCE_PROFILE` is set to anything but `0` or empty; when off, every call is one relaxed
+//! load of a cached flag.
+//!
+//! Phases measured at the batch level are wall-clock seconds; [`Phase::Verdict`] is summed
+//! over the host threads that step episodes (thread-seconds, so it can exceed the wall time).
+//!
+//! ```
+//! use induce_rl::profile::{self, Phase};
+//! let x = profile::time(Phase::Step, || 2 + 2);
+//! assert_eq!(x, 4);
+//! // Without INDUCE_PROFILE nothing is recorded and there is no report.
+//! if !profile::enabled() {
+//!     assert!(profile::report().is_none());
+//! }
+//! ```
+
+use std::sync::OnceLock;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Instant;
+
+/// A timed part of inference.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Phase {
+    /// `Actor::prepare` for every episode (the Burn kernel's per-episode feature product).
+    Prepare,
+    /// The policy's whole scoring call for a batch of states (`Actor::log_probs_batch`).
+    Policy,
+    /// Burn kernel: building the block-diagonal batch on the host (messages, candidates).
+    Pack,
+    /// Burn kernel: upload, forward pass and download of the scores.
+    Device,
+    /// Burn kernel: the per-state log-softmax on the host.
+    Softmax,
+    /// Stepping every episode of a round (wall clock, all threads).
+    Step,
+    /// The black box's verdicts inside the steps (thread-seconds).
+    Verdict,
+}
+
+const PHASES: [(Phase, &str); 7] = [
+    (Phase::Prepare, "prepare (per-episode cache)"),
+    (Phase::Policy, "policy scoring, total"),
+    (Phase::Pack, "  pack block-diagonal batch (host)"),
+    (Phase::Device, "  upload + forward + download"),
+    (Phase::Softmax, "  log-softmax (host)"),
+    (Phase::Step, "episode steps (wall)"),
+    (Phase::Verdict, "  black-box verdicts (thread-s)"),
+];
+
+/// A quantity summed over a run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Count {
+    /// Rounds of the lockstep loop (one policy call each).
+    Rounds,
+    /// States scored (episodes × steps).
+    States,
+    /// Nodes in the scored batches.
+    Nodes,
+    /// Messages (directed edges and self loops) in the scored batches.
+    Messages,
+    /// Candidate actions scored.
+    Candidates,
+}
+
+const COUNTS: [(Count, &str); 5] = [
+    (Count::Rounds, "rounds"),
+    (Count::States, "states scored"),
+    (Count::Nodes, "nodes scored"),
+    (Count::Messages, "messages scored"),
+    (Count::Candidates, "candidates scored"),
+];
+
+static NANOS: [AtomicU64; PHASES.len()] = [const { AtomicU64::new(0) }; PHASES.len()];
+static CALLS: [AtomicU64; PHASES.len()] = [const { AtomicU64::new(0) }; PHASES.len()];
+static TOTALS: [AtomicU64; COUNTS.len()] = [const { AtomicU64::new(0) }; COUNTS.len()];
+
+/// Whether `INDUCE_PROFILE` asks for timings (read once).
+pub fn enabled() -> bool {
+    static ON: OnceLock<bool> = OnceLock::new();
+    *ON.get_or_init(|| std::env::var("INDUCE_PROFILE").is_ok_and(|v| !v.is_empty() && v != "0"))
+}
+
+fn slot(phase: Phase) -> usize {
+    PHASES
+        .iter()
+        .position(|&(p, _)| p == phase)
+        .expect("every phase is listed")
+}
+
+/// Runs `f`, adding its wall time to `phase` when profiling is on.
+pub fn time<T>(phase: Phase, f: impl FnOnce() -> T) -> T {
+    if !enabled() {
+        return f();
+    }
+    let start = Instant::now();
+    let out = f();
+    let i = slot(phase);
+    let ns = u64::try_from(start.elapsed().as_nanos()).unwrap_or(u64::MAX);
+    NANOS[i].fetch_add(ns, Ordering::Relaxed);
+    CALLS[i].fetch_add(1, Ordering::Relaxed);
+    out
+}
+
+/// Adds `n` to `count` when profiling is on.
+pub fn add(count: Count, n: usize) {
+    if enabled() {
+        let i = COUNTS
+            .iter()
+            .position(|&(c, _)| c == count)
+            .expect("every count is listed");
+        TOTALS[i].fetch_add(n as u64, Ordering::Relaxed);
+    }
+}
+
+/// A one-line summary of the timings so far (cumulative seconds per phase), printed after
+/// every round of the lockstep loop when profiling is on, so a run stopped by a timeout still
+/// shows where its time went.
+pub fn progress_line() -> Option<String> {
+    if !enabled() {
+        return None;
+    }
+    let secs = |p: Phase| NANOS[slot(p)].load(Ordering::Relaxed) as f64 * 1e-9;
+    let total = |c: Count| {
+        let i = COUNTS.iter().position(|&(k, _)| k == c).expect("listed");
+        TOTALS[i].load(Ordering::Relaxed)
+    };
+    Some(format!(
+        "profile: round {} states {} | prepare {:.2} s, policy {:.2} s (pack {:.2}, device {:.2}, \
+         softmax {:.2}), steps {:.2} s (verdicts {:.2} thread-s)",
+        total(Count::Rounds),
+        total(Count::States),
+        secs(Phase::Prepare),
+        secs(Phase::Policy),
+        secs(Phase::Pack),
+        secs(Phase::Device),
+        secs(Phase::Softmax),
+        secs(Phase::Step),
+        secs(Phase::Verdict),
+    ))
+}
+
+/// The timings so far as a table (phase, seconds, calls; then the counts), or `None` when
+/// profiling is off.
+pub fn report() -> Option<String> {
+    if !enabled() {
+        return None;
+    }
+    let mut s = String::from("profile (INDUCE_PROFILE)\n");
+    for (i, (_, name)) in PHASES.iter().enumerate() {
+        let secs = NANOS[i].load(Ordering::Relaxed) as f64 * 1e-9;
+        let calls = CALLS[i].load(Ordering::Relaxed);
+        s.push_str(&format!("  {name:<38} {secs:>10.3} s {calls:>9} calls\n"));
+    }
+    for (i, (_, name)) in COUNTS.iter().enumerate() {
+        let n = TOTALS[i].load(Ordering::Relaxed);
+        s.push_str(&format!("  {name:<38} {n:>12}\n"));
+    }
+    Some(s)
+}
