@@ -29,7 +29,10 @@ pub enum Phase {
     Policy,
     /// Burn kernel: building the block-diagonal batch on the host (messages, candidates).
     Pack,
-    /// Burn kernel: upload, forward pass and download of the scores.
+    /// Burn kernel: the batch's tensors created on the device (host-side conversions and
+    /// copies; the transfer itself may complete asynchronously).
+    Upload,
+    /// Burn kernel: the forward pass and the download of the scores (waits for the device).
     Device,
     /// Burn kernel: the per-state log-softmax on the host.
     Softmax,
@@ -39,11 +42,12 @@ pub enum Phase {
     Verdict,
 }
 
-const PHASES: [(Phase, &str); 7] = [
+const PHASES: [(Phase, &str); 8] = [
     (Phase::Prepare, "prepare (per-episode cache)"),
     (Phase::Policy, "policy scoring, total"),
     (Phase::Pack, "  pack block-diagonal batch (host)"),
-    (Phase::Device, "  upload + forward + download"),
+    (Phase::Upload, "  create tensors (upload)"),
+    (Phase::Device, "  forward + download"),
     (Phase::Softmax, "  log-softmax (host)"),
     (Phase::Step, "episode steps (wall)"),
     (Phase::Verdict, "  black-box verdicts (thread-s)"),
@@ -127,13 +131,14 @@ pub fn progress_line() -> Option<String> {
         TOTALS[i].load(Ordering::Relaxed)
     };
     Some(format!(
-        "profile: round {} states {} | prepare {:.2} s, policy {:.2} s (pack {:.2}, device {:.2}, \
-         softmax {:.2}), steps {:.2} s (verdicts {:.2} thread-s)",
+        "profile: round {} states {} | prepare {:.2} s, policy {:.2} s (pack {:.2}, upload {:.2}, \
+         device {:.2}, softmax {:.2}), steps {:.2} s (verdicts {:.2} thread-s)",
         total(Count::Rounds),
         total(Count::States),
         secs(Phase::Prepare),
         secs(Phase::Policy),
         secs(Phase::Pack),
+        secs(Phase::Upload),
         secs(Phase::Device),
         secs(Phase::Softmax),
         secs(Phase::Step),

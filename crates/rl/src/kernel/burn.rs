@@ -82,16 +82,20 @@ impl BurnActor {
         profile::add(Count::Nodes, p.nodes);
         profile::add(Count::Messages, p.messages.src.len());
         profile::add(Count::Candidates, p.cu.len());
+        let d = &self.device;
+        let (g, rest, c) = profile::time(Phase::Upload, || -> Result<_> {
+            Ok((
+                GraphTensors::forward_only(p.nodes, p.messages, &p.ptr, d)?,
+                matrix(&p.small, p.nodes, p.cols.len(), d),
+                CandidateTensors::new(&p.cu, &p.cw, &p.flag, d),
+            ))
+        })?;
         let scores = profile::time(Phase::Device, || -> Result<Vec<f32>> {
-            let d = &self.device;
-            let g = GraphTensors::forward_only(p.nodes, p.messages, &p.ptr, d)?;
             let product = match states {
                 [(_, cache)] => cache.product.clone(),
                 _ => Tensor::cat(states.iter().map(|(_, c)| c.product.clone()).collect(), 0),
             };
-            let rest = matrix(&p.small, p.nodes, p.cols.len(), d);
             let emb = self.policy.embed_with_product(product, rest, p.cols, &g)?;
-            let c = CandidateTensors::new(&p.cu, &p.cw, &p.flag, d);
             Ok(to_vec(
                 self.policy
                     .score_blocks(emb, &c, SCORE_BLOCK)
