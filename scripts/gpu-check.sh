@@ -99,6 +99,11 @@ if [ -x "$bin/induce" ] && [ -f "$bin/graph.npz" ] && [ "${EXPLAIN:-1}" != 0 ]; 
   done
 fi
 
+# The run directories in one archive (the device tool returns a limited number of files).
+if ls -d "$OUT"/explain-*/ >/dev/null 2>&1; then
+  (cd "$OUT" && tar czf explain-runs.tgz explain-*/ && rm -rf explain-*/)
+fi
+
 cat > "$OUT/gpu-check.json" <<JSON
 {
   "gpu": "$gpu",

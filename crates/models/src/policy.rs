@@ -13,7 +13,7 @@ use std::ops::Range;
 use crate::error::{ModelError, Result};
 use crate::gat::GatConv;
 use crate::init::{constant1, glorot, uniform1, uniform2};
-use crate::tensors::{GraphTensors, indices};
+use crate::tensors::{GraphTensors, index_tensor};
 
 /// Configuration of the [`Policy`]. Defaults follow the paper (§3.1: K = 3 GAT layers of width
 /// 16 with LeakyReLU, an MLP with two hidden layers); the switches marked *reference* reproduce
@@ -113,14 +113,21 @@ pub struct CandidateTensors {
 impl CandidateTensors {
     /// Uploads candidate lists of equal length.
     pub fn new(u: &[u32], w: &[u32], flag: &[f32], device: &Device) -> Self {
+        Self::from_vecs(u.to_vec(), w.to_vec(), flag.to_vec(), device)
+    }
+
+    /// [`CandidateTensors::new`] for owned lists, moved to the device without host copies
+    /// ([`index_tensor`]).
+    pub fn from_vecs(u: Vec<u32>, w: Vec<u32>, flag: Vec<f32>, device: &Device) -> Self {
         assert!(
             u.len() == w.len() && w.len() == flag.len(),
             "candidate lists differ in length"
         );
+        let c = flag.len();
         Self {
-            u: indices(u, device),
-            w: indices(w, device),
-            flag: Tensor::from_data(TensorData::new(flag.to_vec(), [flag.len(), 1]), device),
+            u: index_tensor(u, device),
+            w: index_tensor(w, device),
+            flag: Tensor::from_data(TensorData::new(flag, [c, 1]), device),
         }
     }
 

@@ -143,27 +143,44 @@ impl GraphTensors {
         Self::upload(num_nodes, m, &ptr, csr, device)
     }
 
-    /// Uploads messages already sorted by destination ([`Messages::by_destination`], `ptr` its
-    /// offsets) for forward passes ([`Csr::forward_only`]: no transpose is built or uploaded;
-    /// a gradient through the aggregation takes the scatter-add composition). The same
-    /// numbers as [`GraphTensors::from_messages`].
+    /// Uploads the messages of an undirected graph with self loops (as [`Messages::new`] lists
+    /// them) already sorted by destination ([`Messages::by_destination`]: `dst` and `src`,
+    /// `ptr` the offsets) for forward passes, moving the arrays to the device without host
+    /// copies ([`Csr::forward_only`]: no transpose is built or uploaded; a gradient through the
+    /// aggregation takes the scatter-add composition). The GCN weights are not uploaded: they
+    /// are computed on the device from the in-degrees (`ptr`), which in such a list are the
+    /// degrees [`Messages::new`] normalises by. The same numbers as
+    /// [`GraphTensors::from_messages`] up to float rounding of the weights.
     ///
     /// Errors when the list is not sorted by destination or leaves the node range.
     pub fn forward_only(
         num_nodes: usize,
-        m: Messages,
-        ptr: &[u32],
+        src: Vec<u32>,
+        dst: Vec<u32>,
+        ptr: Vec<u32>,
         device: &Device,
     ) -> Result<Self> {
-        if m.norm.len() != m.src.len() {
-            return Err(ModelError::InvalidInput(format!(
-                "{} message weights for {} messages",
-                m.norm.len(),
-                m.src.len()
-            )));
-        }
-        let csr = Csr::forward_only(num_nodes, num_nodes, &m.dst, ptr, &m.src, device)?;
-        Ok(Self::upload(num_nodes, m, ptr, csr, device))
+        let max_in = ptr
+            .windows(2)
+            .map(|w| w[1].saturating_sub(w[0]) as usize)
+            .max();
+        let csr = Csr::forward_only(num_nodes, num_nodes, dst, ptr, src, device)?;
+        let (src, dst) = (csr.sources(), csr.destinations());
+        let e = src.dims()[0];
+        let ptr = csr.offsets();
+        let deg = (ptr.clone().slice(1..num_nodes + 1) - ptr.slice(0..num_nodes)).float();
+        let inv = deg.clamp_min(1.0).sqrt().recip();
+        let gcn_norm =
+            (inv.clone().select(0, src.clone()) * inv.select(0, dst.clone())).reshape([e, 1]);
+        Ok(Self {
+            sorted_on_gpu: crate::device::is_gpu(device).then_some(max_in.unwrap_or(0)),
+            num_nodes,
+            src,
+            dst,
+            gcn_norm,
+            csr,
+            aggregation: Aggregation::default(),
+        })
     }
 
     /// Uploads the weights of messages sorted by destination beside their CSR index (whose
@@ -406,6 +423,35 @@ pub fn matrix(data: &[f32], rows: usize, cols: usize, device: &Device) -> Tensor
 pub fn indices(data: &[u32], device: &Device) -> Tensor<1, Int> {
     // One cast, from u32 to the backend's integer type, on upload.
     Tensor::from_data(TensorData::new(data.to_vec(), [data.len()]), device)
+}
+
+/// Uploads an owned index array without copying it on the host: when every index fits an
+/// `i32` (the integer type of Burn's backends here), the vector is reinterpreted in place and
+/// handed over as is; otherwise it is cast like [`indices`]. The same tensor as
+/// `indices(&data, device)`.
+///
+/// ```
+/// use induce_models::device::default_device;
+/// use induce_models::tensors::{index_tensor, indices};
+/// let dev = default_device().unwrap();
+/// let a = index_tensor(vec![3, 0, 7], &dev);
+/// assert_eq!(a.to_data(), indices(&[3, 0, 7], &dev).to_data());
+/// ```
+pub fn index_tensor(data: Vec<u32>, device: &Device) -> Tensor<1, Int> {
+    let bound = data.iter().max().map_or(0, |&m| m as usize + 1);
+    index_tensor_below(data, bound, device)
+}
+
+/// [`index_tensor`] for indices the caller knows are all below `bound` (no scan for the
+/// largest).
+pub(crate) fn index_tensor_below(data: Vec<u32>, bound: usize, device: &Device) -> Tensor<1, Int> {
+    let len = data.len();
+    if bound > i32::MAX as usize {
+        return Tensor::from_data(TensorData::new(data, [len]), device);
+    }
+    // Same size and alignment, every value below 2^31: the same numbers as i32, no copy.
+    let signed: Vec<i32> = bytemuck::allocation::cast_vec(data);
+    Tensor::from_data(TensorData::new(signed, [len]), device)
 }
 
 /// Sums rows of `values` into `n` output rows: `out[index[k]] += values[k]`.

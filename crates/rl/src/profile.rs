@@ -34,6 +34,9 @@ pub enum Phase {
     Upload,
     /// Burn kernel: the forward pass and the download of the scores (waits for the device).
     Device,
+    /// Burn kernel, part of [`Phase::Device`]: the GAT embedding (the device is synchronised
+    /// after it only while profiling).
+    Embed,
     /// Burn kernel: the per-state log-softmax on the host.
     Softmax,
     /// Stepping every episode of a round (wall clock, all threads).
@@ -42,12 +45,13 @@ pub enum Phase {
     Verdict,
 }
 
-const PHASES: [(Phase, &str); 8] = [
+const PHASES: [(Phase, &str); 9] = [
     (Phase::Prepare, "prepare (per-episode cache)"),
     (Phase::Policy, "policy scoring, total"),
     (Phase::Pack, "  pack block-diagonal batch (host)"),
     (Phase::Upload, "  create tensors (upload)"),
     (Phase::Device, "  forward + download"),
+    (Phase::Embed, "    of which GAT embedding"),
     (Phase::Softmax, "  log-softmax (host)"),
     (Phase::Step, "episode steps (wall)"),
     (Phase::Verdict, "  black-box verdicts (thread-s)"),
@@ -100,11 +104,18 @@ pub fn time<T>(phase: Phase, f: impl FnOnce() -> T) -> T {
     }
     let start = Instant::now();
     let out = f();
-    let i = slot(phase);
-    let ns = u64::try_from(start.elapsed().as_nanos()).unwrap_or(u64::MAX);
-    NANOS[i].fetch_add(ns, Ordering::Relaxed);
-    CALLS[i].fetch_add(1, Ordering::Relaxed);
+    add_time(phase, start.elapsed());
     out
+}
+
+/// Adds `elapsed` to `phase` (one call) when profiling is on.
+pub fn add_time(phase: Phase, elapsed: std::time::Duration) {
+    if enabled() {
+        let i = slot(phase);
+        let ns = u64::try_from(elapsed.as_nanos()).unwrap_or(u64::MAX);
+        NANOS[i].fetch_add(ns, Ordering::Relaxed);
+        CALLS[i].fetch_add(1, Ordering::Relaxed);
+    }
 }
 
 /// Adds `n` to `count` when profiling is on.
@@ -132,7 +143,7 @@ pub fn progress_line() -> Option<String> {
     };
     Some(format!(
         "profile: round {} states {} | prepare {:.2} s, policy {:.2} s (pack {:.2}, upload {:.2}, \
-         device {:.2}, softmax {:.2}), steps {:.2} s (verdicts {:.2} thread-s)",
+         device {:.2} (embed {:.2}), softmax {:.2}), steps {:.2} s (verdicts {:.2} thread-s)",
         total(Count::Rounds),
         total(Count::States),
         secs(Phase::Prepare),
@@ -140,6 +151,7 @@ pub fn progress_line() -> Option<String> {
         secs(Phase::Pack),
         secs(Phase::Upload),
         secs(Phase::Device),
+        secs(Phase::Embed),
         secs(Phase::Softmax),
         secs(Phase::Step),
         secs(Phase::Verdict),

@@ -274,7 +274,8 @@ impl Csr {
     /// use induce_models::tensors::to_vec;
     /// let dev = default_device().unwrap();
     /// // 2 → 0 (0.25), 0 → 1 (0.5), 2 → 1 (1.0): sorted by destination
-    /// let csr = Csr::forward_only(3, 3, &[0, 1, 1], &[0, 1, 3, 3], &[2, 0, 2], &dev).unwrap();
+    /// let csr = Csr::forward_only(3, 3, vec![0, 1, 1], vec![0, 1, 3, 3], vec![2, 0, 2], &dev);
+    /// let csr = csr.unwrap();
     /// let w = Tensor::<1>::from_data(TensorData::new(vec![0.25f32, 0.5, 1.0], [3]), &dev);
     /// let x = Tensor::<2>::from_data(TensorData::new(vec![1.0f32, 10.0, 100.0], [3, 1]), &dev);
     /// assert_eq!(to_vec(csr.matmul_sorted(w, x)), vec![25.0, 100.5, 0.0]);
@@ -282,9 +283,9 @@ impl Csr {
     pub fn forward_only(
         rows: usize,
         cols: usize,
-        row: &[u32],
-        ptr: &[u32],
-        col: &[u32],
+        row: Vec<u32>,
+        ptr: Vec<u32>,
+        col: Vec<u32>,
         device: &Device,
     ) -> Result<Self> {
         let bad = |why: String| Err(ModelError::InvalidInput(why));
@@ -302,26 +303,40 @@ impl Csr {
                 row.len()
             ));
         }
-        for r in 0..rows {
-            let seg = ptr[r] as usize..ptr[r + 1] as usize;
-            if seg.start > seg.end || row[seg.clone()].iter().any(|&d| d as usize != r) {
-                return bad(format!(
-                    "the messages of row {r} are not its segment {seg:?}"
-                ));
-            }
-        }
-        if let Some((k, &s)) = col.iter().enumerate().find(|(_, s)| **s as usize >= cols) {
+        if let Some(r) = (0..rows).find(|&r| ptr[r] > ptr[r + 1]) {
             return bad(format!(
-                "message {k} comes from {s}, outside {cols} columns"
+                "segment offsets decrease at row {r} ({} > {})",
+                ptr[r],
+                ptr[r + 1]
             ));
         }
-        let up = |v: &[u32]| crate::tensors::indices(v, device);
+        // Offsets non-decreasing from 0 to E: every segment lies inside the messages. The
+        // per-message checks run on all cores (batches of many targets hold ~10^8 messages).
+        let bad_row = par_find(rows, |r| {
+            let seg = ptr[r] as usize..ptr[r + 1] as usize;
+            row[seg.clone()]
+                .iter()
+                .any(|&d| d as usize != r)
+                .then(|| format!("the messages of row {r} are not its segment {seg:?}"))
+        });
+        if let Some(why) = bad_row {
+            return bad(why);
+        }
+        let bad_col = par_find(col.len(), |k| {
+            (col[k] as usize >= cols)
+                .then(|| format!("message {k} comes from {}, outside {cols} columns", col[k]))
+        });
+        if let Some(why) = bad_col {
+            return bad(why);
+        }
+        let up = |v: Vec<u32>, bound: usize| crate::tensors::index_tensor_below(v, bound, device);
+        let e = row.len();
         Ok(Self {
             rows,
             cols,
-            row: up(row),
-            ptr: up(ptr),
-            col: up(col),
+            row: up(row, rows),
+            ptr: up(ptr, e + 1),
+            col: up(col, cols),
             perm: None,
             transpose: None,
         })
@@ -540,6 +555,27 @@ pub fn self_check(device: &Device, seed: u64) -> Result<Vec<KernelCheck>> {
         });
     }
     Ok(out)
+}
+
+/// The first (lowest-index) `Some` of `f` over `0..len`, evaluated on all cores in
+/// contiguous chunks (serially for short ranges).
+fn par_find(len: usize, f: impl Fn(usize) -> Option<String> + Sync) -> Option<String> {
+    const SERIAL: usize = 1 << 16;
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    if len <= SERIAL || threads == 1 {
+        return (0..len).find_map(f);
+    }
+    let chunk = len.div_ceil(threads);
+    let f = &f;
+    std::thread::scope(|s| {
+        let handles: Vec<_> = (0..len)
+            .step_by(chunk)
+            .map(|start| s.spawn(move || (start..(start + chunk).min(len)).find_map(f)))
+            .collect();
+        handles
+            .into_iter()
+            .find_map(|h| h.join().expect("a validation thread does not panic"))
+    })
 }
 
 #[cfg(test)]

@@ -19,9 +19,15 @@ use crate::error::Result;
 use crate::induce::InduceConfig;
 use crate::profile::{self, Count, Phase};
 
-/// Candidates scored per block of the MLP in a batch ([`Policy::score_blocks`]): bounds its
-/// intermediate tensors (17 MB for the first layer's input) however many targets are batched.
+/// Candidates scored per block of the MLP in a batch ([`Policy::score_blocks`]) on the CPU:
+/// bounds its intermediate tensors (17 MB for the first layer's input) however many targets
+/// are batched.
 const SCORE_BLOCK: usize = 1 << 17;
+
+/// The same on a GPU: blocks 32 times larger (about 0.5 GB for the first layer's input), so a
+/// batch of hundreds of neighbourhoods (~10^7 candidates) takes a few blocks, not hundreds of
+/// launch sequences.
+const SCORE_BLOCK_GPU: usize = 1 << 22;
 
 /// A policy on a plain (non-autodiff) device: the Burn kernel's forward pass.
 #[derive(Debug, Clone)]
@@ -80,26 +86,35 @@ impl BurnActor {
         }
         let p = profile::time(Phase::Pack, || Packed::new(states, threads))?;
         profile::add(Count::Nodes, p.nodes);
-        profile::add(Count::Messages, p.messages.src.len());
+        profile::add(Count::Messages, p.src.len());
         profile::add(Count::Candidates, p.cu.len());
         let d = &self.device;
+        let cols = p.cols.clone();
         let (g, rest, c) = profile::time(Phase::Upload, || -> Result<_> {
             Ok((
-                GraphTensors::forward_only(p.nodes, p.messages, &p.ptr, d)?,
-                matrix(&p.small, p.nodes, p.cols.len(), d),
-                CandidateTensors::new(&p.cu, &p.cw, &p.flag, d),
+                GraphTensors::forward_only(p.nodes, p.src, p.dst, p.ptr, d)?,
+                Tensor::from_data(TensorData::new(p.small, [p.nodes, p.cols.len()]), d),
+                CandidateTensors::from_vecs(p.cu, p.cw, p.flag, d),
             ))
         })?;
         let scores = profile::time(Phase::Device, || -> Result<Vec<f32>> {
+            let start = std::time::Instant::now();
             let product = match states {
                 [(_, cache)] => cache.product.clone(),
                 _ => Tensor::cat(states.iter().map(|(_, c)| c.product.clone()).collect(), 0),
             };
-            let emb = self.policy.embed_with_product(product, rest, p.cols, &g)?;
+            let emb = self.policy.embed_with_product(product, rest, cols, &g)?;
+            if profile::enabled() {
+                // Only when profiling: wait for the GAT so its time shows apart from scoring.
+                let _ = d.sync();
+                profile::add_time(Phase::Embed, start.elapsed());
+            }
+            let block = match induce_models::device::is_gpu(d) {
+                true => SCORE_BLOCK_GPU,
+                false => SCORE_BLOCK,
+            };
             Ok(to_vec(
-                self.policy
-                    .score_blocks(emb, &c, SCORE_BLOCK)
-                    .unsqueeze_dim(0),
+                self.policy.score_blocks(emb, &c, block).unsqueeze_dim(0),
             ))
         })?;
         let mut blocks = Vec::with_capacity(states.len());
@@ -123,8 +138,10 @@ struct Packed {
     /// The state columns that change during an episode, `[nodes, cols.len()]` row-major.
     small: Vec<f32>,
     cols: std::ops::Range<usize>,
-    /// Messages (both directions of every edge, self loops), sorted by destination.
-    messages: Messages,
+    /// Messages (both directions of every edge, self loops), sorted by destination: their
+    /// sources and destinations.
+    src: Vec<u32>,
+    dst: Vec<u32>,
     /// CSR offsets of `messages`, `[nodes + 1]`.
     ptr: Vec<u32>,
     /// Candidate endpoints and flags, concatenated; `counts[b]` candidates per state.
@@ -162,11 +179,8 @@ impl Packed {
             nodes,
             small: vec![0.0; nodes * width],
             cols: cols.clone(),
-            messages: Messages {
-                src: vec![0; msgs],
-                dst: vec![0; msgs],
-                norm: vec![0.0; msgs],
-            },
+            src: vec![0; msgs],
+            dst: vec![0; msgs],
             ptr: vec![0; nodes + 1],
             cu: vec![0; cands],
             cw: vec![0; cands],
@@ -174,9 +188,8 @@ impl Packed {
             counts: sizes.iter().map(|s| s.4).collect(),
         };
         let mut small = split(&mut p.small, sizes.iter().map(|s| s.2 * width));
-        let mut src = split(&mut p.messages.src, sizes.iter().map(|s| s.3));
-        let mut dst = split(&mut p.messages.dst, sizes.iter().map(|s| s.3));
-        let mut norm = split(&mut p.messages.norm, sizes.iter().map(|s| s.3));
+        let mut src = split(&mut p.src, sizes.iter().map(|s| s.3));
+        let mut dst = split(&mut p.dst, sizes.iter().map(|s| s.3));
         let mut ptr = split(&mut p.ptr[1..], sizes.iter().map(|s| s.2));
         let mut cu = split(&mut p.cu, sizes.iter().map(|s| s.4));
         let mut cw = split(&mut p.cw, sizes.iter().map(|s| s.4));
@@ -189,7 +202,6 @@ impl Packed {
                     small.pop_front().expect("one part per state"),
                     src.pop_front().expect("one part per state"),
                     dst.pop_front().expect("one part per state"),
-                    norm.pop_front().expect("one part per state"),
                     ptr.pop_front().expect("one part per state"),
                     (
                         cu.pop_front().expect("one part per state"),
@@ -202,7 +214,7 @@ impl Packed {
             .collect();
         induce_explain::parallel::map_mut(&mut jobs, threads, |(ep, off, base, out)| {
             let (off, base) = (*off, *base);
-            let (small, src, dst, norm, ptr, (cu, cw, flag)) = out;
+            let (small, src, dst, ptr, (cu, cw, flag)) = out;
             let (block, c) = ep.dynamic_block();
             if c != cols {
                 return Err(crate::error::RlError::InvalidConfig(format!(
@@ -214,7 +226,6 @@ impl Packed {
             let (m, offsets) = Messages::new(n, &ep.edit_graph().edges())?.by_destination(n);
             shifted(src, &m.src, off);
             shifted(dst, &m.dst, off);
-            norm.copy_from_slice(&m.norm);
             shifted(ptr, &offsets[1..], base);
             let c = ep.candidates();
             shifted(cu, &c.u, off);
