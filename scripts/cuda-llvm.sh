@@ -19,17 +19,22 @@ py=${PYTHON:-python3}
 if [ ! -x "$venv/bin/python" ]; then
   "$py" -m venv "$venv"
 fi
-"$venv/bin/python" -m pip install --quiet --disable-pip-version-check \
-  'mlc-llvm-static==23.1.1.post0' 'mlc-llvm-static-extra-targets==23.1.1.post0'
+if ! "$venv/bin/python" -m pip show --quiet mlc-llvm-static mlc-llvm-static-extra-targets \
+    >/dev/null 2>&1; then
+  "$venv/bin/python" -m pip install --quiet --disable-pip-version-check \
+    'mlc-llvm-static==23.1.1.post0' 'mlc-llvm-static-extra-targets==23.1.1.post0'
+fi
 root=$("$venv/bin/python" -c \
   'import mlc_llvm_static, os; print(os.path.join(os.path.dirname(mlc_llvm_static.__file__), "static"))')
 test -x "$root/bin/llvm-config" || { echo "no llvm-config under $root" >&2; exit 1; }
 ls "$root"/lib/libLLVMNVPTXCodeGen.a > /dev/null || { echo "NVPTX target missing in $root" >&2; exit 1; }
 mkdir -p "$(dirname "$bundle")"
+# Change nothing that is already in place: the LLVM build script watches these paths, and a new
+# link or sentinel time rebuilds the whole CubeCL/CUDA stack (10+ minutes on 2 cores).
 if [ -e "$bundle" ] && [ ! -L "$bundle" ]; then
   echo "$bundle exists and is not our link; leaving it as it is" >&2
-else
+elif [ "$(readlink "$bundle" 2>/dev/null)" != "$root" ]; then
   ln -sfn "$root" "$bundle"
 fi
-touch "$bundle/.tracel-llvm-installed"
+[ -e "$bundle/.tracel-llvm-installed" ] || touch "$bundle/.tracel-llvm-installed"
 echo "LLVM $("$bundle/bin/llvm-config" --version) at $bundle (-> $root)"

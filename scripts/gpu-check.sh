@@ -62,6 +62,11 @@ fi
 # host's explanations), then on the big graph. Every run profiles its phases (INDUCE_PROFILE):
 # the last "profile:" line of each log says where the time went, even after a timeout.
 explain_json=""
+compare() { # host run name, GPU run name: the explanations target by target
+  [ -f "$OUT/explain-$1/explanations.jsonl" ] && [ -f "$OUT/explain-$2/explanations.jsonl" ] &&
+    python3 scripts/compare-explanations.py "$OUT/explain-$1/explanations.jsonl" \
+      "$OUT/explain-$2/explanations.jsonl" | sed "s/^/  $2 vs $1: /"
+}
 run_explain() { # name, data, black box, then induce explain arguments
   local name=$1 data=$2 bb=$3; shift 3
   local s=$(date +%s.%N)
@@ -84,6 +89,7 @@ if [ -x "$bin/induce" ] && [ "${EXPLAIN:-1}" != 0 ]; then
       INDUCE_BACKEND=$b run_explain "$syn-$b-batch16" "$ref/$syn.npz" \
         "$ref/${syn}_gcn.safetensors" --targets eval --kernel burn --batch-targets 16 \
         --black-box-kernel host --threads "$(nproc)"
+      compare "$syn-host" "$syn-$b-batch16"
     done
   done
 fi
@@ -95,6 +101,7 @@ if [ -x "$bin/induce" ] && [ -f "$bin/graph.npz" ] && [ "${EXPLAIN:-1}" != 0 ]; 
     for k in ${BATCHES:-300}; do
       INDUCE_BACKEND=$b run_explain "$b-batch$k" "$bin/graph.npz" .gpu/explain/bb "${big[@]}" \
         --kernel burn --batch-targets "$k" --black-box-kernel "${BB_KERNEL:-host}"
+      compare host "$b-batch$k"
     done
   done
 fi
