@@ -528,6 +528,33 @@ pub fn to_vec(t: Tensor<2>) -> Vec<f32> {
 mod tests {
     use super::*;
 
+    /// A forward-only upload (GCN weights computed on the device from the offsets) gives the
+    /// messages, weights and propagation of the full upload; `index_tensor` equals `indices`.
+    #[test]
+    fn forward_only_upload_matches_the_full_one() {
+        let dev = crate::device::default_device().unwrap();
+        //  0 ─ 1 ─ 2 ─ 3,  1 ─ 3,  4 isolated
+        let edges = [(0, 1), (1, 2), (2, 3), (1, 3)];
+        let full = GraphTensors::new(5, &edges, &dev).unwrap();
+        let (m, ptr) = Messages::new(5, &edges).unwrap().by_destination(5);
+        let fwd = GraphTensors::forward_only(5, m.src.clone(), m.dst.clone(), ptr, &dev).unwrap();
+        assert_eq!(fwd.src.to_data(), full.src.to_data());
+        assert_eq!(fwd.dst.to_data(), full.dst.to_data());
+        let (a, b) = (to_vec(fwd.gcn_norm.clone()), to_vec(full.gcn_norm.clone()));
+        assert_eq!(a.len(), m.norm.len());
+        for (x, y) in a.iter().zip(&b) {
+            assert!((x - y).abs() < 1e-6, "{a:?} vs {b:?}");
+        }
+        let x = matrix(&[1.0, -2.0, 3.0, 0.5, 4.0], 5, 1, &dev);
+        let (pa, pb) = (to_vec(fwd.propagate(x.clone())), to_vec(full.propagate(x)));
+        for (x, y) in pa.iter().zip(&pb) {
+            assert!((x - y).abs() < 1e-5, "{pa:?} vs {pb:?}");
+        }
+        let ids = vec![0, 4, 2, 4];
+        let up = index_tensor(ids.clone(), &dev).into_data();
+        assert_eq!(up, indices(&ids, &dev).into_data());
+    }
+
     /// The scatter-free softmax (the GPU form) equals [`segment_softmax`], its per-node maxima
     /// exactly, on a graph with a hub, a path and an isolated node (self loops only).
     #[test]

@@ -56,15 +56,8 @@ fn forward_only_index_matches_the_full_one() {
     let dev = default_device().unwrap();
     let (src, dst) = ([0u32, 2, 2, 1, 3, 0], [1u32, 0, 1, 1, 3, 3]);
     let idx = CsrIndex::by_destination(4, &src, &dst);
-    let fwd = Csr::forward_only(
-        4,
-        4,
-        idx.row.clone(),
-        idx.ptr.clone(),
-        idx.col.clone(),
-        &dev,
-    )
-    .unwrap();
+    let (row, ptr, col) = (idx.row.clone(), idx.ptr.clone(), idx.col.clone());
+    let fwd = Csr::forward_only(4, 4, row, ptr, col, &dev).unwrap();
     let full = Csr::new(4, 4, &idx.col, &idx.row, &dev).unwrap();
     let vals: Vec<f32> = (0..6).map(|k| 0.5 + k as f32 * 0.25).collect();
     let xs: Vec<f32> = (0..12).map(|k| (k as f32 - 5.0) * 0.3).collect();
@@ -93,61 +86,15 @@ fn forward_only_index_matches_the_full_one() {
         }
     }
     assert_eq!(a.0, b.0);
-    // Unsorted rows, offsets of the wrong length or total, a source out of range.
-    assert!(
-        Csr::forward_only(
-            4,
-            4,
-            vec![1, 0, 1, 1, 3, 3],
-            idx.ptr.clone(),
-            idx.col.clone(),
-            &dev
-        )
-        .is_err()
-    );
-    assert!(
-        Csr::forward_only(
-            4,
-            4,
-            idx.row.clone(),
-            idx.ptr[..4].to_vec(),
-            idx.col.clone(),
-            &dev
-        )
-        .is_err()
-    );
-    assert!(
-        Csr::forward_only(
-            4,
-            4,
-            idx.row.clone(),
-            vec![0, 1, 4, 4, 5],
-            idx.col.clone(),
-            &dev
-        )
-        .is_err()
-    );
-    assert!(
-        Csr::forward_only(
-            4,
-            2,
-            idx.row.clone(),
-            idx.ptr.clone(),
-            idx.col.clone(),
-            &dev
-        )
-        .is_err()
-    );
-    // An offset past the end in the middle (non-monotonic) is an error, not a panic.
-    assert!(
-        Csr::forward_only(
-            4,
-            4,
-            idx.row.clone(),
-            vec![0, 9, 1, 2, 6],
-            idx.col.clone(),
-            &dev
-        )
-        .is_err()
-    );
+    // Unsorted rows, offsets of the wrong length or total, a source out of range, an offset
+    // past the end in the middle (non-monotonic): errors, not panics.
+    let fails = |cols: usize, row: &[u32], ptr: &[u32], col: &[u32]| {
+        Csr::forward_only(4, cols, row.to_vec(), ptr.to_vec(), col.to_vec(), &dev).is_err()
+    };
+    assert!(fails(4, &[1, 0, 1, 1, 3, 3], &idx.ptr, &idx.col));
+    assert!(fails(4, &idx.row, &idx.ptr[..4], &idx.col));
+    assert!(fails(4, &idx.row, &[0, 1, 4, 4, 5], &idx.col));
+    assert!(fails(2, &idx.row, &idx.ptr, &idx.col));
+    assert!(fails(4, &idx.row, &[0, 9, 1, 2, 6], &idx.col));
+    assert!(!fails(4, &idx.row, &idx.ptr, &idx.col));
 }
