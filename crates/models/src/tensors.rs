@@ -31,10 +31,9 @@ pub struct GraphTensors {
     pub csr: Csr,
     /// How [`GraphTensors::propagate`] and [`GraphTensors::aggregate`] sum messages.
     pub aggregation: Aggregation,
-    /// The largest number of messages into one node when the messages are sorted by
-    /// destination and live on a GPU: [`GraphTensors::softmax`] then runs without scatters
-    /// (CubeCL runs a scatter into one column on one thread). `None` elsewhere.
-    pub sorted_on_gpu: Option<usize>,
+    /// True when the messages live on a GPU: [`GraphTensors::softmax`] then runs without
+    /// scatters (CubeCL runs a scatter into one column on one thread).
+    pub sorted_on_gpu: bool,
 }
 
 /// How a layer sums its incoming messages. Both give the same numbers up to float summation
@@ -140,7 +139,7 @@ impl GraphTensors {
         let (m, ptr) = m.by_destination(num_nodes);
         let csr = Csr::new(num_nodes, num_nodes, &m.src, &m.dst, device)
             .expect("a checked message list stays in range");
-        Self::upload(num_nodes, m, &ptr, csr, device)
+        Self::upload(num_nodes, m, csr, device)
     }
 
     /// Uploads the messages of an undirected graph with self loops (as [`Messages::new`] lists
@@ -160,10 +159,6 @@ impl GraphTensors {
         ptr: Vec<u32>,
         device: &Device,
     ) -> Result<Self> {
-        let max_in = ptr
-            .windows(2)
-            .map(|w| w[1].saturating_sub(w[0]) as usize)
-            .max();
         let csr = Csr::forward_only(num_nodes, num_nodes, dst, ptr, src, device)?;
         let (src, dst) = (csr.sources(), csr.destinations());
         let e = src.dims()[0];
@@ -173,7 +168,7 @@ impl GraphTensors {
         let gcn_norm =
             (inv.clone().select(0, src.clone()) * inv.select(0, dst.clone())).reshape([e, 1]);
         Ok(Self {
-            sorted_on_gpu: crate::device::is_gpu(device).then_some(max_in.unwrap_or(0)),
+            sorted_on_gpu: crate::device::is_gpu(device),
             num_nodes,
             src,
             dst,
@@ -185,11 +180,10 @@ impl GraphTensors {
 
     /// Uploads the weights of messages sorted by destination beside their CSR index (whose
     /// arrays are the messages' sources and destinations: shared, not uploaded twice).
-    fn upload(num_nodes: usize, m: Messages, ptr: &[u32], csr: Csr, device: &Device) -> Self {
+    fn upload(num_nodes: usize, m: Messages, csr: Csr, device: &Device) -> Self {
         let e = m.src.len();
-        let max_in = ptr.windows(2).map(|w| (w[1] - w[0]) as usize).max();
         Self {
-            sorted_on_gpu: crate::device::is_gpu(device).then_some(max_in.unwrap_or(0)),
+            sorted_on_gpu: crate::device::is_gpu(device),
             num_nodes,
             src: csr.sources(),
             dst: csr.destinations(),
@@ -217,22 +211,23 @@ impl GraphTensors {
 
     /// Softmax of per-message scores over the messages into each node ([`segment_softmax`]).
     /// On a GPU, with messages sorted by destination, the same function without scatters: the
-    /// per-node maximum by a log-step segmented scan of element-wise maxima (exact), the sums by
-    /// the CSR kernel ([`Csr::matmul_sorted`] with a column of ones).
+    /// per-node maximum by the CSR max kernel ([`Csr::segment_max`], one lane per node; exact,
+    /// so the same maxima), the sums by the CSR kernel ([`Csr::matmul_sorted`] with a column of
+    /// ones).
     ///
     /// # Shapes
     /// - scores: `[E', 1]`; output: `[E', 1]`
     pub fn softmax(&self, scores: Tensor<2>) -> Tensor<2> {
-        let Some(max_in) = self.sorted_on_gpu else {
+        if !self.sorted_on_gpu {
             return segment_softmax(scores, self.dst.clone(), self.num_nodes);
-        };
+        }
         let e = scores.dims()[0];
         if e == 0 {
             return scores;
         }
         let device = scores.device();
         let flat = scores.clone().detach().reshape([e]);
-        let seg_max = sorted_segment_max(flat, &self.dst, self.csr.offsets(), max_in);
+        let seg_max = self.csr.segment_max(flat).select(0, self.dst.clone());
         let ex = (scores - seg_max.unsqueeze_dim(1)).exp();
         let ones = Tensor::<2>::ones([self.num_nodes, 1], &device);
         let denom = self.csr.matmul_sorted(ex.clone().reshape([e]), ones);
@@ -376,42 +371,9 @@ impl WeightedEdges {
             csr: self.csr.clone(),
             aggregation: Aggregation::default(),
             // These messages are not sorted by destination.
-            sorted_on_gpu: None,
+            sorted_on_gpu: false,
         }
     }
-}
-
-/// Each message's segment maximum, for values of messages sorted by destination `dst`, by a
-/// segmented inclusive scan in `ceil(log2(max_in))` element-wise steps (after step `s`, each
-/// position holds the maximum of the last `2^s` values of its segment), then read back from
-/// each segment's last position. Exact (a maximum does not round) and free of scatters.
-///
-/// # Shapes
-/// - values: `[E]`; dst: `[E]`, non-decreasing; ptr: `[n + 1]`, its segment offsets; output:
-///   `[E]`
-fn sorted_segment_max(
-    values: Tensor<1>,
-    dst: &Tensor<1, Int>,
-    ptr: Tensor<1, Int>,
-    max_in: usize,
-) -> Tensor<1> {
-    let e = values.dims()[0];
-    let device = values.device();
-    let mut v = values;
-    let mut step = 1;
-    while step < max_in && step < e {
-        let head_v = Tensor::<1>::full([step], f32::NEG_INFINITY, &device);
-        let head_d = Tensor::<1, Int>::full([step], -1, &device);
-        let prev_v = Tensor::cat(vec![head_v, v.clone().slice(0..e - step)], 0);
-        let prev_d = Tensor::cat(vec![head_d, dst.clone().slice(0..e - step)], 0);
-        let other = prev_d.not_equal(dst.clone());
-        v = v.max_pair(prev_v.mask_fill(other, f32::NEG_INFINITY));
-        step *= 2;
-    }
-    // The last position of each segment holds its maximum: read it for every message.
-    let n = ptr.dims()[0] - 1;
-    let ends = (ptr.slice(1..n + 1) - 1).clamp_min(0);
-    v.select(0, ends.select(0, dst.clone()))
 }
 
 /// Uploads a row-major `[rows, cols]` matrix.
@@ -558,7 +520,7 @@ mod tests {
     /// The scatter-free softmax (the GPU form) equals [`segment_softmax`], its per-node maxima
     /// exactly, on a graph with a hub, a path and an isolated node (self loops only).
     #[test]
-    fn scan_softmax_equals_the_scatter_form() {
+    fn gpu_softmax_equals_the_scatter_form() {
         let dev = crate::device::default_device().unwrap();
         //  hub 0 ─ 1..6,  6 ─ 7 ─ 8,  9 isolated
         let mut edges: Vec<(u32, u32)> = (1..7).map(|v| (0, v)).collect();
@@ -568,8 +530,8 @@ mod tests {
         let scores: Vec<f32> = (0..e).map(|k| ((k * 37 % 11) as f32 - 5.0) * 0.7).collect();
         let s = Tensor::<2>::from_data(TensorData::new(scores.clone(), [e, 1]), &dev);
         let want = to_vec(segment_softmax(s.clone(), g.dst.clone(), 10));
-        assert_eq!(g.sorted_on_gpu, None, "the CPU keeps the scatter form");
-        g.sorted_on_gpu = Some(7);
+        assert!(!g.sorted_on_gpu, "the CPU keeps the scatter form");
+        g.sorted_on_gpu = true;
         let got = to_vec(g.softmax(s.clone()));
         for (a, b) in got.iter().zip(&want) {
             assert!((a - b).abs() < 1e-6, "{a} vs {b}");
@@ -582,17 +544,13 @@ mod tests {
             .convert::<u32>()
             .try_to_vec::<u32>()
             .unwrap();
-        let flat = s.reshape([e]);
-        for max_in in [7, 64] {
-            let m = sorted_segment_max(flat.clone(), &g.dst, g.csr.offsets(), max_in);
-            let m = to_vec(m.unsqueeze_dim(0));
-            for k in 0..e {
-                let host = (0..e)
-                    .filter(|&j| dst[j] == dst[k])
-                    .map(|j| scores[j])
-                    .fold(f32::NEG_INFINITY, f32::max);
-                assert_eq!(m[k], host, "message {k}");
-            }
+        let m = to_vec(g.csr.segment_max(s.reshape([e])).unsqueeze_dim(0));
+        for v in 0..10u32 {
+            let host = (0..e)
+                .filter(|&j| dst[j] == v)
+                .map(|j| scores[j])
+                .fold(-1e30f32, f32::max);
+            assert_eq!(m[v as usize], host, "node {v}");
         }
     }
 

@@ -50,7 +50,31 @@ impl<B: Backend + MessagePassing> Backward<B, 2> for SegmentMatmulBackward {
     }
 }
 
+/// [`MessagePassing::segment_max`] has no gradient: its values are detached by
+/// [`super::Csr::segment_max`]; were a tracked tensor passed anyway, it receives none.
+#[derive(Debug)]
+struct NoGradient;
+
+impl<B: Backend> Backward<B, 1> for NoGradient {
+    type State = ();
+
+    fn backward(self, _: Ops<(), 1>, _: &mut Gradients, _: &mut Checkpointer) {}
+}
+
 impl<B: Backend + MessagePassing, C: CheckpointStrategy> MessagePassing for Autodiff<B, C> {
+    fn segment_max(
+        row: IntTensor<Self>,
+        ptr: IntTensor<Self>,
+        val: FloatTensor<Self>,
+    ) -> FloatTensor<Self> {
+        let node = val.node();
+        let out = B::segment_max(row, ptr, val.into_primitive());
+        NoGradient
+            .prepare::<C>([node])
+            .compute_bound()
+            .stateless(out)
+    }
+
     fn segment_matmul(
         row: IntTensor<Self>,
         ptr: IntTensor<Self>,

@@ -68,6 +68,27 @@ fn segment_dot_kernel<F: Float, I: Numeric>(
     out[at] = acc;
 }
 
+/// `out[r] = max_{k ∈ ptr[r]..ptr[r+1]} val[k]` (`-1e30` for an empty row), one lane per row.
+#[cube(launch)]
+fn segment_max_kernel<F: Float, I: Numeric>(
+    ptr: &Tensor<I>,
+    val: &Tensor<F>,
+    out: &mut Tensor<F>,
+    #[define(F, I)] _dtypes: [ElemType; 2],
+) {
+    if ABSOLUTE_POS >= out.shape(0) {
+        terminate!();
+    }
+    let r = ABSOLUTE_POS;
+    let start = usize::cast_from(ptr[r * ptr.stride(0)]);
+    let end = usize::cast_from(ptr[(r + 1) * ptr.stride(0)]);
+    let mut acc = F::new(-1e30);
+    for k in start..end {
+        acc = F::max(acc, val[k * val.stride(0)]);
+    }
+    out[r * out.stride(0)] = acc;
+}
+
 impl MessagePassing for Cube {
     fn segment_matmul(
         _row: CubeTensor,
@@ -113,6 +134,37 @@ impl MessagePassing for Cube {
             col.into_tensor_arg(),
             val.into_tensor_arg(),
             x.into_tensor_arg(),
+            out.clone().into_tensor_arg(),
+            dtypes,
+        );
+        out
+    }
+
+    fn segment_max(_row: CubeTensor, ptr: CubeTensor, val: CubeTensor) -> CubeTensor {
+        let (ptr, val) = (into_contiguous(ptr), into_contiguous(val));
+        let rows = ptr.shape()[0] - 1;
+        let out = empty_device_dtype(
+            val.client.clone(),
+            val.device.clone(),
+            [rows].into(),
+            val.dtype,
+        );
+        if rows == 0 {
+            return out;
+        }
+        let client = val.client.clone();
+        let cube_dim = CubeDim::new(&client, rows);
+        let cube_count = calculate_cube_count_elemwise(&client, rows, cube_dim);
+        let dtypes = [
+            dtype_to_storage_type(val.dtype),
+            dtype_to_storage_type(ptr.dtype),
+        ];
+        segment_max_kernel::launch(
+            &client,
+            cube_count,
+            cube_dim,
+            ptr.into_tensor_arg(),
+            val.into_tensor_arg(),
             out.clone().into_tensor_arg(),
             dtypes,
         );

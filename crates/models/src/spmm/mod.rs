@@ -84,6 +84,35 @@ pub trait MessagePassing: Backend {
         let _ = ptr;
         reference_dot::<Self>(row, col, a, b)
     }
+
+    /// Per-row maxima of values given in sorted order: `out[r] = max_{k ∈ ptr[r]..ptr[r+1]}
+    /// val[k]`, and `-1e30` for an empty row. Not differentiable: for the stabilising shift of a
+    /// softmax, which is detached (a constant shift does not change the softmax).
+    ///
+    /// # Shapes
+    /// - row, val: `[E]`; ptr: `[R + 1]`; output: `[R]`
+    fn segment_max(
+        row: IntTensor<Self>,
+        ptr: IntTensor<Self>,
+        val: FloatTensor<Self>,
+    ) -> FloatTensor<Self> {
+        reference_max::<Self>(row, ptr, val)
+    }
+}
+
+/// `segment_max` composed of Burn's own operations (a scatter with `Max`).
+pub(crate) fn reference_max<B: Backend>(
+    row: IntTensor<B>,
+    ptr: IntTensor<B>,
+    val: FloatTensor<B>,
+) -> FloatTensor<B> {
+    let rows = ptr.shape()[0] - 1;
+    let device = val.device();
+    let init = B::float_add_scalar(
+        B::float_zeros([rows].into(), &device, val.dtype().into()),
+        (-1e30f32).into(),
+    );
+    B::float_select_assign(init, 0, row, val, IndexingUpdateOp::Max)
 }
 
 #[cfg(feature = "ndarray")]
@@ -448,6 +477,25 @@ impl Csr {
         Tensor::from_dispatch(out)
     }
 
+    /// Each row's maximum of `values` given in sorted order ([`MessagePassing::segment_max`]:
+    /// one GPU lane per row on CubeCL, where a scatter with `Max` into one column would run on
+    /// one thread); `-1e30` for an empty row. Not differentiable (detach what it shifts).
+    ///
+    /// # Shapes
+    /// - values: `[E]`; output: `[rows]`
+    pub fn segment_max(&self, values: Tensor<1>) -> Tensor<1> {
+        if self.is_empty() {
+            return Tensor::full([self.rows], -1e30, &values.device());
+        }
+        use burn::backend::Dispatch;
+        let out = <Dispatch as MessagePassing>::segment_max(
+            self.row.clone().into_dispatch(),
+            self.ptr.clone().into_dispatch(),
+            values.detach().into_dispatch(),
+        );
+        Tensor::from_dispatch(out)
+    }
+
     /// The same index on another device.
     pub fn to_device(&self, device: &Device) -> Self {
         let m = |t: &Tensor<1, Int>| t.clone().to_device(device);
@@ -479,19 +527,22 @@ pub struct KernelCheck {
     pub grad_weights: f32,
     /// Max relative error of the gradient with respect to the features.
     pub grad_features: f32,
+    /// Max relative error of the per-row maxima ([`Csr::segment_max`]) against a scatter with
+    /// `Max` (0 when exact, as it should be).
+    pub max: f32,
 }
 
 impl KernelCheck {
     /// Whether every error is below `tol` (and not NaN).
     pub fn passes(&self, tol: f32) -> bool {
-        [self.value, self.grad_weights, self.grad_features]
+        [self.value, self.grad_weights, self.grad_features, self.max]
             .iter()
             .all(|e| *e <= tol)
     }
 }
 
-/// Checks this device's message-passing kernels (forward and both gradients) against Burn's own
-/// gather + scatter-add composition on seeded random graphs (duplicate messages, empty rows,
+/// Checks this device's message-passing kernels (forward and both gradients, and the per-row
+/// maxima) against Burn's own gather + scatter-add (scatter-max) composition on seeded random graphs (duplicate messages, empty rows,
 /// unsorted input; one small size and one that runs multithreaded on the CPU). Used by the unit
 /// tests on the default backend and by the GPU check (`examples/gpu_check.rs`) on each device.
 ///
@@ -538,6 +589,17 @@ pub fn self_check(device: &Device, seed: u64) -> Result<Vec<KernelCheck>> {
             (value, gw.unwrap_or_default(), gx.unwrap_or_default())
         };
         let (a, b) = (run(true), run(false));
+        let wt = Tensor::<1>::from_data(TensorData::new(w.clone(), [e]), &ad);
+        let sorted = match &csr.perm {
+            Some(perm) => wt.clone().select(0, perm.clone()),
+            None => wt.clone(),
+        };
+        let max_got = crate::tensors::to_vec(csr.segment_max(sorted).unsqueeze_dim(0));
+        let max_want = crate::tensors::to_vec(
+            Tensor::<1>::full([rows], -1e30, &ad)
+                .select_assign(0, d_idx.clone(), wt, IndexingUpdateOp::Max)
+                .unsqueeze_dim(0),
+        );
         let err = |p: &[f32], q: &[f32]| -> f32 {
             if p.len() != q.len() {
                 return f32::INFINITY;
@@ -552,6 +614,7 @@ pub fn self_check(device: &Device, seed: u64) -> Result<Vec<KernelCheck>> {
             value: err(&a.0, &b.0),
             grad_weights: err(&a.1, &b.1),
             grad_features: err(&a.2, &b.2),
+            max: err(&max_got, &max_want),
         });
     }
     Ok(out)

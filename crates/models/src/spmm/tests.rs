@@ -98,3 +98,25 @@ fn forward_only_index_matches_the_full_one() {
     assert!(fails(4, &idx.row, &[0, 9, 1, 2, 6], &idx.col));
     assert!(!fails(4, &idx.row, &idx.ptr, &idx.col));
 }
+
+/// Per-row maxima, exactly, with an empty row (`-1e30`).
+#[test]
+fn segment_max_per_row() {
+    let dev = default_device().unwrap();
+    // rows 0: positions 0..2, 1: empty, 2: position 2, 3: positions 3..6
+    let csr = Csr::forward_only(
+        4,
+        4,
+        vec![0, 0, 2, 3, 3, 3],
+        vec![0, 2, 2, 3, 6],
+        vec![0; 6],
+        &dev,
+    )
+    .unwrap();
+    let vals = Tensor::<1>::from_data(
+        TensorData::new(vec![-3.0f32, 2.5, -7.0, 1.0, 4.0, -2.0], [6]),
+        &dev,
+    );
+    let got = to_vec(csr.segment_max(vals).unsqueeze_dim(0));
+    assert_eq!(got, vec![2.5, -1e30, -7.0, 4.0]);
+}
