@@ -6,7 +6,8 @@
 # binaries named in GPU_BINS (default "gpu_check models-tests"; at most two fit one run):
 #   - gpu_check (examples/gpu_check.rs): kernel checks, parity and GCN epoch timings per backend;
 #   - models-tests: the induce-models unit tests (run on the GPU through INDUCE_BACKEND);
-#   - induce: the command line, for the batched-explain step (EXPLAIN_DATA=graph.npz and
+#   - induce: the command line, for the batched-explain step (gpu_check and induce together
+#     are about 58 MB compressed: both fit one run) (EXPLAIN_DATA=graph.npz and
 #     EXPLAIN_BB=black-box-dir are copied beside it: e.g. the Amazon-Photo graph of
 #     docs/RESULTS.md and its black box).
 # Strips and xz-compresses both into .gpu/ (a CUDA binary carries LLVM's NVPTX backend: about
@@ -28,10 +29,19 @@ export CARGO_TARGET_DIR=target/${features//,/-}
 rm -rf .gpu && mkdir -p .gpu/reference
 
 bins=${GPU_BINS:-gpu_check models-tests}
+# gpu_check and induce in one cargo call: built apart, the example's dev-dependencies unify
+# Burn's features differently and each build recompiles the CubeCL stack (~10 minutes here).
+targets=()
+for b in $bins; do
+  case $b in
+    gpu_check) targets+=(--example gpu_check) ;;
+    induce) targets+=(--bin induce) ;;
+  esac
+done
+[ ${#targets[@]} -eq 0 ] || cargo build --release --features "$features" "${targets[@]}"
 for b in $bins; do
   case $b in
     gpu_check)
-      cargo build --release --features "$features" --example gpu_check
       strip -o .gpu/gpu_check "$CARGO_TARGET_DIR/release/examples/gpu_check" ;;
     models-tests)
       model_features=$(echo "$features" | sed 's/\([a-z]*\)/induce-models\/\1/g')
@@ -46,7 +56,6 @@ for line in sys.stdin:
       test -x "$models_test" || { echo "no induce-models test binary"; exit 1; }
       strip -o .gpu/models-tests "$models_test" ;;
     induce)
-      cargo build --release --features "$features" --bin induce
       strip -o .gpu/induce "$CARGO_TARGET_DIR/release/induce"
       if [ -n "${EXPLAIN_DATA:-}" ]; then
         mkdir -p .gpu/explain/bb
