@@ -136,7 +136,7 @@ impl GraphTensors {
     /// Uploads a prepared message list, reordered by destination (so that [`Self::csr`] needs
     /// no permutation; the order of messages is otherwise immaterial).
     pub fn from_messages(num_nodes: usize, m: &Messages, device: &Device) -> Self {
-        let (m, ptr) = m.by_destination(num_nodes);
+        let (m, _) = m.by_destination(num_nodes);
         let csr = Csr::new(num_nodes, num_nodes, &m.src, &m.dst, device)
             .expect("a checked message list stays in range");
         Self::upload(num_nodes, m, csr, device)

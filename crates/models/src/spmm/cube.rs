@@ -86,7 +86,8 @@ fn segment_max_kernel<F: Float, I: Numeric>(
     for k in start..end {
         acc = F::max(acc, val[k * val.stride(0)]);
     }
-    out[r * out.stride(0)] = acc;
+    let at = r * out.stride(0);
+    out[at] = acc;
 }
 
 impl MessagePassing for Cube {
