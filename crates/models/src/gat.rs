@@ -37,7 +37,9 @@ impl GatConv {
     /// - x: `[n, in]`
     /// - output: `[n, out]`
     pub fn forward(&self, x: Tensor<2>, g: &GraphTensors) -> Tensor<2> {
-        self.attend(self.lin.forward(x), g)
+        let dev = x.device();
+        let h = crate::timing::span("gat: linear map", &dev, || self.lin.forward(x));
+        self.attend(h, g)
     }
 
     /// The layer after its linear map: attention and aggregation of `h = W x` (for callers
@@ -47,14 +49,30 @@ impl GatConv {
     /// - h: `[n, out]`
     /// - output: `[n, out]`
     pub fn attend(&self, h: Tensor<2>, g: &GraphTensors) -> Tensor<2> {
-        let a_s = h.clone().matmul(self.att_src.val());
-        let a_d = h.clone().matmul(self.att_dst.val());
-        let e = leaky_relu(
-            a_s.select(0, g.src.clone()) + a_d.select(0, g.dst.clone()),
-            self.attention_slope,
+        use crate::timing::span;
+        let dev = h.device();
+        let (a_s, a_d) = span(
+            "gat: attention terms (two [n, out] x [out, 1] products)",
+            &dev,
+            || {
+                (
+                    h.clone().matmul(self.att_src.val()),
+                    h.clone().matmul(self.att_dst.val()),
+                )
+            },
         );
-        let alpha = g.softmax(e);
-        g.aggregate(alpha, h) + self.bias.val().unsqueeze_dim(0)
+        let e = span("gat: per-message logits (gathers, LeakyReLU)", &dev, || {
+            leaky_relu(
+                a_s.select(0, g.src.clone()) + a_d.select(0, g.dst.clone()),
+                self.attention_slope,
+            )
+        });
+        let alpha = span("gat: softmax over each node's messages", &dev, || {
+            g.softmax(e)
+        });
+        span("gat: aggregation (CSR kernel) + bias", &dev, || {
+            g.aggregate(alpha, h) + self.bias.val().unsqueeze_dim(0)
+        })
     }
 
     /// Output width.

@@ -22,6 +22,7 @@ pub mod pyg;
 pub mod reference;
 pub mod spmm;
 pub mod tensors;
+pub mod timing;
 pub mod train;
 
 pub use black_box::{

@@ -170,6 +170,13 @@ pub fn report() -> Option<String> {
         let calls = CALLS[i].load(Ordering::Relaxed);
         s.push_str(&format!("  {name:<38} {secs:>10.3} s {calls:>9} calls\n"));
     }
+    let spans = induce_models::timing::report();
+    if !spans.is_empty() {
+        s.push_str("  device spans (synchronised while profiling):\n");
+    }
+    for (name, secs, calls) in spans {
+        s.push_str(&format!("    {name:<58} {secs:>8.3} s {calls:>7} calls\n"));
+    }
     for (i, (_, name)) in COUNTS.iter().enumerate() {
         let n = TOTALS[i].load(Ordering::Relaxed);
         s.push_str(&format!("  {name:<38} {n:>12}\n"));

@@ -103,7 +103,9 @@ impl BurnActor {
                 [(_, cache)] => cache.product.clone(),
                 _ => Tensor::cat(states.iter().map(|(_, c)| c.product.clone()).collect(), 0),
             };
-            let emb = self.policy.embed_with_product(product, rest, cols, &g)?;
+            let emb = induce_models::timing::span("policy: GAT embedding (all layers)", d, || {
+                self.policy.embed_with_product(product, rest, cols, &g)
+            })?;
             if profile::enabled() {
                 // Only when profiling: wait for the GAT so its time shows apart from scoring.
                 let _ = d.sync();
@@ -113,8 +115,13 @@ impl BurnActor {
                 true => SCORE_BLOCK_GPU,
                 false => SCORE_BLOCK,
             };
-            Ok(to_vec(
-                self.policy.score_blocks(emb, &c, block).unsqueeze_dim(0),
+            let scores = induce_models::timing::span("policy: scoring MLP", d, || {
+                self.policy.score_blocks(emb, &c, block)
+            });
+            Ok(induce_models::timing::span(
+                "policy: download of the scores",
+                d,
+                || to_vec(scores.unsqueeze_dim(0)),
             ))
         })?;
         let mut blocks = Vec::with_capacity(states.len());
