@@ -106,9 +106,10 @@ if [ -x "$bin/induce" ] && [ -f "$bin/graph.npz" ] && [ "${EXPLAIN:-1}" != 0 ]; 
   done
 fi
 
-# The run directories in one archive (the device tool returns a limited number of files).
-if ls -d "$OUT"/explain-*/ >/dev/null 2>&1; then
-  (cd "$OUT" && tar czf explain-runs.tgz explain-*/ && rm -rf explain-*/)
+# The explain runs (directories and logs) in one archive: the device tool returns only a few
+# files, and gpu-check.json and gpu_check.log should be among them.
+if ls "$OUT"/explain-* >/dev/null 2>&1; then
+  (cd "$OUT" && tar czf explain-runs.tgz explain-* && rm -rf explain-*/ explain-*.log)
 fi
 
 cat > "$OUT/gpu-check.json" <<JSON
