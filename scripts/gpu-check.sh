@@ -81,7 +81,7 @@ run_explain() { # name, data, black box, then induce explain arguments
   explain_json+="\"$name\": {\"exit\": $rc, \"explain_seconds\": $secs, \"explanations_md5\": \"${sum:-}\"},"
 }
 if [ -x "$bin/induce" ] && [ "${EXPLAIN:-1}" != 0 ]; then
-  for syn in ${SYN:-syn1 syn5}; do
+  for syn in ${SYN-syn1 syn5}; do
     ref=.gpu/reference
     run_explain "$syn-host" "$ref/$syn.npz" "$ref/${syn}_gcn.safetensors" --targets eval \
       --kernel host --threads "$(nproc)"
