@@ -129,19 +129,33 @@ pub fn add(count: Count, n: usize) {
     }
 }
 
-/// A one-line summary of the timings so far (cumulative seconds per phase), printed after
+/// A one-line summary of the timings so far (cumulative seconds per phase), offered after
 /// every round of the lockstep loop when profiling is on, so a run stopped by a timeout still
-/// shows where its time went.
+/// shows where its time went: `Some` at most once per second (the host kernel plays one round
+/// per target, thousands of them).
 pub fn progress_line() -> Option<String> {
     if !enabled() {
         return None;
     }
+    static LAST: std::sync::Mutex<Option<Instant>> = std::sync::Mutex::new(None);
+    {
+        let mut last = LAST.lock().unwrap_or_else(|e| e.into_inner());
+        if last.is_some_and(|t| t.elapsed().as_secs_f64() < 1.0) {
+            return None;
+        }
+        *last = Some(Instant::now());
+    }
+    Some(summary_line())
+}
+
+/// The cumulative one-line summary behind [`progress_line`].
+fn summary_line() -> String {
     let secs = |p: Phase| NANOS[slot(p)].load(Ordering::Relaxed) as f64 * 1e-9;
     let total = |c: Count| {
         let i = COUNTS.iter().position(|&(k, _)| k == c).expect("listed");
         TOTALS[i].load(Ordering::Relaxed)
     };
-    Some(format!(
+    format!(
         "profile: round {} states {} | prepare {:.2} s, policy {:.2} s (pack {:.2}, upload {:.2}, \
          device {:.2} (embed {:.2}), softmax {:.2}), steps {:.2} s (verdicts {:.2} thread-s)",
         total(Count::Rounds),
@@ -155,7 +169,7 @@ pub fn progress_line() -> Option<String> {
         secs(Phase::Softmax),
         secs(Phase::Step),
         secs(Phase::Verdict),
-    ))
+    )
 }
 
 /// The timings so far as a table (phase, seconds, calls; then the counts), or `None` when
@@ -164,7 +178,7 @@ pub fn report() -> Option<String> {
     if !enabled() {
         return None;
     }
-    let mut s = String::from("profile (INDUCE_PROFILE)\n");
+    let mut s = format!("{}\nprofile (INDUCE_PROFILE)\n", summary_line());
     for (i, (_, name)) in PHASES.iter().enumerate() {
         let secs = NANOS[i].load(Ordering::Relaxed) as f64 * 1e-9;
         let calls = CALLS[i].load(Ordering::Relaxed);
