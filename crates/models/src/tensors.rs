@@ -406,7 +406,7 @@ pub fn index_tensor(data: Vec<u32>, device: &Device) -> Tensor<1, Int> {
 
 /// [`index_tensor`] for indices the caller knows are all below `bound` (no scan for the
 /// largest).
-pub(crate) fn index_tensor_below(data: Vec<u32>, bound: usize, device: &Device) -> Tensor<1, Int> {
+pub fn index_tensor_below(data: Vec<u32>, bound: usize, device: &Device) -> Tensor<1, Int> {
     let len = data.len();
     if bound > i32::MAX as usize {
         return Tensor::from_data(TensorData::new(data, [len]), device);

@@ -21,7 +21,7 @@ use rand::rngs::StdRng;
 use crate::env::Episode;
 use crate::error::{Result, RlError};
 use crate::explanation::Explanation;
-use crate::kernel::{Actor, argmax, sample};
+use crate::kernel::{Actor, sample};
 use crate::profile::{self, Count, Phase};
 
 /// How [`best_of_k`] searches.
@@ -101,7 +101,7 @@ pub fn best_of_k<'g, A: Actor>(
             best: None,
         })
         .collect();
-    play(actor, &mut targets, threads, |_, logp| argmax(logp))?;
+    play(actor, &mut targets, threads, Choice::Greedy)?;
     induce_explain::parallel::map_mut(&mut targets, threads, |t| {
         let mut e = t.ep.explanation();
         if e.found {
@@ -122,9 +122,7 @@ pub fn best_of_k<'g, A: Actor>(
         for t in open.iter_mut() {
             t.ep.reset();
         }
-        play_refs(actor, &mut open, threads, |t, logp| {
-            sample(logp, &mut t.rng)
-        })?;
+        play_refs(actor, &mut open, threads, Choice::Sampled)?;
         induce_explain::parallel::map_mut(&mut open, threads, |t| {
             let e = t.ep.explanation();
             if !e.found {
@@ -147,15 +145,24 @@ pub fn best_of_k<'g, A: Actor>(
         .collect())
 }
 
-/// Plays every target's episode to its end in lockstep, choosing each action with `choose`.
+/// How [`play`] chooses each action.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Choice {
+    /// The most probable candidate, the first on ties ([`Actor::greedy_batch`]).
+    Greedy,
+    /// Sampled from the policy with the target's own random stream.
+    Sampled,
+}
+
+/// Plays every target's episode to its end in lockstep, choosing each action by `choice`.
 fn play<'g, A: Actor>(
     actor: &A,
     targets: &mut [Target<'g, A::Cache>],
     threads: usize,
-    choose: impl Fn(&mut Target<'g, A::Cache>, &[f32]) -> usize + Sync,
+    choice: Choice,
 ) -> Result<()> {
     let mut refs: Vec<&mut Target<'g, A::Cache>> = targets.iter_mut().collect();
-    play_refs(actor, &mut refs, threads, choose)
+    play_refs(actor, &mut refs, threads, choice)
 }
 
 /// [`play`] over borrowed targets.
@@ -163,7 +170,7 @@ fn play_refs<'g, A: Actor>(
     actor: &A,
     targets: &mut [&mut Target<'g, A::Cache>],
     threads: usize,
-    choose: impl Fn(&mut Target<'g, A::Cache>, &[f32]) -> usize + Sync,
+    choice: Choice,
 ) -> Result<()> {
     loop {
         let mut active: Vec<&mut Target<'g, A::Cache>> = targets
@@ -178,13 +185,30 @@ fn play_refs<'g, A: Actor>(
             active.iter().map(|t| (&t.ep, &t.cache)).collect();
         profile::add(Count::Rounds, 1);
         profile::add(Count::States, states.len());
-        let log_probs = profile::time(Phase::Policy, || actor.log_probs_batch(&states, threads))?;
+        // Each state's action, or the log-probabilities to sample it from.
+        let decided: Vec<std::result::Result<usize, Vec<f32>>> =
+            profile::time(Phase::Policy, || -> Result<_> {
+                Ok(match choice {
+                    Choice::Greedy => actor
+                        .greedy_batch(&states, threads)?
+                        .into_iter()
+                        .map(Ok)
+                        .collect(),
+                    Choice::Sampled => actor
+                        .log_probs_batch(&states, threads)?
+                        .into_iter()
+                        .map(Err)
+                        .collect(),
+                })
+            })?;
         drop(states);
-        let mut moves: Vec<(&mut Target<'g, A::Cache>, Vec<f32>)> =
-            active.drain(..).zip(log_probs).collect();
+        let mut moves: Vec<_> = active.drain(..).zip(decided).collect();
         profile::time(Phase::Step, || {
-            induce_explain::parallel::map_mut(&mut moves, threads, |(t, logp)| {
-                let a = choose(t, logp);
+            induce_explain::parallel::map_mut(&mut moves, threads, |(t, decided)| {
+                let a = match decided {
+                    Ok(a) => *a,
+                    Err(logp) => sample(logp, &mut t.rng),
+                };
                 t.ep.step(a).map(|_| ())
             })
         })?;

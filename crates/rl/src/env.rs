@@ -374,6 +374,8 @@ pub struct Episode<'a> {
     /// entries when they are wide and sparse (bag-of-words features).
     features: Arc<Features>,
     sparse: Option<Arc<SparseRows>>,
+    /// The whole graph's node features (`features` are the rows of `sub.nodes`).
+    graph_features: &'a Features,
     edit: EditGraph,
     budget: usize,
     reward: Reward,
@@ -518,6 +520,7 @@ impl<'a> Episode<'a> {
             sub,
             sparse: sparse_features(&features),
             features: Arc::new(features),
+            graph_features: graph.features(),
             edit,
             budget: config.budget,
             reward: config.reward,
@@ -666,6 +669,13 @@ impl<'a> Episode<'a> {
             StateLayout::Paper => (&self.features, 0..d),
             StateLayout::Reference => (&self.features, self.dim - d..self.dim),
         }
+    }
+
+    /// The whole graph's node features, of which [`Episode::feature_block`]'s are the rows of
+    /// the neighbourhood's nodes ([`Subgraph::nodes`]): lets a kernel compute one product over
+    /// the graph's features and gather each episode's rows from it.
+    pub fn graph_features(&self) -> &'a Features {
+        self.graph_features
     }
 
     /// The state's other columns (`2 + classes`: degree, entropy, one-hot), which change with

@@ -62,6 +62,10 @@ impl<B: Backend> Backward<B, 1> for NoGradient {
 }
 
 impl<B: Backend + MessagePassing, C: CheckpointStrategy> MessagePassing for Autodiff<B, C> {
+    fn segment_greedy(ptr: IntTensor<Self>, val: FloatTensor<Self>) -> IntTensor<Self> {
+        B::segment_greedy(ptr, val.into_primitive())
+    }
+
     fn segment_max(
         row: IntTensor<Self>,
         ptr: IntTensor<Self>,

@@ -90,7 +90,79 @@ fn segment_max_kernel<F: Float, I: Numeric>(
     out[at] = acc;
 }
 
+/// `out[r]`: the first position (from the row's start) of the largest `val[k] − lse_r`, with
+/// `lse_r = max_r + ln Σ exp(val[k] − max_r)` summed in order, as the host's greedy choice; a
+/// NaN passed over; `0` for an empty row. One lane per row, three passes over its segment.
+#[cube(launch)]
+fn segment_greedy_kernel<F: Float, I: Numeric>(
+    ptr: &Tensor<I>,
+    val: &Tensor<F>,
+    out: &mut Tensor<I>,
+    #[define(F, I)] _dtypes: [ElemType; 2],
+) {
+    if ABSOLUTE_POS >= out.shape(0) {
+        terminate!();
+    }
+    let r = ABSOLUTE_POS;
+    let start = usize::cast_from(ptr[r * ptr.stride(0)]);
+    let end = usize::cast_from(ptr[(r + 1) * ptr.stride(0)]);
+    let mut mx = F::new(f32::NEG_INFINITY);
+    for k in start..end {
+        mx = F::max(mx, val[k * val.stride(0)]);
+    }
+    let mut sum = F::new(0.0);
+    for k in start..end {
+        sum += F::exp(val[k * val.stride(0)] - mx);
+    }
+    let lse = mx + F::ln(sum);
+    let mut best = start;
+    let mut best_val = F::new(0.0);
+    if end > start {
+        best_val = val[start * val.stride(0)] - lse;
+    }
+    for k in start + 1..end {
+        let v = val[k * val.stride(0)] - lse;
+        if v > best_val || best_val.is_nan() {
+            best = k;
+            best_val = v;
+        }
+    }
+    let at = r * out.stride(0);
+    out[at] = I::cast_from(best - start);
+}
+
 impl MessagePassing for Cube {
+    fn segment_greedy(ptr: CubeTensor, val: CubeTensor) -> CubeTensor {
+        let (ptr, val) = (into_contiguous(ptr), into_contiguous(val));
+        let rows = ptr.shape()[0] - 1;
+        let out = empty_device_dtype(
+            ptr.client.clone(),
+            ptr.device.clone(),
+            [rows].into(),
+            ptr.dtype,
+        );
+        if rows == 0 {
+            return out;
+        }
+        let client = val.client.clone();
+        let cube_dim = CubeDim::new(&client, rows);
+        let cube_count = calculate_cube_count_elemwise(&client, rows, cube_dim);
+        let dtypes = [
+            dtype_to_storage_type(val.dtype),
+            dtype_to_storage_type(ptr.dtype),
+        ];
+        segment_greedy_kernel::launch(
+            &client,
+            cube_count,
+            cube_dim,
+            ptr.into_tensor_arg(),
+            val.into_tensor_arg(),
+            out.clone().into_tensor_arg(),
+            dtypes,
+        );
+        out
+    }
+
     fn segment_matmul(
         _row: CubeTensor,
         ptr: CubeTensor,

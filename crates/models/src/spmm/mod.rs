@@ -98,6 +98,63 @@ pub trait MessagePassing: Backend {
     ) -> FloatTensor<Self> {
         reference_max::<Self>(row, ptr, val)
     }
+
+    /// Each row's greedy choice, counted from the row's start: the first position of the
+    /// largest value of the row's log-softmax, `argmax_k (val[k] − lse_r)` with `lse_r =
+    /// max_r + ln Σ exp(val[k] − max_r)` summed in order, exactly as the host's greedy choice
+    /// takes it (values closer to the maximum than the subtraction's rounding tie, and the first
+    /// wins; a NaN is passed over); `0` for an empty row. Not differentiable. For greedy choices
+    /// over many segments at once: one index per segment comes back from the device instead of
+    /// every value. A GPU's `exp` and `ln` may round `lse_r` another way than the host's.
+    ///
+    /// # Shapes
+    /// - ptr: `[R + 1]`; val: `[E]`; output: `[R]` (the integer type of `ptr`)
+    fn segment_greedy(ptr: IntTensor<Self>, val: FloatTensor<Self>) -> IntTensor<Self> {
+        reference_greedy::<Self>(ptr, val)
+    }
+}
+
+/// `segment_greedy` on the host: reads both tensors back, loops, uploads the result (for the
+/// CPU backends, where reading back is a copy; the GPU backends have a kernel).
+pub(crate) fn reference_greedy<B: Backend>(ptr: IntTensor<B>, val: FloatTensor<B>) -> IntTensor<B> {
+    let device = ptr.device();
+    let dtype = ptr.dtype();
+    let read = |data: Option<std::result::Result<TensorData, _>>, what: &str| {
+        data.unwrap_or_else(|| panic!("segment_greedy: {what} cannot be read synchronously"))
+            .unwrap_or_else(|e| panic!("segment_greedy: reading {what} failed: {e:?}"))
+    };
+    let ptr_data = read(burn::tensor::try_read_sync(B::int_into_data(ptr)), "ptr");
+    let val_data = read(
+        burn::tensor::try_read_sync(B::float_into_data(val)),
+        "values",
+    );
+    let ptr_v: Vec<i64> = ptr_data.iter::<i64>().collect();
+    let val_v: Vec<f32> = val_data.iter::<f32>().collect();
+    let out: Vec<i64> = ptr_v
+        .windows(2)
+        .map(|w| {
+            let (start, end) = (w[0] as usize, w[1] as usize);
+            match val_v.get(start..end) {
+                Some(seg) if !seg.is_empty() => greedy(seg) as i64,
+                _ => 0,
+            }
+        })
+        .collect();
+    let rows = out.len();
+    B::int_from_data(TensorData::new(out, [rows]).convert_dtype(dtype), &device)
+}
+
+/// The host's greedy choice over one non-empty row of scores: the first position of the largest
+/// log-softmax value (a NaN passed over: the next value replaces it).
+pub(crate) fn greedy(scores: &[f32]) -> usize {
+    let v = crate::host::policy::log_softmax(scores);
+    let mut best = 0;
+    for (i, &x) in v.iter().enumerate() {
+        if x > v[best] || v[best].is_nan() {
+            best = i;
+        }
+    }
+    best
 }
 
 /// `segment_max` composed of Burn's own operations (a scatter with `Max`).
@@ -516,6 +573,27 @@ impl Csr {
     }
 }
 
+/// Each segment's greedy choice, counted from the segment's start
+/// ([`MessagePassing::segment_greedy`]: one GPU lane per segment on CubeCL, a host loop on the
+/// CPU backends): the first position of the largest log-softmax value, as the host's greedy
+/// choice (`argmax(log_softmax(segment))`) takes it; `0` for an empty segment. `ptr` holds the
+/// segments' offsets into `values` (non-decreasing, from 0 to `values`' length; not checked).
+///
+/// ```text
+///   values  3 9 9 | 1 | 5 2        ptr [0, 3, 4, 6]   →   [1, 0, 0]
+/// ```
+///
+/// # Shapes
+/// - ptr: `[R + 1]`; values: `[E]`; output: `[R]`
+pub fn segment_greedy(ptr: Tensor<1, Int>, values: Tensor<1>) -> Tensor<1, Int> {
+    use burn::backend::Dispatch;
+    let out = <Dispatch as MessagePassing>::segment_greedy(
+        ptr.into_dispatch(),
+        values.detach().into_dispatch(),
+    );
+    Tensor::from_dispatch(out)
+}
+
 /// The largest disagreement [`self_check`] found for one problem size.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct KernelCheck {
@@ -530,19 +608,28 @@ pub struct KernelCheck {
     /// Max relative error of the per-row maxima ([`Csr::segment_max`]) against a scatter with
     /// `Max` (0 when exact, as it should be).
     pub max: f32,
+    /// Rows whose [`segment_greedy`] differs from the host's greedy choice, on the same values
+    /// rounded to quarters (so that many rows hold ties): 0 when right.
+    pub greedy: f32,
 }
 
 impl KernelCheck {
     /// Whether every error is below `tol` (and not NaN).
     pub fn passes(&self, tol: f32) -> bool {
-        [self.value, self.grad_weights, self.grad_features, self.max]
-            .iter()
-            .all(|e| *e <= tol)
+        [
+            self.value,
+            self.grad_weights,
+            self.grad_features,
+            self.max,
+            self.greedy,
+        ]
+        .iter()
+        .all(|e| *e <= tol)
     }
 }
 
-/// Checks this device's message-passing kernels (forward and both gradients, and the per-row
-/// maxima) against Burn's own gather + scatter-add (scatter-max) composition on seeded random graphs (duplicate messages, empty rows,
+/// Checks this device's message-passing kernels (forward and both gradients, the per-row
+/// maxima and first maximum positions) against Burn's own gather + scatter-add (scatter-max) composition on seeded random graphs (duplicate messages, empty rows,
 /// unsorted input; one small size and one that runs multithreaded on the CPU). Used by the unit
 /// tests on the default backend and by the GPU check (`examples/gpu_check.rs`) on each device.
 ///
@@ -594,12 +681,35 @@ pub fn self_check(device: &Device, seed: u64) -> Result<Vec<KernelCheck>> {
             Some(perm) => wt.clone().select(0, perm.clone()),
             None => wt.clone(),
         };
+        let sorted_copy = sorted.clone();
         let max_got = crate::tensors::to_vec(csr.segment_max(sorted).unsqueeze_dim(0));
         let max_want = crate::tensors::to_vec(
             Tensor::<1>::full([rows], -1e30, &ad)
                 .select_assign(0, d_idx.clone(), wt, IndexingUpdateOp::Max)
                 .unsqueeze_dim(0),
         );
+        // First maxima, on values with many ties.
+        let quarters: Vec<f32> = crate::tensors::to_vec(sorted_copy.unsqueeze_dim(0))
+            .iter()
+            .map(|v| (v * 4.0).round() / 4.0)
+            .collect();
+        let offsets: Vec<i64> = csr.ptr.clone().into_data().iter::<i64>().collect();
+        let arg_got: Vec<i64> = segment_greedy(
+            csr.ptr.clone(),
+            Tensor::<1>::from_data(TensorData::new(quarters.clone(), [e]), &ad),
+        )
+        .into_data()
+        .iter::<i64>()
+        .collect();
+        let arg_want = offsets.windows(2).map(|w| match w[0] < w[1] {
+            true => greedy(&quarters[w[0] as usize..w[1] as usize]) as i64,
+            false => 0,
+        });
+        let greedy_err = arg_want
+            .zip(arg_got.iter().chain(std::iter::repeat(&-1)))
+            .filter(|(want, got)| want != *got)
+            .count() as f32
+            + (arg_got.len() as f32 - rows as f32).abs();
         let err = |p: &[f32], q: &[f32]| -> f32 {
             if p.len() != q.len() {
                 return f32::INFINITY;
@@ -615,6 +725,7 @@ pub fn self_check(device: &Device, seed: u64) -> Result<Vec<KernelCheck>> {
             grad_weights: err(&a.1, &b.1),
             grad_features: err(&a.2, &b.2),
             max: err(&max_got, &max_want),
+            greedy: greedy_err,
         });
     }
     Ok(out)

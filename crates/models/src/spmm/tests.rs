@@ -120,3 +120,41 @@ fn segment_max_per_row() {
     let got = to_vec(csr.segment_max(vals).unsqueeze_dim(0));
     assert_eq!(got, vec![2.5, -1e30, -7.0, 4.0]);
 }
+
+/// Greedy choices per segment, counted from each segment's start: the largest value, ties to the
+/// first, a NaN passed over, an empty segment 0 — the host's greedy choice on each (the largest
+/// log-softmax value), on the plain and the autodiff device; and where two scores are closer
+/// than the log-softmax's rounding, they tie as on the host.
+#[test]
+fn segment_greedy_takes_the_hosts_choice_in_each_segment() {
+    let dev = default_device().unwrap();
+    // The last segment: a score one ulp above 999 others equal to 1; after the subtraction of
+    // the log-sum-exp (≈ 7.9) they are all equal, so the host takes the first.
+    let mut values = vec![3.0f32, 9., 9., 1., 5., 2., f32::NAN, -1., -4., -1.];
+    values.extend([1.0, 1.0 + f32::EPSILON]);
+    values.extend([1.0; 998]);
+    let ptr: Vec<u32> = vec![0, 3, 4, 6, 6, 8, 10, 1010];
+    let last = crate::host::policy::log_softmax(&values[10..]);
+    assert_eq!(
+        last[0], last[1],
+        "the test's near-tie collapses on the host"
+    );
+    for d in [dev.clone(), dev.clone().autodiff()] {
+        let got: Vec<i64> = segment_greedy(
+            crate::tensors::indices(&ptr, &d),
+            Tensor::<1>::from_data(TensorData::new(values.clone(), [values.len()]), &d),
+        )
+        .into_data()
+        .iter::<i64>()
+        .collect();
+        assert_eq!(got, vec![1, 0, 0, 0, 1, 1, 0]);
+        let host: Vec<i64> = ptr
+            .windows(2)
+            .map(|w| match w[0] < w[1] {
+                true => greedy(&values[w[0] as usize..w[1] as usize]) as i64,
+                false => 0,
+            })
+            .collect();
+        assert_eq!(got, host);
+    }
+}

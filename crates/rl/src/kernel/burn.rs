@@ -9,6 +9,7 @@ use burn::module::Module;
 use burn::optim::{AdamConfig, GradientsParams, ModuleOptimizer};
 use burn::tensor::{Device, Tensor, TensorData};
 use induce_models::host::policy::{HostPolicy, log_softmax};
+use induce_models::tensors::index_tensor_below;
 use induce_models::tensors::{GraphTensors, Messages, indices, matrix, scatter_add_rows};
 use induce_models::tensors::{segment_log_softmax, to_vec};
 use induce_models::{CandidateTensors, Policy};
@@ -29,20 +30,112 @@ const SCORE_BLOCK: usize = 1 << 17;
 /// launch sequences.
 const SCORE_BLOCK_GPU: usize = 1 << 22;
 
+/// Largest graph (nodes × feature columns) whose whole feature product
+/// [`BurnOptions::graph_product`] computes on the device: 2²⁸ values, a 1 GiB upload; larger
+/// graphs take each episode's own rows.
+const GRAPH_PRODUCT_MAX: usize = 1 << 28;
+
+/// How the Burn kernel lays its work out on the device. [`BurnOptions::for_device`] turns both
+/// on for a GPU, where each saves transfers, and off on the CPU; results do not depend on the
+/// batch either way.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BurnOptions {
+    /// The first GAT layer's product over the node features is computed once over the whole
+    /// graph's nodes (cached until the graph or the policy changes) and each episode gathers
+    /// its rows from it, instead of one upload and product per episode: the neighbourhoods of
+    /// a batch overlap (Amazon-Photo's 3-hop ones hold two thirds of the graph each). Graphs
+    /// over 2²⁸ feature values take the per-episode product.
+    pub graph_product: bool,
+    /// Greedy choices are taken on the device ([`induce_models::spmm::segment_greedy`]: one
+    /// index per state comes back instead of every candidate's score), by the host's rule (the
+    /// first largest log-probability; a GPU's `exp` and `ln` may round a state's log-sum-exp
+    /// another way, which matters only where two scores are that close).
+    pub greedy_on_device: bool,
+}
+
+impl BurnOptions {
+    /// Both on for a GPU device, both off otherwise.
+    pub fn for_device(device: &Device) -> Self {
+        let gpu = induce_models::device::is_gpu(device);
+        Self {
+            graph_product: gpu,
+            greedy_on_device: gpu,
+        }
+    }
+}
+
+/// The whole graph's feature product ([`BurnOptions::graph_product`]) and what it was
+/// computed from.
+#[derive(Debug)]
+struct GraphProduct {
+    /// [`induce_graph::Features::id`] of the graph's features.
+    features: u64,
+    cols: std::ops::Range<usize>,
+    /// `F · W₁[cols]`, `[N, hidden]`.
+    product: Tensor<2>,
+}
+
 /// A policy on a plain (non-autodiff) device: the Burn kernel's forward pass.
 #[derive(Debug, Clone)]
 pub struct BurnActor {
     policy: Policy,
     device: Device,
+    options: BurnOptions,
+    /// Shared by the clones of one actor (same policy); emptied when the policy changes.
+    graph_product: std::sync::Arc<std::sync::Mutex<Option<GraphProduct>>>,
 }
 
 impl BurnActor {
-    /// `policy` (without its autodiff graph) on `device`.
+    /// `policy` (without its autodiff graph) on `device`, laid out as suits the device
+    /// ([`BurnOptions::for_device`]).
     pub fn new(policy: &Policy, device: &Device) -> Self {
+        Self::with_options(policy, device, BurnOptions::for_device(device))
+    }
+
+    /// [`BurnActor::new`] with the layout given.
+    pub fn with_options(policy: &Policy, device: &Device, options: BurnOptions) -> Self {
         Self {
             policy: policy.valid().to_device(device),
             device: device.clone(),
+            options,
+            graph_product: Default::default(),
         }
+    }
+
+    /// Replaces the policy (its weights changed) and drops what was computed from the old one.
+    fn set_policy(&mut self, policy: Policy) {
+        self.policy = policy;
+        self.graph_product = Default::default();
+    }
+
+    /// The product of the whole graph's features `g` with `W₁[cols]`, from the cache when it
+    /// holds this graph's; `None` for a graph over [`GRAPH_PRODUCT_MAX`] values.
+    fn graph_product(
+        &self,
+        g: &induce_graph::Features,
+        cols: std::ops::Range<usize>,
+    ) -> Result<Option<Tensor<2>>> {
+        if g.num_nodes().saturating_mul(g.dim()) > GRAPH_PRODUCT_MAX {
+            return Ok(None);
+        }
+        let mut slot = self
+            .graph_product
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some(p) = slot.as_ref()
+            && p.features == g.id()
+            && p.cols == cols
+        {
+            return Ok(Some(p.product.clone()));
+        }
+        let f = matrix(g.as_slice(), g.num_nodes(), g.dim(), &self.device);
+        let product = self.policy.block_product(f, cols.clone())?;
+        *slot = Some(GraphProduct {
+            features: g.id(),
+            cols,
+            product: product.clone(),
+        });
+        Ok(Some(product))
     }
 }
 
@@ -58,6 +151,18 @@ impl BurnActor {
     /// The policy's product over `ep`'s node features, on the device.
     fn feature_product(&self, ep: &Episode<'_>) -> Result<BurnCache> {
         let (features, cols) = ep.feature_block();
+        if self.options.graph_product
+            && let Some(whole) = self.graph_product(ep.graph_features(), cols.clone())?
+        {
+            let rows = index_tensor_below(
+                ep.subgraph().nodes.clone(),
+                ep.graph_features().num_nodes(),
+                &self.device,
+            );
+            return Ok(BurnCache {
+                product: whole.select(0, rows),
+            });
+        }
         let f = matrix(
             features.as_slice(),
             features.num_nodes(),
@@ -84,6 +189,76 @@ impl BurnActor {
         if states.is_empty() {
             return Ok(Vec::new());
         }
+        let (scores, counts) = self.packed_scores(states, threads)?;
+        let scores = profile::time(Phase::Device, || {
+            induce_models::timing::span("policy: download of the scores", &self.device, || {
+                to_vec(scores.unsqueeze_dim(0))
+            })
+        });
+        let mut blocks = Vec::with_capacity(states.len());
+        let mut rest = scores.as_slice();
+        for &k in &counts {
+            let (head, tail) = rest.split_at(k);
+            blocks.push(head);
+            rest = tail;
+        }
+        profile::time(Phase::Softmax, || {
+            induce_explain::parallel::map(&blocks, threads, |b| Ok(log_softmax(b)))
+        })
+    }
+
+    /// The greedy action of every state of `states` ([`BurnOptions::greedy_on_device`]): the
+    /// batch is scored as in [`BurnActor::packed_log_probs`], and each state's greedy choice
+    /// (the first largest log-probability) is found on the device; one index per state is
+    /// downloaded.
+    ///
+    /// # Shapes
+    /// - output: `[B]`
+    fn packed_greedy(
+        &self,
+        states: &[(&Episode<'_>, &BurnCache)],
+        threads: usize,
+    ) -> Result<Vec<usize>> {
+        if states.is_empty() {
+            return Ok(Vec::new());
+        }
+        let (scores, counts) = self.packed_scores(states, threads)?;
+        let mut ptr = Vec::with_capacity(counts.len() + 1);
+        ptr.push(0u32);
+        for &k in &counts {
+            ptr.push(ptr[ptr.len() - 1] + k as u32);
+        }
+        let bound = scores.dims()[0] + 1;
+        let d = &self.device;
+        let chosen = profile::time(Phase::Device, || {
+            induce_models::timing::span(
+                "policy: greedy choices (on the device) + download",
+                d,
+                || {
+                    let ptr = index_tensor_below(ptr, bound, d);
+                    induce_models::spmm::segment_greedy(ptr, scores).into_data()
+                },
+            )
+        });
+        let chosen: Vec<usize> = chosen.iter::<i64>().map(|a| a as usize).collect();
+        match chosen.iter().zip(&counts).all(|(&a, &k)| a < k) {
+            true => Ok(chosen),
+            false => Err(crate::error::RlError::InvalidConfig(
+                "the device's greedy choice fell outside its state's candidates".into(),
+            )),
+        }
+    }
+
+    /// Scores every candidate of `states`, packed as one block-diagonal batch: the scores stay
+    /// on the device, concatenated in the states' order, with each state's number of candidates.
+    ///
+    /// # Shapes
+    /// - output: `[Σ C_b]`, `[B]`
+    fn packed_scores(
+        &self,
+        states: &[(&Episode<'_>, &BurnCache)],
+        threads: usize,
+    ) -> Result<(Tensor<1>, Vec<usize>)> {
         let p = profile::time(Phase::Pack, || Packed::new(states, threads))?;
         profile::add(Count::Nodes, p.nodes);
         profile::add(Count::Messages, p.src.len());
@@ -97,7 +272,7 @@ impl BurnActor {
                 CandidateTensors::from_vecs(p.cu, p.cw, p.flag, d),
             ))
         })?;
-        let scores = profile::time(Phase::Device, || -> Result<Vec<f32>> {
+        let scores = profile::time(Phase::Device, || -> Result<Tensor<1>> {
             let start = std::time::Instant::now();
             let product = match states {
                 [(_, cache)] => cache.product.clone(),
@@ -115,25 +290,13 @@ impl BurnActor {
                 true => SCORE_BLOCK_GPU,
                 false => SCORE_BLOCK,
             };
-            let scores = induce_models::timing::span("policy: scoring MLP", d, || {
-                self.policy.score_blocks(emb, &c, block)
-            });
             Ok(induce_models::timing::span(
-                "policy: download of the scores",
+                "policy: scoring MLP",
                 d,
-                || to_vec(scores.unsqueeze_dim(0)),
+                || self.policy.score_blocks(emb, &c, block),
             ))
         })?;
-        let mut blocks = Vec::with_capacity(states.len());
-        let mut rest = scores.as_slice();
-        for &k in &p.counts {
-            let (head, tail) = rest.split_at(k);
-            blocks.push(head);
-            rest = tail;
-        }
-        profile::time(Phase::Softmax, || {
-            induce_explain::parallel::map(&blocks, threads, |b| Ok(log_softmax(b)))
-        })
+        Ok((scores, p.counts))
     }
 }
 
@@ -290,6 +453,19 @@ impl Actor for BurnActor {
                 .collect(),
         }
     }
+
+    /// On the device with [`BurnOptions::greedy_on_device`] (one index per state comes back),
+    /// else from [`Actor::log_probs_batch`].
+    fn greedy_batch(
+        &self,
+        states: &[(&Episode<'_>, &BurnCache)],
+        threads: usize,
+    ) -> Result<Vec<usize>> {
+        match self.options.greedy_on_device && self.policy.norm.is_empty() {
+            true => self.packed_greedy(states, threads),
+            false => super::greedy_from_log_probs(self, states, threads),
+        }
+    }
 }
 
 /// One visited state of a rolled-out episode.
@@ -336,10 +512,7 @@ impl BurnLearner {
         let autodiff = device.clone().autodiff();
         let trained = HostPolicy::from_policy(policy).to_policy(&autodiff);
         Self {
-            actor: BurnActor {
-                policy: trained.valid(),
-                device: device.clone(),
-            },
+            actor: BurnActor::with_options(&trained, device, BurnOptions::for_device(device)),
             trained: Some(trained),
             optim: AdamConfig::new().init(),
             autodiff,
@@ -421,6 +594,14 @@ impl Actor for BurnLearner {
     ) -> Result<Vec<Vec<f32>>> {
         self.actor.log_probs_batch(states, threads)
     }
+
+    fn greedy_batch(
+        &self,
+        states: &[(&Episode<'_>, &BurnCache)],
+        threads: usize,
+    ) -> Result<Vec<usize>> {
+        self.actor.greedy_batch(states, threads)
+    }
 }
 
 impl Learner for BurnLearner {
@@ -475,7 +656,7 @@ impl Learner for BurnLearner {
             .expect("the policy is back after every update");
         let grads = GradientsParams::from_grads(loss.backward(), &policy);
         let policy = self.optim.step(config.lr, policy, grads);
-        self.actor.policy = policy.valid();
+        self.actor.set_policy(policy.valid());
         self.trained = Some(policy);
         Ok(())
     }

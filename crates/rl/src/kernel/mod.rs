@@ -63,6 +63,34 @@ pub trait Actor: Sync {
     ) -> Result<Vec<Vec<f32>>> {
         induce_explain::parallel::map(states, threads, |(ep, cache)| self.log_probs(ep, cache))
     }
+
+    /// The greedy action ([`argmax`] of [`Actor::log_probs`]: the most probable candidate, the
+    /// first on ties) at the current states of several episodes, in their order. The default
+    /// takes it from [`Actor::log_probs_batch`]; the Burn kernel on a GPU finds it on the
+    /// device and downloads one index per state.
+    ///
+    /// # Shapes
+    /// - output: `[B]`
+    fn greedy_batch(
+        &self,
+        states: &[(&Episode<'_>, &Self::Cache)],
+        threads: usize,
+    ) -> Result<Vec<usize>> {
+        greedy_from_log_probs(self, states, threads)
+    }
+}
+
+/// [`Actor::greedy_batch`] from the log-probabilities (its default).
+pub(crate) fn greedy_from_log_probs<A: Actor + ?Sized>(
+    actor: &A,
+    states: &[(&Episode<'_>, &A::Cache)],
+    threads: usize,
+) -> Result<Vec<usize>> {
+    Ok(actor
+        .log_probs_batch(states, threads)?
+        .iter()
+        .map(|logp| argmax(logp))
+        .collect())
 }
 
 /// An [`Actor`] that learns: it records each visited state of a rollout for its gradient and
