@@ -11,6 +11,8 @@
 # the host kernel on all CPU cores, then the policy's Burn kernel on each GPU backend with the
 # targets in batches of each of BATCHES (default "300") and the black box on the host kernel
 # (BB_KERNEL=burn puts it on the GPU too), and compares the explanations (explain-*.json);
+# PER_EPISODE=1 repeats each batch with INDUCE_GPU_LAYOUT=per-episode (the GPU layout's
+# graph-wide feature product and device-side greedy choices off) for a side-by-side ratio;
 # before it, the same comparison on the authors' graphs (SYN, default "syn1 syn5"; SYN= skips).
 #
 # EPOCHS (default 2): GCN epochs per backend and aggregation. TESTS=0 skips the unit tests,
@@ -102,6 +104,12 @@ if [ -x "$bin/induce" ] && [ -f "$bin/graph.npz" ] && [ "${EXPLAIN:-1}" != 0 ]; 
       INDUCE_BACKEND=$b run_explain "$b-batch$k" "$bin/graph.npz" .gpu/explain/bb "${big[@]}" \
         --kernel burn --batch-targets "$k" --black-box-kernel "${BB_KERNEL:-host}"
       compare host "$b-batch$k"
+      if [ "${PER_EPISODE:-0}" != 0 ]; then # the layout before (no graph-wide product, no device greedy)
+        INDUCE_GPU_LAYOUT=per-episode INDUCE_BACKEND=$b run_explain "$b-batch$k-per-episode" \
+          "$bin/graph.npz" .gpu/explain/bb "${big[@]}" --kernel burn --batch-targets "$k" \
+          --black-box-kernel "${BB_KERNEL:-host}"
+        compare "$b-batch$k-per-episode" "$b-batch$k"
+      fi
     done
   done
 fi

@@ -122,7 +122,8 @@ fn segment_greedy_kernel<F: Float, I: Numeric>(
     }
     for k in start + 1..end {
         let v = val[k * val.stride(0)] - lse;
-        if v > best_val || best_val.is_nan() {
+        // `best_val != best_val`: a NaN (is_nan gives a per-lane type here)
+        if v > best_val || best_val != best_val {
             best = k;
             best_val = v;
         }

@@ -54,9 +54,12 @@ pub struct BurnOptions {
 }
 
 impl BurnOptions {
-    /// Both on for a GPU device, both off otherwise.
+    /// Both on for a GPU device, both off otherwise; the environment variable
+    /// `INDUCE_GPU_LAYOUT=per-episode` turns both off on a GPU too (to measure what they save).
     pub fn for_device(device: &Device) -> Self {
-        let gpu = induce_models::device::is_gpu(device);
+        let per_episode =
+            std::env::var("INDUCE_GPU_LAYOUT").is_ok_and(|v| v.eq_ignore_ascii_case("per-episode"));
+        let gpu = induce_models::device::is_gpu(device) && !per_episode;
         Self {
             graph_product: gpu,
             greedy_on_device: gpu,
