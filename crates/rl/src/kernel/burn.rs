@@ -67,15 +67,17 @@ impl BurnOptions {
     }
 }
 
-/// The whole graph's feature product ([`BurnOptions::graph_product`]) and what it was
-/// computed from.
+/// The whole graph's features on the device and their product ([`BurnOptions::graph_product`]),
+/// with what they were computed from. The features stay when the policy changes (a training
+/// update): only the product is recomputed, on the device.
 #[derive(Debug)]
 struct GraphProduct {
     /// [`induce_graph::Features::id`] of the graph's features.
     features: u64,
-    cols: std::ops::Range<usize>,
-    /// `F · W₁[cols]`, `[N, hidden]`.
-    product: Tensor<2>,
+    /// The features, `[N, d]`.
+    uploaded: Tensor<2>,
+    /// `F · W₁[cols]`, `[N, hidden]`, for the current policy (`None` after an update).
+    product: Option<(std::ops::Range<usize>, Tensor<2>)>,
 }
 
 /// A policy on a plain (non-autodiff) device: the Burn kernel's forward pass.
@@ -108,11 +110,18 @@ impl BurnActor {
     /// Replaces the policy (its weights changed) and drops what was computed from the old one.
     fn set_policy(&mut self, policy: Policy) {
         self.policy = policy;
-        self.graph_product = Default::default();
+        let mut slot = self
+            .graph_product
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some(p) = slot.as_mut() {
+            p.product = None;
+        }
     }
 
     /// The product of the whole graph's features `g` with `W₁[cols]`, from the cache when it
-    /// holds this graph's; `None` for a graph over [`GRAPH_PRODUCT_MAX`] values.
+    /// holds this graph's (the features are uploaded once per graph, the product once per
+    /// policy); `None` for a graph over [`GRAPH_PRODUCT_MAX`] values.
     fn graph_product(
         &self,
         g: &induce_graph::Features,
@@ -125,25 +134,30 @@ impl BurnActor {
             .graph_product
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
-        if let Some(p) = slot.as_ref()
-            && p.features == g.id()
-            && p.cols == cols
-        {
-            return Ok(Some(p.product.clone()));
+        if slot.as_ref().is_none_or(|p| p.features != g.id()) {
+            *slot = Some(GraphProduct {
+                features: g.id(),
+                uploaded: matrix(g.as_slice(), g.num_nodes(), g.dim(), &self.device),
+                product: None,
+            });
         }
-        let f = matrix(g.as_slice(), g.num_nodes(), g.dim(), &self.device);
-        let product = self.policy.block_product(f, cols.clone())?;
-        *slot = Some(GraphProduct {
-            features: g.id(),
-            cols,
-            product: product.clone(),
-        });
+        let p = slot.as_mut().expect("filled above");
+        if let Some((c, product)) = &p.product
+            && *c == cols
+        {
+            return Ok(Some(product.clone()));
+        }
+        let product = self
+            .policy
+            .block_product(p.uploaded.clone(), cols.clone())?;
+        p.product = Some((cols, product.clone()));
         Ok(Some(product))
     }
 }
 
 /// What the states of one episode share on the Burn kernel: the first GAT layer's product
-/// over the node features ([`Policy::block_product`]), computed once per episode on the device.
+/// over the node features ([`Policy::block_product`]): computed once per episode on the device,
+/// or gathered from the whole graph's ([`BurnOptions::graph_product`]).
 #[derive(Debug, Clone)]
 pub struct BurnCache {
     /// `F · W₁[feature columns]`, `[n, hidden]`.
@@ -666,5 +680,67 @@ impl Learner for BurnLearner {
 
     fn to_policy(&self, _: &Device) -> Policy {
         self.trained().valid()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::env::{EnvConfig, Episode};
+    use induce_graph::{Features, Graph};
+    use induce_models::device::default_device;
+    use induce_models::{GcnConfig, Kernel, PolicyConfig, gcn_black_box};
+
+    /// The whole graph's product, gathered for an episode, is the episode's own product, and
+    /// follows a change of policy (a training update) instead of serving the old one.
+    #[test]
+    fn graph_product_is_each_episodes_own_and_follows_the_policy() {
+        let dev = default_device().unwrap();
+        //   0 - 1 - 2 - 4 - 6 - 7
+        //       |
+        //       3 - 5
+        let f = Features::new(8, 3, (0..24).map(|i| (i % 5) as f32 * 0.5).collect()).unwrap();
+        let edges = [(0, 1), (1, 2), (1, 3), (2, 4), (4, 6), (6, 7), (3, 5)];
+        let g = Graph::from_edges(8, &edges, f, vec![0, 1, 0, 1, 0, 1, 0, 1]).unwrap();
+        let gcn = GcnConfig::new(3, 2).init(&dev);
+        let bb = gcn_black_box(&gcn, Kernel::Burn, &dev).unwrap();
+        let env = EnvConfig {
+            hops: 2,
+            ..EnvConfig::default()
+        };
+        let ep = Episode::new(&g, bb.as_ref(), 2, &env).unwrap();
+        assert!(
+            ep.num_nodes() < g.num_nodes(),
+            "the neighbourhood is not the whole graph"
+        );
+        let policy = |seed| {
+            PolicyConfig::new(ep.state_width())
+                .with_init_seed(seed)
+                .init(&dev)
+        };
+        let (p1, p2) = (policy(1), policy(2));
+        let opts = |on| BurnOptions {
+            graph_product: on,
+            greedy_on_device: false,
+        };
+        let product = |c: BurnCache| to_vec(c.product);
+        let close = |a: &[f32], b: &[f32]| {
+            a.len() == b.len() && a.iter().zip(b).all(|(u, v)| (u - v).abs() < 1e-5)
+        };
+        let mut whole = BurnActor::with_options(&p1, &dev, opts(true));
+        let want1 = product(
+            BurnActor::with_options(&p1, &dev, opts(false))
+                .prepare(&ep)
+                .unwrap(),
+        );
+        assert!(close(&product(whole.prepare(&ep).unwrap()), &want1));
+        whole.set_policy(p2.valid());
+        let want2 = product(
+            BurnActor::with_options(&p2, &dev, opts(false))
+                .prepare(&ep)
+                .unwrap(),
+        );
+        assert!(!close(&want1, &want2));
+        assert!(close(&product(whole.prepare(&ep).unwrap()), &want2));
     }
 }
