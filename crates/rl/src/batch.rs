@@ -102,14 +102,16 @@ pub fn best_of_k<'g, A: Actor>(
         })
         .collect();
     play(actor, &mut targets, threads, Choice::Greedy)?;
-    induce_explain::parallel::map_mut(&mut targets, threads, |t| {
-        let mut e = t.ep.explanation();
-        if e.found {
-            e = finish(e)?;
-            t.best = Some(e.clone());
-        }
-        t.greedy = Some(e);
-        Ok(())
+    profile::time(Phase::Finish, || {
+        induce_explain::parallel::map_mut(&mut targets, threads, |t| {
+            let mut e = t.ep.explanation();
+            if e.found {
+                e = finish(e)?;
+                t.best = Some(e.clone());
+            }
+            t.greedy = Some(e);
+            Ok(())
+        })
     })?;
     for _ in 1..search.samples {
         let mut open: Vec<&mut Target<'g, A::Cache>> = targets
@@ -123,16 +125,18 @@ pub fn best_of_k<'g, A: Actor>(
             t.ep.reset();
         }
         play_refs(actor, &mut open, threads, Choice::Sampled)?;
-        induce_explain::parallel::map_mut(&mut open, threads, |t| {
-            let e = t.ep.explanation();
-            if !e.found {
-                return Ok(());
-            }
-            let e = finish(e)?;
-            if t.best.as_ref().is_none_or(|b| e.size() < b.size()) {
-                t.best = Some(e);
-            }
-            Ok(())
+        profile::time(Phase::Finish, || {
+            induce_explain::parallel::map_mut(&mut open, threads, |t| {
+                let e = t.ep.explanation();
+                if !e.found {
+                    return Ok(());
+                }
+                let e = finish(e)?;
+                if t.best.as_ref().is_none_or(|b| e.size() < b.size()) {
+                    t.best = Some(e);
+                }
+                Ok(())
+            })
         })?;
     }
     Ok(targets

@@ -810,7 +810,9 @@ impl Explainer for InduceExplainer<'_> {
     }
 
     fn explain(&self, graph: &Graph, target: u32) -> Result<Explanation> {
-        let ep = Episode::new(graph, self.black_box, target, &self.env)?;
+        let ep = crate::profile::time(crate::profile::Phase::Build, || {
+            Episode::new(graph, self.black_box, target, &self.env)
+        })?;
         let finish = |e| self.finish(graph, e);
         let mut out = self.runner.best_of_k(vec![ep], &self.search(1), &finish)?;
         Ok(out.remove(0))
@@ -826,8 +828,10 @@ impl Explainer for InduceExplainer<'_> {
         targets: &[u32],
         threads: usize,
     ) -> Vec<Result<Explanation>> {
-        let built = induce_explain::parallel::map(targets, threads, |&t| {
-            Ok(Episode::new(graph, self.black_box, t, &self.env))
+        let built = crate::profile::time(crate::profile::Phase::Build, || {
+            induce_explain::parallel::map(targets, threads, |&t| {
+                Ok(Episode::new(graph, self.black_box, t, &self.env))
+            })
         })
         .expect("building an episode reports its error in its own slot");
         let (mut episodes, mut slots) = (Vec::new(), Vec::new());

@@ -23,6 +23,9 @@ use std::time::Instant;
 /// A timed part of inference.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Phase {
+    /// Building a batch's episodes (neighbourhood extraction, the black box's first verdicts,
+    /// candidates), on all threads (wall clock).
+    Build,
     /// `Actor::prepare` for every episode (the Burn kernel's per-episode feature product).
     Prepare,
     /// The policy's whole scoring call for a batch of states (`Actor::log_probs_batch`).
@@ -43,9 +46,12 @@ pub enum Phase {
     Step,
     /// The black box's verdicts inside the steps (thread-seconds).
     Verdict,
+    /// Finishing the counterfactuals found (the minimality pass), on all threads (wall clock).
+    Finish,
 }
 
-const PHASES: [(Phase, &str); 9] = [
+const PHASES: [(Phase, &str); 11] = [
+    (Phase::Build, "build the episodes (wall)"),
     (Phase::Prepare, "prepare (per-episode cache)"),
     (Phase::Policy, "policy scoring, total"),
     (Phase::Pack, "  pack block-diagonal batch (host)"),
@@ -55,6 +61,7 @@ const PHASES: [(Phase, &str); 9] = [
     (Phase::Softmax, "  log-softmax (host)"),
     (Phase::Step, "episode steps (wall)"),
     (Phase::Verdict, "  black-box verdicts (thread-s)"),
+    (Phase::Finish, "finish: minimality pass (wall)"),
 ];
 
 /// A quantity summed over a run.
@@ -156,10 +163,12 @@ fn summary_line() -> String {
         TOTALS[i].load(Ordering::Relaxed)
     };
     format!(
-        "profile: round {} states {} | prepare {:.2} s, policy {:.2} s (pack {:.2}, upload {:.2}, \
-         device {:.2} (embed {:.2}), softmax {:.2}), steps {:.2} s (verdicts {:.2} thread-s)",
+        "profile: round {} states {} | build {:.2} s, prepare {:.2} s, policy {:.2} s (pack {:.2}, \
+         upload {:.2}, device {:.2} (embed {:.2}), softmax {:.2}), steps {:.2} s (verdicts {:.2} \
+         thread-s), finish {:.2} s",
         total(Count::Rounds),
         total(Count::States),
+        secs(Phase::Build),
         secs(Phase::Prepare),
         secs(Phase::Policy),
         secs(Phase::Pack),
@@ -169,6 +178,7 @@ fn summary_line() -> String {
         secs(Phase::Softmax),
         secs(Phase::Step),
         secs(Phase::Verdict),
+        secs(Phase::Finish),
     )
 }
 
