@@ -132,36 +132,73 @@ fn segment_greedy_kernel<F: Float, I: Numeric>(
     out[at] = I::cast_from(best - start);
 }
 
-impl MessagePassing for Cube {
-    fn segment_greedy(ptr: CubeTensor, val: CubeTensor) -> CubeTensor {
+/// A launch with one lane per row of `ptr` (`[rows + 1]` offsets into `val`): the inputs made
+/// contiguous, the `[rows]` output (of `val`'s type, or of `ptr`'s for an index per row), the
+/// launch geometry and the kernels' `[F, I]` types.
+struct PerRow {
+    ptr: CubeTensor,
+    val: CubeTensor,
+    out: CubeTensor,
+    cube_count: CubeCount,
+    cube_dim: CubeDim,
+    dtypes: [ElemType; 2],
+}
+
+impl PerRow {
+    /// The launch, or (`Err`) the empty output when there is no row.
+    fn new(ptr: CubeTensor, val: CubeTensor, index_out: bool) -> Result<Self, CubeTensor> {
         let (ptr, val) = (into_contiguous(ptr), into_contiguous(val));
         let rows = ptr.shape()[0] - 1;
-        let out = empty_device_dtype(
-            ptr.client.clone(),
-            ptr.device.clone(),
-            [rows].into(),
-            ptr.dtype,
-        );
+        let dtype = match index_out {
+            true => ptr.dtype,
+            false => val.dtype,
+        };
+        let out = empty_device_dtype(val.client.clone(), val.device.clone(), [rows].into(), dtype);
         if rows == 0 {
-            return out;
+            return Err(out);
         }
-        let client = val.client.clone();
-        let cube_dim = CubeDim::new(&client, rows);
-        let cube_count = calculate_cube_count_elemwise(&client, rows, cube_dim);
+        let cube_dim = CubeDim::new(&val.client, rows);
+        let cube_count = calculate_cube_count_elemwise(&val.client, rows, cube_dim);
         let dtypes = [
             dtype_to_storage_type(val.dtype),
             dtype_to_storage_type(ptr.dtype),
         ];
-        segment_greedy_kernel::launch(
-            &client,
+        Ok(Self {
+            ptr,
+            val,
+            out,
             cube_count,
             cube_dim,
-            ptr.into_tensor_arg(),
-            val.into_tensor_arg(),
-            out.clone().into_tensor_arg(),
             dtypes,
+        })
+    }
+}
+
+/// Launches the one-lane-per-row kernel `$kernel(ptr, val, out)` over a [`PerRow::new`] result
+/// and returns its output (returns the empty output at once when there is no row).
+macro_rules! launch_per_row {
+    ($kernel:ident, $per_row:expr) => {{
+        let l = match $per_row {
+            Ok(l) => l,
+            Err(empty) => return empty,
+        };
+        let client = l.val.client.clone();
+        $kernel::launch(
+            &client,
+            l.cube_count,
+            l.cube_dim,
+            l.ptr.into_tensor_arg(),
+            l.val.into_tensor_arg(),
+            l.out.clone().into_tensor_arg(),
+            l.dtypes,
         );
-        out
+        l.out
+    }};
+}
+
+impl MessagePassing for Cube {
+    fn segment_greedy(ptr: CubeTensor, val: CubeTensor) -> CubeTensor {
+        launch_per_row!(segment_greedy_kernel, PerRow::new(ptr, val, true))
     }
 
     fn segment_matmul(
@@ -215,34 +252,7 @@ impl MessagePassing for Cube {
     }
 
     fn segment_max(_row: CubeTensor, ptr: CubeTensor, val: CubeTensor) -> CubeTensor {
-        let (ptr, val) = (into_contiguous(ptr), into_contiguous(val));
-        let rows = ptr.shape()[0] - 1;
-        let out = empty_device_dtype(
-            val.client.clone(),
-            val.device.clone(),
-            [rows].into(),
-            val.dtype,
-        );
-        if rows == 0 {
-            return out;
-        }
-        let client = val.client.clone();
-        let cube_dim = CubeDim::new(&client, rows);
-        let cube_count = calculate_cube_count_elemwise(&client, rows, cube_dim);
-        let dtypes = [
-            dtype_to_storage_type(val.dtype),
-            dtype_to_storage_type(ptr.dtype),
-        ];
-        segment_max_kernel::launch(
-            &client,
-            cube_count,
-            cube_dim,
-            ptr.into_tensor_arg(),
-            val.into_tensor_arg(),
-            out.clone().into_tensor_arg(),
-            dtypes,
-        );
-        out
+        launch_per_row!(segment_max_kernel, PerRow::new(ptr, val, false))
     }
 
     fn segment_dot(
