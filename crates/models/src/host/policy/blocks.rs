@@ -70,6 +70,48 @@ impl SparseRows {
         }
     }
 
+    /// The rows `rows` (in that order) of this matrix: equal to [`SparseRows::new`] of those
+    /// rows of the dense matrix, at the cost of copying their non-zero entries (the
+    /// neighbourhoods of one graph gather theirs from the graph's, built once).
+    ///
+    /// Errors: [`crate::ModelError::InvalidInput`] for a row out of range.
+    ///
+    /// ```
+    /// use induce_models::host::policy::SparseRows;
+    /// let x = [0.0, 2.0, 0.0, 1.0, 0.0, 0.0, 0.0, 0.0, 3.0];
+    /// let s = SparseRows::new(&x, 3);
+    /// let rows = [2, 0];
+    /// let dense = [0.0, 0.0, 3.0, 0.0, 2.0, 0.0];
+    /// assert_eq!(s.gather(&rows).unwrap(), SparseRows::new(&dense, 3));
+    /// ```
+    pub fn gather(&self, rows: &[u32]) -> crate::Result<Self> {
+        if let Some(&bad) = rows.iter().find(|&&r| r as usize >= self.num_rows()) {
+            return Err(crate::ModelError::InvalidInput(format!(
+                "row {bad} of a sparse matrix of {} rows",
+                self.num_rows()
+            )));
+        }
+        let nnz: usize = rows
+            .iter()
+            .map(|&r| self.offsets[r as usize + 1] - self.offsets[r as usize])
+            .sum();
+        let mut offsets = Vec::with_capacity(rows.len() + 1);
+        offsets.push(0);
+        let (mut cols, mut vals) = (Vec::with_capacity(nnz), Vec::with_capacity(nnz));
+        for &r in rows {
+            let (c, v) = self.row(r as usize);
+            cols.extend_from_slice(c);
+            vals.extend_from_slice(v);
+            offsets.push(cols.len());
+        }
+        Ok(Self {
+            offsets,
+            cols,
+            vals,
+            width: self.width,
+        })
+    }
+
     /// Number of rows.
     pub fn num_rows(&self) -> usize {
         self.offsets.len() - 1
