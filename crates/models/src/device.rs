@@ -5,7 +5,9 @@
 //! `induce` facade (and of this crate): `flex` (default, pure-Rust CPU), `ndarray` (deprecated in
 //! Burn 0.22, kept for users who ask for it), `vulkan` (GPUs through CubeCL on wgpu with
 //! SPIR-V: builds offline; needs the Vulkan loader `libvulkan.so.1` and a GPU driver at run time)
-//! and `cuda` (needs network access to build; never built in CI).
+//! `cuda` (built offline after `scripts/cuda-llvm.sh`; needs an NVIDIA GPU at run time) and
+//! `cube-cpu` (CubeCL's CPU runtime: the GPU kernels compiled by LLVM for the host, so that they are
+//! tested on machines without a GPU; also after `scripts/cuda-llvm.sh`).
 //!
 //! ```
 //! use induce_models::device::{BackendKind, default_device, device};
@@ -24,8 +26,8 @@ use burn::tensor::Device;
 
 use crate::error::{ModelError, Result};
 
-/// Environment variable that overrides the default backend (`flex`, `ndarray`, `vulkan` or
-/// `cuda`).
+/// Environment variable that overrides the default backend (`flex`, `ndarray`, `vulkan`, `cuda`
+/// or `cube-cpu`).
 pub const BACKEND_ENV: &str = "INDUCE_BACKEND";
 
 /// A Burn backend this crate can run on.
@@ -41,15 +43,21 @@ pub enum BackendKind {
     /// GPUs through CubeCL on wgpu's Vulkan backend (feature `vulkan`), the default adapter
     /// (high-power GPU first; `CUBECL_WGPU_DEFAULT_DEVICE` overrides).
     Vulkan,
+    /// CubeCL's CPU runtime (feature `cube-cpu`): the CubeCL kernels written for the GPUs,
+    /// compiled by LLVM and run on the host's cores. For testing those kernels without a GPU; far
+    /// slower than `flex` for real work.
+    #[serde(rename = "cube-cpu")]
+    CubeCpu,
 }
 
 impl BackendKind {
     /// Every backend, compiled in or not.
-    pub const ALL: [BackendKind; 4] = [
+    pub const ALL: [BackendKind; 5] = [
         BackendKind::Flex,
         BackendKind::NdArray,
         BackendKind::Vulkan,
         BackendKind::Cuda,
+        BackendKind::CubeCpu,
     ];
 
     /// Lower-case name, as accepted by [`FromStr`] and [`BACKEND_ENV`].
@@ -59,6 +67,7 @@ impl BackendKind {
             BackendKind::NdArray => "ndarray",
             BackendKind::Cuda => "cuda",
             BackendKind::Vulkan => "vulkan",
+            BackendKind::CubeCpu => "cube-cpu",
         }
     }
 
@@ -69,6 +78,7 @@ impl BackendKind {
             BackendKind::NdArray => cfg!(feature = "ndarray"),
             BackendKind::Cuda => cfg!(feature = "cuda"),
             BackendKind::Vulkan => cfg!(feature = "vulkan"),
+            BackendKind::CubeCpu => cfg!(feature = "cube-cpu"),
         }
     }
 
@@ -93,6 +103,7 @@ impl FromStr for BackendKind {
             "ndarray" => Ok(BackendKind::NdArray),
             "cuda" => Ok(BackendKind::Cuda),
             "vulkan" => Ok(BackendKind::Vulkan),
+            "cube-cpu" | "cubecpu" | "cube_cpu" => Ok(BackendKind::CubeCpu),
             _ => Err(unavailable(s)),
         }
     }
@@ -146,24 +157,66 @@ pub fn device(kind: BackendKind) -> Result<Device> {
                  (e.g. VK_DRIVER_FILES=/usr/share/vulkan/icd.d/nvidia_icd.json)",
             );
         }
+        BackendKind::CubeCpu => {
+            #[cfg(feature = "cube-cpu")]
+            return probed(
+                Device::cpu(),
+                "cube-cpu",
+                "It compiles kernels with the LLVM that `scripts/cuda-llvm.sh` installs",
+            );
+        }
     }
     Err(unavailable(kind.name()))
 }
 
 /// A GPU device checked by one tiny round trip in a separate thread: a machine without the
 /// runtime's libraries or a GPU gets [`ModelError::DeviceUnavailable`] with the runtime's own
-/// reason and `needs`, not a panic in a device thread. The runtime's panics during the probe are
-/// captured (not printed).
-#[cfg(any(feature = "cuda", feature = "vulkan"))]
+/// reason and `needs`, not a panic in a device thread. The runtime's panics during the probe (in
+/// the probe's thread or an unnamed runtime thread) are captured, not printed; other threads'
+/// go on to the panic hook in place. Probed once per backend and process (the answer is kept).
+#[cfg(any(feature = "cuda", feature = "vulkan", feature = "cube-cpu"))]
 fn probed(dev: Device, backend: &'static str, needs: &str) -> Result<Device> {
+    use std::collections::HashMap;
+    use std::sync::Mutex;
+
+    type Answers = Mutex<HashMap<&'static str, std::result::Result<(), String>>>;
+    static ANSWERS: std::sync::OnceLock<Answers> = std::sync::OnceLock::new();
+    // Held during the probe: one probe at a time.
+    let mut answers = ANSWERS
+        .get_or_init(Answers::default)
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    let answer = answers
+        .entry(backend)
+        .or_insert_with(|| probe(dev.clone(), backend));
+    match answer {
+        Ok(()) => Ok(dev),
+        Err(why) => Err(ModelError::DeviceUnavailable {
+            backend,
+            reason: format!("{why}. {needs}; --backend flex runs on the CPU"),
+        }),
+    }
+}
+
+/// One round trip on `dev` in a separate thread with the panic hook swapped: why it failed.
+#[cfg(any(feature = "cuda", feature = "vulkan", feature = "cube-cpu"))]
+fn probe(dev: Device, backend: &'static str) -> std::result::Result<(), String> {
     use std::sync::{Arc, Mutex};
 
     use burn::tensor::{Tensor, TensorData};
+    const NAME: &str = "induce-device-probe";
     let probe = dev.clone();
     let messages: Arc<Mutex<Vec<String>>> = Arc::default();
     let sink = messages.clone();
-    let previous = std::panic::take_hook();
+    // Other threads' panics (a test beside the probe, say) go on to the hook in place.
+    let previous: Arc<dyn Fn(&std::panic::PanicHookInfo<'_>) + Send + Sync> =
+        Arc::from(std::panic::take_hook());
+    let forward = previous.clone();
     std::panic::set_hook(Box::new(move |info| {
+        let current = std::thread::current();
+        if current.name().is_some_and(|n| n != NAME) {
+            return forward(info);
+        }
         let msg = info
             .payload()
             .downcast_ref::<String>()
@@ -175,40 +228,48 @@ fn probed(dev: Device, backend: &'static str, needs: &str) -> Result<Device> {
         }
     }));
     let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        let result = std::panic::catch_unwind(move || {
-            let t = Tensor::<1>::from_data(TensorData::new(vec![1.0f32, 2.0], [2]), &probe);
-            t.sum().into_scalar::<f32>()
+    let spawned = std::thread::Builder::new()
+        .name(NAME.into())
+        .spawn(move || {
+            let result = std::panic::catch_unwind(move || {
+                let t = Tensor::<1>::from_data(TensorData::new(vec![1.0f32, 2.0], [2]), &probe);
+                t.sum().into_scalar::<f32>()
+            });
+            let _ = tx.send(result);
         });
-        let _ = tx.send(result);
-    });
-    let outcome = rx.recv_timeout(std::time::Duration::from_secs(60));
-    std::panic::set_hook(previous);
+    let outcome = match spawned {
+        Ok(_) => rx.recv_timeout(std::time::Duration::from_secs(60)),
+        Err(_) => Err(std::sync::mpsc::RecvTimeoutError::Disconnected),
+    };
+    std::panic::set_hook(Box::new(move |info| previous(info)));
     let first = messages.lock().ok().and_then(|m| m.first().cloned());
-    let why = match outcome {
-        Ok(Ok(v)) if v == 3.0 => return Ok(dev),
+    Err(match outcome {
+        Ok(Ok(v)) if v == 3.0 => return Ok(()),
         Ok(Ok(v)) => format!("a test sum 1 + 2 gave {v}"),
         Ok(Err(_)) => first.unwrap_or_else(|| format!("the {backend} runtime failed to start")),
-        Err(_) => format!("no answer from the {backend} device within 60 s"),
-    };
-    Err(ModelError::DeviceUnavailable {
-        backend,
-        reason: format!("{why}. {needs}; --backend flex runs on the CPU"),
+        Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
+            format!("no answer from the {backend} device within 60 s")
+        }
+        Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => {
+            format!("no thread could be started to probe the {backend} device")
+        }
     })
 }
 
-/// Whether tensors on `device` (or the device an autodiff device wraps) live on a CubeCL
-/// backend (a GPU, `cuda` / `vulkan`), where some of Burn's operations want another form: a
-/// scatter (`select_assign`) into one column runs on one GPU thread there.
+/// Whether tensors on `device` (or the device an autodiff device wraps) live on a CubeCL GPU
+/// backend (`cuda` / `vulkan`; not CubeCL's CPU runtime), where some of Burn's operations want
+/// another form: a scatter (`select_assign`) into one column runs on one GPU thread there.
 pub fn is_gpu(device: &Device) -> bool {
-    #[cfg(any(feature = "cuda", feature = "vulkan"))]
+    #[cfg(any(feature = "cuda", feature = "vulkan", feature = "cube-cpu"))]
     {
-        matches!(
-            device.as_dispatch().clone().inner(),
-            burn::backend::DispatchDevice::Cube(_)
-        )
+        match device.as_dispatch().clone().inner() {
+            burn::backend::DispatchDevice::Cube(cube) => {
+                !matches!(cube, burn::backend::cubecl::Device::Cpu(_))
+            }
+            _ => false,
+        }
     }
-    #[cfg(not(any(feature = "cuda", feature = "vulkan")))]
+    #[cfg(not(any(feature = "cuda", feature = "vulkan", feature = "cube-cpu")))]
     {
         let _ = device;
         false

@@ -56,6 +56,14 @@ pub struct TrainReport {
     /// setup and the final accuracy evaluation.
     #[serde(default)]
     pub epoch_seconds: f64,
+    /// Wall-clock time of the first epoch alone (on the GPU backends it holds the kernels'
+    /// compilation and autotuning).
+    #[serde(default)]
+    pub first_epoch_seconds: f64,
+    /// Mean wall-clock time of the epochs after the first (`None` for a single epoch): the
+    /// steady-state cost of an epoch.
+    #[serde(default)]
+    pub steady_epoch_seconds: Option<f64>,
 }
 
 /// Checks that a dataset can be fed to a GCN with `config`'s dimensions.
@@ -119,6 +127,7 @@ pub fn train_gcn(
     // The features are constant: propagate them once (Â X), so that the first convolution is a
     // dense product in every epoch.
     let ax = gt.propagate(x);
+    let mut first_epoch = None;
     for epoch in 0..config.epochs {
         let logp = model
             .forward_propagated(ax.clone(), &gt)
@@ -129,10 +138,22 @@ pub fn train_gcn(
         }
         let grads = GradientsParams::from_grads(loss.backward(), &model);
         model = optim.step(config.lr, model, grads);
+        if epoch == 0 {
+            // Wait for the device (lazy GPU backends) before reading the clock.
+            let _ = model.gc1.bias.val().into_data();
+            first_epoch = Some(Instant::now());
+        }
     }
-    // Wait for the device (lazy GPU backends) before reading the clock.
     let _ = model.gc1.bias.val().into_data();
-    let epoch_seconds = epochs_start.elapsed().as_secs_f64() / config.epochs.max(1) as f64;
+    let total = epochs_start.elapsed().as_secs_f64();
+    let epoch_seconds = total / config.epochs.max(1) as f64;
+    let first_epoch_seconds = first_epoch.map_or(0.0, |t| (t - epochs_start).as_secs_f64());
+    let steady_epoch_seconds = match first_epoch {
+        Some(t) if config.epochs > 1 => {
+            Some(t.elapsed().as_secs_f64() / (config.epochs - 1) as f64)
+        }
+        _ => None,
+    };
     let model = model.valid().to_device(device);
     let bb = GcnBlackBox::new(model.clone(), device);
     let (train_accuracy, test_accuracy) = split_accuracy(&bb, dataset)?;
@@ -143,6 +164,8 @@ pub fn train_gcn(
         epochs: config.epochs,
         seconds: start.elapsed().as_secs_f64(),
         epoch_seconds,
+        first_epoch_seconds,
+        steady_epoch_seconds,
     };
     Ok((model, report))
 }

@@ -66,7 +66,9 @@ pub fn run(a: TrainBlackBoxArgs) -> Result<()> {
         "hidden": a.hidden, "epochs": a.epochs,
         "train_accuracy": report.train_accuracy, "test_accuracy": report.test_accuracy,
         "final_loss": report.final_loss, "seconds": report.seconds,
-        "epoch_seconds": report.epoch_seconds, "aggregation": a.aggregation,
+        "epoch_seconds": report.epoch_seconds,
+        "first_epoch_seconds": report.first_epoch_seconds,
+        "steady_epoch_seconds": report.steady_epoch_seconds, "aggregation": a.aggregation,
         "backend": format!("{dev:?}"),
     });
     atomic_write(

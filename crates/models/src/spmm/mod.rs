@@ -29,7 +29,7 @@ use crate::error::{ModelError, Result};
 mod autodiff;
 #[cfg(feature = "flex")]
 mod cpu;
-#[cfg(any(feature = "cuda", feature = "vulkan"))]
+#[cfg(any(feature = "cuda", feature = "vulkan", feature = "cube-cpu"))]
 mod cube;
 
 /// The message-passing kernels every backend provides (a Burn backend extension).
@@ -40,7 +40,7 @@ mod cube;
 #[backend_extension(
     Flex: cfg(feature = "flex"),
     NdArray: cfg(feature = "ndarray"),
-    Cube: cfg(any(feature = "cuda", feature = "vulkan")),
+    Cube: cfg(any(feature = "cuda", feature = "vulkan", feature = "cube-cpu")),
     Autodiff
 )]
 pub trait MessagePassing: Backend {

@@ -85,7 +85,11 @@ fn forward_only_index_matches_the_full_one() {
             assert!((p - q).abs() < 1e-5, "{p} vs {q}");
         }
     }
-    assert_eq!(a.0, b.0);
+    // The forward-only index takes the scatter-add composition under autodiff: the same sums,
+    // but a GPU's (and CubeCL's CPU runtime's) scatter adds in no fixed order.
+    for (p, q) in a.0.iter().zip(&b.0) {
+        assert!((p - q).abs() < 1e-5, "{p} vs {q}");
+    }
     // Unsorted rows, offsets of the wrong length or total, a source out of range, an offset
     // past the end in the middle (non-monotonic): errors, not panics.
     let fails = |cols: usize, row: &[u32], ptr: &[u32], col: &[u32]| {
