@@ -70,7 +70,8 @@ struct Args {
     /// With `--gcn-epoch`: epochs per aggregation.
     #[arg(long, default_value_t = 3)]
     gcn_epochs: usize,
-    /// Backend: flex, ndarray or cuda (default: $INDUCE_BACKEND, else flex).
+    /// Backend: flex, ndarray, vulkan, cuda or cube-cpu, as compiled in (default: $INDUCE_BACKEND,
+    /// else flex).
     #[arg(long)]
     backend: Option<induce::BackendKind>,
 }

@@ -53,7 +53,8 @@ struct Args {
     /// Training epochs (paper: 1000).
     #[arg(long, default_value_t = 1000)]
     epochs: usize,
-    /// Backend: flex, ndarray or cuda (default: $INDUCE_BACKEND, else flex).
+    /// Backend: flex, ndarray, vulkan, cuda or cube-cpu, as compiled in (default: $INDUCE_BACKEND,
+    /// else flex).
     #[arg(long)]
     backend: Option<induce::BackendKind>,
     /// Output directory (default: runs/black-box/<dataset>).

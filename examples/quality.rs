@@ -51,7 +51,8 @@ struct Args {
     /// Smoke run: 2 seeds, 10 targets per graph, 5 InduCE episodes, 20 baseline iterations.
     #[arg(long)]
     quick: bool,
-    /// Backend: flex, ndarray or cuda (default: $INDUCE_BACKEND, else flex).
+    /// Backend: flex, ndarray, vulkan, cuda or cube-cpu, as compiled in (default: $INDUCE_BACKEND,
+    /// else flex).
     #[arg(long)]
     backend: Option<induce::BackendKind>,
 }

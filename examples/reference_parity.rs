@@ -30,7 +30,8 @@ struct Args {
     /// Datasets to check, in order.
     #[arg(long, value_delimiter = ',', default_value = "syn1,syn4,syn5")]
     datasets: Vec<String>,
-    /// Backend: flex, ndarray or cuda (default: $INDUCE_BACKEND, else flex).
+    /// Backend: flex, ndarray, vulkan, cuda or cube-cpu, as compiled in (default: $INDUCE_BACKEND,
+    /// else flex).
     #[arg(long)]
     backend: Option<induce::BackendKind>,
     /// Policy and black-box implementation: `burn` (default; the exact reproduction) or `host`

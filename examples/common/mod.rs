@@ -38,7 +38,8 @@ pub struct Args {
     /// Smoke run of under a minute (few epochs, 10 targets).
     #[arg(long)]
     pub quick: bool,
-    /// Backend: flex, ndarray or cuda (default: $INDUCE_BACKEND, else flex).
+    /// Backend: flex, ndarray, vulkan, cuda or cube-cpu, as compiled in (default: $INDUCE_BACKEND,
+    /// else flex).
     #[arg(long)]
     pub backend: Option<BackendKind>,
     /// No progress bars.

@@ -52,7 +52,8 @@ pub struct DataArgs {
     /// Seed of everything random (generated data, initialisation, sampling).
     #[arg(long, default_value_t = induce::DEFAULT_SEED)]
     pub seed: u64,
-    /// Backend: flex, ndarray or cuda [default: $INDUCE_BACKEND, else flex].
+    /// Backend: flex, ndarray, vulkan, cuda or cube-cpu, as compiled in [default: $INDUCE_BACKEND,
+    /// else flex].
     #[arg(long)]
     pub backend: Option<BackendKind>,
     /// No progress bars.
