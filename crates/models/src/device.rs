@@ -4,7 +4,7 @@
 //! backend-agnostic; choosing a backend is choosing a device. Backends are cargo features of the
 //! `induce` facade (and of this crate): `flex` (default, pure-Rust CPU), `ndarray` (deprecated in
 //! Burn 0.22, kept for users who ask for it), `vulkan` (GPUs through CubeCL on wgpu with
-//! SPIR-V: builds offline; needs the Vulkan loader `libvulkan.so.1` and a GPU driver at run time)
+//! SPIR-V: builds offline; needs the Vulkan loader `libvulkan.so.1` and a GPU driver at run time),
 //! `cuda` (built offline after `scripts/cuda-llvm.sh`; needs an NVIDIA GPU at run time) and
 //! `cube-cpu` (CubeCL's CPU runtime: the GPU kernels compiled by LLVM for the host, so that they are
 //! tested on machines without a GPU; also after `scripts/cuda-llvm.sh`).
@@ -172,8 +172,9 @@ pub fn device(kind: BackendKind) -> Result<Device> {
 /// A GPU device checked by one tiny round trip in a separate thread: a machine without the
 /// runtime's libraries or a GPU gets [`ModelError::DeviceUnavailable`] with the runtime's own
 /// reason and `needs`, not a panic in a device thread. The runtime's panics during the probe (in
-/// the probe's thread or an unnamed runtime thread) are captured, not printed; other threads'
-/// go on to the panic hook in place. Probed once per backend and process (the answer is kept).
+/// the probe's thread or CubeCL's device threads) are captured, not printed, the first giving
+/// the reason; other threads' go on to the panic hook in place. Probed once per backend and
+/// process: the answer is kept, except a probe that timed out (tried again on the next call).
 #[cfg(any(feature = "cuda", feature = "vulkan", feature = "cube-cpu"))]
 fn probed(dev: Device, backend: &'static str, needs: &str) -> Result<Device> {
     use std::collections::HashMap;
@@ -186,9 +187,16 @@ fn probed(dev: Device, backend: &'static str, needs: &str) -> Result<Device> {
         .get_or_init(Answers::default)
         .lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner);
-    let answer = answers
-        .entry(backend)
-        .or_insert_with(|| probe(dev.clone(), backend));
+    let answer = match answers.get(backend) {
+        Some(kept) => kept.clone(),
+        None => {
+            let (answer, timed_out) = probe(dev.clone(), backend);
+            if !timed_out {
+                answers.insert(backend, answer.clone());
+            }
+            answer
+        }
+    };
     match answer {
         Ok(()) => Ok(dev),
         Err(why) => Err(ModelError::DeviceUnavailable {
@@ -198,9 +206,10 @@ fn probed(dev: Device, backend: &'static str, needs: &str) -> Result<Device> {
     }
 }
 
-/// One round trip on `dev` in a separate thread with the panic hook swapped: why it failed.
+/// One round trip on `dev` in a separate thread with the panic hook swapped: why it failed, and
+/// whether it timed out.
 #[cfg(any(feature = "cuda", feature = "vulkan", feature = "cube-cpu"))]
-fn probe(dev: Device, backend: &'static str) -> std::result::Result<(), String> {
+fn probe(dev: Device, backend: &'static str) -> (std::result::Result<(), String>, bool) {
     use std::sync::{Arc, Mutex};
 
     use burn::tensor::{Tensor, TensorData};
@@ -213,8 +222,13 @@ fn probe(dev: Device, backend: &'static str) -> std::result::Result<(), String> 
         Arc::from(std::panic::take_hook());
     let forward = previous.clone();
     std::panic::set_hook(Box::new(move |info| {
+        // The probe's thread and CubeCL's device threads (`DSU-…` / `DSD-…`, where a runtime
+        // without its GPU or libraries panics first) are the probe's.
         let current = std::thread::current();
-        if current.name().is_some_and(|n| n != NAME) {
+        let ours = current
+            .name()
+            .is_some_and(|n| n == NAME || n.starts_with("DSU-") || n.starts_with("DSD-"));
+        if !ours {
             return forward(info);
         }
         let msg = info
@@ -243,8 +257,9 @@ fn probe(dev: Device, backend: &'static str) -> std::result::Result<(), String> 
     };
     std::panic::set_hook(Box::new(move |info| previous(info)));
     let first = messages.lock().ok().and_then(|m| m.first().cloned());
-    Err(match outcome {
-        Ok(Ok(v)) if v == 3.0 => return Ok(()),
+    let timed_out = matches!(outcome, Err(std::sync::mpsc::RecvTimeoutError::Timeout));
+    let answer = Err(match outcome {
+        Ok(Ok(v)) if v == 3.0 => return (Ok(()), false),
         Ok(Ok(v)) => format!("a test sum 1 + 2 gave {v}"),
         Ok(Err(_)) => first.unwrap_or_else(|| format!("the {backend} runtime failed to start")),
         Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
@@ -253,7 +268,8 @@ fn probe(dev: Device, backend: &'static str) -> std::result::Result<(), String> 
         Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => {
             format!("no thread could be started to probe the {backend} device")
         }
-    })
+    });
+    (answer, timed_out)
 }
 
 /// Whether tensors on `device` (or the device an autodiff device wraps) live on a CubeCL GPU

@@ -56,8 +56,9 @@ pub struct TrainReport {
     /// setup and the final accuracy evaluation.
     #[serde(default)]
     pub epoch_seconds: f64,
-    /// Wall-clock time of the first epoch alone (on the GPU backends it holds the kernels'
-    /// compilation and autotuning).
+    /// Wall-clock time of the first epoch, with the one-time propagation of the features
+    /// (`Â X`) before it (on the GPU backends it also holds the kernels' compilation and
+    /// autotuning).
     #[serde(default)]
     pub first_epoch_seconds: f64,
     /// Mean wall-clock time of the epochs after the first (`None` for a single epoch): the
@@ -145,13 +146,11 @@ pub fn train_gcn(
         }
     }
     let _ = model.gc1.bias.val().into_data();
-    let total = epochs_start.elapsed().as_secs_f64();
-    let epoch_seconds = total / config.epochs.max(1) as f64;
+    let end = Instant::now();
+    let epoch_seconds = (end - epochs_start).as_secs_f64() / config.epochs.max(1) as f64;
     let first_epoch_seconds = first_epoch.map_or(0.0, |t| (t - epochs_start).as_secs_f64());
     let steady_epoch_seconds = match first_epoch {
-        Some(t) if config.epochs > 1 => {
-            Some(t.elapsed().as_secs_f64() / (config.epochs - 1) as f64)
-        }
+        Some(t) if config.epochs > 1 => Some((end - t).as_secs_f64() / (config.epochs - 1) as f64),
         _ => None,
     };
     let model = model.valid().to_device(device);
