@@ -76,8 +76,8 @@ pub fn measure(
 /// `hidden`, once per aggregation: the CSR segment kernel and Burn's scatter-add composition,
 /// side by side in one run. `targets` of each row is the number of epochs and `seconds` the
 /// mean of the epochs after the first (the steady state; that epoch alone for a single one, its
-/// time in the detail); the segment row's detail gives the ratio to the scatter-add row and both give
-/// the trained accuracy (the two models differ only by float rounding).
+/// time in the detail); the segment row's detail gives the ratio to the scatter-add row and both
+/// give the trained accuracy (the two models differ only by float rounding).
 pub fn gcn_epochs(
     data: &induce_graph::Dataset,
     hidden: usize,
