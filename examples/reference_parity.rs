@@ -57,8 +57,9 @@ fn run(args: Args) -> Result<()> {
             "{}: {}/{} identical ({:.2} s, {kind} backend)",
             d.name, d.identical, d.total, d.seconds
         );
-        for m in &d.mismatches {
+        for (m, t) in d.mismatches.iter().zip(&d.divergences) {
             println!("  {m}");
+            println!("    where it leaves the authors' path: {}", t.divergence);
         }
         report.datasets.push(d);
     }

@@ -36,7 +36,8 @@ use serde::{Deserialize, Serialize};
 
 use induce_models::Kernel;
 use induce_rl::RlError;
-use induce_rl::env::{EnvConfig, state_dim};
+use induce_rl::divergence::{Divergence, first_divergence};
+use induce_rl::env::{EnvConfig, Episode, state_dim};
 use induce_rl::explanation::{Edit, EditKind, Explanation};
 use induce_rl::induce::explain_greedy;
 use induce_rl::kernel::KernelPolicy;
@@ -175,17 +176,7 @@ pub struct Mismatch {
 }
 
 fn show(e: Option<Edit>) -> String {
-    match e {
-        None => "nothing".into(),
-        Some(e) => {
-            let k = if e.kind == EditKind::Add {
-                "add"
-            } else {
-                "del"
-            };
-            format!("{k} ({}, {})", e.u, e.w)
-        }
-    }
+    e.map_or_else(|| "nothing".into(), |e| e.to_string())
 }
 
 impl fmt::Display for Mismatch {
@@ -263,13 +254,40 @@ pub struct DatasetParity {
     pub total: usize,
     /// The differing targets, in eval order.
     pub mismatches: Vec<Mismatch>,
+    /// Where each differing target's greedy replay leaves the authors' path, in the order of
+    /// `mismatches` ([`first_divergence`]): a choice or verdict within float rounding is a tie.
+    pub divergences: Vec<TargetDivergence>,
     /// Our explanations, in eval order.
     pub explanations: Vec<Explanation>,
     /// Wall-clock seconds of the greedy inference over all eval targets (loading excluded).
     pub seconds: f64,
 }
 
+/// Where one target's greedy replay leaves the authors' path ([`first_divergence`]).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct TargetDivergence {
+    /// The target (original id).
+    pub target: u32,
+    /// The first divergence.
+    pub divergence: Divergence,
+}
+
+impl fmt::Display for TargetDivergence {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "target {}: {}", self.target, self.divergence)
+    }
+}
+
 impl DatasetParity {
+    /// The differing targets that are not ties within `tolerance`
+    /// ([`Divergence::is_tie`]): the differences float rounding does not explain.
+    pub fn not_ties(&self, tolerance: f32) -> Vec<&TargetDivergence> {
+        self.divergences
+            .iter()
+            .filter(|d| !d.divergence.is_tie(tolerance))
+            .collect()
+    }
+
     /// The number of identical explanations [`REQUIRED`] for this dataset, if it is listed.
     pub fn required(&self) -> Option<usize> {
         REQUIRED
@@ -359,10 +377,10 @@ pub fn run_dataset_with(
         .collect();
     let env = EnvConfig::reference();
     let start = Instant::now();
-    let policy = KernelPolicy::new(&policy, kernel, device);
+    let kernel_policy = KernelPolicy::new(&policy, kernel, device);
     let explanations =
         induce_rl::parallel::map(&targets, induce_rl::parallel::default_threads(), |&t| {
-            explain_greedy(&policy, &data.graph, black_box, t, &env)
+            explain_greedy(&kernel_policy, &data.graph, black_box, t, &env)
         })?;
     let seconds = start.elapsed().as_secs_f64();
     let mut mismatches = Vec::new();
@@ -375,11 +393,35 @@ pub fn run_dataset_with(
             })?;
         mismatches.extend(compare(want, got));
     }
+    // Where each differing explanation leaves the authors' path, scored by this kernel and, at
+    // the same state, by the other one.
+    let other = match kernel {
+        Kernel::Host => Kernel::Burn,
+        Kernel::Burn => Kernel::Host,
+    };
+    let other = KernelPolicy::new(&policy, other, device);
+    let mut divergences = Vec::new();
+    for m in &mismatches {
+        let want = &expected[&m.target];
+        let mut ep = Episode::new(&data.graph, black_box, m.target, &env)?;
+        let divergence = first_divergence(
+            &kernel_policy,
+            Some(&other),
+            &mut ep,
+            &want.edits(),
+            want.found,
+        )?;
+        divergences.push(TargetDivergence {
+            target: m.target,
+            divergence,
+        });
+    }
     Ok(DatasetParity {
         name: name.to_string(),
         identical: targets.len() - mismatches.len(),
         total: targets.len(),
         mismatches,
+        divergences,
         explanations,
         seconds,
     })
@@ -486,6 +528,7 @@ mod tests {
             identical,
             total,
             mismatches: Vec::new(),
+            divergences: Vec::new(),
             explanations: Vec::new(),
             seconds: 0.0,
         };

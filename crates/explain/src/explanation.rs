@@ -51,6 +51,22 @@ impl From<Edit> for (u32, u32, EditKind) {
     }
 }
 
+/// `add (u, w)` or `del (u, w)`.
+///
+/// ```
+/// use induce_explain::Edit;
+/// assert_eq!(Edit::delete(2, 3).to_string(), "del (2, 3)");
+/// ```
+impl std::fmt::Display for Edit {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let kind = match self.kind {
+            EditKind::Add => "add",
+            EditKind::Delete => "del",
+        };
+        write!(f, "{kind} ({}, {})", self.u, self.w)
+    }
+}
+
 impl Edit {
     /// An addition of `(u, w)`.
     pub fn add(u: u32, w: u32) -> Self {
