@@ -8,7 +8,9 @@
 //!    (with `--reference DIR`), and where each differing target leaves the authors' path, with
 //!    both kernels' margins there (a tie within float rounding or not);
 //! 3. full-batch GCN epochs (hidden 128) on the ogbn-arxiv-sized graph, the segment kernel beside
-//!    the scatter-add composition.
+//!    the scatter-add composition;
+//! 4. on the GPU backends, with `--verdict-data GRAPH`, the core of a batched exact verdict
+//!    (300 episodes' black-box passes over the whole graph at once).
 //!
 //! ```text
 //! cargo run --release --example gpu_check -- --backends flex --out runs/gpu-check
@@ -24,7 +26,7 @@ use std::time::Instant;
 use anyhow::Result;
 use clap::Parser;
 use induce::BackendKind;
-use induce::harness::bench::{BenchRow, gcn_epochs};
+use induce::harness::bench::{BenchRow, batched_verdict_core, gcn_epochs};
 use induce::harness::parity::run_dataset_with;
 use induce::models::checkpoint::atomic_write;
 use induce::models::spmm::self_check;
@@ -50,6 +52,16 @@ struct Args {
     /// A dataset for the GCN rows instead of the generated arxiv-sized graph.
     #[arg(long)]
     gcn_data: Option<String>,
+    /// A graph (e.g. the Amazon-Photo explain graph) for the batched-verdict core row, timed on
+    /// the GPU backends only (`induce::harness::bench::batched_verdict_core`).
+    #[arg(long)]
+    verdict_data: Option<String>,
+    /// Episodes of the batched-verdict core row.
+    #[arg(long, default_value_t = 300)]
+    verdict_batch: usize,
+    /// Hidden width of the batched-verdict core row (the Amazon black box's).
+    #[arg(long, default_value_t = 128)]
+    verdict_hidden: usize,
     /// Output directory.
     #[arg(long, default_value = "runs/gpu-check")]
     out: PathBuf,
@@ -69,6 +81,10 @@ fn run(args: Args) -> Result<()> {
         (0, _) => None,
         (_, Some(path)) => Some(induce::run::load_data(path, None, 42)?),
         (_, None) => Some(induce::graph::generators::ArxivLikeConfig::default().generate()?),
+    };
+    let verdict_graph = match &args.verdict_data {
+        Some(path) => Some(induce::run::load_data(path, None, 42)?),
+        None => None,
     };
     let mut results = Vec::new();
     let mut failed = false;
@@ -122,6 +138,18 @@ fn run(args: Args) -> Result<()> {
                 }));
             }
             entry["parity"] = parity.into();
+        }
+        // The core of a batched verdict (GPU backends only: on the CPU it would take minutes).
+        if let Some(v) = &verdict_graph
+            && induce::models::device::is_gpu(&dev)
+        {
+            let row =
+                batched_verdict_core(&v.graph, args.verdict_batch, args.verdict_hidden, 3, &dev)?;
+            eprintln!(
+                "{kind}: {}: {:.4} s per pass ({})",
+                row.name, row.seconds, row.detail
+            );
+            entry["batched_verdict_core"] = serde_json::to_value(row)?;
         }
         // 3. GCN epochs
         if let Some(data) = &data {

@@ -15,6 +15,8 @@
 # graph-wide feature product and device-side greedy choices off) for a side-by-side ratio;
 # before it, the same comparison on the authors' graphs (SYN, default "syn1 syn5"; SYN= skips).
 #
+# With the explain graph, gpu_check also times the core of a batched exact verdict on it (300
+# episodes' black-box passes at once, GPU backends only).
 # EPOCHS (default 3): GCN epochs per backend and aggregation (the rows time the epochs after the
 # first; the first, with kernel compilation and autotuning, is in each row's detail).
 # TESTS=0 skips the unit tests, CHECK=0 the gpu_check run.
@@ -38,8 +40,10 @@ echo "GPU: $gpu; features: $features; $(nproc) CPU cores"
 # 1. Kernels, parity and GCN epochs: the GPU backends, then the CPU, in one run.
 check_rc=-1
 if [ "${CHECK:-1}" != 0 ]; then
+  verdict=()
+  [ -f "$bin/graph.npz" ] && verdict=(--verdict-data "$bin/graph.npz")
   "$bin/gpu_check" --backends "$features,flex" --reference .gpu/reference --epochs "$EPOCHS" \
-    --out "$OUT" 2>&1 | tee "$OUT/gpu_check.log"
+    "${verdict[@]}" --out "$OUT" 2>&1 | tee "$OUT/gpu_check.log"
   check_rc=${PIPESTATUS[0]}
 fi
 
