@@ -15,8 +15,8 @@
 # graph-wide feature product and device-side greedy choices off) for a side-by-side ratio;
 # before it, the same comparison on the authors' graphs (SYN, default "syn1 syn5"; SYN= skips).
 #
-# With the explain graph, gpu_check also times the core of a batched exact verdict on it (300
-# episodes' black-box passes at once, GPU backends only).
+# With the explain graph, gpu_check also times one round of batched exact verdicts on it (the
+# GCN on 300 edited copies at once, GPU backends only).
 # EPOCHS (default 3): GCN epochs per backend and aggregation (the rows time the epochs after the
 # first; the first, with kernel compilation and autotuning, is in each row's detail).
 # TESTS=0 skips the unit tests, CHECK=0 the gpu_check run.

@@ -129,103 +129,98 @@ pub fn gcn_epochs(
     Ok(rows)
 }
 
-/// The core of a batched exact verdict on a device, timed: the black-box passes of `batch`
-/// episodes over the whole graph at once, laid out as `[n, batch · hidden]` so that each of the
-/// three layers is one row scaling per episode (each episode's own degrees), one sparse product
-/// over the graph's messages ([`GraphTensors::propagate`](induce_models::GraphTensors)) and one
-/// `[n · batch, hidden] × [hidden, hidden]` product. `seconds` is the mean of `reps` such
-/// 3-layer passes after one warm-up pass, the device synchronised after each; `targets` is
-/// `batch`.
+/// Batched exact verdicts on a device, timed: the paper's GCN (hidden `hidden`, untrained
+/// weights: the time does not depend on them) on `batch` edited copies of `graph` at once
+/// ([`VerdictBatch::log_probs`](induce_models::batched_verdict::VerdictBatch)), each episode
+/// toggling `toggles` pairs (deletions of its own edges and additions), every node's row
+/// downloaded. This is one round of verdicts of a batched explanation (today each episode's
+/// verdict is the host's incremental GCN, `docs/GPU.md`). `seconds` is the mean of `reps` calls
+/// after one warm-up call, the device synchronised by the download; `targets` is `batch`. The
+/// detail gives the largest difference, over the first two episodes, from the model run on each
+/// edited graph alone on the same device.
 ///
-/// A feasibility measure for moving the explainer's verdicts to a GPU (`docs/GPU.md`: today
-/// each step's verdict is the host's incremental GCN), not the verdicts themselves: the
-/// corrections for each episode's toggled edges and the classifier are left out.
-///
-/// Errors: `batch`, `hidden` or `reps` of 0, and the graph's upload.
-pub fn batched_verdict_core(
+/// Errors: `batch`, `hidden` or `reps` of 0, a graph without edges, and the model's errors.
+pub fn batched_verdicts(
     graph: &induce_graph::Graph,
     batch: usize,
     hidden: usize,
+    toggles: usize,
     reps: usize,
     device: &Device,
 ) -> Result<BenchRow> {
-    use burn::tensor::{Tensor, TensorData};
-    if batch == 0 || hidden == 0 || reps == 0 {
+    use induce_models::batched_verdict::VerdictBatch;
+    use induce_models::tensors::{matrix, to_vec};
+    let edges = graph.edges();
+    if batch == 0 || hidden == 0 || reps == 0 || edges.is_empty() {
         return Err(RlError::InvalidConfig(format!(
-            "batched verdict core: batch {batch}, hidden {hidden} and reps {reps} must be positive"
+            "batched verdicts: batch {batch}, hidden {hidden}, reps {reps} and the graph's {} \
+             edges must be positive",
+            edges.len()
         )));
     }
     let n = graph.num_nodes();
+    let x = graph.features();
+    let gcn = GcnConfig::new(x.dim(), graph.num_classes().max(2))
+        .with_hidden(hidden)
+        .init(device);
     let name = format!(
-        "batched verdict core ({n} nodes, {} edges, {batch} episodes x hidden {hidden}, 3 layers)",
-        graph.num_edges()
+        "batched verdicts ({n} nodes, {} edges, {batch} episodes x {toggles} toggles, hidden \
+         {hidden})",
+        edges.len()
     );
-    let g = induce_models::GraphTensors::new(n, &graph.edges(), device)?;
-    // Deterministic values in [-0.5, 0.5): activations, one degree scale per node and episode,
-    // and a weight matrix.
-    let fill = |len: usize, salt: u64| -> Vec<f32> {
-        (0..len as u64)
-            .map(|i| {
-                let h = (i ^ salt).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 40;
-                (h % 1000) as f32 / 1000.0 - 0.5
-            })
-            .collect()
-    };
-    let x = Tensor::<2>::from_data(
-        TensorData::new(fill(n * batch * hidden, 1), [n, batch * hidden]),
-        device,
-    );
-    let scale = Tensor::<3>::from_data(TensorData::new(fill(n * batch, 2), [n, batch, 1]), device)
-        .abs()
-        + 0.5;
-    let w = Tensor::<2>::from_data(
-        TensorData::new(fill(hidden * hidden, 3), [hidden, hidden]),
-        device,
-    );
-    let pass = |h: Tensor<2>| verdict_core_pass(&g, h, &scale, &w);
+    // Episode b deletes edges b, b + batch, ... and adds pairs between far-apart ids.
+    let lists: Vec<Vec<(u32, u32)>> = (0..batch)
+        .map(|b| {
+            (0..toggles)
+                .map(|k| match k % 2 {
+                    0 => edges[(b + k * batch) % edges.len()],
+                    _ => {
+                        let u = ((b * 7919 + k * 104_729) % n) as u32;
+                        let w = ((u as usize + n / 2 + k) % n) as u32;
+                        (u, if w == u { (u + 1) % n as u32 } else { w })
+                    }
+                })
+                .filter(|&(u, w)| u != w)
+                .collect()
+        })
+        .collect();
+    let all: Vec<u32> = (0..n as u32).collect();
+    let rows: Vec<Vec<u32>> = vec![all; batch];
+    let bound = VerdictBatch::new(&gcn, x, &edges, device)?;
     measure(name, || {
-        let _ = pass(x.clone());
-        let _ = device.sync();
+        let first = bound.log_probs(&lists, &rows)?;
         let start = Instant::now();
-        let mut out = x.clone();
         for _ in 0..reps {
-            out = pass(x.clone());
-            let _ = device.sync();
+            bound.log_probs(&lists, &rows)?;
         }
         let seconds = start.elapsed().as_secs_f64() / reps as f64;
-        let check: f32 = out.sum().into_scalar();
+        let mut worst = 0f32;
+        for (b, list) in lists.iter().enumerate().take(2) {
+            let mut set: std::collections::BTreeSet<(u32, u32)> =
+                edges.iter().map(|&(u, w)| (u.min(w), u.max(w))).collect();
+            for &(u, w) in list {
+                let p = (u.min(w), u.max(w));
+                if !set.remove(&p) {
+                    set.insert(p);
+                }
+            }
+            let e: Vec<(u32, u32)> = set.into_iter().collect();
+            let g = induce_models::GraphTensors::new(n, &e, device)?;
+            let alone = to_vec(gcn.forward(matrix(x.as_slice(), n, x.dim(), device), &g));
+            for (a, w) in first[b].as_slice().iter().zip(&alone) {
+                worst = worst.max((a - w).abs());
+            }
+        }
         Ok((
             seconds,
             batch,
             format!(
-                "mean of {reps} passes after a warm-up; {:.3} ms per episode; checksum {check:.4e}",
+                "mean of {reps} calls after a warm-up; {:.3} ms per episode; largest difference \
+                 from each edited graph alone {worst:.2e}",
                 1e3 * seconds / batch as f64
             ),
         ))
     })
-}
-
-/// Three layers of [`batched_verdict_core`]: per episode `b`, `H ← relu(Â (s_b ⊙ H_b) W)`, all
-/// episodes in one `[n, batch · hidden]` tensor (episode `b` in columns `b·hidden..`).
-///
-/// # Shapes
-/// - h: `[n, batch · hidden]`, scale: `[n, batch, 1]`, w: `[hidden, hidden]`
-/// - output: `[n, batch · hidden]`
-fn verdict_core_pass(
-    g: &induce_models::GraphTensors,
-    mut h: burn::tensor::Tensor<2>,
-    scale: &burn::tensor::Tensor<3>,
-    w: &burn::tensor::Tensor<2>,
-) -> burn::tensor::Tensor<2> {
-    let [n, batch, _] = scale.dims();
-    let hidden = w.dims()[0];
-    for _ in 0..3 {
-        let scaled = (h.reshape([n, batch, hidden]) * scale.clone()).reshape([n, batch * hidden]);
-        let aggregated = g.propagate(scaled).reshape([n * batch, hidden]);
-        h = burn::tensor::activation::relu(aggregated.matmul(w.clone()))
-            .reshape([n, batch * hidden]);
-    }
-    h
 }
 
 /// Greedy inductive inference with the authors' shipped policy and GCN in the parity preset on
@@ -383,60 +378,14 @@ mod tests {
         assert!(t.contains("| x | 4 | 2.000 | 500.00 |"), "{t}");
     }
 
-    /// The batched layout keeps the episodes apart: episode `b`'s columns of a 2-episode pass
-    /// are the pass of episode `b` alone.
     #[test]
-    fn the_batched_verdict_core_keeps_episodes_apart() {
-        use burn::tensor::{Tensor, TensorData};
+    fn batched_verdicts_match_each_edited_graph() {
         let dev = induce_models::device::default_device().unwrap();
         let data = SyntheticKind::TreeCycles.generate(1).unwrap();
-        let n = data.graph.num_nodes();
-        let g = induce_models::GraphTensors::new(n, &data.graph.edges(), &dev).unwrap();
-        let hidden = 3;
-        let vals = |len: usize, k: usize| -> Vec<f32> {
-            (0..len)
-                .map(|i| ((i * 7 + k * 13) % 11) as f32 / 11.0 - 0.4)
-                .collect()
-        };
-        let w = Tensor::<2>::from_data(TensorData::new(vals(9, 0), [3, 3]), &dev);
-        let x: Vec<Vec<f32>> = (0..2).map(|b| vals(n * hidden, b + 1)).collect();
-        let s: Vec<Vec<f32>> = (0..2)
-            .map(|b| vals(n, b + 5).iter().map(|v| v + 1.0).collect())
-            .collect();
-        let alone: Vec<Vec<f32>> = (0..2)
-            .map(|b| {
-                let xb = Tensor::<2>::from_data(TensorData::new(x[b].clone(), [n, hidden]), &dev);
-                let sb = Tensor::<3>::from_data(TensorData::new(s[b].clone(), [n, 1, 1]), &dev);
-                induce_models::tensors::to_vec(verdict_core_pass(&g, xb, &sb, &w))
-            })
-            .collect();
-        let mut xs = Vec::new();
-        let mut ss = Vec::new();
-        for i in 0..n {
-            for b in 0..2 {
-                xs.extend_from_slice(&x[b][i * hidden..(i + 1) * hidden]);
-                ss.push(s[b][i]);
-            }
-        }
-        let xs = Tensor::<2>::from_data(TensorData::new(xs, [n, 2 * hidden]), &dev);
-        let ss = Tensor::<3>::from_data(TensorData::new(ss, [n, 2, 1]), &dev);
-        let both = induce_models::tensors::to_vec(verdict_core_pass(&g, xs, &ss, &w));
-        let mut worst = 0.0f32;
-        for i in 0..n {
-            for b in 0..2 {
-                for j in 0..hidden {
-                    let d = both[i * 2 * hidden + b * hidden + j] - alone[b][i * hidden + j];
-                    worst = worst.max(d.abs());
-                }
-            }
-        }
-        assert!(worst < 1e-5, "{worst}");
-        assert!(
-            alone[0].iter().any(|&v| v > 0.0),
-            "not all zero after the ReLUs"
-        );
-        let row = batched_verdict_core(&data.graph, 2, 4, 1, &dev).unwrap();
-        assert_eq!(row.targets, 2);
-        assert!(batched_verdict_core(&data.graph, 0, 4, 1, &dev).is_err());
+        let row = batched_verdicts(&data.graph, 3, 4, 4, 1, &dev).unwrap();
+        assert_eq!(row.targets, 3);
+        let worst: f32 = row.detail.rsplit(' ').next().unwrap().parse().unwrap();
+        assert!(worst < 1e-5, "{}", row.detail);
+        assert!(batched_verdicts(&data.graph, 0, 4, 4, 1, &dev).is_err());
     }
 }

@@ -7,6 +7,7 @@
 //! * [`device`]: the one place a backend is chosen.
 //! * [`host`]: hand-written CPU kernels of the GCN and the policy (Burn stays the reference).
 
+pub mod batched_verdict;
 pub mod black_box;
 pub mod checkpoint;
 pub mod device;
