@@ -11,6 +11,9 @@
 # the host kernel on all CPU cores, then the policy's Burn kernel on each GPU backend with the
 # targets in batches of each of BATCHES (default "300") and the black box on the host kernel
 # (BB_KERNEL=burn puts it on the GPU too), and compares the explanations (explain-*.json);
+# BATCHED_VERDICTS (default 1) adds a run with the black box on the GPU as well
+# (--black-box-kernel burn), whose verdicts are then taken for the whole batch at once
+# (VerdictBatch); 0 skips it.
 # PER_EPISODE=1 repeats each batch with INDUCE_GPU_LAYOUT=per-episode (the GPU layout's
 # graph-wide feature product and device-side greedy choices off) for a side-by-side ratio;
 # before it, the same comparison on the authors' graphs (SYN, default "syn1 syn5"; SYN= skips).
@@ -109,6 +112,11 @@ if [ -x "$bin/induce" ] && [ -f "$bin/graph.npz" ] && [ "${EXPLAIN:-1}" != 0 ]; 
       INDUCE_BACKEND=$b run_explain "$b-batch$k" "$bin/graph.npz" .gpu/explain/bb "${big[@]}" \
         --kernel burn --batch-targets "$k" --black-box-kernel "${BB_KERNEL:-host}"
       compare host "$b-batch$k"
+      if [ "${BATCHED_VERDICTS:-1}" != 0 ]; then # the black box on the GPU, batched verdicts
+        INDUCE_BACKEND=$b run_explain "$b-batch$k-bb-burn" "$bin/graph.npz" .gpu/explain/bb \
+          "${big[@]}" --kernel burn --batch-targets "$k" --black-box-kernel burn
+        compare host "$b-batch$k-bb-burn"
+      fi
       if [ "${PER_EPISODE:-0}" != 0 ]; then # the layout before (no graph-wide product, no device greedy)
         INDUCE_GPU_LAYOUT=per-episode INDUCE_BACKEND=$b run_explain "$b-batch$k-per-episode" \
           "$bin/graph.npz" .gpu/explain/bb "${big[@]}" --kernel burn --batch-targets "$k" \

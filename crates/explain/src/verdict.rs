@@ -473,45 +473,13 @@ impl<'a> Judge<'a> {
     pub fn toggle(&mut self, pairs: &[(u32, u32)]) -> Result<()> {
         // Every pair is checked before anything changes: an error leaves the judge as it was.
         self.check_pairs(pairs)?;
-        let mut grow = false;
-        let mut changed = Vec::with_capacity(2 * pairs.len());
-        for &(a, b) in pairs {
-            let p = (a.min(b), a.max(b));
-            let (la, lb) = (self.local.get(&a).copied(), self.local.get(&b).copied());
-            if !self.delta.remove(&p) {
-                self.delta.insert(p);
-            }
-            let added = self.delta.contains(&p) && !self.is_edge(p);
-            grow |= added && self.radius.is_some();
-            if let (Some(la), Some(lb)) = (la, lb) {
-                self.edit.toggle(la as usize, lb as usize);
-                changed.extend([la, lb]);
-            }
-        }
+        let changed = self.apply(pairs);
         if let Some(ExactTarget::Ball(inner)) = &mut self.exact
             && let Err(e) = inner.toggle(pairs)
         {
             // The inner judge holds the same edits and rebuilds itself on its next answer.
             self.stale = true;
             return Err(e);
-        }
-        if grow {
-            let need = ball(
-                self.graph,
-                self.target,
-                self.radius.unwrap_or(0),
-                &self.delta,
-            );
-            let before = self.nodes.len();
-            for u in need {
-                if let std::collections::hash_map::Entry::Vacant(e) = self.local.entry(u) {
-                    e.insert(self.nodes.len() as u32);
-                    self.nodes.push(u);
-                }
-            }
-            if self.nodes.len() > before {
-                self.stale = true;
-            }
         }
         if self.stale {
             // Grown, or a failed evaluation left the evaluator behind the edited graph.
@@ -540,6 +508,102 @@ impl<'a> Judge<'a> {
             return Err(e);
         }
         self.checked()
+    }
+
+    /// Records the toggles of `pairs` (checked) in the edited graph and grows the node set
+    /// where an added edge widens the target's receptive field; returns the local ids of the
+    /// endpoints inside the node set (whose rows the evaluator must update).
+    fn apply(&mut self, pairs: &[(u32, u32)]) -> Vec<u32> {
+        let mut grow = false;
+        let mut changed = Vec::with_capacity(2 * pairs.len());
+        for &(a, b) in pairs {
+            let p = (a.min(b), a.max(b));
+            let (la, lb) = (self.local.get(&a).copied(), self.local.get(&b).copied());
+            if !self.delta.remove(&p) {
+                self.delta.insert(p);
+            }
+            let added = self.delta.contains(&p) && !self.is_edge(p);
+            grow |= added && self.radius.is_some();
+            // A stale judge rebuilds its edited graph from `delta` (its node set may have grown
+            // past the edited graph's).
+            if let (Some(la), Some(lb), false) = (la, lb, self.stale) {
+                self.edit.toggle(la as usize, lb as usize);
+                changed.extend([la, lb]);
+            }
+        }
+        if grow {
+            let need = ball(
+                self.graph,
+                self.target,
+                self.radius.unwrap_or(0),
+                &self.delta,
+            );
+            let before = self.nodes.len();
+            for u in need {
+                if let std::collections::hash_map::Entry::Vacant(e) = self.local.entry(u) {
+                    e.insert(self.nodes.len() as u32);
+                    self.nodes.push(u);
+                }
+            }
+            if self.nodes.len() > before {
+                self.stale = true;
+            }
+        }
+        changed
+    }
+
+    /// Whether this judge's answer is the model's output for its node set on the whole edited
+    /// graph, so that the caller may evaluate it ([`Judge::toggle_deferred`]): exact verdicts
+    /// on the judge's own node set (not [`Judge::frozen`], [`Judge::sampled`] or
+    /// [`Judge::exact_target`]).
+    pub fn takes_rows(&self) -> bool {
+        self.verdict == Verdict::Exact
+            && self.exact.is_none()
+            && self.base.is_none()
+            && !self.closed
+    }
+
+    /// Toggles each pair like [`Judge::toggle`] but leaves the evaluation to the caller, who
+    /// then hands the model's rows for [`Judge::nodes`] (grown as needed) on the graph with
+    /// [`Judge::toggled`] applied to [`Judge::take_rows`] — e.g. one batched pass on a device
+    /// for many episodes' judges. The judge's own evaluator falls behind and is rebuilt if it
+    /// is asked again ([`Judge::toggle`]).
+    ///
+    /// Errors: those of [`Judge::toggle`] for bad pairs, and [`ExplainError::InvalidValue`]
+    /// when the judge does not take rows ([`Judge::takes_rows`]).
+    pub fn toggle_deferred(&mut self, pairs: &[(u32, u32)]) -> Result<()> {
+        if !self.takes_rows() {
+            return Err(ExplainError::InvalidValue {
+                what: "deferred verdict",
+                value: format!("{:?}", self.verdict),
+                reason: "only exact verdicts on the judge's own node set can be evaluated by the \
+                         caller"
+                    .into(),
+            });
+        }
+        self.check_pairs(pairs)?;
+        self.apply(pairs);
+        self.stale = true;
+        Ok(())
+    }
+
+    /// The pairs toggled relative to the original graph, `(min, max)` in original ids.
+    pub fn toggled(&self) -> impl Iterator<Item = (u32, u32)> + '_ {
+        self.delta.iter().copied()
+    }
+
+    /// Takes `rows` as the model's log-probabilities for [`Judge::nodes`] (in that order) on the
+    /// edited graph, after [`Judge::toggle_deferred`].
+    ///
+    /// Errors: [`ExplainError::OutputShape`] for a wrong number of rows or classes,
+    /// [`ExplainError::NanOutput`] for a NaN.
+    pub fn take_rows(&mut self, rows: LogProbs) -> Result<()> {
+        let old = std::mem::replace(&mut self.log_probs, rows);
+        let checked = self.checked();
+        if checked.is_err() {
+            self.log_probs = old;
+        }
+        checked
     }
 
     /// Writes the target's exact row ([`ExactTarget`]) over its row of the node set's output.
@@ -959,6 +1023,65 @@ mod tests {
         // A deletion followed by the re-addition of the same pair is no edit at all.
         j.set_edits(&[Edit::delete(2, 3), Edit::add(2, 3)]).unwrap();
         assert_eq!(j.target_row(), &start[..]);
+    }
+
+    /// Deferred toggles: the caller's rows (here the black box's own, on the induced edited
+    /// subgraph of the grown node set) give the answer a plain toggle gives; after them, a plain
+    /// toggle rebuilds the evaluator and agrees again.
+    #[test]
+    fn deferred_toggles_take_the_callers_rows() {
+        let g = path();
+        let bb = NeighbourDegrees;
+        let mut plain = Judge::new(&g, &bb, 0, &[0, 1], Verdict::Exact).unwrap();
+        let mut deferred = plain.clone();
+        assert!(deferred.takes_rows());
+        for pair in [(0, 4), (1, 2), (0, 4)] {
+            plain.toggle(&[pair]).unwrap();
+            deferred.toggle_deferred(&[pair]).unwrap();
+            assert_eq!(deferred.nodes(), plain.nodes(), "grown alike");
+            // The model on the subgraph the node set induces, with the toggles applied.
+            let nodes = deferred.nodes().to_vec();
+            let local: HashMap<u32, u32> = nodes
+                .iter()
+                .enumerate()
+                .map(|(i, &u)| (u, i as u32))
+                .collect();
+            let mut set: BTreeSet<(u32, u32)> = g.edges().into_iter().collect();
+            for p in deferred.toggled() {
+                if !set.remove(&p) {
+                    set.insert(p);
+                }
+            }
+            let edges: Vec<(u32, u32)> = set
+                .into_iter()
+                .filter_map(|(a, b)| Some((*local.get(&a)?, *local.get(&b)?)))
+                .collect();
+            let rows = bb
+                .log_probs(&Features::constant(nodes.len(), 1, 1.0), &edges)
+                .unwrap();
+            deferred.take_rows(rows).unwrap();
+            assert_eq!(deferred.log_probs(), plain.log_probs());
+            assert_eq!(deferred.label(), plain.label());
+        }
+        // Wrong shapes are refused and leave the answer as it was.
+        let before = deferred.log_probs().clone();
+        let bad = LogProbs::new(1, 2, vec![0.0, 0.0]).unwrap();
+        assert!(matches!(
+            deferred.take_rows(bad),
+            Err(ExplainError::OutputShape { .. })
+        ));
+        assert_eq!(deferred.log_probs(), &before);
+        // The evaluator catches up when asked again.
+        plain.toggle(&[(2, 3)]).unwrap();
+        deferred.toggle(&[(2, 3)]).unwrap();
+        assert_eq!(deferred.log_probs(), plain.log_probs());
+        // A frozen neighbourhood's verdicts cannot be deferred.
+        let mut frozen = Judge::new(&g, &bb, 0, &[0, 1, 2], Verdict::Neighbourhood).unwrap();
+        assert!(!frozen.takes_rows());
+        assert!(matches!(
+            frozen.toggle_deferred(&[(0, 2)]),
+            Err(ExplainError::InvalidValue { .. })
+        ));
     }
 
     #[test]

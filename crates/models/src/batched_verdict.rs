@@ -2,20 +2,23 @@
 //! batch of explanation episodes in one launch sequence on a device, instead of one host
 //! evaluation per episode and step.
 //!
-//! Each episode `b` toggles a few node pairs of the graph. Its normalised adjacency is the
-//! graph's, rescaled where its degrees changed, plus the toggled pairs:
+//! Episode `b` evaluates the model on the subgraph induced by its node set `S_b` (an
+//! explanation's judge evaluates the target's receptive field, or the whole graph), with a few
+//! node pairs toggled. With `m_b` the indicator of `S_b`, `d_b` the degrees in that edited
+//! subgraph (self loop included) and `s_b = m_b / sqrt(d_b)`, one convolution's aggregation is
 //!
 //! ```text
-//!   D_b^{-1/2} (A + Δ_b + I) D_b^{-1/2} H
-//!     = r_b ⊙ Â (r_b ⊙ H)  +  D_b^{-1/2} Δ_b D_b^{-1/2} H,     r_b = sqrt(d / d_b)
+//!   s_b ⊙ (A + I)(s_b ⊙ H)  +  s_b ⊙ Δ_b (s_b ⊙ H)
+//!     = l_b ⊙ Â (l_b ⊙ H)  +  (the toggled pairs),        l_b = s_b ⊙ sqrt(d)
 //! ```
 //!
-//! where `Â = D^{-1/2}(A + I)D^{-1/2}` is the unedited graph's (uploaded once) and `Δ_b` holds
-//! `+1` for an added pair and `−1` for a deleted one. All episodes' activations live in one
-//! `[n, B, hidden]` tensor, so each layer is one sparse product over the graph's messages with
-//! `B · hidden` columns ([`GraphTensors::propagate`]), one dense product, and a small
-//! correction over the toggled pairs; the first layer's `X W₁` is computed once for all
-//! batches. Only the rows asked for are classified and downloaded.
+//! where `Â = D^{-1/2}(A + I)D^{-1/2}` is the whole unedited graph's (uploaded once; `d` its
+//! degrees) and `Δ_b` holds `+1` for an added pair and `−1` for a deleted one inside `S_b`.
+//! All episodes' activations live in one `[n, B, hidden]` tensor, so each layer is one sparse
+//! product over the graph's messages with `B · hidden` columns ([`GraphTensors::propagate`]),
+//! one dense product and a small correction over the toggled pairs; the degrees `(A + I) m_b`
+//! are one more sparse product, with `B` columns; the first layer's `X W₁` is computed once for
+//! all batches. Only the rows asked for are classified and downloaded.
 //!
 //! Memory: about `6 · n · B · hidden` floats on the device; batch accordingly (7,487 nodes ×
 //! 300 episodes × 128 is 1.15 GB per activation).
@@ -43,12 +46,15 @@ use crate::tensors::{GraphTensors, index_tensor_below, matrix, scatter_add_rows,
 /// //  0 ─ 1 ─ 2 ─ 3
 /// let x = Features::new(4, 2, vec![1., 0., 0., 1., 1., 1., 0., 0.]).unwrap();
 /// let batch = VerdictBatch::new(&gcn, &x, &[(0, 1), (1, 2), (2, 3)], &dev).unwrap();
-/// // Episode 0 deletes (1, 2); episode 1 adds (0, 3). Node 1's and node 3's rows.
-/// let out = batch.log_probs(&[vec![(1, 2)], vec![(0, 3)]], &[vec![1], vec![3]]).unwrap();
-/// // The same numbers as the model on the edited graph.
+/// // Episode 0 deletes (1, 2) and reads node 1 on the whole graph; episode 1 adds (0, 3) and
+/// // reads node 3 on the subgraph induced by {0, 2, 3}.
+/// let all = vec![0, 1, 2, 3];
+/// let out = batch.log_probs(&[vec![(1, 2)], vec![(0, 3)]], &[all, vec![3, 0, 2]]).unwrap();
+/// // The same numbers as the model on the edited graph: node 1's row.
 /// let g = GraphTensors::new(4, &[(0, 1), (2, 3)], &dev).unwrap();
 /// let direct = to_vec(gcn.forward(matrix(x.as_slice(), 4, 2, &dev), &g));
-/// assert!((0..3).all(|c| (out[0].row(0)[c] - direct[3 + c]).abs() < 1e-5));
+/// assert!((0..3).all(|c| (out[0].row(1)[c] - direct[3 + c]).abs() < 1e-5));
+/// assert_eq!(out[1].num_nodes(), 3);
 /// ```
 pub struct VerdictBatch<'m> {
     gcn: &'m Gcn,
@@ -111,10 +117,11 @@ impl<'m> VerdictBatch<'m> {
         self.n
     }
 
-    /// Class log-probabilities of `rows[b]`'s nodes on the graph with `toggles[b]`'s pairs
-    /// toggled (a pair of the graph is deleted, any other pair added; a pair listed twice is
-    /// toggled back), for every episode `b` at once: the same numbers as [`Gcn::forward`] on
-    /// each edited graph, up to float rounding.
+    /// Class log-probabilities of `rows[b]`'s nodes on the subgraph they induce, with
+    /// `toggles[b]`'s pairs toggled (a pair of the graph is deleted, any other pair added; a
+    /// pair listed twice is toggled back; a pair with an endpoint outside the node set changes
+    /// nothing), for every episode `b` at once: the same numbers as [`Gcn::forward`] on each
+    /// edited induced subgraph, up to float rounding. Pass every node for the whole graph.
     ///
     /// Errors: [`ModelError::DimensionMismatch`] when `rows` and `toggles` differ in length,
     /// [`ModelError::InvalidInput`] naming the episode and the node of an out-of-range
@@ -148,11 +155,15 @@ impl<'m> VerdictBatch<'m> {
                 ))),
             }
         };
-        // Each episode's net toggles with their signs, and its degree ratios.
-        let mut ratio = vec![1f32; n * batch];
+        // Each episode's node set (`[n, B]`, episode-minor) and its net toggles inside it.
+        let mut mask = vec![0f32; n * batch];
+        for (b, list) in rows.iter().enumerate() {
+            for &u in list {
+                mask[in_range(b, u, "row")? * batch + b] = 1.0;
+            }
+        }
+        let mut delta = vec![0f32; n * batch];
         let mut pairs: Vec<(usize, usize, usize, f32)> = Vec::new();
-        // Each episode's changed degrees (with the self loop).
-        let mut degrees: Vec<std::collections::HashMap<usize, i64>> = Vec::with_capacity(batch);
         for (b, list) in toggles.iter().enumerate() {
             let mut net = BTreeSet::new();
             for &(u, w) in list {
@@ -167,63 +178,68 @@ impl<'m> VerdictBatch<'m> {
                     net.insert(p);
                 }
             }
-            let mut delta: std::collections::HashMap<usize, i64> = Default::default();
             for &(u, w) in &net {
+                if mask[u * batch + b] == 0.0 || mask[w * batch + b] == 0.0 {
+                    continue;
+                }
                 let sign = match self.edges.contains(&(u as u32, w as u32)) {
                     true => -1.0,
                     false => 1.0,
                 };
                 pairs.push((b, u, w, sign));
-                *delta.entry(u).or_default() += sign as i64;
-                *delta.entry(w).or_default() += sign as i64;
-            }
-            for (i, d) in delta.iter_mut() {
-                *d += i64::from(self.degree[*i]);
-                ratio[*i * batch + b] = (self.degree[*i] as f32 / *d as f32).sqrt();
-            }
-            degrees.push(delta);
-        }
-        for (b, list) in rows.iter().enumerate() {
-            for &u in list {
-                in_range(b, u, "row")?;
+                delta[u * batch + b] += sign;
+                delta[w * batch + b] += sign;
             }
         }
         let h = self.gcn.hidden();
         let dev = &self.device;
-        let r = Tensor::<3>::from_data(TensorData::new(ratio, [n, batch, 1]), dev);
-        // The corrections: out[u, b] += σ s_b(u) s_b(w) H[w, b] and the mirror, where
-        // s_b(i) = 1 / sqrt(d_b(i)).
-        let inv_sqrt = |b: usize, i: usize| -> f32 {
-            let d = degrees[b]
-                .get(&i)
-                .copied()
-                .unwrap_or(i64::from(self.degree[i]));
-            1.0 / (d as f32).sqrt()
-        };
-        let (mut from, mut into, mut coef) = (Vec::new(), Vec::new(), Vec::new());
-        for &(b, u, w, sign) in &pairs {
-            let c = sign * inv_sqrt(b, u) * inv_sqrt(b, w);
-            for (a, z) in [(u, w), (w, u)] {
-                from.push((z * batch + b) as u32);
-                into.push((a * batch + b) as u32);
-                coef.push(c);
-            }
-        }
+        let m = Tensor::<2>::from_data(TensorData::new(mask, [n, batch]), dev);
+        // The degrees inside each node set, `(A + I) m_b` (exact small integers, rounded back
+        // from the normalised product), edited; `s_b = m_b / sqrt(d_b)`, `l_b = s_b ⊙ sqrt(d)`.
+        let root = Tensor::<2>::from_data(
+            TensorData::new(
+                self.degree.iter().map(|&d| (d as f32).sqrt()).collect(),
+                [n, 1],
+            ),
+            dev,
+        );
+        let induced = (self.graph.propagate(m.clone() * root.clone()) * root.clone()).round();
+        let edited = induced + Tensor::<2>::from_data(TensorData::new(delta, [n, batch]), dev);
+        let s = m * edited.clamp_min(1.0).sqrt().recip();
+        let l = (s.clone() * root).reshape([n, batch, 1]);
+        // The corrections: out[u, b] += σ s_b(u) s_b(w) H[w, b] and the mirror.
         let corrections = match pairs.is_empty() {
             true => None,
             false => {
-                let k = coef.len();
+                let (mut from, mut into, mut at_u, mut at_w, mut sign) =
+                    (vec![], vec![], vec![], vec![], vec![]);
+                for &(b, u, w, sg) in &pairs {
+                    for (a, z) in [(u, w), (w, u)] {
+                        from.push((z * batch + b) as u32);
+                        into.push((a * batch + b) as u32);
+                        at_u.push((a * batch + b) as u32);
+                        at_w.push((z * batch + b) as u32);
+                        sign.push(sg);
+                    }
+                }
+                let k = sign.len();
+                let flat = s.clone().reshape([n * batch, 1]);
+                let coef = flat
+                    .clone()
+                    .select(0, index_tensor_below(at_u, n * batch, dev))
+                    * flat.select(0, index_tensor_below(at_w, n * batch, dev))
+                    * Tensor::<2>::from_data(TensorData::new(sign, [k, 1]), dev);
                 Some((
                     index_tensor_below(from, n * batch, dev),
                     index_tensor_below(into, n * batch, dev),
-                    Tensor::<2>::from_data(TensorData::new(coef, [k, 1]), dev),
+                    coef,
                 ))
             }
         };
         // One convolution's aggregation for every episode: `[n, B, h]` in and out.
         let propagate = |y: Tensor<3>| -> Tensor<3> {
-            let scaled = (y.clone() * r.clone()).reshape([n, batch * h]);
-            let mut out = self.graph.propagate(scaled).reshape([n, batch, h]) * r.clone();
+            let scaled = (y.clone() * l.clone()).reshape([n, batch * h]);
+            let mut out = self.graph.propagate(scaled).reshape([n, batch, h]) * l.clone();
             if let Some((from, into, coef)) = &corrections {
                 let flat = y.reshape([n * batch, h]);
                 let msgs = flat.select(0, from.clone()) * coef.clone();
@@ -247,8 +263,7 @@ impl<'m> VerdictBatch<'m> {
             .enumerate()
             .flat_map(|(b, list)| list.iter().map(move |&u| u * batch as u32 + b as u32))
             .collect();
-        let m = wanted.len();
-        if m == 0 {
+        if wanted.is_empty() {
             return Ok(rows.iter().map(|_| empty(self.gcn.num_classes())).collect());
         }
         let index = index_tensor_below(wanted, n * batch, dev);
@@ -319,23 +334,35 @@ mod tests {
             vec![(0, 1), (0, 2), (1, 2)], // node 0 isolated... and 1, 2
         ];
         let all: Vec<u32> = (0..6).collect();
+        // Whole graph, or induced subgraphs: {5, 0, 3} sees the added (0, 5) but not the
+        // deleted (0, 1); {0, 3, 2, 1} loses the bridge's far side.
         let rows = vec![
             all.clone(),
             all.clone(),
-            vec![5, 0],
+            vec![5, 0, 3],
             all.clone(),
-            vec![0, 3],
+            vec![0, 3, 2, 1],
         ];
         let got = batch.log_probs(&toggles, &rows).unwrap();
         let tol = float_tolerance(1e-5);
         for (b, (t, r)) in toggles.iter().zip(&rows).enumerate() {
-            let e = edited(&edges, t);
-            let g = GraphTensors::new(6, &e, &dev).unwrap();
-            let want = to_vec(gcn.forward(matrix(x.as_slice(), 6, 3, &dev), &g));
-            assert_eq!(got[b].num_nodes(), r.len());
-            for (k, &u) in r.iter().enumerate() {
+            // The model on the subgraph induced by the rows, edited, in the rows' order.
+            let local = |u: u32| r.iter().position(|&v| v == u).map(|i| i as u32);
+            let e: Vec<(u32, u32)> = edited(&edges, t)
+                .into_iter()
+                .filter_map(|(u, w)| Some((local(u)?, local(w)?)))
+                .collect();
+            let k = r.len();
+            let sub: Vec<f32> = r
+                .iter()
+                .flat_map(|&u| x.as_slice()[u as usize * 3..u as usize * 3 + 3].to_vec())
+                .collect();
+            let g = GraphTensors::new(k, &e, &dev).unwrap();
+            let want = to_vec(gcn.forward(matrix(&sub, k, 3, &dev), &g));
+            assert_eq!(got[b].num_nodes(), k);
+            for (i, &u) in r.iter().enumerate() {
                 for c in 0..3 {
-                    let (a, w) = (got[b].row(k)[c], want[u as usize * 3 + c]);
+                    let (a, w) = (got[b].row(i)[c], want[i * 3 + c]);
                     assert!(
                         (a - w).abs() <= tol,
                         "episode {b} node {u} class {c}: {a} vs {w}"

@@ -174,6 +174,25 @@ pub trait BlackBox: Send + Sync {
         Ok(None)
     }
 
+    /// Binds the model to a whole graph (features `x`, undirected `edges`) for batched verdicts
+    /// on its device: many edited copies of the graph evaluated at once
+    /// ([`VerdictBatch`](crate::batched_verdict::VerdictBatch)), for explaining many targets in
+    /// lockstep on a GPU. It must compute exactly what [`BlackBox::log_probs`] computes. `None`
+    /// (the default): verdicts are taken per episode. The Burn [`GcnBlackBox`] returns its
+    /// binding; the host kernel does not (its incremental evaluation per episode is the faster
+    /// one on a CPU).
+    ///
+    /// # Shapes
+    /// - x: `[n, input_dim]`
+    fn batched(
+        &self,
+        x: &Features,
+        edges: &[(u32, u32)],
+    ) -> Result<Option<crate::batched_verdict::VerdictBatch<'_>>> {
+        let _ = (x, edges);
+        Ok(None)
+    }
+
     /// An evaluator of one node set's features that keeps its intermediate results, so that
     /// after a few edge edits ([`IncrementalBlackBox::update`]) it recomputes only what they
     /// reach. It must return exactly what [`BlackBox::prepare`]d evaluation (or, without it,
@@ -353,6 +372,13 @@ impl BlackBox for BoundBlackBox<'_> {
     fn prepare(&self, x: &Features) -> Result<Option<Box<dyn PreparedBlackBox + '_>>> {
         self.inner.prepare(x)
     }
+    fn batched(
+        &self,
+        x: &Features,
+        edges: &[(u32, u32)],
+    ) -> Result<Option<crate::batched_verdict::VerdictBatch<'_>>> {
+        self.inner.batched(x, edges)
+    }
     fn incremental<'s>(
         &'s self,
         x: &Features,
@@ -485,6 +511,15 @@ impl BlackBox for GcnBlackBox {
 
     fn message_passing_layers(&self) -> Option<u32> {
         Some(crate::gcn::GCN_LAYERS)
+    }
+
+    fn batched(
+        &self,
+        x: &Features,
+        edges: &[(u32, u32)],
+    ) -> Result<Option<crate::batched_verdict::VerdictBatch<'_>>> {
+        check_features(x, self.input_dim())?;
+        crate::batched_verdict::VerdictBatch::new(&self.model, x, edges, &self.device).map(Some)
     }
 
     fn log_probs(&self, x: &Features, edges: &[(u32, u32)]) -> Result<LogProbs> {

@@ -18,6 +18,8 @@
 use rand::SeedableRng;
 use rand::rngs::StdRng;
 
+use induce_models::batched_verdict::VerdictBatch;
+
 use crate::env::Episode;
 use crate::error::{Result, RlError};
 use crate::explanation::Explanation;
@@ -77,6 +79,24 @@ pub fn best_of_k<'g, A: Actor>(
     search: &SearchConfig,
     finish: &(dyn Fn(Explanation) -> Result<Explanation> + Sync),
 ) -> Result<Vec<Explanation>> {
+    best_of_k_with(actor, episodes, search, finish, None)
+}
+
+/// [`best_of_k`] with the black box's verdicts of every round taken in one batched call
+/// (`verdicts`, e.g. the Burn GCN on a GPU: [`BlackBox::batched`](induce_models::BlackBox)):
+/// each round's actions are applied first ([`Episode::step_deferred`]), then the model runs
+/// once on all the edited graphs, then each episode completes its step. The same results as
+/// [`best_of_k`] up to float rounding in the verdicts (the model's rows are computed on the
+/// whole edited graph in another order). `None`, or an episode whose verdicts cannot be taken
+/// by the caller ([`Episode::takes_verdicts`]): every step evaluates its own verdict.
+pub fn best_of_k_with<'g, A: Actor>(
+    actor: &A,
+    episodes: Vec<Episode<'g>>,
+    search: &SearchConfig,
+    finish: &(dyn Fn(Explanation) -> Result<Explanation> + Sync),
+    verdicts: Option<&VerdictBatch<'_>>,
+) -> Result<Vec<Explanation>> {
+    let verdicts = verdicts.filter(|_| episodes.iter().all(Episode::takes_verdicts));
     if search.samples == 0 {
         return Err(RlError::InvalidConfig(
             "best-of-k inference needs at least 1 sample (InduceConfig.inference_samples)".into(),
@@ -101,7 +121,7 @@ pub fn best_of_k<'g, A: Actor>(
             best: None,
         })
         .collect();
-    play(actor, &mut targets, threads, Choice::Greedy)?;
+    play(actor, &mut targets, threads, Choice::Greedy, verdicts)?;
     profile::time(Phase::Finish, || {
         induce_explain::parallel::map_mut(&mut targets, threads, |t| {
             let mut e = t.ep.explanation();
@@ -124,7 +144,7 @@ pub fn best_of_k<'g, A: Actor>(
         for t in open.iter_mut() {
             t.ep.reset();
         }
-        play_refs(actor, &mut open, threads, Choice::Sampled)?;
+        play_refs(actor, &mut open, threads, Choice::Sampled, verdicts)?;
         profile::time(Phase::Finish, || {
             induce_explain::parallel::map_mut(&mut open, threads, |t| {
                 let e = t.ep.explanation();
@@ -164,9 +184,10 @@ fn play<'g, A: Actor>(
     targets: &mut [Target<'g, A::Cache>],
     threads: usize,
     choice: Choice,
+    verdicts: Option<&VerdictBatch<'_>>,
 ) -> Result<()> {
     let mut refs: Vec<&mut Target<'g, A::Cache>> = targets.iter_mut().collect();
-    play_refs(actor, &mut refs, threads, choice)
+    play_refs(actor, &mut refs, threads, choice, verdicts)
 }
 
 /// [`play`] over borrowed targets.
@@ -175,6 +196,7 @@ fn play_refs<'g, A: Actor>(
     targets: &mut [&mut Target<'g, A::Cache>],
     threads: usize,
     choice: Choice,
+    verdicts: Option<&VerdictBatch<'_>>,
 ) -> Result<()> {
     loop {
         let mut active: Vec<&mut Target<'g, A::Cache>> = targets
@@ -207,15 +229,49 @@ fn play_refs<'g, A: Actor>(
             })?;
         drop(states);
         let mut moves: Vec<_> = active.drain(..).zip(decided).collect();
-        profile::time(Phase::Step, || {
-            induce_explain::parallel::map_mut(&mut moves, threads, |(t, decided)| {
-                let a = match decided {
-                    Ok(a) => *a,
-                    Err(logp) => sample(logp, &mut t.rng),
-                };
-                t.ep.step(a).map(|_| ())
+        let choose = |t: &mut Target<'g, A::Cache>,
+                      decided: &std::result::Result<usize, Vec<f32>>| {
+            match decided {
+                Ok(a) => *a,
+                Err(logp) => sample(logp, &mut t.rng),
+            }
+        };
+        match verdicts {
+            None => profile::time(Phase::Step, || {
+                induce_explain::parallel::map_mut(&mut moves, threads, |(t, decided)| {
+                    let a = choose(t, decided);
+                    t.ep.step(a).map(|_| ())
+                })
             })
-        })?;
+            .map(drop)?,
+            Some(batch) => {
+                profile::time(Phase::Step, || {
+                    induce_explain::parallel::map_mut(&mut moves, threads, |(t, decided)| {
+                        let a = choose(t, decided);
+                        t.ep.step_deferred(a)
+                    })
+                })?;
+                let (toggles, rows): (Vec<_>, Vec<_>) = moves
+                    .iter()
+                    .map(|(t, _)| {
+                        let (pairs, nodes) = t.ep.verdict_request();
+                        (pairs, nodes.to_vec())
+                    })
+                    .unzip();
+                let answers = profile::time(Phase::Verdict, || batch.log_probs(&toggles, &rows))?;
+                let mut completed: Vec<_> = moves
+                    .into_iter()
+                    .map(|(t, _)| t)
+                    .zip(answers.into_iter().map(Some))
+                    .collect();
+                profile::time(Phase::Step, || {
+                    induce_explain::parallel::map_mut(&mut completed, threads, |(t, rows)| {
+                        let rows = rows.take().expect("each answer is taken once");
+                        t.ep.complete_step(rows).map(|_| ())
+                    })
+                })?;
+            }
+        }
         if let Some(line) = profile::progress_line() {
             eprintln!("{line}");
         }

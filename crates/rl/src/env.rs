@@ -425,6 +425,8 @@ pub struct Episode<'a> {
     edits: Vec<Edit>,
     done: bool,
     initial_candidates: Candidates,
+    /// `log p(y)` before a deferred step that awaits its verdict ([`Episode::step_deferred`]).
+    pending: Option<f32>,
 }
 
 impl std::fmt::Debug for Episode<'_> {
@@ -560,6 +562,7 @@ impl<'a> Episode<'a> {
             reward: config.reward,
             original_label,
             initial_candidates: candidates.clone(),
+            pending: None,
             candidates,
             small,
             dim,
@@ -579,6 +582,7 @@ impl<'a> Episode<'a> {
         self.judge.clone_from(&self.initial_judge);
         self.candidates = self.initial_candidates.clone();
         self.edits.clear();
+        self.pending = None;
         self.done = self.candidates.len() <= self.min_candidates;
         self.refresh_state();
     }
@@ -614,6 +618,71 @@ impl<'a> Episode<'a> {
     /// Errors: [`RlError::EpisodeOver`] after the end, [`RlError::ActionOutOfRange`], and the
     /// black-box errors of [`Episode::new`].
     pub fn step(&mut self, action: usize) -> Result<Step> {
+        let (before, edge) = self.begin_step(action)?;
+        crate::profile::time(crate::profile::Phase::Verdict, || {
+            self.judge.toggle(&[edge])
+        })?;
+        Ok(self.end_step(before))
+    }
+
+    /// [`Episode::step`] with the black box's verdict left to the caller: applies candidate
+    /// `action` and records the edit; the caller evaluates the model on the edited graph
+    /// ([`Episode::verdict_request`]), for many episodes at once if it likes (e.g.
+    /// `induce_models::batched_verdict::VerdictBatch` on a GPU), and hands the rows to
+    /// [`Episode::complete_step`].
+    ///
+    /// Errors: those of [`Episode::step`], and [`RlError::InvalidConfig`] when the episode's
+    /// verdicts cannot be taken by the caller (not [`Verdict::Exact`] on the whole graph, e.g.
+    /// a fan-out sample or frozen neighbourhood: [`Episode::takes_verdicts`]) or a step already
+    /// awaits its verdict.
+    pub fn step_deferred(&mut self, action: usize) -> Result<()> {
+        if !self.takes_verdicts() || self.pending.is_some() {
+            return Err(RlError::InvalidConfig(format!(
+                "target {}: a deferred step needs exact verdicts on the judge's own node set and \
+                 no step awaiting its verdict",
+                self.sub.target
+            )));
+        }
+        let (before, edge) = self.begin_step(action)?;
+        self.judge.toggle_deferred(&[edge])?;
+        self.pending = Some(before);
+        Ok(())
+    }
+
+    /// Whether the black box's verdicts can be taken by the caller ([`Episode::step_deferred`]).
+    pub fn takes_verdicts(&self) -> bool {
+        self.judge.takes_rows()
+    }
+
+    /// What a deferred step's verdict needs: the node pairs toggled relative to the original
+    /// graph (`(min, max)`, original ids) and the nodes whose rows to return, in order.
+    pub fn verdict_request(&self) -> (Vec<(u32, u32)>, &[u32]) {
+        (self.judge.toggled().collect(), self.judge.nodes())
+    }
+
+    /// Completes a deferred step with the model's log-probabilities for
+    /// [`Episode::verdict_request`]'s nodes on the edited graph: updates the state and returns
+    /// the reward and whether the episode is over, as [`Episode::step`] does.
+    ///
+    /// Errors: [`RlError::InvalidConfig`] when no step awaits its verdict; the shape and NaN
+    /// errors of the black box's output.
+    ///
+    /// # Shapes
+    /// - rows: `[m, C]`, `m` = the request's nodes
+    pub fn complete_step(&mut self, rows: LogProbs) -> Result<Step> {
+        let Some(before) = self.pending.take() else {
+            return Err(RlError::InvalidConfig(format!(
+                "target {}: no deferred step awaits its verdict",
+                self.sub.target
+            )));
+        };
+        self.judge.take_rows(rows)?;
+        Ok(self.end_step(before))
+    }
+
+    /// The first half of a step: checks, applies the action to the neighbourhood and the edit
+    /// list; returns `log p(y)` before it and the edge in original ids.
+    fn begin_step(&mut self, action: usize) -> Result<(f32, (u32, u32))> {
         if self.done {
             return Err(RlError::EpisodeOver {
                 target: self.sub.target,
@@ -642,9 +711,11 @@ impl<'a> Episode<'a> {
             self.sub.global_of(u as usize),
             self.sub.global_of(w as usize),
         );
-        crate::profile::time(crate::profile::Phase::Verdict, || {
-            self.judge.toggle(&[edge])
-        })?;
+        Ok((before, edge))
+    }
+
+    /// The second half of a step, once the verdict is in: state, reward, end.
+    fn end_step(&mut self, before: f32) -> Step {
         self.refresh_state();
         let after = self.log_prob_original();
         let flipped = self.is_flipped();
@@ -654,11 +725,11 @@ impl<'a> Episode<'a> {
         self.done = flipped
             || self.edits.len() >= self.budget
             || self.candidates.len() <= self.min_candidates;
-        Ok(Step {
+        Step {
             reward,
             flipped,
             done: self.done,
-        })
+        }
     }
 
     /// The per-node state, row-major `[n, dim]` (a copy), with `n` and `dim`.

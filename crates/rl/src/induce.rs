@@ -727,6 +727,8 @@ pub struct InduceExplainer<'a> {
     minimise: bool,
     /// Targets explained together by [`Explainer::explain_batch`].
     batch: usize,
+    /// Batched black-box verdicts in [`Explainer::explain_batch`] (`None`: on a GPU).
+    batched_verdicts: Option<bool>,
 }
 
 impl<'a> InduceExplainer<'a> {
@@ -749,6 +751,7 @@ impl<'a> InduceExplainer<'a> {
             samples: (1, 0),
             minimise: false,
             batch: 1,
+            batched_verdicts: None,
         }
     }
 }
@@ -781,6 +784,33 @@ impl InduceExplainer<'_> {
     pub fn with_batch(mut self, batch: usize) -> Self {
         self.batch = batch.max(1);
         self
+    }
+
+    /// Whether [`Explainer::explain_batch`] takes each round's black-box verdicts for all the
+    /// batch's episodes in one call on the black box's device ([`BlackBox::batched`]: the
+    /// Burn GCN evaluates every edited graph at once; [`crate::batch::best_of_k_with`]) instead
+    /// of one evaluation per episode and step. `None` (the default): on when the explainer's
+    /// device is a GPU, or as the environment variable `INDUCE_BATCHED_VERDICTS` (`1` / `0`)
+    /// says. A black box without a batched form, or an environment whose verdicts are not
+    /// exact on the whole graph, keeps per-episode verdicts either way.
+    pub fn with_batched_verdicts(mut self, on: Option<bool>) -> Self {
+        self.batched_verdicts = on;
+        self
+    }
+
+    /// Whether batched verdicts are on ([`InduceExplainer::with_batched_verdicts`]).
+    fn batched_verdicts_on(&self) -> bool {
+        self.batched_verdicts.unwrap_or_else(|| {
+            match std::env::var("INDUCE_BATCHED_VERDICTS")
+                .ok()
+                .as_deref()
+                .map(str::trim)
+            {
+                Some("1") => true,
+                Some("0") => false,
+                _ => induce_models::device::is_gpu(&self.device),
+            }
+        })
     }
 
     /// The minimality pass when it is on, else the identity.
@@ -847,9 +877,19 @@ impl Explainer for InduceExplainer<'_> {
             }
         }
         let finish = |e| self.finish(graph, e);
+        // The black box bound to the whole graph for batched verdicts (an error here leaves the
+        // per-episode verdicts, which report it where it matters).
+        let bound = match episodes.len() > 1 && self.batched_verdicts_on() {
+            true => self
+                .black_box
+                .batched(graph.features(), &graph.edges())
+                .ok()
+                .flatten(),
+            false => None,
+        };
         match self
             .runner
-            .best_of_k(episodes, &self.search(threads), &finish)
+            .best_of_k_with(episodes, &self.search(threads), &finish, bound.as_ref())
         {
             Ok(done) => {
                 for (i, e) in slots.into_iter().zip(done) {

@@ -80,7 +80,9 @@ pub struct ExplainArgs {
     pub batch_targets: usize,
     /// Kernel of the black box's verdicts when it should differ from --kernel's: e.g.
     /// `--kernel burn --black-box-kernel host --batch-targets 300` runs the policy on the GPU
-    /// and the black box's incremental CPU kernel on all cores [default: --kernel's].
+    /// and the black box's incremental CPU kernel on all cores. With `burn` on a GPU and
+    /// --batch-targets above 1, the paper's GCN takes each step's verdicts for the whole batch
+    /// in one pass (INDUCE_BATCHED_VERDICTS=1 or 0 forces it on or off) [default: --kernel's].
     #[arg(long, value_name = "KERNEL")]
     pub black_box_kernel: Option<induce::rl::Kernel>,
     /// Explain as the paper describes InduCE: no minimality pass (by default every InduCE

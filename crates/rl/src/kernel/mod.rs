@@ -191,9 +191,21 @@ impl KernelPolicy {
         search: &crate::batch::SearchConfig,
         finish: &(dyn Fn(Explanation) -> Result<Explanation> + Sync),
     ) -> Result<Vec<Explanation>> {
+        self.best_of_k_with(episodes, search, finish, None)
+    }
+
+    /// [`KernelPolicy::best_of_k`] with each round's black-box verdicts taken in one batched
+    /// call ([`crate::batch::best_of_k_with`]).
+    pub fn best_of_k_with(
+        &self,
+        episodes: Vec<Episode<'_>>,
+        search: &crate::batch::SearchConfig,
+        finish: &(dyn Fn(Explanation) -> Result<Explanation> + Sync),
+        verdicts: Option<&induce_models::batched_verdict::VerdictBatch<'_>>,
+    ) -> Result<Vec<Explanation>> {
         match self {
-            Self::Host(p) => crate::batch::best_of_k(p, episodes, search, finish),
-            Self::Burn(p) => crate::batch::best_of_k(p, episodes, search, finish),
+            Self::Host(p) => crate::batch::best_of_k_with(p, episodes, search, finish, verdicts),
+            Self::Burn(p) => crate::batch::best_of_k_with(p, episodes, search, finish, verdicts),
         }
     }
 }
