@@ -20,8 +20,9 @@
 //! are one more sparse product, with `B` columns; the first layer's `X W₁` is computed once for
 //! all batches. Only the rows asked for are classified and downloaded.
 //!
-//! Memory: about `6 · n · B · hidden` floats on the device; batch accordingly (7,487 nodes ×
-//! 300 episodes × 128 is 1.15 GB per activation).
+//! Memory: about `6 · n · B · hidden` floats on the device; episodes are evaluated in passes
+//! that keep one activation within 1 GiB by default ([`VerdictBatch::with_max_batch`]: 280
+//! episodes for Amazon-Photo's 7,487 nodes at hidden 128).
 
 use std::collections::{BTreeSet, HashSet};
 
@@ -67,7 +68,12 @@ pub struct VerdictBatch<'m> {
     /// `X W₁`, `[n, hidden]`.
     xw: Tensor<2>,
     device: Device,
+    /// Episodes per pass.
+    max_batch: usize,
 }
+
+/// Floats in one `[n, B, hidden]` activation of the default pass size (1 GiB).
+const MAX_ACTIVATION: usize = 1 << 28;
 
 impl<'m> VerdictBatch<'m> {
     /// Binds `gcn` to the graph with features `x` and undirected `edges` (each pair once, no
@@ -109,6 +115,7 @@ impl<'m> VerdictBatch<'m> {
             degree,
             xw,
             device: device.clone(),
+            max_batch: (MAX_ACTIVATION / (n * gcn.hidden()).max(1)).max(1),
         })
     }
 
@@ -142,6 +149,37 @@ impl<'m> VerdictBatch<'m> {
                 got: rows.len(),
             });
         }
+        let mut out = Vec::with_capacity(toggles.len());
+        for (k, (t, r)) in toggles
+            .chunks(self.max_batch)
+            .zip(rows.chunks(self.max_batch))
+            .enumerate()
+        {
+            out.extend(self.chunk(t, r, k * self.max_batch)?);
+        }
+        Ok(out)
+    }
+
+    /// Episodes evaluated in one pass at most ([`VerdictBatch::with_max_batch`]).
+    pub fn max_batch(&self) -> usize {
+        self.max_batch
+    }
+
+    /// Evaluates at most `max_batch` episodes per pass (at least 1); the default keeps each
+    /// `[n, B, hidden]` activation within 2²⁸ floats (1 GiB): 280 episodes for Amazon-Photo at
+    /// hidden 128, 12 for the ogbn-arxiv-sized graph. The results do not depend on it.
+    pub fn with_max_batch(mut self, max_batch: usize) -> Self {
+        self.max_batch = max_batch.max(1);
+        self
+    }
+
+    /// [`VerdictBatch::log_probs`] for one pass; `first` numbers the episodes in errors.
+    fn chunk(
+        &self,
+        toggles: &[Vec<(u32, u32)>],
+        rows: &[Vec<u32>],
+        first: usize,
+    ) -> Result<Vec<LogProbs>> {
         let batch = toggles.len();
         if batch == 0 {
             return Ok(Vec::new());
@@ -151,7 +189,8 @@ impl<'m> VerdictBatch<'m> {
             match (u as usize) < n {
                 true => Ok(u as usize),
                 false => Err(ModelError::InvalidInput(format!(
-                    "episode {b}: {what} node {u} is outside the graph's {n} nodes"
+                    "episode {}: {what} node {u} is outside the graph's {n} nodes",
+                    first + b
                 ))),
             }
         };
@@ -170,7 +209,8 @@ impl<'m> VerdictBatch<'m> {
                 let (u, w) = (in_range(b, u, "toggled")?, in_range(b, w, "toggled")?);
                 if u == w {
                     return Err(ModelError::InvalidInput(format!(
-                        "episode {b}: self loop ({u}, {u}) toggled"
+                        "episode {}: self loop ({u}, {u}) toggled",
+                        first + b
                     )));
                 }
                 let p = (u.min(w), u.max(w));
@@ -370,6 +410,12 @@ mod tests {
                 }
             }
         }
+        // Passes of at most two episodes give the same numbers.
+        let chunked = VerdictBatch::new(&gcn, &x, &edges, &dev)
+            .unwrap()
+            .with_max_batch(2);
+        assert_eq!(chunked.max_batch(), 2);
+        assert_eq!(chunked.log_probs(&toggles, &rows).unwrap(), got);
         // Episodes do not see each other's edits: the unedited one equals the plain model.
         assert_ne!(
             got[0].row(2),
@@ -406,6 +452,14 @@ mod tests {
             e.to_string().contains("episode 1") && e.to_string().contains("node 9"),
             "{e}"
         );
+        // Numbered across passes.
+        let one = VerdictBatch::new(&gcn, &x, &edges, &dev)
+            .unwrap()
+            .with_max_batch(1);
+        let e = one
+            .log_probs(&[vec![], vec![(0, 9)]], &[vec![0], vec![0]])
+            .unwrap_err();
+        assert!(e.to_string().contains("episode 1"), "{e}");
         let e = batch.log_probs(&[vec![(2, 2)]], &[vec![0]]).unwrap_err();
         assert!(e.to_string().contains("self loop"), "{e}");
         let e = batch.log_probs(&[vec![]], &[vec![6]]).unwrap_err();
