@@ -81,14 +81,14 @@ fn batched_targets_explain_as_each_alone() {
     assert!(found > 0);
 }
 
-/// The GPU layout of the Burn kernel (`BurnOptions`: one feature product over the whole graph,
-/// greedy choices on the device), forced on the CPU: the explanations of the per-episode layout,
-/// batched or alone, greedy and best-of-4.
-#[test]
-fn the_gpu_layout_explains_as_the_per_episode_one() {
-    use induce_rl::Episode;
-    use induce_rl::batch::{SearchConfig, best_of_k};
-    use induce_rl::kernel::burn::{BurnActor, BurnOptions};
+/// Tree-Cycles with a trained GCN, an untrained policy and 12 test targets (8 of class 1).
+fn tree_cycles() -> (
+    induce_models::burn::tensor::Device,
+    induce_graph::Dataset,
+    induce_models::Gcn,
+    induce_models::Policy,
+    Vec<u32>,
+) {
     let dev = default_device().unwrap();
     let data = SyntheticKind::TreeCycles.generate(42).unwrap();
     let tcfg = GcnTrainingConfig::new(GcnConfig::new(10, 2)).with_epochs(300);
@@ -105,6 +105,19 @@ fn the_gpu_layout_explains_as_the_per_episode_one() {
         .take(8)
         .chain(data.split.test.iter().copied().take(4))
         .collect();
+    (dev, data, gcn, policy, targets)
+}
+
+/// The GPU layout of the Burn kernel (`BurnOptions`: one feature product over the whole graph,
+/// greedy choices on the device), forced on the CPU: the explanations of the per-episode layout,
+/// batched or alone, greedy and best-of-4.
+#[test]
+fn the_gpu_layout_explains_as_the_per_episode_one() {
+    use induce_rl::Episode;
+    use induce_rl::batch::{SearchConfig, best_of_k};
+    use induce_rl::kernel::burn::{BurnActor, BurnOptions};
+    let (dev, data, gcn, policy, targets) = tree_cycles();
+    let bb = gcn_black_box(&gcn, Kernel::Burn, &dev).unwrap();
     let env = EnvConfig::default();
     let episodes = || -> Vec<Episode<'_>> {
         targets
@@ -162,22 +175,8 @@ fn the_gpu_layout_explains_as_the_per_episode_one() {
 fn batched_verdicts_explain_as_per_episode_ones() {
     use induce_rl::divergence::first_divergence;
     use induce_rl::{Episode, KernelPolicy};
-    let dev = default_device().unwrap();
-    let data = SyntheticKind::TreeCycles.generate(42).unwrap();
-    let tcfg = GcnTrainingConfig::new(GcnConfig::new(10, 2)).with_epochs(300);
-    let (gcn, _) = train_gcn(&data, &tcfg, &dev).unwrap();
+    let (dev, data, gcn, policy, targets) = tree_cycles();
     let bb = gcn_black_box(&gcn, Kernel::Burn, &dev).unwrap();
-    let cfg = InduceConfig::default();
-    let policy = cfg.policy_config(10, 2).init(&dev);
-    let targets: Vec<u32> = data
-        .split
-        .test
-        .iter()
-        .copied()
-        .filter(|&u| data.graph.labels()[u as usize] != 0)
-        .take(8)
-        .chain(data.split.test.iter().copied().take(4))
-        .collect();
     let env = EnvConfig::default();
     let (mut found, mut identical) = (0, 0);
     for kernel in Kernel::ALL {
