@@ -93,7 +93,6 @@ fn tree_cycles() -> (
     let data = SyntheticKind::TreeCycles.generate(42).unwrap();
     let tcfg = GcnTrainingConfig::new(GcnConfig::new(10, 2)).with_epochs(300);
     let (gcn, _) = train_gcn(&data, &tcfg, &dev).unwrap();
-    let bb = gcn_black_box(&gcn, Kernel::Burn, &dev).unwrap();
     let cfg = InduceConfig::default();
     let policy = cfg.policy_config(10, 2).init(&dev);
     let targets: Vec<u32> = data
