@@ -115,7 +115,7 @@ impl<'m> VerdictBatch<'m> {
             degree,
             xw,
             device: device.clone(),
-            max_batch: (MAX_ACTIVATION / (n * gcn.hidden()).max(1)).max(1),
+            max_batch: (MAX_ACTIVATION / (n * gcn.hidden()).max(1)).clamp(1, Self::index_cap(n)),
         })
     }
 
@@ -169,8 +169,13 @@ impl<'m> VerdictBatch<'m> {
     /// `[n, B, hidden]` activation within 2²⁸ floats (1 GiB): 280 episodes for Amazon-Photo at
     /// hidden 128, 12 for the ogbn-arxiv-sized graph. The results do not depend on it.
     pub fn with_max_batch(mut self, max_batch: usize) -> Self {
-        self.max_batch = max_batch.max(1);
+        self.max_batch = max_batch.clamp(1, Self::index_cap(self.n));
         self
+    }
+
+    /// The most episodes whose `n · B` row indices fit in `u32`.
+    fn index_cap(n: usize) -> usize {
+        (u32::MAX as usize / n.max(1)).max(1)
     }
 
     /// [`VerdictBatch::log_probs`] for one pass; `first` numbers the episodes in errors.

@@ -59,6 +59,10 @@ pub enum Divergence {
         episode_done: bool,
         /// Whether the target's label had flipped at `step`.
         flipped: bool,
+        /// Whether the outcomes part over the target's label (the episode flipped where the
+        /// path goes on, or the path flipped where the episode did not), rather than over the
+        /// budget or the candidates running out (another configuration).
+        label_differs: bool,
         /// The target's log-probability margin between its two most likely classes at `step`
         /// (small: the verdict is a near-tie of the black box).
         class_margin: f32,
@@ -102,7 +106,11 @@ impl Divergence {
                 let scale = chosen_log_prob.abs().max(expected_log_prob.abs()).max(1.0);
                 margin <= tolerance * scale
             }
-            Self::Verdict { class_margin, .. } => class_margin <= tolerance,
+            Self::Verdict {
+                label_differs,
+                class_margin,
+                ..
+            } => label_differs && class_margin <= tolerance,
             Self::None | Self::NotPlayable { .. } => false,
         }
     }
@@ -139,6 +147,7 @@ impl std::fmt::Display for Divergence {
                 episode_done,
                 flipped,
                 class_margin,
+                ..
             } => write!(
                 f,
                 "after {step} edits the episode {} (flipped: {flipped}); class margin \
@@ -177,7 +186,10 @@ pub fn first_divergence(
     let reference = reference.map(|r| r.bind(ep)).transpose()?;
     for (step, &expected) in path.iter().enumerate() {
         if ep.is_done() {
-            return Ok(verdict(ep, step));
+            // The path goes on: the label flipped early, or the episode ran out of budget or
+            // candidates.
+            let label_differs = ep.is_flipped();
+            return Ok(verdict(ep, step, label_differs));
         }
         let Some(want) = candidate_index(ep, expected) else {
             return Ok(Divergence::NotPlayable {
@@ -193,7 +205,7 @@ pub fn first_divergence(
         ep.step(want)?;
     }
     if !ep.is_done() || ep.is_flipped() != found {
-        return Ok(verdict(ep, path.len()));
+        return Ok(verdict(ep, path.len(), ep.is_flipped() != found));
     }
     Ok(Divergence::None)
 }
@@ -247,7 +259,7 @@ fn choice(
     })
 }
 
-fn verdict(ep: &Episode<'_>, step: usize) -> Divergence {
+fn verdict(ep: &Episode<'_>, step: usize, label_differs: bool) -> Divergence {
     let row = ep.judge().target_row();
     let mut sorted: Vec<f32> = row.to_vec();
     sorted.sort_by(|a, b| b.total_cmp(a));
@@ -259,6 +271,7 @@ fn verdict(ep: &Episode<'_>, step: usize) -> Divergence {
         step,
         episode_done: ep.is_done(),
         flipped: ep.is_flipped(),
+        label_differs,
         class_margin,
     }
 }
@@ -352,9 +365,11 @@ mod tests {
                     step,
                     episode_done,
                     flipped,
+                    label_differs,
                     class_margin,
                 } => {
                     assert_eq!((step, episode_done, flipped), (cut.len(), false, false));
+                    assert!(label_differs, "the path flipped here, the episode did not");
                     assert!((class_margin - (0.75f32.ln() - 0.25f32.ln())).abs() < 1e-6);
                 }
                 other => panic!("{other:?}"),

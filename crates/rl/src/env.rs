@@ -636,10 +636,9 @@ impl<'a> Episode<'a> {
     /// a fan-out sample or frozen neighbourhood: [`Episode::takes_verdicts`]) or a step already
     /// awaits its verdict.
     pub fn step_deferred(&mut self, action: usize) -> Result<()> {
-        if !self.takes_verdicts() || self.pending.is_some() {
+        if !self.takes_verdicts() {
             return Err(RlError::InvalidConfig(format!(
-                "target {}: a deferred step needs exact verdicts on the judge's own node set and \
-                 no step awaiting its verdict",
+                "target {}: a deferred step needs exact verdicts on the judge's own node set",
                 self.sub.target
             )));
         }
@@ -683,6 +682,12 @@ impl<'a> Episode<'a> {
     /// The first half of a step: checks, applies the action to the neighbourhood and the edit
     /// list; returns `log p(y)` before it and the edge in original ids.
     fn begin_step(&mut self, action: usize) -> Result<(f32, (u32, u32))> {
+        if self.pending.is_some() {
+            return Err(RlError::InvalidConfig(format!(
+                "target {}: a deferred step awaits its verdict (Episode::complete_step)",
+                self.sub.target
+            )));
+        }
         if self.done {
             return Err(RlError::EpisodeOver {
                 target: self.sub.target,

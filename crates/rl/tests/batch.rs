@@ -233,6 +233,7 @@ fn batched_verdicts_explain_as_per_episode_ones() {
         let s = plain.step(a).unwrap();
         deferred.step_deferred(a).unwrap();
         assert!(deferred.step_deferred(a).is_err(), "one step at a time");
+        assert!(deferred.step(a).is_err(), "not even a plain one");
         let (pairs, nodes) = deferred.verdict_request();
         let rows = bound.log_probs(&[pairs], &[nodes.to_vec()]).unwrap();
         let d = deferred
