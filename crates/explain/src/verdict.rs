@@ -709,7 +709,18 @@ impl<'a> Judge<'a> {
             self.stale = false;
             return self.checked();
         }
-        let mut edges = induced_edges(self.graph, &self.nodes, &self.local);
+        // The frozen neighbourhood's own edges (a fan-out sample may hold fewer than the
+        // induced ones), else the graph's.
+        let mut edges = match &self.base {
+            Some(base) => base
+                .iter()
+                .filter_map(|&(a, b)| {
+                    let (la, lb) = (*self.local.get(&a)?, *self.local.get(&b)?);
+                    Some((la.min(lb), la.max(lb)))
+                })
+                .collect(),
+            None => induced_edges(self.graph, &self.nodes, &self.local),
+        };
         let mut set: HashSet<(u32, u32)> = edges.iter().copied().collect();
         for &(a, b) in &self.delta {
             if let (Some(&la), Some(&lb)) = (self.local.get(&a), self.local.get(&b)) {
@@ -1082,6 +1093,69 @@ mod tests {
             frozen.toggle_deferred(&[(0, 2)]),
             Err(ExplainError::InvalidValue { .. })
         ));
+    }
+
+    /// A black box that fails while `fail` is set, else class 1 for a node with an edge.
+    struct Flaky {
+        fail: std::sync::atomic::AtomicBool,
+    }
+    impl BlackBox for Flaky {
+        fn input_dim(&self) -> usize {
+            1
+        }
+        fn num_classes(&self) -> usize {
+            2
+        }
+        fn log_probs(&self, x: &Features, edges: &[(u32, u32)]) -> induce_models::Result<LogProbs> {
+            if self.fail.load(std::sync::atomic::Ordering::SeqCst) {
+                return Err(induce_models::ModelError::InvalidInput("flaky".into()));
+            }
+            let mut deg = vec![0; x.num_nodes()];
+            for &(u, w) in edges {
+                deg[u as usize] += 1;
+                deg[w as usize] += 1;
+            }
+            let d = deg
+                .iter()
+                .flat_map(|&d| if d >= 1 { [-2.0, -0.2] } else { [-0.2, -2.0] });
+            LogProbs::new(x.num_nodes(), 2, d.collect())
+        }
+    }
+
+    /// A frozen judge on a sample with fewer edges than the induced ones rebuilds, after a
+    /// failed evaluation, on the sample's edges (not the graph's).
+    #[test]
+    fn a_frozen_judge_rebuilds_on_its_own_edges() {
+        // The triangle 0 ─ 1 ─ 2 ─ 0 plus 2 ─ 3; the sample around 0 drops (1, 2).
+        let g = Graph::from_edges(
+            4,
+            &[(0, 1), (0, 2), (1, 2), (2, 3)],
+            Features::constant(4, 1, 1.0),
+            vec![0; 4],
+        )
+        .unwrap();
+        let sub = induce_graph::Subgraph {
+            target: 0,
+            target_local: 0,
+            nodes: vec![0, 1, 2],
+            hops: vec![0, 1, 1],
+            edges: vec![(0, 1), (0, 2)],
+        };
+        let bb = Flaky { fail: false.into() };
+        let mut judge = Judge::frozen(&g, &bb, &sub).unwrap();
+        let want = {
+            let mut fresh = Judge::frozen(&g, &bb, &sub).unwrap();
+            fresh.toggle(&[(0, 1)]).unwrap();
+            fresh.toggle(&[(0, 2)]).unwrap();
+            fresh.log_probs().clone()
+        };
+        bb.fail.store(true, std::sync::atomic::Ordering::SeqCst);
+        assert!(judge.toggle(&[(0, 1)]).is_err());
+        bb.fail.store(false, std::sync::atomic::Ordering::SeqCst);
+        judge.toggle(&[(0, 2)]).unwrap();
+        // Nodes 1 and 2 have no edge left in the edited sample (class 0); with the graph's
+        // (1, 2) brought back both would have one (class 1).
+        assert_eq!(judge.log_probs(), &want);
     }
 
     #[test]
