@@ -6,7 +6,9 @@
 //!    composition on seeded random graphs (`induce_models::spmm::self_check`);
 //! 2. parity with the authors' shipped explanations on syn1 / syn4 / syn5, Burn kernel
 //!    (with `--reference DIR`), and where each differing target leaves the authors' path, with
-//!    both kernels' margins there (a tie within float rounding or not);
+//!    both kernels' margins there (a tie within float rounding or not); on a GPU backend a
+//!    second time with exact `f32` dense products (`induce_models::device::set_exact_matmul`:
+//!    no TF32), as `parity_exact_matmul`;
 //! 3. full-batch GCN epochs (hidden 128) on the ogbn-arxiv-sized graph, the segment kernel beside
 //!    the scatter-add composition;
 //! 4. on the GPU backends, with `--verdict-data GRAPH`, one round of batched exact verdicts
@@ -111,33 +113,15 @@ fn run(args: Args) -> Result<()> {
             start.elapsed().as_secs_f64()
         );
         entry["kernel_check"] = serde_json::json!({ "passed": ok, "sizes": checks });
-        // 2. parity
+        // 2. parity, and on a GPU again with exact f32 products (no TF32)
         if let Some(dir) = &args.reference {
-            let mut parity = Vec::new();
-            for name in ["syn1", "syn4", "syn5"] {
-                let d = run_dataset_with(dir, name, &dev, Kernel::Burn)?;
-                let not_ties = d.not_ties(TIE_TOLERANCE).len();
-                eprintln!(
-                    "{kind}: parity {name} {}/{} identical ({:.2} s); {} differences, {} of \
-                     them not ties within {TIE_TOLERANCE:e}",
-                    d.identical,
-                    d.total,
-                    d.seconds,
-                    d.divergences.len(),
-                    not_ties
-                );
-                for t in &d.divergences {
-                    eprintln!("{kind}: parity {name}: {t}");
-                }
-                parity.push(serde_json::json!({
-                    "dataset": name, "identical": d.identical, "total": d.total,
-                    "seconds": d.seconds,
-                    "mismatches": d.mismatches.iter().map(|m| m.to_string()).collect::<Vec<_>>(),
-                    "divergences": d.divergences, "tie_tolerance": TIE_TOLERANCE,
-                    "not_ties": not_ties,
-                }));
+            entry["parity"] = parity(dir, kind, &dev, "")?.into();
+            if induce::models::device::is_gpu(&dev) {
+                induce::models::device::set_exact_matmul(true);
+                let exact = parity(dir, kind, &dev, " (exact f32 products)");
+                induce::models::device::set_exact_matmul(false);
+                entry["parity_exact_matmul"] = exact?.into();
             }
-            entry["parity"] = parity.into();
         }
         // Batched verdicts (GPU backends only: on the CPU they would take minutes).
         if let Some(v) = &verdict_graph
@@ -181,4 +165,39 @@ fn run(args: Args) -> Result<()> {
     println!("wrote {}", args.out.join("gpu_check.json").display());
     anyhow::ensure!(!failed, "a backend failed its check (see above)");
     Ok(())
+}
+
+/// Parity with the authors' explanations on syn1/4/5 (Burn kernel on `dev`), printed and as
+/// JSON rows; `label` tags the printed lines.
+fn parity(
+    dir: &std::path::Path,
+    kind: BackendKind,
+    dev: &induce::Device,
+    label: &str,
+) -> anyhow::Result<Vec<serde_json::Value>> {
+    let mut parity = Vec::new();
+    for name in ["syn1", "syn4", "syn5"] {
+        let d = run_dataset_with(dir, name, dev, Kernel::Burn)?;
+        let not_ties = d.not_ties(TIE_TOLERANCE).len();
+        eprintln!(
+            "{kind}: parity{label} {name} {}/{} identical ({:.2} s); {} differences, {} of \
+             them not ties within {TIE_TOLERANCE:e}",
+            d.identical,
+            d.total,
+            d.seconds,
+            d.divergences.len(),
+            not_ties
+        );
+        for t in &d.divergences {
+            eprintln!("{kind}: parity{label} {name}: {t}");
+        }
+        parity.push(serde_json::json!({
+            "dataset": name, "identical": d.identical, "total": d.total,
+            "seconds": d.seconds,
+            "mismatches": d.mismatches.iter().map(|m| m.to_string()).collect::<Vec<_>>(),
+            "divergences": d.divergences, "tie_tolerance": TIE_TOLERANCE,
+            "not_ties": not_ties,
+        }));
+    }
+    Ok(parity)
 }

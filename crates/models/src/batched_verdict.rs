@@ -33,7 +33,9 @@ use induce_graph::Features;
 use crate::black_box::LogProbs;
 use crate::error::{ModelError, Result};
 use crate::gcn::Gcn;
-use crate::tensors::{GraphTensors, index_tensor_below, matrix, scatter_add_rows, to_vec};
+use crate::tensors::{
+    GraphTensors, dense, index_tensor_below, linear, matrix, scatter_add_rows, to_vec,
+};
 
 /// One graph and its features bound to a [`Gcn`] for batched evaluation of edited copies
 /// ([`VerdictBatch::log_probs`]).
@@ -106,7 +108,10 @@ impl<'m> VerdictBatch<'m> {
             degree[u as usize] += 1;
             degree[w as usize] += 1;
         }
-        let xw = matrix(x.as_slice(), n, x.dim(), device).matmul(gcn.gc1.weight.val());
+        let xw = dense(
+            matrix(x.as_slice(), n, x.dim(), device),
+            gcn.gc1.weight.val(),
+        );
         Ok(Self {
             gcn,
             n,
@@ -294,9 +299,7 @@ impl<'m> VerdictBatch<'m> {
         };
         let bias = |c: &crate::gcn::GraphConv| c.bias.val().reshape([1, 1, h]);
         let dense = |x: Tensor<3>, c: &crate::gcn::GraphConv| -> Tensor<3> {
-            x.reshape([n * batch, h])
-                .matmul(c.weight.val())
-                .reshape([n, batch, h])
+            dense(x.reshape([n * batch, h]), c.weight.val()).reshape([n, batch, h])
         };
         let xw = self.xw.clone().unsqueeze_dim::<3>(1).expand([n, batch, h]);
         let x1 = relu(propagate(xw) + bias(&self.gcn.gc1));
@@ -314,7 +317,7 @@ impl<'m> VerdictBatch<'m> {
         let index = index_tensor_below(wanted, n * batch, dev);
         let pick = |x: Tensor<3>| x.reshape([n * batch, h]).select(0, index.clone());
         let emb = Tensor::cat(vec![pick(x1), pick(x2), pick(x3)], 1);
-        let out = to_vec(log_softmax(self.gcn.lin.forward(emb), 1));
+        let out = to_vec(log_softmax(linear(&self.gcn.lin, emb), 1));
         let c = self.gcn.num_classes();
         let mut rest = out.as_slice();
         rows.iter()

@@ -305,6 +305,43 @@ pub fn float_tolerance(cpu: f32) -> f32 {
     }
 }
 
+/// Environment variable that turns [`exact_matmul`] on (`1`) or off (`0`) for the process.
+pub const EXACT_MATMUL_ENV: &str = "INDUCE_EXACT_MATMUL";
+
+/// 0: not set yet (read [`EXACT_MATMUL_ENV`]), 1: off, 2: on.
+static EXACT_MATMUL: std::sync::atomic::AtomicU8 = std::sync::atomic::AtomicU8::new(0);
+
+/// Whether the models' dense products run in exact `f32` ([`crate::tensors::dense`]): as
+/// element-wise products and sums instead of the backend's matrix product, which CubeCL runs
+/// on tensor cores in TF32 (a 10-bit mantissa) on GPUs that have them. Off by default (the
+/// matrix product is much faster); [`set_exact_matmul`] or [`EXACT_MATMUL_ENV`] turns it on,
+/// e.g. to check on a GPU that the explanations equal the CPU's wherever TF32 rounding is what
+/// parts them. The CPU backends compute `f32` products either way.
+pub fn exact_matmul() -> bool {
+    use std::sync::atomic::Ordering;
+    match EXACT_MATMUL.load(Ordering::Relaxed) {
+        1 => false,
+        2 => true,
+        _ => {
+            let on = std::env::var(EXACT_MATMUL_ENV).is_ok_and(|v| v.trim() == "1");
+            // A concurrent `set_exact_matmul` wins over the environment.
+            let _ = EXACT_MATMUL.compare_exchange(
+                0,
+                if on { 2 } else { 1 },
+                Ordering::Relaxed,
+                Ordering::Relaxed,
+            );
+            EXACT_MATMUL.load(Ordering::Relaxed) == 2
+        }
+    }
+}
+
+/// Turns [`exact_matmul`] on or off for the whole process (every device), over
+/// [`EXACT_MATMUL_ENV`].
+pub fn set_exact_matmul(on: bool) {
+    EXACT_MATMUL.store(if on { 2 } else { 1 }, std::sync::atomic::Ordering::Relaxed);
+}
+
 /// The backend named by [`BACKEND_ENV`], else the first compiled-in one.
 pub fn default_backend() -> Result<BackendKind> {
     match std::env::var(BACKEND_ENV) {

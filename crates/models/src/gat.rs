@@ -5,7 +5,7 @@ use burn::nn::Linear;
 use burn::tensor::Tensor;
 use burn::tensor::activation::leaky_relu;
 
-use crate::tensors::GraphTensors;
+use crate::tensors::{GraphTensors, dense, linear};
 
 /// One attention head: `h = W x`, `e_ij = LeakyReLU_0.2(a_dst·h_i + a_src·h_j)` over the
 /// neighbours `j` of `i` plus `i` itself, `α_ij = softmax_j(e_ij)`, `out_i = Σ_j α_ij h_j + b`.
@@ -38,7 +38,7 @@ impl GatConv {
     /// - output: `[n, out]`
     pub fn forward(&self, x: Tensor<2>, g: &GraphTensors) -> Tensor<2> {
         let dev = x.device();
-        let h = crate::timing::span("gat: linear map", &dev, || self.lin.forward(x));
+        let h = crate::timing::span("gat: linear map", &dev, || linear(&self.lin, x));
         self.attend(h, g)
     }
 
@@ -56,8 +56,8 @@ impl GatConv {
             &dev,
             || {
                 (
-                    h.clone().matmul(self.att_src.val()),
-                    h.clone().matmul(self.att_dst.val()),
+                    dense(h.clone(), self.att_src.val()),
+                    dense(h.clone(), self.att_dst.val()),
                 )
             },
         );

@@ -9,7 +9,7 @@ use rand::SeedableRng;
 use rand::rngs::StdRng;
 
 use crate::init::{uniform1, uniform2};
-use crate::tensors::{GraphTensors, WeightedEdges};
+use crate::tensors::{GraphTensors, WeightedEdges, dense, linear};
 
 /// One graph convolution `H' = Â (H W) + b` with `W` stored `[in, out]` (the reference layout).
 #[derive(Module, Debug)]
@@ -28,7 +28,7 @@ impl GraphConv {
     /// - x: `[n, in]`
     /// - output: `[n, out]`
     pub fn forward(&self, x: Tensor<2>, g: &GraphTensors) -> Tensor<2> {
-        let h = x.matmul(self.weight.val());
+        let h = dense(x, self.weight.val());
         g.propagate(h) + self.bias.val().unsqueeze_dim(0)
     }
 
@@ -40,7 +40,7 @@ impl GraphConv {
     /// - ax: `[n, in]`
     /// - output: `[n, out]`
     pub fn forward_propagated(&self, ax: Tensor<2>) -> Tensor<2> {
-        ax.matmul(self.weight.val()) + self.bias.val().unsqueeze_dim(0)
+        dense(ax, self.weight.val()) + self.bias.val().unsqueeze_dim(0)
     }
 }
 
@@ -163,7 +163,7 @@ impl Gcn {
     /// - embeddings: `[n, 3 hidden]`
     /// - output: `[n, C]`
     pub fn classify(&self, embeddings: Tensor<2>) -> Tensor<2> {
-        log_softmax(self.lin.forward(embeddings), 1)
+        log_softmax(linear(&self.lin, embeddings), 1)
     }
 
     /// Class log-probabilities with a weight in `[0, 1]` on every undirected edge, applied in

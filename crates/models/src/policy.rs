@@ -13,7 +13,7 @@ use std::ops::Range;
 use crate::error::{ModelError, Result};
 use crate::gat::GatConv;
 use crate::init::{constant1, glorot, uniform1, uniform2};
-use crate::tensors::{GraphTensors, index_tensor};
+use crate::tensors::{GraphTensors, dense, index_tensor};
 
 /// Configuration of the [`Policy`]. Defaults follow the paper (§3.1: K = 3 GAT layers of width
 /// 16 with LeakyReLU, an MLP with two hidden layers); the switches marked *reference* reproduce
@@ -238,7 +238,7 @@ impl Policy {
     /// - output: `[n, hidden]`
     pub fn embed(&self, x: Tensor<2>, g: &GraphTensors) -> Tensor<2> {
         match self.gat.first() {
-            Some(first) => self.embed_from(first.lin.forward(x), g),
+            Some(first) => self.embed_from(crate::tensors::linear(&first.lin, x), g),
             None => self.embed_from(x, g),
         }
     }
@@ -262,7 +262,7 @@ impl Policy {
                 cols.len()
             )));
         }
-        Ok(block.matmul(w))
+        Ok(dense(block, w))
     }
 
     /// `W₁[cols, :]`, checked against the first layer's input width.
@@ -339,7 +339,7 @@ impl Policy {
         );
         let last = self.mlp.len() - 1;
         for (i, layer) in self.mlp.iter().enumerate() {
-            z = layer.forward(z);
+            z = crate::tensors::linear(layer, z);
             if i < last {
                 z = leaky_relu(z, self.activation_slope);
             }

@@ -376,6 +376,73 @@ impl WeightedEdges {
     }
 }
 
+/// The dense product `x · w`: the backend's matrix product, or, while
+/// [`exact_matmul`](crate::device::exact_matmul) is on, element-wise products summed over the
+/// shared dimension (exact `f32` on every device, where CubeCL's matrix product runs in TF32
+/// on GPUs with tensor cores; in row blocks of at most 2²² products, so slow for large inputs:
+/// meant for checks on small graphs). Differentiable either way.
+///
+/// # Shapes
+/// - x: `[n, k]`; w: `[k, m]`; output: `[n, m]`
+///
+/// ```
+/// use induce_models::device::{default_device, set_exact_matmul};
+/// use induce_models::tensors::{dense, matrix, to_vec};
+/// let dev = default_device().unwrap();
+/// let x = matrix(&[1.0, 2.0, 3.0, 4.0], 2, 2, &dev);
+/// let w = matrix(&[1.0, 0.5, -1.0, 2.0], 2, 2, &dev);
+/// set_exact_matmul(true);
+/// assert_eq!(to_vec(dense(x.clone(), w.clone())), vec![-1.0, 4.5, -1.0, 9.5]);
+/// set_exact_matmul(false);
+/// assert_eq!(to_vec(dense(x, w)), vec![-1.0, 4.5, -1.0, 9.5]);
+/// ```
+pub fn dense(x: Tensor<2>, w: Tensor<2>) -> Tensor<2> {
+    match crate::device::exact_matmul() {
+        true => dense_exact(x, w),
+        false => x.matmul(w),
+    }
+}
+
+/// `x · w` as element-wise products summed over the shared dimension, in row blocks of at most
+/// 2²² products: [`dense`] in exact mode, whatever the mode.
+///
+/// # Shapes
+/// - x: `[n, k]`; w: `[k, m]`; output: `[n, m]`
+pub fn dense_exact(x: Tensor<2>, w: Tensor<2>) -> Tensor<2> {
+    let [n, k] = x.dims();
+    let m = w.dims()[1];
+    let rows = ((1usize << 22) / (k * m).max(1)).max(1);
+    let w = w.unsqueeze_dim::<3>(0);
+    let block = |x: Tensor<2>| -> Tensor<2> {
+        let r = x.dims()[0];
+        (x.unsqueeze_dim::<3>(2) * w.clone())
+            .sum_dim(1)
+            .reshape([r, m])
+    };
+    match n <= rows {
+        true => block(x),
+        false => Tensor::cat(
+            (0..n)
+                .step_by(rows)
+                .map(|a| block(x.clone().slice([a..(a + rows).min(n), 0..k])))
+                .collect(),
+            0,
+        ),
+    }
+}
+
+/// A linear layer's forward pass through [`dense`]: `x · W + b`.
+///
+/// # Shapes
+/// - x: `[n, d_input]`; output: `[n, d_output]`
+pub fn linear(layer: &burn::nn::Linear, x: Tensor<2>) -> Tensor<2> {
+    let y = dense(x, layer.weight.val());
+    match &layer.bias {
+        Some(b) => y + b.val().unsqueeze_dim(0),
+        None => y,
+    }
+}
+
 /// Uploads a row-major `[rows, cols]` matrix.
 pub fn matrix(data: &[f32], rows: usize, cols: usize, device: &Device) -> Tensor<2> {
     Tensor::from_data(TensorData::new(data.to_vec(), [rows, cols]), device)
@@ -489,6 +556,46 @@ pub fn to_vec(t: Tensor<2>) -> Vec<f32> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The exact product equals the matrix product on small integers (exact in any order), in
+    /// one block and in many, and carries the same gradients.
+    #[test]
+    fn the_exact_product_is_the_matrix_product() {
+        let dev = crate::device::default_device().unwrap();
+        // 5 x 3 times 3 x 2, every product and sum an exact small integer.
+        let x: Vec<f32> = (0..15).map(|i| (i % 7) as f32 - 3.0).collect();
+        let w: Vec<f32> = vec![1.0, -2.0, 0.0, 3.0, 2.0, 1.0];
+        let want = to_vec(matrix(&x, 5, 3, &dev).matmul(matrix(&w, 3, 2, &dev)));
+        assert_eq!(want[..4], [-5.0, -1.0, 4.0, 5.0]);
+        assert_eq!(
+            to_vec(dense_exact(matrix(&x, 5, 3, &dev), matrix(&w, 3, 2, &dev))),
+            want
+        );
+        // 2^22 / (k m) rows per block: 300,000 x 7 times 7 x 2 makes 2 blocks.
+        let (n, k) = (300_000usize, 7usize);
+        let big: Vec<f32> = (0..n * k).map(|i| (i % 5) as f32).collect();
+        let w2: Vec<f32> = vec![
+            1.0, 0.0, 2.0, -1.0, 0.0, 1.0, 3.0, 1.0, -2.0, 0.0, 1.0, 1.0, 0.0, 2.0,
+        ];
+        let a = to_vec(matrix(&big, n, k, &dev).matmul(matrix(&w2, k, 2, &dev)));
+        let b = to_vec(dense_exact(
+            matrix(&big, n, k, &dev),
+            matrix(&w2, k, 2, &dev),
+        ));
+        assert_eq!(a, b);
+        let ad = dev.clone().autodiff();
+        let grads = |exact: bool| {
+            let xt = matrix(&x, 5, 3, &ad).require_grad();
+            let wt = matrix(&w, 3, 2, &ad).require_grad();
+            let y = match exact {
+                true => dense_exact(xt.clone(), wt.clone()),
+                false => xt.clone().matmul(wt.clone()),
+            };
+            let g = (y.clone() * y).sum().backward();
+            (to_vec(xt.grad(&g).unwrap()), to_vec(wt.grad(&g).unwrap()))
+        };
+        assert_eq!(grads(true), grads(false));
+    }
 
     /// A forward-only upload (GCN weights computed on the device from the offsets) gives the
     /// messages, weights and propagation of the full upload; `index_tensor` equals `indices`.

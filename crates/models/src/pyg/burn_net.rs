@@ -21,7 +21,7 @@ use super::PygNet;
 use super::arch::{Activation, Aggregation};
 use super::layers::{Conv, Dense, MlpStep};
 use crate::differentiable::EdgeWeighted;
-use crate::tensors::{WeightedEdges, matrix, scatter_add_rows};
+use crate::tensors::{WeightedEdges, dense, matrix, scatter_add_rows};
 
 /// Uploads a vector as a `[1, len]` row.
 fn row(v: &[f32], device: &Device) -> Tensor<2> {
@@ -35,7 +35,7 @@ impl Dense {
     /// - x: `[n, in]`; output: `[n, out]`
     fn burn(&self, x: Tensor<2>) -> Tensor<2> {
         let device = x.device();
-        let y = x.matmul(matrix(&self.wt, self.din, self.dout, &device));
+        let y = dense(x, matrix(&self.wt, self.din, self.dout, &device));
         match &self.bias {
             Some(b) => y + row(b, &device),
             None => y,
@@ -121,7 +121,7 @@ impl Conv {
                     None => x.clone(),
                 };
                 // lin_l before the (linear) aggregation: messages `out` wide, not `in` wide.
-                let source = source.matmul(matrix(&lin_l.wt, lin_l.din, lin_l.dout, &device));
+                let source = dense(source, matrix(&lin_l.wt, lin_l.din, lin_l.dout, &device));
                 let (_, dst, w) = edges.messages(weights, 0.0);
                 let mut agg = edges.aggregate(w.clone(), source);
                 if *aggr == Aggregation::Mean {
@@ -149,7 +149,7 @@ impl Conv {
                 // A leading Linear goes before the (linear) sum: messages `out` wide.
                 let (x, rest) = match mlp.first() {
                     Some(MlpStep::Linear(d)) => {
-                        (x.matmul(matrix(&d.wt, d.din, d.dout, &device)), &mlp[1..])
+                        (dense(x, matrix(&d.wt, d.din, d.dout, &device)), &mlp[1..])
                     }
                     _ => (x, &mlp[..]),
                 };
