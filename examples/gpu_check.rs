@@ -163,6 +163,10 @@ fn run(args: Args) -> Result<()> {
         &serde_json::to_vec_pretty(&json)?,
     )?;
     println!("wrote {}", args.out.join("gpu_check.json").display());
+    // INDUCE_PROFILE=1: the device spans (synchronised) of everything above, all backends.
+    for (name, secs, calls) in induce::models::timing::report() {
+        eprintln!("span: {name}: {secs:.4} s in {calls} calls");
+    }
     anyhow::ensure!(!failed, "a backend failed its check (see above)");
     Ok(())
 }

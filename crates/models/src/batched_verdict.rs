@@ -36,6 +36,7 @@ use crate::gcn::Gcn;
 use crate::tensors::{
     GraphTensors, dense, index_tensor_below, linear, matrix, scatter_add_rows, to_vec,
 };
+use crate::timing::span;
 
 /// One graph and its features bound to a [`Gcn`] for batched evaluation of edited copies
 /// ([`VerdictBatch::log_probs`]).
@@ -243,63 +244,76 @@ impl<'m> VerdictBatch<'m> {
         }
         let h = self.gcn.hidden();
         let dev = &self.device;
-        let m = Tensor::<2>::from_data(TensorData::new(mask, [n, batch]), dev);
-        // The degrees inside each node set, `(A + I) m_b` (exact small integers, rounded back
-        // from the normalised product), edited; `s_b = m_b / sqrt(d_b)`, `l_b = s_b ⊙ sqrt(d)`.
-        let root = Tensor::<2>::from_data(
-            TensorData::new(
-                self.degree.iter().map(|&d| (d as f32).sqrt()).collect(),
-                [n, 1],
-            ),
-            dev,
-        );
-        let induced = (self.graph.propagate(m.clone() * root.clone()) * root.clone()).round();
-        let edited = induced + Tensor::<2>::from_data(TensorData::new(delta, [n, batch]), dev);
-        let s = m * edited.clamp_min(1.0).sqrt().recip();
-        let l = (s.clone() * root).reshape([n, batch, 1]);
-        // The corrections: out[u, b] += σ s_b(u) s_b(w) H[w, b] and the mirror.
-        let corrections = match pairs.is_empty() {
-            true => None,
-            false => {
-                let (mut from, mut into, mut at_u, mut at_w, mut sign) =
-                    (vec![], vec![], vec![], vec![], vec![]);
-                for &(b, u, w, sg) in &pairs {
-                    for (a, z) in [(u, w), (w, u)] {
-                        from.push((z * batch + b) as u32);
-                        into.push((a * batch + b) as u32);
-                        at_u.push((a * batch + b) as u32);
-                        at_w.push((z * batch + b) as u32);
-                        sign.push(sg);
+        let (l, corrections) = span("verdicts: node sets, degrees, toggled pairs", dev, || {
+            let m = Tensor::<2>::from_data(TensorData::new(mask, [n, batch]), dev);
+            // The degrees inside each node set, `(A + I) m_b` (exact small integers, rounded back
+            // from the normalised product), edited; `s_b = m_b / sqrt(d_b)`, `l_b = s_b ⊙ sqrt(d)`.
+            let root = Tensor::<2>::from_data(
+                TensorData::new(
+                    self.degree.iter().map(|&d| (d as f32).sqrt()).collect(),
+                    [n, 1],
+                ),
+                dev,
+            );
+            let induced = (self.graph.propagate(m.clone() * root.clone()) * root.clone()).round();
+            let edited = induced + Tensor::<2>::from_data(TensorData::new(delta, [n, batch]), dev);
+            let s = m * edited.clamp_min(1.0).sqrt().recip();
+            let l = (s.clone() * root).reshape([n, batch, 1]);
+            // The corrections: out[u, b] += σ s_b(u) s_b(w) H[w, b] and the mirror.
+            let corrections = match pairs.is_empty() {
+                true => None,
+                false => {
+                    let (mut from, mut into, mut at_u, mut at_w, mut sign) =
+                        (vec![], vec![], vec![], vec![], vec![]);
+                    for &(b, u, w, sg) in &pairs {
+                        for (a, z) in [(u, w), (w, u)] {
+                            from.push((z * batch + b) as u32);
+                            into.push((a * batch + b) as u32);
+                            at_u.push((a * batch + b) as u32);
+                            at_w.push((z * batch + b) as u32);
+                            sign.push(sg);
+                        }
                     }
+                    let k = sign.len();
+                    let flat = s.clone().reshape([n * batch, 1]);
+                    let coef = flat
+                        .clone()
+                        .select(0, index_tensor_below(at_u, n * batch, dev))
+                        * flat.select(0, index_tensor_below(at_w, n * batch, dev))
+                        * Tensor::<2>::from_data(TensorData::new(sign, [k, 1]), dev);
+                    Some((
+                        index_tensor_below(from, n * batch, dev),
+                        index_tensor_below(into, n * batch, dev),
+                        coef,
+                    ))
                 }
-                let k = sign.len();
-                let flat = s.clone().reshape([n * batch, 1]);
-                let coef = flat
-                    .clone()
-                    .select(0, index_tensor_below(at_u, n * batch, dev))
-                    * flat.select(0, index_tensor_below(at_w, n * batch, dev))
-                    * Tensor::<2>::from_data(TensorData::new(sign, [k, 1]), dev);
-                Some((
-                    index_tensor_below(from, n * batch, dev),
-                    index_tensor_below(into, n * batch, dev),
-                    coef,
-                ))
-            }
-        };
+            };
+            (l, corrections)
+        });
         // One convolution's aggregation for every episode: `[n, B, h]` in and out.
         let propagate = |y: Tensor<3>| -> Tensor<3> {
-            let scaled = (y.clone() * l.clone()).reshape([n, batch * h]);
-            let mut out = self.graph.propagate(scaled).reshape([n, batch, h]) * l.clone();
-            if let Some((from, into, coef)) = &corrections {
-                let flat = y.reshape([n * batch, h]);
-                let msgs = flat.select(0, from.clone()) * coef.clone();
-                out = out + scatter_add_rows(msgs, into.clone(), n * batch).reshape([n, batch, h]);
+            let out = span(
+                "verdicts: sparse products (batch x hidden columns)",
+                dev,
+                || {
+                    let scaled = (y.clone() * l.clone()).reshape([n, batch * h]);
+                    self.graph.propagate(scaled).reshape([n, batch, h]) * l.clone()
+                },
+            );
+            match &corrections {
+                Some((from, into, coef)) => span("verdicts: toggled pairs", dev, || {
+                    let flat = y.reshape([n * batch, h]);
+                    let msgs = flat.select(0, from.clone()) * coef.clone();
+                    out + scatter_add_rows(msgs, into.clone(), n * batch).reshape([n, batch, h])
+                }),
+                None => out,
             }
-            out
         };
         let bias = |c: &crate::gcn::GraphConv| c.bias.val().reshape([1, 1, h]);
         let dense = |x: Tensor<3>, c: &crate::gcn::GraphConv| -> Tensor<3> {
-            dense(x.reshape([n * batch, h]), c.weight.val()).reshape([n, batch, h])
+            span("verdicts: dense products", dev, || {
+                dense(x.reshape([n * batch, h]), c.weight.val()).reshape([n, batch, h])
+            })
         };
         let xw = self.xw.clone().unsqueeze_dim::<3>(1).expand([n, batch, h]);
         let x1 = relu(propagate(xw) + bias(&self.gcn.gc1));
@@ -314,10 +328,16 @@ impl<'m> VerdictBatch<'m> {
         if wanted.is_empty() {
             return Ok(rows.iter().map(|_| empty(self.gcn.num_classes())).collect());
         }
-        let index = index_tensor_below(wanted, n * batch, dev);
-        let pick = |x: Tensor<3>| x.reshape([n * batch, h]).select(0, index.clone());
-        let emb = Tensor::cat(vec![pick(x1), pick(x2), pick(x3)], 1);
-        let out = to_vec(log_softmax(linear(&self.gcn.lin, emb), 1));
+        let out = span(
+            "verdicts: read-out (rows, classifier, download)",
+            dev,
+            || {
+                let index = index_tensor_below(wanted, n * batch, dev);
+                let pick = |x: Tensor<3>| x.reshape([n * batch, h]).select(0, index.clone());
+                let emb = Tensor::cat(vec![pick(x1), pick(x2), pick(x3)], 1);
+                to_vec(log_softmax(linear(&self.gcn.lin, emb), 1))
+            },
+        );
         let c = self.gcn.num_classes();
         let mut rest = out.as_slice();
         rows.iter()
