@@ -34,7 +34,7 @@ use crate::black_box::LogProbs;
 use crate::error::{ModelError, Result};
 use crate::gcn::Gcn;
 use crate::tensors::{
-    GraphTensors, dense, index_tensor_below, linear, matrix, scatter_add_rows, to_vec,
+    GraphTensors, dense, index_tensor_below, linear, matrix, scatter_add_rows, try_to_vec,
 };
 use crate::timing::span;
 
@@ -73,6 +73,8 @@ pub struct VerdictBatch<'m> {
     device: Device,
     /// Episodes per pass.
     max_batch: usize,
+    /// Rows read out per block (the `[rows, 3 hidden]` embedding within `MAX_ACTIVATION`).
+    readout_rows: usize,
 }
 
 /// Floats in one `[n, B, hidden]` activation of the default pass size (1 GiB).
@@ -122,6 +124,7 @@ impl<'m> VerdictBatch<'m> {
             xw,
             device: device.clone(),
             max_batch: (MAX_ACTIVATION / (n * gcn.hidden()).max(1)).clamp(1, Self::index_cap(n)),
+            readout_rows: (MAX_ACTIVATION / (3 * gcn.hidden()).max(1)).max(1),
         })
     }
 
@@ -328,16 +331,31 @@ impl<'m> VerdictBatch<'m> {
         if wanted.is_empty() {
             return Ok(rows.iter().map(|_| empty(self.gcn.num_classes())).collect());
         }
+        // In blocks whose `[rows, 3 hidden]` embedding stays within MAX_ACTIVATION floats (a
+        // GPU driver grants buffers of a bounded size: Vulkan's refused 3.2 GB on an H200).
+        let block = self.readout_rows;
+        let (x1, x2, x3) = (
+            x1.reshape([n * batch, h]),
+            x2.reshape([n * batch, h]),
+            x3.reshape([n * batch, h]),
+        );
         let out = span(
             "verdicts: read-out (rows, classifier, download)",
             dev,
             || {
-                let index = index_tensor_below(wanted, n * batch, dev);
-                let pick = |x: Tensor<3>| x.reshape([n * batch, h]).select(0, index.clone());
-                let emb = Tensor::cat(vec![pick(x1), pick(x2), pick(x3)], 1);
-                to_vec(log_softmax(linear(&self.gcn.lin, emb), 1))
+                let mut out = Vec::with_capacity(wanted.len() * self.gcn.num_classes());
+                for rows in wanted.chunks(block) {
+                    let index = index_tensor_below(rows.to_vec(), n * batch, dev);
+                    let pick = |x: &Tensor<2>| x.clone().select(0, index.clone());
+                    let emb = Tensor::cat(vec![pick(&x1), pick(&x2), pick(&x3)], 1);
+                    out.extend(try_to_vec(
+                        log_softmax(linear(&self.gcn.lin, emb), 1),
+                        "batched verdicts",
+                    )?);
+                }
+                Ok::<_, ModelError>(out)
             },
-        );
+        )?;
         let c = self.gcn.num_classes();
         let mut rest = out.as_slice();
         rows.iter()
@@ -359,6 +377,7 @@ mod tests {
     use super::*;
     use crate::GcnConfig;
     use crate::device::{default_device, float_tolerance};
+    use crate::tensors::to_vec;
 
     /// Six nodes, two triangles joined by one edge.
     ///
@@ -444,6 +463,10 @@ mod tests {
             .with_max_batch(2);
         assert_eq!(chunked.max_batch(), 2);
         assert_eq!(chunked.log_probs(&toggles, &rows).unwrap(), got);
+        // So does a read-out in blocks of 4 rows (blocks straddle the episodes).
+        let mut blocks = VerdictBatch::new(&gcn, &x, &edges, &dev).unwrap();
+        blocks.readout_rows = 4;
+        assert_eq!(blocks.log_probs(&toggles, &rows).unwrap(), got);
         // Episodes do not see each other's edits: the unedited one equals the plain model.
         assert_ne!(
             got[0].row(2),

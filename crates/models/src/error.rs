@@ -53,6 +53,15 @@ pub enum ModelError {
         #[source]
         source: std::io::Error,
     },
+    /// The device failed while computing (e.g. an allocation beyond what the GPU driver
+    /// grants, such as Vulkan's largest buffer).
+    #[error("the device failed computing {what}: {reason}")]
+    DeviceExecution {
+        /// What was being computed.
+        what: String,
+        /// The backend's error.
+        reason: String,
+    },
     /// An error from the graph crate.
     #[error(transparent)]
     Graph(#[from] induce_graph::GraphError),

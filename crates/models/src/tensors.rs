@@ -553,6 +553,20 @@ pub fn to_vec(t: Tensor<2>) -> Vec<f32> {
         .expect("float tensor converts to f32")
 }
 
+/// [`to_vec`] that reports a failure of the device (the computation behind `t`, or the read)
+/// as [`ModelError::DeviceExecution`] naming `what`, instead of panicking.
+pub fn try_to_vec(t: Tensor<2>, what: &str) -> Result<Vec<f32>> {
+    let failed = |reason: String| ModelError::DeviceExecution {
+        what: what.to_owned(),
+        reason,
+    };
+    t.try_into_data()
+        .map_err(|e| failed(e.to_string()))?
+        .convert::<f32>()
+        .try_into_vec::<f32>()
+        .map_err(|e| failed(format!("{e:?}")))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
