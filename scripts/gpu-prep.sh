@@ -16,7 +16,8 @@
 # packages into .gl/.
 #
 # CUDA builds offline with no CUDA toolkit: scripts/cuda-llvm.sh (run here) installs LLVM 23 from
-# PyPI where Burn's build looks for it. A first CUDA build takes about 25-40 minutes on 2 cores.
+# PyPI where Burn's build looks for it. A first CUDA build takes 15-40 minutes on 2 cores (15 min 16 s
+# for gpu_check + induce on 2026-11-28), then about 2 minutes after a change to our crates.
 #
 #   scripts/gpu-prep.sh      # then, on the GPU machine: scripts/gpu-check.sh (carry .gpu, .gl)
 set -euo pipefail
