@@ -12,7 +12,6 @@ use std::time::Instant;
 use burn::module::Module;
 use burn::tensor::Device;
 use induce_graph::Graph;
-use induce_models::batched_verdict::VerdictBatch;
 use induce_models::{BlackBox, Kernel, Policy, PolicyConfig};
 use rand::rngs::StdRng;
 use rand::seq::SliceRandom;
@@ -792,11 +791,8 @@ impl InduceExplainer<'_> {
     /// Burn GCN evaluates every edited graph at once; [`crate::batch::best_of_k_with`]) instead
     /// of one evaluation per episode and step. `None` (the default): on when the explainer's
     /// device is a GPU, or as the environment variable `INDUCE_BATCHED_VERDICTS` (`1` / `0`)
-    /// says. A black box without a batched form of its own whose function is a GCN
-    /// ([`BlackBox::differentiable`]: the host kernel's) has that GCN evaluate the batches on
-    /// the explainer's device, its other evaluations staying where they are. A black box with
-    /// neither, or an environment whose verdicts are not exact on the whole graph, keeps
-    /// per-episode verdicts either way.
+    /// says. A black box without a batched form, or an environment whose verdicts are not
+    /// exact on the whole graph, keeps per-episode verdicts either way.
     pub fn with_batched_verdicts(mut self, on: Option<bool>) -> Self {
         self.batched_verdicts = on;
         self
@@ -815,14 +811,6 @@ impl InduceExplainer<'_> {
                 _ => induce_models::device::is_gpu(&self.device),
             }
         })
-    }
-
-    /// The GCN that takes batched verdicts on the explainer's device for a black box without a
-    /// batched form of its own ([`BlackBox::batched`]) whose function is that GCN
-    /// ([`BlackBox::differentiable`], e.g. the host kernel's); `None` for any other black box.
-    fn borrowed_verdict_model(&self) -> Option<induce_models::Gcn> {
-        let gcn = self.black_box.differentiable()?;
-        Some(gcn.clone().to_device(&self.device))
     }
 
     /// The minimality pass when it is on, else the identity.
@@ -890,31 +878,15 @@ impl Explainer for InduceExplainer<'_> {
         }
         let finish = |e| self.finish(graph, e);
         // The black box bound to the whole graph for batched verdicts (an error here leaves the
-        // per-episode verdicts, which report it where it matters). A black box without a
-        // batched form of its own whose function is a GCN (the host kernel's) has that GCN
-        // evaluate the batches on the explainer's GPU, while its per-episode evaluations
-        // (building the episodes, the minimality pass) stay where they are.
-        let batched = episodes.len() > 1 && self.batched_verdicts_on();
-        let edges = match batched {
-            true => graph.edges(),
-            false => Vec::new(),
-        };
-        let own = match batched {
+        // per-episode verdicts, which report it where it matters).
+        let bound = match episodes.len() > 1 && self.batched_verdicts_on() {
             true => self
                 .black_box
-                .batched(graph.features(), &edges)
+                .batched(graph.features(), &graph.edges())
                 .ok()
                 .flatten(),
             false => None,
         };
-        let moved = match batched && own.is_none() {
-            true => self.borrowed_verdict_model(),
-            false => None,
-        };
-        let bound = own.or_else(|| {
-            let gcn = moved.as_ref()?;
-            VerdictBatch::new(gcn, graph.features(), &edges, &self.device).ok()
-        });
         match self
             .runner
             .best_of_k_with(episodes, &self.search(threads), &finish, bound.as_ref())

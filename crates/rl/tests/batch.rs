@@ -175,14 +175,10 @@ fn batched_verdicts_explain_as_per_episode_ones() {
     use induce_rl::divergence::first_divergence;
     use induce_rl::{Episode, KernelPolicy};
     let (dev, data, gcn, policy, targets) = tree_cycles();
+    let bb = gcn_black_box(&gcn, Kernel::Burn, &dev).unwrap();
     let env = EnvConfig::default();
     let (mut found, mut identical) = (0, 0);
-    // The Burn GCN's own batched form, and the host kernel's GCN borrowed for the batches.
-    for (kernel, bb_kernel) in [(Kernel::Burn, Kernel::Burn), (Kernel::Host, Kernel::Burn)]
-        .into_iter()
-        .chain([(Kernel::Burn, Kernel::Host), (Kernel::Host, Kernel::Host)])
-    {
-        let bb = gcn_black_box(&gcn, bb_kernel, &dev).unwrap();
+    for kernel in Kernel::ALL {
         for (samples, minimise) in [(1, false), (4, true)] {
             let x = |batched| {
                 InduceExplainer::new("i", &policy, bb.as_ref(), env.clone(), &dev)
@@ -217,14 +213,13 @@ fn batched_verdicts_explain_as_per_episode_ones() {
         }
     }
     assert!(found > 0);
-    // Most explanations are the same edits in the same order (measured: all 96 here; on
+    // Most explanations are the same edits in the same order (measured: all 48 here; on
     // other graphs some may reorder edits at exact or 1-ulp ties of an untrained policy).
     assert!(
-        identical * 4 >= 3 * 8 * targets.len(),
+        identical * 4 >= 3 * 4 * targets.len(),
         "only {identical} identical"
     );
     // Deferred steps: the same rewards, states and verdicts as plain ones.
-    let bb = gcn_black_box(&gcn, Kernel::Burn, &dev).unwrap();
     let bound = bb
         .batched(data.graph.features(), &data.graph.edges())
         .unwrap()
