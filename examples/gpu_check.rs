@@ -117,9 +117,10 @@ fn run(args: Args) -> Result<()> {
         if let Some(dir) = &args.reference {
             entry["parity"] = parity(dir, kind, &dev, "")?.into();
             if induce::models::device::is_gpu(&dev) {
+                let before = induce::models::device::exact_matmul();
                 induce::models::device::set_exact_matmul(true);
                 let exact = parity(dir, kind, &dev, " (exact f32 products)");
-                induce::models::device::set_exact_matmul(false);
+                induce::models::device::set_exact_matmul(before);
                 entry["parity_exact_matmul"] = exact?.into();
             }
         }

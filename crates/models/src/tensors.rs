@@ -404,13 +404,17 @@ pub fn dense(x: Tensor<2>, w: Tensor<2>) -> Tensor<2> {
 }
 
 /// `x · w` as element-wise products summed over the shared dimension, in row blocks of at most
-/// 2²² products: [`dense`] in exact mode, whatever the mode.
+/// 2²² products (one row per block where a row alone has more): [`dense`] in exact mode,
+/// whatever the mode.
 ///
 /// # Shapes
 /// - x: `[n, k]`; w: `[k, m]`; output: `[n, m]`
 pub fn dense_exact(x: Tensor<2>, w: Tensor<2>) -> Tensor<2> {
     let [n, k] = x.dims();
     let m = w.dims()[1];
+    if n == 0 || k == 0 || m == 0 {
+        return Tensor::zeros([n, m], &x.device());
+    }
     let rows = ((1usize << 22) / (k * m).max(1)).max(1);
     let w = w.unsqueeze_dim::<3>(0);
     let block = |x: Tensor<2>| -> Tensor<2> {
@@ -597,6 +601,11 @@ mod tests {
             matrix(&w2, k, 2, &dev),
         ));
         assert_eq!(a, b);
+        // Empty sides give zeros of the product's shape.
+        let none = dense_exact(Tensor::zeros([0, 3], &dev), matrix(&w, 3, 2, &dev));
+        assert_eq!(none.dims(), [0, 2]);
+        let inner = dense_exact(Tensor::zeros([2, 0], &dev), Tensor::zeros([0, 2], &dev));
+        assert_eq!(to_vec(inner), vec![0.0; 4]);
         let ad = dev.clone().autodiff();
         let grads = |exact: bool| {
             let xt = matrix(&x, 5, 3, &ad).require_grad();

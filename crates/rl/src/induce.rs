@@ -879,7 +879,12 @@ impl Explainer for InduceExplainer<'_> {
         let finish = |e| self.finish(graph, e);
         // The black box bound to the whole graph for batched verdicts (an error here leaves the
         // per-episode verdicts, which report it where it matters).
-        let bound = match episodes.len() > 1 && self.batched_verdicts_on() {
+        // Only where every episode takes its verdicts from the model on its node set (not a
+        // frozen or sampled neighbourhood): otherwise the binding would go unused.
+        let bound = match episodes.len() > 1
+            && self.batched_verdicts_on()
+            && episodes.iter().all(Episode::takes_verdicts)
+        {
             true => self
                 .black_box
                 .batched(graph.features(), &graph.edges())
