@@ -7,6 +7,11 @@ use burn::tensor::activation::leaky_relu;
 
 use crate::tensors::{GraphTensors, dense, linear};
 
+/// The attention-logit offset of an absent message ([`GatConv::attend_masked`]): `exp` of it
+/// minus any finite logit is exactly 0 in f32, and adding `-ABSENT` restores a present
+/// message's offset to exactly 0.
+pub const ABSENT: f32 = -1e30;
+
 /// One attention head: `h = W x`, `e_ij = LeakyReLU_0.2(a_dst·h_i + a_src·h_j)` over the
 /// neighbours `j` of `i` plus `i` itself, `α_ij = softmax_j(e_ij)`, `out_i = Σ_j α_ij h_j + b`.
 ///
@@ -37,9 +42,23 @@ impl GatConv {
     /// - x: `[n, in]`
     /// - output: `[n, out]`
     pub fn forward(&self, x: Tensor<2>, g: &GraphTensors) -> Tensor<2> {
+        self.forward_masked(x, g, None)
+    }
+
+    /// [`GatConv::forward`] with some messages absent (see [`GatConv::attend_masked`]).
+    ///
+    /// # Shapes
+    /// - x: `[n, in]`; absent: `[E']`
+    /// - output: `[n, out]`
+    pub fn forward_masked(
+        &self,
+        x: Tensor<2>,
+        g: &GraphTensors,
+        absent: Option<&Tensor<1>>,
+    ) -> Tensor<2> {
         let dev = x.device();
         let h = crate::timing::span("gat: linear map", &dev, || linear(&self.lin, x));
-        self.attend(h, g)
+        self.attend_masked(h, g, absent)
     }
 
     /// The layer after its linear map: attention and aggregation of `h = W x` (for callers
@@ -49,6 +68,29 @@ impl GatConv {
     /// - h: `[n, out]`
     /// - output: `[n, out]`
     pub fn attend(&self, h: Tensor<2>, g: &GraphTensors) -> Tensor<2> {
+        self.attend_masked(h, g, None)
+    }
+
+    /// [`GatConv::attend`] with some messages absent: `absent[k]` is added to message `k`'s
+    /// attention logit, `0.0` for a message that takes part and [`ABSENT`] for one that does
+    /// not (its coefficient underflows to exactly 0, so sums over its destination are those of
+    /// the graph without it, term for term, as long as the features are finite). A batch whose
+    /// edges change by a few per step can then stay on the device and toggle messages instead of
+    /// being uploaded again.
+    ///
+    /// ```text
+    ///   messages into 1:  0→1  2→1  1→1       absent [0, ABSENT, 0]:  1 attends to {0, 1}
+    /// ```
+    ///
+    /// # Shapes
+    /// - h: `[n, out]`; absent: `[E']` in `g`'s message order
+    /// - output: `[n, out]`
+    pub fn attend_masked(
+        &self,
+        h: Tensor<2>,
+        g: &GraphTensors,
+        absent: Option<&Tensor<1>>,
+    ) -> Tensor<2> {
         use crate::timing::span;
         let dev = h.device();
         let (a_s, a_d) = span(
@@ -62,10 +104,14 @@ impl GatConv {
             },
         );
         let e = span("gat: per-message logits (gathers, LeakyReLU)", &dev, || {
-            leaky_relu(
+            let e = leaky_relu(
                 a_s.select(0, g.src.clone()) + a_d.select(0, g.dst.clone()),
                 self.attention_slope,
-            )
+            );
+            match absent {
+                Some(bias) => e + bias.clone().unsqueeze_dim(1),
+                None => e,
+            }
         });
         let alpha = span("gat: softmax over each node's messages", &dev, || {
             g.softmax(e)
@@ -155,5 +201,62 @@ mod tests {
         let a00 = 0.25f64.exp() / (0.25f64.exp() + (-0.3725f64).exp());
         let want = 0.1 + a00 * 3.5 + (1.0 - a00) * 0.25;
         assert!((out[0] as f64 - want).abs() < crate::device::float_tolerance(1e-6) as f64);
+    }
+
+    /// A message marked absent gives exactly the graph without it (CPU: each destination's
+    /// messages summed in order; a GPU to float rounding), and toggling it back by adding
+    /// `-ABSENT` restores the full graph's output exactly.
+    #[test]
+    fn absent_messages_equal_the_graph_without_them() {
+        let d = default_device().unwrap();
+        let layer = GatConv {
+            lin: Linear {
+                weight: p2(&[0.5, -1.0, 1.5, 0.25], 2, 2, &d),
+                bias: None,
+            },
+            att_src: p2(&[0.3, -0.7], 2, 1, &d),
+            att_dst: p2(&[-0.2, 0.9], 2, 1, &d),
+            bias: Param::from_tensor(Tensor::from_data(
+                TensorData::new(vec![0.1f32, -0.1], [2]),
+                &d,
+            )),
+            attention_slope: 0.2,
+        };
+        //  0 ─ 1 ─ 2 ─ 3, 1 ─ 3: without (1, 3) its two messages are absent
+        let full = [(0, 1), (1, 2), (2, 3), (1, 3)];
+        let g = GraphTensors::new(4, &full, &d).unwrap();
+        let without = GraphTensors::new(4, &full[..3], &d).unwrap();
+        let (src, dst) = (
+            g.src.to_data().iter::<i64>().collect::<Vec<_>>(),
+            g.dst.to_data().iter::<i64>().collect::<Vec<_>>(),
+        );
+        let absent: Vec<f32> = src
+            .iter()
+            .zip(&dst)
+            .map(|(&s, &t)| match (s.min(t), s.max(t)) {
+                (1, 3) => ABSENT,
+                _ => 0.0,
+            })
+            .collect();
+        assert_eq!(absent.iter().filter(|&&a| a == ABSENT).count(), 2);
+        let n = absent.len();
+        let bias = Tensor::<1>::from_data(TensorData::new(absent, [n]), &d);
+        let x = matrix(&[1.0, 2.0, -1.0, 0.5, 0.0, -3.0, 2.5, 1.5], 4, 2, &d);
+        let masked = to_vec(layer.forward_masked(x.clone(), &g, Some(&bias)));
+        assert_eq!(masked, to_vec(layer.forward(x.clone(), &without)));
+        let at: Vec<u32> = (0..n)
+            .filter(|&k| (src[k].min(dst[k]), src[k].max(dst[k])) == (1, 3))
+            .map(|k| k as u32)
+            .collect();
+        let restored = bias.select_assign(
+            0,
+            crate::tensors::index_tensor(at, &d),
+            Tensor::full([2], -ABSENT, &d),
+            burn::tensor::IndexingUpdateOp::Add,
+        );
+        assert_eq!(
+            to_vec(layer.forward_masked(x.clone(), &g, Some(&restored))),
+            to_vec(layer.forward(x, &g))
+        );
     }
 }

@@ -238,8 +238,8 @@ impl Policy {
     /// - output: `[n, hidden]`
     pub fn embed(&self, x: Tensor<2>, g: &GraphTensors) -> Tensor<2> {
         match self.gat.first() {
-            Some(first) => self.embed_from(crate::tensors::linear(&first.lin, x), g),
-            None => self.embed_from(x, g),
+            Some(first) => self.embed_from(crate::tensors::linear(&first.lin, x), g, None),
+            None => self.embed_from(x, g, None),
         }
     }
 
@@ -296,20 +296,46 @@ impl Policy {
         rest_cols: Range<usize>,
         g: &GraphTensors,
     ) -> Result<Tensor<2>> {
+        self.embed_with_product_masked(product, rest, rest_cols, g, None)
+    }
+
+    /// [`Policy::embed_with_product`] on a message list some of whose messages are absent
+    /// (every GAT layer's [`GatConv::attend_masked`](crate::gat::GatConv::attend_masked) with
+    /// `absent`): the embeddings of the graph without them, to float rounding (exactly, where
+    /// each destination's messages are summed in order, as on the CPU backends), as long as the
+    /// state is finite (an absent message from a node with a NaN or infinite embedding would
+    /// still add `0 · NaN`).
+    ///
+    /// # Shapes
+    /// - product: `[n, hidden]`; rest: `[n, rest_cols.len()]`; absent: `[E']`
+    /// - output: `[n, hidden]`
+    pub fn embed_with_product_masked(
+        &self,
+        product: Tensor<2>,
+        rest: Tensor<2>,
+        rest_cols: Range<usize>,
+        g: &GraphTensors,
+        absent: Option<&Tensor<1>>,
+    ) -> Result<Tensor<2>> {
         let mut h = product + self.block_product(rest, rest_cols)?;
         if let Some(b) = self.gat.first().and_then(|l| l.lin.bias.as_ref()) {
             h = h + b.val().unsqueeze_dim(0);
         }
-        Ok(self.embed_from(h, g))
+        Ok(self.embed_from(h, g, absent))
     }
 
     /// The GAT stack from the first layer's linear map `h = W₁ x` on.
-    fn embed_from(&self, first: Tensor<2>, g: &GraphTensors) -> Tensor<2> {
+    fn embed_from(
+        &self,
+        first: Tensor<2>,
+        g: &GraphTensors,
+        absent: Option<&Tensor<1>>,
+    ) -> Tensor<2> {
         let mut h = first;
         for (i, layer) in self.gat.iter().enumerate() {
             h = match i {
-                0 => layer.attend(h, g),
-                _ => layer.forward(h, g),
+                0 => layer.attend_masked(h, g, absent),
+                _ => layer.forward_masked(h, g, absent),
             };
             if let Some(bn) = self.norm.get(i) {
                 h = bn.forward(h);
