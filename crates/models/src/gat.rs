@@ -74,7 +74,8 @@ impl GatConv {
     /// [`GatConv::attend`] with some messages absent: `absent[k]` is added to message `k`'s
     /// attention logit, `0.0` for a message that takes part and [`ABSENT`] for one that does
     /// not (its coefficient underflows to exactly 0, so sums over its destination are those of
-    /// the graph without it, term for term, as long as the features are finite). A batch whose
+    /// the graph without it, as long as the features are finite: exactly where the terms are
+    /// added one by one, to float rounding where a kernel groups them). A batch whose
     /// edges change by a few per step can then stay on the device and toggle messages instead of
     /// being uploaded again.
     ///

@@ -301,10 +301,10 @@ impl Policy {
 
     /// [`Policy::embed_with_product`] on a message list some of whose messages are absent
     /// (every GAT layer's [`GatConv::attend_masked`](crate::gat::GatConv::attend_masked) with
-    /// `absent`): the embeddings of the graph without them, to float rounding (exactly, where
-    /// each destination's messages are summed in order, as on the CPU backends), as long as the
-    /// state is finite (an absent message from a node with a NaN or infinite embedding would
-    /// still add `0 · NaN`).
+    /// `absent`): the embeddings of the graph without them, to float rounding (an absent
+    /// message adds exactly 0, but it can shift how a kernel groups a destination's terms), as
+    /// long as the state is finite (an absent message from a node with a NaN or infinite
+    /// embedding would still add `0 · NaN`).
     ///
     /// # Shapes
     /// - product: `[n, hidden]`; rest: `[n, rest_cols.len()]`; absent: `[E']`

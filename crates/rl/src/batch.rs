@@ -198,6 +198,7 @@ fn play_refs<'g, A: Actor>(
     choice: Choice,
     verdicts: Option<&VerdictBatch<'_>>,
 ) -> Result<()> {
+    let mut rounds = crate::kernel::Rounds::default();
     loop {
         let mut active: Vec<&mut Target<'g, A::Cache>> = targets
             .iter_mut()
@@ -216,12 +217,12 @@ fn play_refs<'g, A: Actor>(
             profile::time(Phase::Policy, || -> Result<_> {
                 Ok(match choice {
                     Choice::Greedy => actor
-                        .greedy_batch(&states, threads)?
+                        .greedy_round(&mut rounds, &states, threads)?
                         .into_iter()
                         .map(Ok)
                         .collect(),
                     Choice::Sampled => actor
-                        .log_probs_batch(&states, threads)?
+                        .log_probs_round(&mut rounds, &states, threads)?
                         .into_iter()
                         .map(Err)
                         .collect(),

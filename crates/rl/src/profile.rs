@@ -77,14 +77,20 @@ pub enum Count {
     Messages,
     /// Candidate actions scored.
     Candidates,
+    /// Values (4 bytes each) the Burn kernel's batches uploaded to the device.
+    Uploaded,
+    /// Rounds whose batch was packed on the host and uploaded whole.
+    Packs,
 }
 
-const COUNTS: [(Count, &str); 5] = [
+const COUNTS: [(Count, &str); 7] = [
     (Count::Rounds, "rounds"),
     (Count::States, "states scored"),
     (Count::Nodes, "nodes scored"),
     (Count::Messages, "messages scored"),
     (Count::Candidates, "candidates scored"),
+    (Count::Uploaded, "values uploaded (4 B)"),
+    (Count::Packs, "batches packed whole"),
 ];
 
 static NANOS: [AtomicU64; PHASES.len()] = [const { AtomicU64::new(0) }; PHASES.len()];

@@ -108,8 +108,8 @@ fn tree_cycles() -> (
 }
 
 /// The GPU layout of the Burn kernel (`BurnOptions`: one feature product over the whole graph,
-/// greedy choices on the device), forced on the CPU: the explanations of the per-episode layout,
-/// batched or alone, greedy and best-of-4.
+/// greedy choices on the device, the batch kept on the device between rounds), forced on the
+/// CPU: the explanations of the per-episode layout, batched or alone, greedy and best-of-4.
 #[test]
 fn the_gpu_layout_explains_as_the_per_episode_one() {
     use induce_rl::Episode;
@@ -130,6 +130,7 @@ fn the_gpu_layout_explains_as_the_per_episode_one() {
         BurnOptions {
             graph_product: false,
             greedy_on_device: false,
+            resident: false,
         },
     );
     let gpu_layout = BurnActor::with_options(
@@ -138,6 +139,16 @@ fn the_gpu_layout_explains_as_the_per_episode_one() {
         BurnOptions {
             graph_product: true,
             greedy_on_device: true,
+            resident: false,
+        },
+    );
+    let resident = BurnActor::with_options(
+        &policy,
+        &dev,
+        BurnOptions {
+            graph_product: true,
+            greedy_on_device: true,
+            resident: true,
         },
     );
     let finish = |e: induce_rl::Explanation| -> induce_rl::Result<_> { Ok(e) };
@@ -151,6 +162,8 @@ fn the_gpu_layout_explains_as_the_per_episode_one() {
         let want = best_of_k(&per_episode, episodes(), &search, &finish).unwrap();
         let together = best_of_k(&gpu_layout, episodes(), &search, &finish).unwrap();
         assert_eq!(want, together, "samples {samples}: batched");
+        let kept = best_of_k(&resident, episodes(), &search, &finish).unwrap();
+        assert_eq!(want, kept, "samples {samples}: batched, kept on the device");
         for (i, ep) in episodes().into_iter().enumerate() {
             let alone = best_of_k(&gpu_layout, vec![ep], &search, &finish).unwrap();
             assert_eq!(

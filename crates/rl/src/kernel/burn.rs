@@ -14,7 +14,8 @@ use induce_models::tensors::{GraphTensors, Messages, indices, matrix, scatter_ad
 use induce_models::tensors::{segment_log_softmax, to_vec};
 use induce_models::{CandidateTensors, Policy};
 
-use super::{Actor, Learner};
+use super::resident::Resident;
+use super::{Actor, Learner, Rounds};
 use crate::env::Episode;
 use crate::error::Result;
 use crate::induce::InduceConfig;
@@ -51,6 +52,11 @@ pub struct BurnOptions {
     /// first largest log-probability; a GPU's `exp` and `ln` may round a state's log-sum-exp
     /// another way, which matters only where two scores are that close).
     pub greedy_on_device: bool,
+    /// The batch of a lockstep play stays on the device between its rounds
+    /// ([`Actor::greedy_round`], [`crate::kernel::resident`]): packed and uploaded once, then
+    /// each round toggles the messages and candidates its edits touched and uploads the
+    /// changing state columns only, instead of the whole batch.
+    pub resident: bool,
 }
 
 impl BurnOptions {
@@ -60,9 +66,15 @@ impl BurnOptions {
         let per_episode =
             std::env::var("INDUCE_GPU_LAYOUT").is_ok_and(|v| v.eq_ignore_ascii_case("per-episode"));
         let gpu = induce_models::device::is_gpu(device) && !per_episode;
+        let resident = match std::env::var("INDUCE_RESIDENT").ok().as_deref() {
+            Some("0") => false,
+            Some("1") => true,
+            _ => gpu,
+        };
         Self {
             graph_product: gpu,
             greedy_on_device: gpu,
+            resident,
         }
     }
 }
@@ -161,7 +173,7 @@ impl BurnActor {
 #[derive(Debug, Clone)]
 pub struct BurnCache {
     /// `F · W₁[feature columns]`, `[n, hidden]`.
-    product: Tensor<2>,
+    pub(super) product: Tensor<2>,
 }
 
 impl BurnActor {
@@ -277,6 +289,11 @@ impl BurnActor {
         threads: usize,
     ) -> Result<(Tensor<1>, Vec<usize>)> {
         let p = profile::time(Phase::Pack, || Packed::new(states, threads))?;
+        profile::add(Count::Packs, 1);
+        profile::add(
+            Count::Uploaded,
+            2 * p.src.len() + p.ptr.len() + p.small.len() + 3 * p.cu.len(),
+        );
         profile::add(Count::Nodes, p.nodes);
         profile::add(Count::Messages, p.src.len());
         profile::add(Count::Candidates, p.cu.len());
@@ -303,17 +320,72 @@ impl BurnActor {
                 let _ = d.sync();
                 profile::add_time(Phase::Embed, start.elapsed());
             }
-            let block = match induce_models::device::is_gpu(d) {
-                true => SCORE_BLOCK_GPU,
-                false => SCORE_BLOCK,
-            };
             Ok(induce_models::timing::span(
                 "policy: scoring MLP",
                 d,
-                || self.policy.score_blocks(emb, &c, block),
+                || self.policy.score_blocks(emb, &c, self.score_block()),
             ))
         })?;
         Ok((scores, p.counts))
+    }
+}
+
+impl BurnActor {
+    /// The batch of `states` kept on the device in `rounds` ([`BurnOptions::resident`]),
+    /// brought up to date or packed anew; `None` where it does not apply (the option off, a
+    /// policy with node BatchNorm, states it cannot lay out: those rounds take
+    /// [`BurnActor::packed_scores`]).
+    fn resident<'r>(
+        &self,
+        rounds: &'r mut Rounds,
+        states: &[(&Episode<'_>, &BurnCache)],
+        threads: usize,
+    ) -> Result<Option<&'r Resident>> {
+        if !self.options.resident || !self.policy.norm.is_empty() || rounds.off || states.is_empty()
+        {
+            return Ok(None);
+        }
+        let d = &self.device;
+        let current = match rounds
+            .kept
+            .as_mut()
+            .and_then(|k| k.downcast_mut::<Resident>())
+        {
+            Some(r) => r.update(states, d)?,
+            None => false,
+        };
+        if !current {
+            rounds.kept = None;
+            match Resident::pack(states, threads, d)? {
+                Some(r) => {
+                    rounds.packs += 1;
+                    profile::add(Count::Packs, 1);
+                    rounds.kept = Some(Box::new(r));
+                }
+                None => {
+                    rounds.off = true;
+                    return Ok(None);
+                }
+            }
+        }
+        let r = rounds
+            .kept
+            .as_ref()
+            .and_then(|k| k.downcast_ref::<Resident>())
+            .expect("kept above");
+        let (nodes, msgs, cands) = r.sizes();
+        profile::add(Count::Nodes, nodes);
+        profile::add(Count::Messages, msgs);
+        profile::add(Count::Candidates, cands);
+        Ok(Some(r))
+    }
+
+    /// Candidates scored per MLP block on this device.
+    fn score_block(&self) -> usize {
+        match induce_models::device::is_gpu(&self.device) {
+            true => SCORE_BLOCK_GPU,
+            false => SCORE_BLOCK,
+        }
     }
 }
 
@@ -430,7 +502,7 @@ fn shifted(out: &mut [u32], from: &[u32], by: u32) {
 }
 
 /// `s` cut into consecutive parts of the given lengths (which sum to at most its length).
-fn split<T>(
+pub(super) fn split<T>(
     mut s: &mut [T],
     lens: impl Iterator<Item = usize>,
 ) -> std::collections::VecDeque<&mut [T]> {
@@ -482,6 +554,92 @@ impl Actor for BurnActor {
             true => self.packed_greedy(states, threads),
             false => super::greedy_from_log_probs(self, states, threads),
         }
+    }
+
+    /// On the batch kept on the device ([`BurnOptions::resident`]): its candidates scored, each
+    /// state's greedy choice found on the device among its unused ones; else
+    /// [`Actor::greedy_batch`].
+    fn greedy_round(
+        &self,
+        rounds: &mut Rounds,
+        states: &[(&Episode<'_>, &BurnCache)],
+        threads: usize,
+    ) -> Result<Vec<usize>> {
+        let Some(r) = self.resident(rounds, states, threads)? else {
+            return self.greedy_batch(states, threads);
+        };
+        let d = &self.device;
+        let chosen = profile::time(Phase::Device, || -> Result<_> {
+            let scores = r.scores(&self.policy, self.score_block())?;
+            Ok(induce_models::timing::span(
+                "policy: greedy choices (on the device) + download",
+                d,
+                || induce_models::spmm::segment_greedy(r.cand_ptr(), scores).into_data(),
+            ))
+        })?;
+        let chosen: Vec<i64> = chosen.iter::<i64>().collect();
+        states
+            .iter()
+            .zip(r.slots_of(states))
+            .map(|((ep, _), i)| {
+                let (range, used) = r.candidates_of(i);
+                let pick = u32::try_from(chosen[i])
+                    .ok()
+                    .filter(|&c| (c as usize) < range.len());
+                let current = pick
+                    .filter(|c| used.binary_search(c).is_err())
+                    .map(|c| c as usize - used.partition_point(|&x| x < c))
+                    .filter(|&c| c < ep.candidates().len());
+                current.ok_or_else(|| {
+                    crate::error::RlError::InvalidConfig(format!(
+                        "target {}: the device's greedy choice is not one of its candidates",
+                        ep.target()
+                    ))
+                })
+            })
+            .collect()
+    }
+
+    /// On the batch kept on the device ([`BurnOptions::resident`]): its candidates scored and
+    /// downloaded, each state's log-softmax over its unused ones on the host; else
+    /// [`Actor::log_probs_batch`].
+    fn log_probs_round(
+        &self,
+        rounds: &mut Rounds,
+        states: &[(&Episode<'_>, &BurnCache)],
+        threads: usize,
+    ) -> Result<Vec<Vec<f32>>> {
+        let Some(r) = self.resident(rounds, states, threads)? else {
+            return self.log_probs_batch(states, threads);
+        };
+        let d = &self.device;
+        let scores = profile::time(Phase::Device, || -> Result<_> {
+            let scores = r.scores(&self.policy, self.score_block())?;
+            Ok(induce_models::timing::span(
+                "policy: download of the scores",
+                d,
+                || to_vec(scores.unsqueeze_dim(0)),
+            ))
+        })?;
+        let parts: Vec<(std::ops::Range<usize>, &[u32])> = r
+            .slots_of(states)
+            .into_iter()
+            .map(|i| r.candidates_of(i))
+            .collect();
+        profile::time(Phase::Softmax, || {
+            induce_explain::parallel::map(&parts, threads, |(range, used)| {
+                let mut kept = Vec::with_capacity(range.len() - used.len());
+                let mut skip = used.iter().peekable();
+                for (k, &v) in scores[range.clone()].iter().enumerate() {
+                    if skip.peek().is_some_and(|&&u| u as usize == k) {
+                        skip.next();
+                        continue;
+                    }
+                    kept.push(v);
+                }
+                Ok(log_softmax(&kept))
+            })
+        })
     }
 }
 
@@ -619,6 +777,24 @@ impl Actor for BurnLearner {
     ) -> Result<Vec<usize>> {
         self.actor.greedy_batch(states, threads)
     }
+
+    fn greedy_round(
+        &self,
+        rounds: &mut Rounds,
+        states: &[(&Episode<'_>, &BurnCache)],
+        threads: usize,
+    ) -> Result<Vec<usize>> {
+        self.actor.greedy_round(rounds, states, threads)
+    }
+
+    fn log_probs_round(
+        &self,
+        rounds: &mut Rounds,
+        states: &[(&Episode<'_>, &BurnCache)],
+        threads: usize,
+    ) -> Result<Vec<Vec<f32>>> {
+        self.actor.log_probs_round(rounds, states, threads)
+    }
 }
 
 impl Learner for BurnLearner {
@@ -722,6 +898,7 @@ mod tests {
         let opts = |on| BurnOptions {
             graph_product: on,
             greedy_on_device: false,
+            resident: false,
         };
         let product = |c: BurnCache| to_vec(c.product);
         let close = |a: &[f32], b: &[f32]| {
@@ -742,5 +919,118 @@ mod tests {
         );
         assert!(!close(&want1, &want2));
         assert!(close(&product(whole.prepare(&ep).unwrap()), &want2));
+    }
+
+    /// The batch kept on the device between rounds scores every state as a batch packed anew
+    /// does (to float rounding; mostly bit for bit), through additions and deletions, with
+    /// episodes finishing on the way; it is packed once, updated, packed again when most
+    /// episodes are done, and its greedy choices are the packed batch's up to near-ties.
+    #[test]
+    fn the_resident_batch_scores_as_a_packed_one() {
+        use induce_explain::EditKind;
+        let dev = default_device().unwrap();
+        let data = induce_graph::generators::SyntheticKind::BaShapes
+            .generate(3)
+            .unwrap();
+        let g = &data.graph;
+        let classes = 1 + *g.labels().iter().max().unwrap() as usize;
+        let gcn = GcnConfig::new(g.features().dim(), classes).init(&dev);
+        let bb = gcn_black_box(&gcn, Kernel::Host, &dev).unwrap();
+        let env = |budget| EnvConfig {
+            hops: 2,
+            budget,
+            ..EnvConfig::default()
+        };
+        let targets = [300u32, 310, 320, 401, 512, 633, 0, 7];
+        let mut eps: Vec<Episode<'_>> = targets
+            .iter()
+            .enumerate()
+            .map(|(i, &t)| Episode::new(g, bb.as_ref(), t, &env(2 + i)).unwrap())
+            .collect();
+        let policy = PolicyConfig::new(eps[0].state_width())
+            .with_init_seed(3)
+            .init(&dev);
+        let opts = |resident| BurnOptions {
+            graph_product: true,
+            greedy_on_device: false,
+            resident,
+        };
+        let plain = BurnActor::with_options(&policy, &dev, opts(false));
+        let kept = BurnActor::with_options(&policy, &dev, opts(true));
+        let caches: Vec<BurnCache> = eps.iter().map(|e| kept.prepare(e).unwrap()).collect();
+        let mut rounds = Rounds::default();
+        let (mut adds, mut deletions, mut round) = (0, 0, 0);
+        let (mut exact, mut same, mut scored) = (0, 0, 0);
+        // Packed at the start, and again whenever fewer than half of the packed are playing.
+        let (mut packed, mut packs) = (eps.len(), 1);
+        loop {
+            let states: Vec<(&Episode<'_>, &BurnCache)> = eps
+                .iter()
+                .zip(&caches)
+                .filter(|(e, _)| !e.is_done())
+                .collect();
+            if states.is_empty() {
+                break;
+            }
+            if 2 * states.len() < packed {
+                (packed, packs) = (states.len(), packs + 1);
+            }
+            let want = plain.log_probs_batch(&states, 2).unwrap();
+            let got = kept.log_probs_round(&mut rounds, &states, 2).unwrap();
+            for (b, (x, y)) in got.iter().zip(&want).enumerate() {
+                assert_eq!(x.len(), y.len(), "round {round} state {b}");
+                let worst = x
+                    .iter()
+                    .zip(y)
+                    .map(|(a, b)| (a - b).abs())
+                    .fold(0f32, f32::max);
+                assert!(
+                    worst < 1e-5,
+                    "round {round} state {b}: differs by up to {worst}"
+                );
+                exact += usize::from(x == y);
+            }
+            // Greedy: the packed batch's choice, or one within rounding of its best.
+            let chosen = kept.greedy_round(&mut rounds, &states, 2).unwrap();
+            for ((a, b), logp) in chosen
+                .iter()
+                .zip(plain.greedy_batch(&states, 2).unwrap())
+                .zip(&want)
+            {
+                same += usize::from(a == &b);
+                assert!(logp[*a] >= logp[b] - 1e-5, "round {round}: {a} vs {b}");
+            }
+            scored += chosen.len();
+            drop(states);
+            for (i, ep) in eps.iter_mut().filter(|e| !e.is_done()).enumerate() {
+                // Alternate additions and deletions (additions come first in the list).
+                let c = ep.candidates();
+                let adds_left = c.kind.iter().filter(|&&k| k == EditKind::Add).count();
+                let a = match (round + i) % 2 {
+                    0 if adds_left > 0 => (3 * i + round) % adds_left,
+                    _ => adds_left + (5 * i + round) % (c.len() - adds_left).max(1),
+                };
+                let a = a.min(c.len() - 1);
+                match c.kind[a] {
+                    EditKind::Add => adds += 1,
+                    EditKind::Delete => deletions += 1,
+                }
+                ep.step(a).unwrap();
+            }
+            round += 1;
+        }
+        assert!(
+            adds > 3 && deletions > 3,
+            "{adds} additions, {deletions} deletions"
+        );
+        assert!(round >= 8, "{round} rounds");
+        assert!(packs < round / 2, "{packs} packs in {round} rounds");
+        assert_eq!(rounds.packs(), packs, "{rounds:?}");
+        // Most states' scores are bit-identical (rounding differs only where an absent message
+        // shifts how the CPU kernel groups a long segment's terms), nearly all greedy choices.
+        assert!(
+            2 * exact > scored && 10 * same >= 9 * scored,
+            "{exact}, {same} of {scored}"
+        );
     }
 }

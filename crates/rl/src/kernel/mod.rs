@@ -21,6 +21,7 @@
 
 pub mod burn;
 pub mod host;
+mod resident;
 
 use ::burn::tensor::Device;
 use induce_models::{Kernel, Policy};
@@ -77,6 +78,70 @@ pub trait Actor: Sync {
         threads: usize,
     ) -> Result<Vec<usize>> {
         greedy_from_log_probs(self, states, threads)
+    }
+
+    /// [`Actor::greedy_batch`] in a round of a lockstep play: `rounds` is the same for every
+    /// round of one play, in which each state is either new or the same episode (the same
+    /// [`Episode`] value, not moved) as in an earlier round with more edits made since. An actor
+    /// may keep its batch there between rounds (the Burn kernel on its device:
+    /// [`burn::BurnOptions::resident`]). The default is [`Actor::greedy_batch`]. The same
+    /// choices either way.
+    ///
+    /// # Shapes
+    /// - output: `[B]`
+    fn greedy_round(
+        &self,
+        rounds: &mut Rounds,
+        states: &[(&Episode<'_>, &Self::Cache)],
+        threads: usize,
+    ) -> Result<Vec<usize>> {
+        let _ = rounds;
+        self.greedy_batch(states, threads)
+    }
+
+    /// [`Actor::log_probs_batch`] in a round of a lockstep play (see [`Actor::greedy_round`]).
+    /// The default is [`Actor::log_probs_batch`].
+    ///
+    /// # Shapes
+    /// - output: `[B][C_b]`
+    fn log_probs_round(
+        &self,
+        rounds: &mut Rounds,
+        states: &[(&Episode<'_>, &Self::Cache)],
+        threads: usize,
+    ) -> Result<Vec<Vec<f32>>> {
+        let _ = rounds;
+        self.log_probs_batch(states, threads)
+    }
+}
+
+/// What an [`Actor`] keeps between the rounds of one lockstep play ([`Actor::greedy_round`],
+/// [`Actor::log_probs_round`]): the Burn kernel's batch on the device. Start every play with a
+/// new one ([`Rounds::default`]).
+#[derive(Default)]
+pub struct Rounds {
+    kept: Option<Box<dyn std::any::Any + Send>>,
+    /// The kept batch does not apply to this play's states (asked once, then not again).
+    off: bool,
+    /// Batches packed whole in this play.
+    packs: usize,
+}
+
+impl Rounds {
+    /// How many times the actor packed and uploaded its whole batch in this play (0 for an
+    /// actor that keeps nothing).
+    pub fn packs(&self) -> usize {
+        self.packs
+    }
+}
+
+impl std::fmt::Debug for Rounds {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Rounds")
+            .field("kept", &self.kept.is_some())
+            .field("off", &self.off)
+            .field("packs", &self.packs)
+            .finish()
     }
 }
 
