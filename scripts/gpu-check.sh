@@ -14,6 +14,9 @@
 # BATCHED_VERDICTS (default 1) adds a run with the black box on the GPU as well
 # (--black-box-kernel burn), whose verdicts are then taken for the whole batch at once
 # (VerdictBatch); 0 skips it.
+# REPACKED (default 1) repeats the first of those with INDUCE_RESIDENT=0: the batch packed and
+# uploaded whole every round instead of kept on the device between rounds (BurnOptions::resident),
+# for a side-by-side ratio; 0 skips it.
 # PER_EPISODE=1 repeats each batch with INDUCE_GPU_LAYOUT=per-episode (the GPU layout's
 # graph-wide feature product and device-side greedy choices off) for a side-by-side ratio;
 # before it, the same comparison on the authors' graphs (SYN, default "syn1 syn5"; SYN= skips).
@@ -112,6 +115,12 @@ if [ -x "$bin/induce" ] && [ -f "$bin/graph.npz" ] && [ "${EXPLAIN:-1}" != 0 ]; 
       INDUCE_BACKEND=$b run_explain "$b-batch$k" "$bin/graph.npz" .gpu/explain/bb "${big[@]}" \
         --kernel burn --batch-targets "$k" --black-box-kernel "${BB_KERNEL:-host}"
       compare host "$b-batch$k"
+      if [ "${REPACKED:-1}" != 0 ]; then # the batch uploaded whole every round
+        INDUCE_RESIDENT=0 INDUCE_BACKEND=$b run_explain "$b-batch$k-repacked" "$bin/graph.npz" \
+          .gpu/explain/bb "${big[@]}" --kernel burn --batch-targets "$k" \
+          --black-box-kernel "${BB_KERNEL:-host}"
+        compare "$b-batch$k-repacked" "$b-batch$k"
+      fi
       if [ "${BATCHED_VERDICTS:-1}" != 0 ]; then # the black box on the GPU, batched verdicts
         INDUCE_BACKEND=$b run_explain "$b-batch$k-bb-burn" "$bin/graph.npz" .gpu/explain/bb \
           "${big[@]}" --kernel burn --batch-targets "$k" --black-box-kernel burn
