@@ -88,8 +88,16 @@ struct GraphProduct {
     features: u64,
     /// The features, `[N, d]`.
     uploaded: Tensor<2>,
-    /// `F · W₁[cols]`, `[N, hidden]`, for the current policy (`None` after an update).
-    product: Option<(std::ops::Range<usize>, Tensor<2>)>,
+    /// `F · W₁[cols]`, `[N, hidden]`, for the current policy (`None` after an update), with
+    /// its [`next_generation`] number.
+    product: Option<(std::ops::Range<usize>, Tensor<2>, u64)>,
+}
+
+/// A number no other graph-wide product had (each product computed gets one, so that caches
+/// gathering rows from the same one can be gathered together).
+fn next_generation() -> u64 {
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
 }
 
 /// A policy on a plain (non-autodiff) device: the Burn kernel's forward pass.
@@ -138,7 +146,7 @@ impl BurnActor {
         &self,
         g: &induce_graph::Features,
         cols: std::ops::Range<usize>,
-    ) -> Result<Option<Tensor<2>>> {
+    ) -> Result<Option<(Tensor<2>, u64)>> {
         if g.num_nodes().saturating_mul(g.dim()) > GRAPH_PRODUCT_MAX {
             return Ok(None);
         }
@@ -154,26 +162,91 @@ impl BurnActor {
             });
         }
         let p = slot.as_mut().expect("filled above");
-        if let Some((c, product)) = &p.product
+        if let Some((c, product, generation)) = &p.product
             && *c == cols
         {
-            return Ok(Some(product.clone()));
+            return Ok(Some((product.clone(), *generation)));
         }
         let product = self
             .policy
             .block_product(p.uploaded.clone(), cols.clone())?;
-        p.product = Some((cols, product.clone()));
-        Ok(Some(product))
+        let generation = next_generation();
+        p.product = Some((cols, product.clone(), generation));
+        Ok(Some((product, generation)))
     }
 }
 
 /// What the states of one episode share on the Burn kernel: the first GAT layer's product
 /// over the node features ([`Policy::block_product`]): computed once per episode on the device,
-/// or gathered from the whole graph's ([`BurnOptions::graph_product`]).
+/// or the episode's rows of the whole graph's ([`BurnOptions::graph_product`]), gathered when a
+/// batch is packed (one gather for all the episodes of a batch).
 #[derive(Debug, Clone)]
 pub struct BurnCache {
-    /// `F · W₁[feature columns]`, `[n, hidden]`.
-    pub(super) product: Tensor<2>,
+    product: CacheProduct,
+}
+
+#[derive(Debug, Clone)]
+enum CacheProduct {
+    /// The episode's own product, `[n, hidden]`.
+    Own(Tensor<2>),
+    /// Rows `rows` (the neighbourhood's nodes) of the whole graph's product `whole`
+    /// (`[bound, hidden]`, number `generation`).
+    Rows {
+        whole: Tensor<2>,
+        generation: u64,
+        rows: std::sync::Arc<[u32]>,
+        bound: usize,
+    },
+}
+
+impl BurnCache {
+    /// `F · W₁[feature columns]` of the episode, `[n, hidden]`.
+    pub(super) fn product(&self) -> Tensor<2> {
+        match &self.product {
+            CacheProduct::Own(t) => t.clone(),
+            CacheProduct::Rows {
+                whole, rows, bound, ..
+            } => {
+                let d = whole.device();
+                whole
+                    .clone()
+                    .select(0, index_tensor_below(rows.to_vec(), *bound, &d))
+            }
+        }
+    }
+
+    /// The products of `caches` side by side, `[Σ n, hidden]`: one gather where all hold rows
+    /// of the same graph-wide product, else each one's, concatenated.
+    pub(super) fn stacked(caches: &[&BurnCache]) -> Tensor<2> {
+        let shared = match caches.first().map(|c| &c.product) {
+            Some(CacheProduct::Rows {
+                whole,
+                generation,
+                bound,
+                ..
+            }) => caches
+                .iter()
+                .all(|c| {
+                    matches!(&c.product, CacheProduct::Rows { generation: g, .. } if g == generation)
+                })
+                .then_some((whole, *bound)),
+            _ => None,
+        };
+        match (caches, shared) {
+            ([one], _) => one.product(),
+            (_, Some((whole, bound))) => {
+                let mut rows = Vec::new();
+                for c in caches {
+                    if let CacheProduct::Rows { rows: r, .. } = &c.product {
+                        rows.extend_from_slice(r);
+                    }
+                }
+                let d = whole.device();
+                whole.clone().select(0, index_tensor_below(rows, bound, &d))
+            }
+            _ => Tensor::cat(caches.iter().map(|c| c.product()).collect(), 0),
+        }
+    }
 }
 
 impl BurnActor {
@@ -181,15 +254,16 @@ impl BurnActor {
     fn feature_product(&self, ep: &Episode<'_>) -> Result<BurnCache> {
         let (features, cols) = ep.feature_block();
         if self.options.graph_product
-            && let Some(whole) = self.graph_product(ep.graph_features(), cols.clone())?
+            && let Some((whole, generation)) =
+                self.graph_product(ep.graph_features(), cols.clone())?
         {
-            let rows = index_tensor_below(
-                ep.subgraph().nodes.clone(),
-                ep.graph_features().num_nodes(),
-                &self.device,
-            );
             return Ok(BurnCache {
-                product: whole.select(0, rows),
+                product: CacheProduct::Rows {
+                    whole,
+                    generation,
+                    rows: ep.subgraph().nodes.as_slice().into(),
+                    bound: ep.graph_features().num_nodes(),
+                },
             });
         }
         let f = matrix(
@@ -199,7 +273,7 @@ impl BurnActor {
             &self.device,
         );
         Ok(BurnCache {
-            product: self.policy.block_product(f, cols)?,
+            product: CacheProduct::Own(self.policy.block_product(f, cols)?),
         })
     }
 
@@ -308,10 +382,8 @@ impl BurnActor {
         })?;
         let scores = profile::time(Phase::Device, || -> Result<Tensor<1>> {
             let start = std::time::Instant::now();
-            let product = match states {
-                [(_, cache)] => cache.product.clone(),
-                _ => Tensor::cat(states.iter().map(|(_, c)| c.product.clone()).collect(), 0),
-            };
+            let caches: Vec<&BurnCache> = states.iter().map(|(_, c)| *c).collect();
+            let product = BurnCache::stacked(&caches);
             let emb = induce_models::timing::span("policy: GAT embedding (all layers)", d, || {
                 self.policy.embed_with_product(product, rest, cols, &g)
             })?;
@@ -900,7 +972,7 @@ mod tests {
             greedy_on_device: false,
             resident: false,
         };
-        let product = |c: BurnCache| to_vec(c.product);
+        let product = |c: BurnCache| to_vec(c.product());
         let close = |a: &[f32], b: &[f32]| {
             a.len() == b.len() && a.iter().zip(b).all(|(u, v)| (u - v).abs() < 1e-5)
         };

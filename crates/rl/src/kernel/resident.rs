@@ -223,10 +223,8 @@ impl Resident {
         let d = device;
         let resident = profile::time(Phase::Upload, || -> Result<Self> {
             let graph = GraphTensors::forward_only(nodes, src.clone(), dst, ptr.clone(), d)?;
-            let product = match states {
-                [(_, cache)] => cache.product.clone(),
-                _ => Tensor::cat(states.iter().map(|(_, c)| c.product.clone()).collect(), 0),
-            };
+            let caches: Vec<&BurnCache> = states.iter().map(|(_, c)| *c).collect();
+            let product = BurnCache::stacked(&caches);
             Ok(Self {
                 graph,
                 absent: Tensor::from_data(TensorData::new(absent, [msgs]), d),
