@@ -403,10 +403,12 @@ pub struct Episode<'a> {
     judge: Judge<'a>,
     initial_judge: Judge<'a>,
     sub: Subgraph,
-    /// The neighbourhood's node features, shared with [`StateSnapshot`]s, and their non-zero
+    /// The neighbourhood's node features, shared with [`StateSnapshot`]s, gathered from
+    /// `graph_features` on first use (a kernel that gathers its rows from a product over the
+    /// whole graph never reads them: 22 MB per Amazon-Photo neighbourhood), and their non-zero
     /// entries when they are wide and sparse (bag-of-words features), found on first use (the
     /// host kernel's; ~20 ms for an Amazon-Photo neighbourhood that a GPU never reads).
-    features: Arc<Features>,
+    features: std::sync::OnceLock<Arc<Features>>,
     sparse: std::sync::OnceLock<Option<Arc<SparseRows>>>,
     /// The whole graph's node features (`features` are the rows of `sub.nodes`).
     graph_features: &'a Features,
@@ -516,7 +518,6 @@ impl<'a> Episode<'a> {
         if candidates.is_empty() {
             return Err(RlError::NoCandidate { target });
         }
-        let features = sub.features(graph);
         let num_classes = black_box.num_classes();
         let judge = match config.verdict {
             // A fan-out sample is the search's view only; the target's verdict is the model's
@@ -555,7 +556,7 @@ impl<'a> Episode<'a> {
             judge,
             sub,
             sparse: std::sync::OnceLock::new(),
-            features: Arc::new(features),
+            features: std::sync::OnceLock::new(),
             graph_features: graph.features(),
             edit,
             budget: config.budget,
@@ -591,7 +592,7 @@ impl<'a> Episode<'a> {
     /// degree, entropy and one-hot ([`StateLayout::Paper`], O(n · dim)) or the degree only
     /// ([`StateLayout::Reference`], O(n)).
     fn refresh_state(&mut self) {
-        let sw = self.dim - self.features.dim();
+        let sw = self.dim - self.graph_features.dim();
         let lp = self.judge.log_probs();
         match self.layout {
             StateLayout::Paper => {
@@ -752,7 +753,7 @@ impl<'a> Episode<'a> {
     /// - output: `[n, dim]` in two blocks
     pub fn state_blocks(&self) -> StateBlocks<'_> {
         blocks(
-            &self.features,
+            self.features(),
             self.sparse_rows().as_deref(),
             &self.small,
             self.layout,
@@ -774,11 +775,29 @@ impl<'a> Episode<'a> {
     /// # Shapes
     /// - output: `[n, feature_dim]`
     pub fn feature_block(&self) -> (&Features, Range<usize>) {
-        let d = self.features.dim();
+        (self.features(), self.feature_columns())
+    }
+
+    /// The columns of the state the node features occupy ([`Episode::feature_block`]'s,
+    /// without gathering the features).
+    pub fn feature_columns(&self) -> Range<usize> {
+        let d = self.graph_features.dim();
         match self.layout {
-            StateLayout::Paper => (&self.features, 0..d),
-            StateLayout::Reference => (&self.features, self.dim - d..self.dim),
+            StateLayout::Paper => 0..d,
+            StateLayout::Reference => self.dim - d..self.dim,
         }
+    }
+
+    /// Whether the neighbourhood's node features were gathered (tests).
+    #[cfg(test)]
+    pub(crate) fn features_gathered(&self) -> bool {
+        self.features.get().is_some()
+    }
+
+    /// The neighbourhood's node features, gathered on the first call.
+    fn features(&self) -> &Arc<Features> {
+        self.features
+            .get_or_init(|| Arc::new(self.graph_features.gather(&self.sub.nodes)))
     }
 
     /// The whole graph's node features, of which [`Episode::feature_block`]'s are the rows of
@@ -794,7 +813,7 @@ impl<'a> Episode<'a> {
     /// # Shapes
     /// - output: `[n, dim − feature_dim]`
     pub fn dynamic_block(&self) -> (&[f32], Range<usize>) {
-        let d = self.features.dim();
+        let d = self.graph_features.dim();
         match self.layout {
             StateLayout::Paper => (&self.small, d..self.dim),
             StateLayout::Reference => (&self.small, 0..self.dim - d),
@@ -805,7 +824,7 @@ impl<'a> Episode<'a> {
     /// rollout keeps of each visited state (`2 + classes` values per node instead of `dim`).
     pub fn snapshot(&self) -> StateSnapshot {
         StateSnapshot {
-            features: Arc::clone(&self.features),
+            features: Arc::clone(self.features()),
             sparse: self.sparse_rows().clone(),
             small: self.small.clone(),
             layout: self.layout,
@@ -817,7 +836,7 @@ impl<'a> Episode<'a> {
     /// first call.
     fn sparse_rows(&self) -> &Option<Arc<SparseRows>> {
         self.sparse
-            .get_or_init(|| sparse_features(&self.features, self.graph_features, &self.sub.nodes))
+            .get_or_init(|| sparse_features(self.features(), self.graph_features, &self.sub.nodes))
     }
 
     /// Width of a state row ([`state_dim`] of this episode's features and classes).
@@ -1105,7 +1124,7 @@ mod tests {
         let g = Graph::from_edges(n, &edges, Features::new(n, d, x).unwrap(), vec![0; n]).unwrap();
         let ep = Episode::new(&g, &wide, 2, &cfg()).unwrap();
         assert!(ep.num_nodes() < n);
-        let own = SparseRows::new(ep.features.as_slice(), d);
+        let own = SparseRows::new(ep.features().as_slice(), d);
         assert_eq!(ep.sparse_rows().as_deref(), Some(&own));
         let dense = Features::new(n, d, vec![1.5; n * d]).unwrap();
         let g = Graph::from_edges(n, &edges, dense, vec![0; n]).unwrap();

@@ -252,7 +252,7 @@ impl BurnCache {
 impl BurnActor {
     /// The policy's product over `ep`'s node features, on the device.
     fn feature_product(&self, ep: &Episode<'_>) -> Result<BurnCache> {
-        let (features, cols) = ep.feature_block();
+        let cols = ep.feature_columns();
         if self.options.graph_product
             && let Some((whole, generation)) =
                 self.graph_product(ep.graph_features(), cols.clone())?
@@ -266,6 +266,7 @@ impl BurnActor {
                 },
             });
         }
+        let (features, _) = ep.feature_block();
         let f = matrix(
             features.as_slice(),
             features.num_nodes(),
@@ -977,12 +978,17 @@ mod tests {
             a.len() == b.len() && a.iter().zip(b).all(|(u, v)| (u - v).abs() < 1e-5)
         };
         let mut whole = BurnActor::with_options(&p1, &dev, opts(true));
+        // Gathering rows from the whole graph's product never reads the episode's features.
+        let fresh = Episode::new(&g, bb.as_ref(), 2, &env).unwrap();
+        let gathered = product(whole.prepare(&fresh).unwrap());
+        assert!(!fresh.features_gathered());
         let want1 = product(
             BurnActor::with_options(&p1, &dev, opts(false))
                 .prepare(&ep)
                 .unwrap(),
         );
         assert!(close(&product(whole.prepare(&ep).unwrap()), &want1));
+        assert!(close(&gathered, &want1) && ep.features_gathered());
         whole.set_policy(p2.valid());
         let want2 = product(
             BurnActor::with_options(&p2, &dev, opts(false))
