@@ -132,6 +132,145 @@ fn segment_greedy_kernel<F: Float, I: Numeric>(
     out[at] = I::cast_from(best - start);
 }
 
+/// Whether lane `(bv, bi)` beats `(av, ai)` in [`segment_greedy_wide_kernel`]'s order: any
+/// element beats none (`NONE`); a number beats a NaN; the larger number wins, the lower index
+/// on a tie; of two NaNs the higher index (the host passes a NaN over, so an all-NaN row ends
+/// on its last position).
+#[cube]
+fn greedy_beats<F: Float>(av: F, ai: u32, bv: F, bi: u32) -> bool {
+    let mut beats = false.runtime();
+    if bi != NONE {
+        if ai == NONE {
+            beats = true;
+        } else {
+            // `x != x`: a NaN (is_nan gives a per-lane type here)
+            let a_nan = av != av;
+            let b_nan = bv != bv;
+            if a_nan && b_nan {
+                beats = bi > ai;
+            } else if a_nan {
+                beats = true;
+            } else if !b_nan {
+                beats = bv > av || (bv == av && bi < ai);
+            }
+        }
+    }
+    beats
+}
+
+/// No element yet ([`greedy_beats`]).
+const NONE: u32 = u32::MAX;
+
+/// [`segment_greedy_kernel`]'s choice with one cube of `units` lanes (a power of two) per row,
+/// for long rows (a batch of states with 10⁵ candidates each): the maximum, the sum of
+/// `exp(val[k] − max)` and the first largest `val[k] − lse` are each reduced across the cube
+/// in shared memory. The log-sum-exp is summed in a tree instead of in order, so it may round
+/// another way than the host's, which matters only where two scores are that close.
+#[cube(launch)]
+fn segment_greedy_wide_kernel<F: Float, I: Numeric>(
+    ptr: &Tensor<I>,
+    val: &Tensor<F>,
+    out: &mut Tensor<I>,
+    #[comptime] units: usize,
+    #[define(F, I)] _dtypes: [ElemType; 2],
+) {
+    let r = CUBE_POS_X as usize;
+    let u = UNIT_POS_X as usize;
+    let start = usize::cast_from(ptr[r * ptr.stride(0)]);
+    let end = usize::cast_from(ptr[(r + 1) * ptr.stride(0)]);
+    let sv = val.stride(0);
+    let mut red = Shared::<[F]>::new_slice(units);
+    let mut pos = Shared::<[u32]>::new_slice(units);
+    // The maximum (a NaN passed over, as f32::max does on the host).
+    let mut mx = F::new(f32::NEG_INFINITY);
+    let mut k = start + u;
+    while k < end {
+        let v = val[k * sv];
+        if v > mx {
+            mx = v;
+        }
+        k += units;
+    }
+    red[u] = mx;
+    sync_cube();
+    let mut half = (units / 2).runtime();
+    while half > 0 {
+        if u < half && red[u + half] > red[u] {
+            red[u] = red[u + half];
+        }
+        sync_cube();
+        half /= 2;
+    }
+    let mx = red[0];
+    sync_cube();
+    // The sum of exponentials.
+    let mut sum = F::new(0.0);
+    let mut k = start + u;
+    while k < end {
+        sum += F::exp(val[k * sv] - mx);
+        k += units;
+    }
+    red[u] = sum;
+    sync_cube();
+    let mut half = (units / 2).runtime();
+    while half > 0 {
+        if u < half {
+            red[u] = red[u] + red[u + half];
+        }
+        sync_cube();
+        half /= 2;
+    }
+    let lse = mx + F::ln(red[0]);
+    sync_cube();
+    // The first largest `val[k] − lse`, by [`greedy_beats`].
+    let mut best = F::new(0.0);
+    let mut at = NONE.runtime();
+    let mut k = start + u;
+    while k < end {
+        let v = val[k * sv] - lse;
+        let i = u32::cast_from(k - start);
+        if greedy_beats::<F>(best, at, v, i) {
+            best = v;
+            at = i;
+        }
+        k += units;
+    }
+    red[u] = best;
+    pos[u] = at;
+    sync_cube();
+    let mut half = (units / 2).runtime();
+    while half > 0 {
+        if u < half && greedy_beats::<F>(red[u], pos[u], red[u + half], pos[u + half]) {
+            red[u] = red[u + half];
+            pos[u] = pos[u + half];
+        }
+        sync_cube();
+        half /= 2;
+    }
+    if u == 0 {
+        let mut chosen = pos[0];
+        if chosen == NONE {
+            chosen = 0;
+        }
+        let at = r * out.stride(0);
+        out[at] = I::cast_from(chosen);
+    }
+}
+
+/// Rows at least this long on average take [`segment_greedy_wide_kernel`] (one cube per row);
+/// shorter ones the one-lane-per-row kernel.
+const WIDE_ROW: usize = 512;
+
+/// Lanes per cube of [`segment_greedy_wide_kernel`]: the largest power of two within 256 and
+/// the device's cube limit `max`.
+fn wide_units(max: usize) -> usize {
+    let mut units = 1;
+    while units * 2 <= max.min(256) {
+        units *= 2;
+    }
+    units
+}
+
 /// A launch with one lane per row of `ptr` (`[rows + 1]` offsets into `val`): the inputs made
 /// contiguous, the `[rows]` output (of `val`'s type, or of `ptr`'s for an index per row), the
 /// launch geometry and the kernels' `[F, I]` types.
@@ -198,7 +337,36 @@ macro_rules! launch_per_row {
 
 impl MessagePassing for Cube {
     fn segment_greedy(ptr: CubeTensor, val: CubeTensor) -> CubeTensor {
-        launch_per_row!(segment_greedy_kernel, PerRow::new(ptr, val, true))
+        let rows = ptr.shape()[0].saturating_sub(1);
+        let len = val.shape()[0];
+        // One cube per row where rows are long and few enough for one grid dimension.
+        if rows == 0 || rows > u16::MAX as usize || len < WIDE_ROW * rows {
+            return launch_per_row!(segment_greedy_kernel, PerRow::new(ptr, val, true));
+        }
+        let (ptr, val) = (into_contiguous(ptr), into_contiguous(val));
+        let out = empty_device_dtype(
+            val.client.clone(),
+            val.device.clone(),
+            [rows].into(),
+            ptr.dtype,
+        );
+        let client = val.client.clone();
+        let units = wide_units(client.properties().hardware.max_cube_dim.0 as usize);
+        let dtypes = [
+            dtype_to_storage_type(val.dtype),
+            dtype_to_storage_type(ptr.dtype),
+        ];
+        segment_greedy_wide_kernel::launch(
+            &client,
+            CubeCount::Static(rows as u32, 1, 1),
+            CubeDim::new_1d(units as u32),
+            ptr.into_tensor_arg(),
+            val.into_tensor_arg(),
+            out.clone().into_tensor_arg(),
+            units,
+            dtypes,
+        );
+        out
     }
 
     fn segment_matmul(

@@ -105,7 +105,8 @@ pub trait MessagePassing: Backend {
     /// takes it (values closer to the maximum than the subtraction's rounding tie, and the first
     /// wins; a NaN is passed over); `0` for an empty row. Not differentiable. For greedy choices
     /// over many segments at once: one index per segment comes back from the device instead of
-    /// every value. A GPU's `exp` and `ln` may round `lse_r` another way than the host's.
+    /// every value. A GPU's `exp` and `ln` may round `lse_r` another way than the host's, and
+    /// for long rows (one cube per row) its sum is taken in a tree, not in order.
     ///
     /// # Shapes
     /// - ptr: `[R + 1]`; val: `[E]`; output: `[R]` (the integer type of `ptr`)
@@ -574,8 +575,9 @@ impl Csr {
 }
 
 /// Each segment's greedy choice, counted from the segment's start
-/// ([`MessagePassing::segment_greedy`]: one GPU lane per segment on CubeCL, a host loop on the
-/// CPU backends): the first position of the largest log-softmax value, as the host's greedy
+/// ([`MessagePassing::segment_greedy`]: on CubeCL one lane per segment, or one cube of up to
+/// 256 lanes per segment where segments average 512 values or more; a host loop on the CPU
+/// backends): the first position of the largest log-softmax value, as the host's greedy
 /// choice (`argmax(log_softmax(segment))`) takes it; `0` for an empty segment. `ptr` holds the
 /// segments' offsets into `values` (non-decreasing, from 0 to `values`' length; not checked).
 ///
@@ -639,7 +641,9 @@ pub fn self_check(device: &Device, seed: u64) -> Result<Vec<KernelCheck>> {
     use rand::{Rng, SeedableRng};
     let ad = device.clone().autodiff();
     let mut out = Vec::new();
-    for (rows, cols, e, f) in [(7, 5, 20, 3), (3000, 2500, 40_000, 16)] {
+    // The third size: few rows of thousands of messages each (a GPU's greedy choice then takes
+    // one cube per row).
+    for (rows, cols, e, f) in [(7, 5, 20, 3), (3000, 2500, 40_000, 16), (8, 300, 30_000, 2)] {
         let mut rng = StdRng::seed_from_u64(seed);
         let src: Vec<u32> = (0..e).map(|_| rng.random_range(0..cols as u32)).collect();
         // the last quarter of the rows receives nothing

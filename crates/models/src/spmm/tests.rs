@@ -36,13 +36,14 @@ fn exact_numbers_on_a_tiny_graph() {
     );
 }
 
-/// Values and both gradients equal those of the scatter-add composition, small (one thread)
-/// and large (threads on the CPU).
+/// Values and both gradients equal those of the scatter-add composition, small (one thread),
+/// large (threads on the CPU) and with few long rows (one cube per row for greedy choices on a
+/// GPU).
 #[test]
 fn matches_the_scatter_add_composition_with_gradients() {
     let dev = default_device().unwrap();
     let checks = self_check(&dev, 3).unwrap();
-    assert_eq!(checks.len(), 2);
+    assert_eq!(checks.len(), 3);
     for c in checks {
         assert!(c.passes(1e-4), "{c:?}");
     }
@@ -161,4 +162,49 @@ fn segment_greedy_takes_the_hosts_choice_in_each_segment() {
             .collect();
         assert_eq!(got, host);
     }
+}
+
+/// Long segments (a batch of states with thousands of candidates each; on CubeCL one cube per
+/// segment reduces them): the host's greedy choice in each, on values rounded to quarters (many
+/// ties: the first wins), with a NaN inside one segment (the host's log-sum-exp is then NaN and it
+/// ends on the last position), an empty segment and a single best value at the very end.
+#[test]
+fn segment_greedy_on_long_segments_takes_the_hosts_choice() {
+    use rand::{Rng, SeedableRng};
+    let dev = default_device().unwrap();
+    let mut rng = rand::rngs::StdRng::seed_from_u64(7);
+    let lens = [3000usize, 0, 5000, 1, 4097, 2500];
+    let mut values: Vec<f32> = Vec::new();
+    let mut ptr = vec![0u32];
+    for (s, &len) in lens.iter().enumerate() {
+        let seg: Vec<f32> = (0..len)
+            .map(|k| match (s, k) {
+                (2, 1234) => f32::NAN,
+                (4, k) if k == len - 1 => 9.0,
+                _ => (rng.random_range(-2.0f32..2.0) * 4.0).round() / 4.0,
+            })
+            .collect();
+        values.extend(seg);
+        ptr.push(values.len() as u32);
+    }
+    let got: Vec<i64> = segment_greedy(
+        crate::tensors::indices(&ptr, &dev),
+        Tensor::<1>::from_data(TensorData::new(values.clone(), [values.len()]), &dev),
+    )
+    .into_data()
+    .iter::<i64>()
+    .collect();
+    let want: Vec<i64> = ptr
+        .windows(2)
+        .map(|w| match w[0] < w[1] {
+            true => greedy(&values[w[0] as usize..w[1] as usize]) as i64,
+            false => 0,
+        })
+        .collect();
+    assert_eq!(
+        want[2], 4999,
+        "a NaN makes every log-probability NaN: the last"
+    );
+    assert_eq!(want[4], 4096);
+    assert_eq!(got, want);
 }
