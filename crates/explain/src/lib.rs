@@ -60,4 +60,4 @@ pub mod verdict;
 pub use error::{ExplainError, Result};
 pub use explanation::{Edit, EditKind, Explainer, Explanation};
 pub use minimise::{Minimised, minimise};
-pub use verdict::{Judge, Verdict, whole_graph_label};
+pub use verdict::{Judge, PendingJudge, Verdict, whole_graph_label};

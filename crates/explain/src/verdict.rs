@@ -59,6 +59,9 @@ enum Eval<'a> {
     Plain(Arc<Features>),
     /// No node set: the target alone, from its [`ExactTarget`] ([`Judge::exact_target`]).
     TargetOnly,
+    /// Not built yet: the first rows came from the caller ([`PendingJudge`]); built on the
+    /// judge's first own evaluation.
+    Deferred,
 }
 
 /// Where a [`Judge`] whose node set does not hold the target's receptive field takes the
@@ -78,6 +81,7 @@ impl Clone for Eval<'_> {
             Eval::Prepared(p) => Eval::Prepared(Arc::clone(p)),
             Eval::Plain(x) => Eval::Plain(Arc::clone(x)),
             Eval::TargetOnly => Eval::TargetOnly,
+            Eval::Deferred => Eval::Deferred,
         }
     }
 }
@@ -175,6 +179,68 @@ impl std::fmt::Debug for Judge<'_> {
     }
 }
 
+/// A [`Judge`] whose first answer the caller gives ([`Judge::pending`]).
+///
+/// ```
+/// use induce_explain::Judge;
+/// use induce_graph::{Features, Graph};
+/// use induce_models::{BlackBox, LogProbs};
+///
+/// /// Class 1 iff degree ≥ 1; reads a node's own edges only (L = 0).
+/// struct Degree;
+/// impl BlackBox for Degree {
+///     fn input_dim(&self) -> usize { 1 }
+///     fn num_classes(&self) -> usize { 2 }
+///     fn message_passing_layers(&self) -> Option<u32> { Some(0) }
+///     fn log_probs(&self, x: &Features, edges: &[(u32, u32)])
+///         -> induce_models::Result<LogProbs> {
+///         let mut deg = vec![0; x.num_nodes()];
+///         for &(u, w) in edges { deg[u as usize] += 1; deg[w as usize] += 1; }
+///         let d = deg.iter().flat_map(|&d| if d >= 1 { [-2.0, -0.2] } else { [-0.2, -2.0] });
+///         LogProbs::new(x.num_nodes(), 2, d.collect())
+///     }
+/// }
+/// //  0 ─ 1   2
+/// let g = Graph::from_edges(3, &[(0, 1)], Features::constant(3, 1, 1.0), vec![0; 3]).unwrap();
+/// let pending = Judge::pending(&g, &Degree, 0, &[0]).unwrap();
+/// assert_eq!(pending.nodes(), &[0, 1]); // the target and its receptive field (1 hop)
+/// // The caller evaluates the model on the subgraph induced by those nodes: 0 ─ 1.
+/// let rows = Degree.log_probs(&Features::constant(2, 1, 1.0), &[(0, 1)]).unwrap();
+/// let judge = pending.complete(rows).unwrap();
+/// assert_eq!(judge.label(), 1);
+/// ```
+pub struct PendingJudge<'a>(Judge<'a>);
+
+impl<'a> PendingJudge<'a> {
+    /// The node set the first answer is asked for, in original ids (the neighbourhood first).
+    pub fn nodes(&self) -> &[u32] {
+        &self.0.nodes
+    }
+
+    /// The target (original id).
+    pub fn target(&self) -> u32 {
+        self.0.target
+    }
+
+    /// The judge, with `rows` as the model's log-probabilities for [`PendingJudge::nodes`] (in
+    /// that order) on the unedited graph's subgraph induced by them.
+    ///
+    /// Errors: [`ExplainError::OutputShape`] for a wrong number of rows or classes,
+    /// [`ExplainError::NanOutput`] for a NaN.
+    pub fn complete(self, rows: LogProbs) -> Result<Judge<'a>> {
+        let mut judge = self.0;
+        judge.log_probs = rows;
+        judge.checked()?;
+        Ok(judge)
+    }
+}
+
+impl std::fmt::Debug for PendingJudge<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_tuple("PendingJudge").field(&self.0).finish()
+    }
+}
+
 impl<'a> Judge<'a> {
     /// The judge of `target` on the unedited `graph`. `neighbourhood` (original ids, the target
     /// among them, no duplicates) are the first nodes of the evaluated set, in this order: the
@@ -192,7 +258,40 @@ impl<'a> Judge<'a> {
         neighbourhood: &[u32],
         verdict: Verdict,
     ) -> Result<Self> {
-        Self::build(graph, black_box, target, neighbourhood, None, verdict)
+        Self::build(
+            graph,
+            black_box,
+            target,
+            neighbourhood,
+            None,
+            verdict,
+            false,
+        )
+    }
+
+    /// [`Judge::new`] with [`Verdict::Exact`] and its first answer left to the caller: the node
+    /// set is found (the neighbourhood, then the rest of the target's receptive field), nothing
+    /// is evaluated; the caller evaluates the model on the subgraph of the unedited graph induced
+    /// by [`PendingJudge::nodes`] (for many judges at once, e.g. one batched pass on a device)
+    /// and hands the rows to [`PendingJudge::complete`]. The judge builds its own evaluator on
+    /// its first own answer ([`Judge::toggle`]). Same errors as [`Judge::new`], the black box's
+    /// at [`PendingJudge::complete`].
+    pub fn pending(
+        graph: &'a Graph,
+        black_box: &'a dyn BlackBox,
+        target: u32,
+        neighbourhood: &[u32],
+    ) -> Result<PendingJudge<'a>> {
+        let judge = Self::build(
+            graph,
+            black_box,
+            target,
+            neighbourhood,
+            None,
+            Verdict::Exact,
+            true,
+        )?;
+        Ok(PendingJudge(judge))
     }
 
     /// A [`Verdict::Neighbourhood`] judge on a given neighbourhood `sub` of `graph` with ITS
@@ -336,6 +435,7 @@ impl<'a> Judge<'a> {
             &sub.nodes,
             base,
             Verdict::Neighbourhood,
+            false,
         )
     }
 
@@ -346,6 +446,7 @@ impl<'a> Judge<'a> {
         neighbourhood: &[u32],
         base: Option<FrozenEdges<'_>>,
         verdict: Verdict,
+        defer: bool,
     ) -> Result<Self> {
         let n = graph.num_nodes();
         check_inputs(graph, black_box, target)?;
@@ -400,8 +501,7 @@ impl<'a> Judge<'a> {
                 None,
             ),
         };
-        let (eval, log_probs) = evaluator(graph, black_box, &nodes, &edit.edges())?;
-        let judge = Self {
+        let mut judge = Self {
             graph,
             black_box,
             target,
@@ -415,11 +515,15 @@ impl<'a> Judge<'a> {
             edit,
             delta: BTreeSet::new(),
             base,
-            eval,
-            log_probs,
-            stale: false,
+            eval: Eval::Deferred,
+            log_probs: LogProbs::new(0, black_box.num_classes(), Vec::new())?,
+            stale: true,
         };
-        judge.checked()?;
+        if !defer {
+            let (eval, log_probs) = evaluator(graph, black_box, &judge.nodes, &judge.edit.edges())?;
+            (judge.eval, judge.log_probs, judge.stale) = (eval, log_probs, false);
+            judge.checked()?;
+        }
         Ok(judge)
     }
 
@@ -481,8 +585,9 @@ impl<'a> Judge<'a> {
             self.stale = true;
             return Err(e);
         }
-        if self.stale {
-            // Grown, or a failed evaluation left the evaluator behind the edited graph.
+        if self.stale || matches!(self.eval, Eval::Deferred) {
+            // Grown, or a failed evaluation left the evaluator behind the edited graph (or it
+            // was never built).
             return self.rebuild();
         }
         if !changed.is_empty() {
@@ -491,7 +596,7 @@ impl<'a> Judge<'a> {
                 Eval::Incremental(inc) => inc.update(&edges, &changed),
                 Eval::Prepared(p) => p.log_probs(&edges),
                 Eval::Plain(x) => self.black_box.log_probs(x, &edges),
-                Eval::TargetOnly => Ok(self.log_probs.clone()),
+                Eval::TargetOnly | Eval::Deferred => Ok(self.log_probs.clone()),
             };
             match lp {
                 Ok(lp) => self.log_probs = lp,

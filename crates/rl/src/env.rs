@@ -5,7 +5,7 @@ use std::ops::Range;
 use std::sync::Arc;
 
 use burn::tensor::{Device, Tensor};
-use induce_explain::{Judge, Verdict};
+use induce_explain::{Judge, PendingJudge, Verdict};
 use induce_graph::{EditGraph, Features, Graph, Subgraph, k_hop};
 use induce_models::host::policy::{SparseRows, StateBlocks};
 use induce_models::tensors::matrix;
@@ -363,6 +363,83 @@ fn graph_sparse_rows(graph: &Features) -> Option<Arc<SparseRows>> {
     rows
 }
 
+/// What an episode keeps of its [`EnvConfig`] after its start.
+#[derive(Debug, Clone, Copy)]
+struct Settings {
+    budget: usize,
+    reward: Reward,
+    state: StateLayout,
+    min_candidates: usize,
+}
+
+impl Settings {
+    fn of(config: &EnvConfig) -> Self {
+        Self {
+            budget: config.budget,
+            reward: config.reward,
+            state: config.state,
+            min_candidates: config.min_candidates,
+        }
+    }
+}
+
+/// An [`Episode`] waiting for its black box's first verdicts ([`Episode::pending`]).
+pub struct PendingEpisode<'a> {
+    graph: &'a Graph,
+    black_box: &'a dyn BlackBox,
+    sub: Subgraph,
+    edit: EditGraph,
+    candidates: Candidates,
+    judge: PendingJudge<'a>,
+    settings: Settings,
+}
+
+impl std::fmt::Debug for PendingEpisode<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PendingEpisode")
+            .field("target", &self.sub.target)
+            .field("nodes", &self.sub.num_nodes())
+            .field("request", &self.judge.nodes().len())
+            .finish_non_exhaustive()
+    }
+}
+
+impl<'a> PendingEpisode<'a> {
+    /// The nodes whose rows the first verdicts need, in original ids and in order: the model
+    /// on the unedited graph's subgraph induced by them (the neighbourhood, then the rest of
+    /// the target's receptive field).
+    pub fn request(&self) -> &[u32] {
+        self.judge.nodes()
+    }
+
+    /// The target (original id).
+    pub fn target(&self) -> u32 {
+        self.sub.target
+    }
+
+    /// The episode at its start, with `rows` as the model's log-probabilities for
+    /// [`PendingEpisode::request`]'s nodes: the same episode as [`Episode::new`] whose black
+    /// box gave those rows.
+    ///
+    /// Errors: the shape and NaN errors of a black-box output ([`RlError::OutputShape`],
+    /// [`RlError::NanOutput`]) and [`RlError::InvalidConfig`] as in [`Episode::new`].
+    ///
+    /// # Shapes
+    /// - rows: `[m, C]`, `m` = the request's nodes
+    pub fn complete(self, rows: LogProbs) -> Result<Episode<'a>> {
+        let judge = self.judge.complete(rows)?;
+        Episode::assemble(
+            self.graph,
+            self.black_box,
+            self.sub,
+            self.edit,
+            self.candidates,
+            judge,
+            self.settings,
+        )
+    }
+}
+
 /// One explanation episode for a target node: the MDP of spec §2.
 ///
 /// On creation the `h`-hop neighbourhood of the target is extracted (fixed for the episode: the
@@ -464,6 +541,47 @@ impl<'a> Episode<'a> {
         target: u32,
         config: &EnvConfig,
     ) -> Result<Self> {
+        let sub = Self::neighbourhood(graph, target, config)?;
+        Self::with_subgraph(graph, black_box, sub, config)
+    }
+
+    /// [`Episode::new`] with the black box's first verdicts left to the caller: the
+    /// neighbourhood, its candidates and the node set of its judge are found
+    /// ([`PendingEpisode::request`]), nothing is evaluated; the caller evaluates the model on
+    /// the subgraph of the unedited graph induced by that node set, for many episodes at once if
+    /// it likes (e.g. `induce_models::batched_verdict::VerdictBatch` with no toggles), and hands
+    /// the rows to [`PendingEpisode::complete`]. For exact verdicts on the exact neighbourhood
+    /// only ([`Verdict::Exact`], no `fanout`): others are an [`RlError::InvalidConfig`].
+    ///
+    /// Same errors as [`Episode::new`] (the black box's at [`PendingEpisode::complete`]).
+    pub fn pending(
+        graph: &'a Graph,
+        black_box: &'a dyn BlackBox,
+        target: u32,
+        config: &EnvConfig,
+    ) -> Result<PendingEpisode<'a>> {
+        if config.verdict != Verdict::Exact || config.fanout.is_some() {
+            return Err(RlError::InvalidConfig(format!(
+                "target {target}: an episode's first verdicts can be left to the caller only \
+                 with exact verdicts on the exact neighbourhood"
+            )));
+        }
+        let sub = Self::neighbourhood(graph, target, config)?;
+        let (edit, candidates) = Self::start(graph, black_box, &sub, config)?;
+        let judge = Judge::pending(graph, black_box, target, &sub.nodes)?;
+        Ok(PendingEpisode {
+            graph,
+            black_box,
+            sub,
+            edit,
+            candidates,
+            judge,
+            settings: Settings::of(config),
+        })
+    }
+
+    /// The neighbourhood `config` asks for around `target`, checked.
+    fn neighbourhood(graph: &Graph, target: u32, config: &EnvConfig) -> Result<Subgraph> {
         if config.budget == 0 {
             return Err(RlError::ZeroBudget);
         }
@@ -489,7 +607,32 @@ impl<'a> Episode<'a> {
                 max,
             });
         }
-        Self::with_subgraph(graph, black_box, sub, config)
+        Ok(sub)
+    }
+
+    /// The checks of a start on `sub`, its edit graph and its candidates.
+    fn start(
+        graph: &Graph,
+        black_box: &dyn BlackBox,
+        sub: &Subgraph,
+        config: &EnvConfig,
+    ) -> Result<(EditGraph, Candidates)> {
+        if config.budget == 0 {
+            return Err(RlError::ZeroBudget);
+        }
+        let d = graph.features().dim();
+        if d != black_box.input_dim() {
+            return Err(RlError::FeatureDimension {
+                expected: black_box.input_dim(),
+                got: d,
+            });
+        }
+        let edit = sub.to_edit_graph();
+        let candidates = build_candidates(sub, &edit, config);
+        if candidates.is_empty() {
+            return Err(RlError::NoCandidate { target: sub.target });
+        }
+        Ok((edit, candidates))
     }
 
     /// Starts an episode on a given neighbourhood of its target (`sub.target`) instead of the
@@ -502,23 +645,8 @@ impl<'a> Episode<'a> {
         sub: Subgraph,
         config: &EnvConfig,
     ) -> Result<Self> {
-        if config.budget == 0 {
-            return Err(RlError::ZeroBudget);
-        }
         let target = sub.target;
-        let d = graph.features().dim();
-        if d != black_box.input_dim() {
-            return Err(RlError::FeatureDimension {
-                expected: black_box.input_dim(),
-                got: d,
-            });
-        }
-        let edit = sub.to_edit_graph();
-        let candidates = build_candidates(&sub, &edit, config);
-        if candidates.is_empty() {
-            return Err(RlError::NoCandidate { target });
-        }
-        let num_classes = black_box.num_classes();
+        let (edit, candidates) = Self::start(graph, black_box, &sub, config)?;
         let judge = match config.verdict {
             // A fan-out sample is the search's view only; the target's verdict is the model's
             // on the whole edited graph ([`Judge::sampled`]).
@@ -526,6 +654,29 @@ impl<'a> Episode<'a> {
             Verdict::Exact => Judge::new(graph, black_box, target, &sub.nodes, Verdict::Exact)?,
             Verdict::Neighbourhood => Judge::frozen(graph, black_box, &sub)?,
         };
+        Self::assemble(
+            graph,
+            black_box,
+            sub,
+            edit,
+            candidates,
+            judge,
+            Settings::of(config),
+        )
+    }
+
+    /// The episode at its start, from its judge's first verdicts.
+    fn assemble(
+        graph: &'a Graph,
+        black_box: &'a dyn BlackBox,
+        sub: Subgraph,
+        edit: EditGraph,
+        candidates: Candidates,
+        judge: Judge<'a>,
+        config: Settings,
+    ) -> Result<Self> {
+        let d = graph.features().dim();
+        let num_classes = black_box.num_classes();
         let log_probs = judge.log_probs();
         let original_label = log_probs.argmax(sub.target_local);
         let n = sub.num_nodes();
@@ -1501,6 +1652,67 @@ mod tests {
             }
         }
         assert!(flips > 0, "no episode flipped: the test checks nothing");
+    }
+
+    /// An episode whose first verdicts the caller gives (the model on the subgraph induced by
+    /// its request) is the episode the black box starts, and plays on the same way; only exact
+    /// verdicts on the exact neighbourhood can be pending, and a wrong block of rows is a
+    /// typed error.
+    #[test]
+    fn a_pending_episode_completed_with_the_models_rows_is_the_episode() {
+        let g = graph();
+        let mut played = 0;
+        for target in [2u32, 5, 7, 1] {
+            match (
+                Episode::new(&g, &RULE, target, &cfg()),
+                Episode::pending(&g, &RULE, target, &cfg()),
+            ) {
+                (Ok(mut want), Ok(pending)) => {
+                    assert_eq!(pending.target(), target);
+                    let nodes = pending.request().to_vec();
+                    let at: std::collections::HashMap<u32, u32> = nodes
+                        .iter()
+                        .enumerate()
+                        .map(|(i, &u)| (u, i as u32))
+                        .collect();
+                    let edges: Vec<(u32, u32)> = g
+                        .edges()
+                        .iter()
+                        .filter_map(|(a, b)| Some((*at.get(a)?, *at.get(b)?)))
+                        .collect();
+                    let rows = RULE
+                        .log_probs(&g.features().gather(&nodes), &edges)
+                        .unwrap();
+                    let mut got = pending.complete(rows).unwrap();
+                    assert_eq!(got.state(), want.state());
+                    assert_eq!(list(got.candidates()), list(want.candidates()));
+                    assert_eq!(got.original_label(), want.original_label());
+                    assert_eq!(got.log_prob_original(), want.log_prob_original());
+                    while !want.is_done() {
+                        assert_eq!(got.step(0).unwrap(), want.step(0).unwrap());
+                        assert_eq!(got.state(), want.state());
+                        played += 1;
+                    }
+                }
+                (Err(a), Err(b)) => assert_eq!(a.to_string(), b.to_string()),
+                (a, b) => panic!("target {target}: {a:?} vs {b:?}"),
+            }
+        }
+        assert!(played > 2);
+        let frozen = EnvConfig {
+            verdict: Verdict::Neighbourhood,
+            ..cfg()
+        };
+        assert!(matches!(
+            Episode::pending(&g, &RULE, 2, &frozen),
+            Err(RlError::InvalidConfig(_))
+        ));
+        let pending = Episode::pending(&g, &RULE, 2, &cfg()).unwrap();
+        let short = LogProbs::new(1, 3, vec![0.0, -1.0, -2.0]).unwrap();
+        assert!(matches!(
+            pending.complete(short),
+            Err(RlError::OutputShape { .. })
+        ));
     }
 
     #[test]

@@ -798,6 +798,53 @@ impl InduceExplainer<'_> {
         self
     }
 
+    /// The episodes of `targets` (each one's error in its slot), their black box's first
+    /// verdicts taken in one batched call on the model's binding to the graph (`batch`): the
+    /// neighbourhoods, candidates and judges' node sets on `threads` host threads
+    /// ([`Episode::pending`]), then the model on every neighbourhood at once, then each episode
+    /// completed. Where the batched call fails, each episode is built on its own
+    /// ([`Episode::new`], which reports the error where it matters).
+    fn build_batched<'g>(
+        &'g self,
+        graph: &'g Graph,
+        targets: &[u32],
+        threads: usize,
+        batch: &induce_models::batched_verdict::VerdictBatch<'_>,
+    ) -> Vec<Result<Episode<'g>>> {
+        let pending = induce_explain::parallel::map(targets, threads, |&t| {
+            Ok(Episode::pending(graph, self.black_box, t, &self.env))
+        })
+        .expect("a pending episode reports its error in its own slot");
+        let requests: Vec<Vec<u32>> = pending
+            .iter()
+            .filter_map(|p| p.as_ref().ok().map(|p| p.request().to_vec()))
+            .collect();
+        let toggles = vec![Vec::new(); requests.len()];
+        let Ok(rows) = batch.log_probs(&toggles, &requests) else {
+            return induce_explain::parallel::map(targets, threads, |&t| {
+                Ok(Episode::new(graph, self.black_box, t, &self.env))
+            })
+            .expect("building an episode reports its error in its own slot");
+        };
+        drop(requests);
+        let mut rows = rows.into_iter();
+        let mut jobs: Vec<(Option<Result<crate::env::PendingEpisode<'g>>>, Option<_>)> = pending
+            .into_iter()
+            .map(|p| {
+                let r = p.as_ref().ok().and_then(|_| rows.next());
+                (Some(p), r)
+            })
+            .collect();
+        induce_explain::parallel::map_mut(&mut jobs, threads, |(p, r)| {
+            let p = p.take().expect("each episode is completed once");
+            Ok(p.and_then(|p| {
+                let r = r.take().expect("a row block for each pending episode");
+                p.complete(r)
+            }))
+        })
+        .expect("completing an episode reports its error in its own slot")
+    }
+
     /// Whether batched verdicts are on ([`InduceExplainer::with_batched_verdicts`]).
     fn batched_verdicts_on(&self) -> bool {
         self.batched_verdicts.unwrap_or_else(|| {
@@ -858,12 +905,29 @@ impl Explainer for InduceExplainer<'_> {
         targets: &[u32],
         threads: usize,
     ) -> Vec<Result<Explanation>> {
-        let built = crate::profile::time(crate::profile::Phase::Build, || {
-            induce_explain::parallel::map(targets, threads, |&t| {
+        // The black box bound to the whole graph for batched verdicts (an error here leaves the
+        // per-episode verdicts, which report it where it matters), only where every episode
+        // takes its verdicts from the model on its node set (exact verdicts on the exact
+        // neighbourhood; otherwise the binding would go unused).
+        let bound = match targets.len() > 1
+            && self.batched_verdicts_on()
+            && self.env.verdict == induce_explain::Verdict::Exact
+            && self.env.fanout.is_none()
+        {
+            true => self
+                .black_box
+                .batched(graph.features(), &graph.edges())
+                .ok()
+                .flatten(),
+            false => None,
+        };
+        let built = crate::profile::time(crate::profile::Phase::Build, || match &bound {
+            Some(batch) => self.build_batched(graph, targets, threads, batch),
+            None => induce_explain::parallel::map(targets, threads, |&t| {
                 Ok(Episode::new(graph, self.black_box, t, &self.env))
             })
-        })
-        .expect("building an episode reports its error in its own slot");
+            .expect("building an episode reports its error in its own slot"),
+        });
         let (mut episodes, mut slots) = (Vec::new(), Vec::new());
         let mut out: Vec<Option<Result<Explanation>>> = Vec::with_capacity(targets.len());
         for (i, b) in built.into_iter().enumerate() {
@@ -877,21 +941,7 @@ impl Explainer for InduceExplainer<'_> {
             }
         }
         let finish = |e| self.finish(graph, e);
-        // The black box bound to the whole graph for batched verdicts (an error here leaves the
-        // per-episode verdicts, which report it where it matters).
-        // Only where every episode takes its verdicts from the model on its node set (not a
-        // frozen or sampled neighbourhood): otherwise the binding would go unused.
-        let bound = match episodes.len() > 1
-            && self.batched_verdicts_on()
-            && episodes.iter().all(Episode::takes_verdicts)
-        {
-            true => self
-                .black_box
-                .batched(graph.features(), &graph.edges())
-                .ok()
-                .flatten(),
-            false => None,
-        };
+        let bound = bound.filter(|_| episodes.len() > 1);
         match self
             .runner
             .best_of_k_with(episodes, &self.search(threads), &finish, bound.as_ref())

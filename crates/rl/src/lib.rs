@@ -66,8 +66,8 @@ mod error {
 pub use induce_explain::{explanation, metrics, parallel};
 
 pub use env::{
-    ActionFlag, Candidates, EditMode, EnvConfig, Episode, StateLayout, StateSnapshot, Step,
-    state_dim,
+    ActionFlag, Candidates, EditMode, EnvConfig, Episode, PendingEpisode, StateLayout,
+    StateSnapshot, Step, state_dim,
 };
 pub use error::Result;
 /// The error type of every explainer (`induce_explain::ExplainError`), under its historical
