@@ -60,12 +60,17 @@ pub struct BurnOptions {
 }
 
 impl BurnOptions {
-    /// Both on for a GPU device, both off otherwise; the environment variable
-    /// `INDUCE_GPU_LAYOUT=per-episode` turns both off on a GPU too (to measure what they save).
+    /// All on for a GPU device, all off otherwise. The environment variable
+    /// `INDUCE_GPU_LAYOUT=per-episode` turns them off on a GPU too (to measure what they save),
+    /// `INDUCE_GPU_LAYOUT=gpu` on on the CPU (to run a GPU's code path on a machine without
+    /// one); `INDUCE_RESIDENT=0|1` sets [`BurnOptions::resident`] alone.
     pub fn for_device(device: &Device) -> Self {
-        let per_episode =
-            std::env::var("INDUCE_GPU_LAYOUT").is_ok_and(|v| v.eq_ignore_ascii_case("per-episode"));
-        let gpu = induce_models::device::is_gpu(device) && !per_episode;
+        let layout = std::env::var("INDUCE_GPU_LAYOUT").unwrap_or_default();
+        let gpu = match layout.trim().to_ascii_lowercase().as_str() {
+            "per-episode" => false,
+            "gpu" => true,
+            _ => induce_models::device::is_gpu(device),
+        };
         let resident = match std::env::var("INDUCE_RESIDENT").ok().as_deref() {
             Some("0") => false,
             Some("1") => true,
