@@ -571,6 +571,24 @@ pub fn try_to_vec(t: Tensor<2>, what: &str) -> Result<Vec<f32>> {
         .map_err(|e| failed(format!("{e:?}")))
 }
 
+/// The indices of an integer tensor, read back from its device; a device failure (e.g. an
+/// out-of-memory or a kernel the driver rejected) is a [`ModelError::DeviceExecution`] naming
+/// `what`, not a panic.
+///
+/// ```
+/// use induce_models::device::default_device;
+/// use induce_models::tensors::{index_tensor, try_indices};
+/// let dev = default_device().unwrap();
+/// assert_eq!(try_indices(index_tensor(vec![3, 1], &dev), "ids").unwrap(), vec![3, 1]);
+/// ```
+pub fn try_indices(t: Tensor<1, Int>, what: &str) -> Result<Vec<i64>> {
+    let data = t.try_into_data().map_err(|e| ModelError::DeviceExecution {
+        what: what.to_owned(),
+        reason: e.to_string(),
+    })?;
+    Ok(data.iter::<i64>().collect())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -11,7 +11,7 @@ use burn::tensor::{Device, Tensor, TensorData};
 use induce_models::host::policy::{HostPolicy, log_softmax};
 use induce_models::tensors::index_tensor_below;
 use induce_models::tensors::{GraphTensors, Messages, indices, matrix, scatter_add_rows};
-use induce_models::tensors::{segment_log_softmax, to_vec};
+use induce_models::tensors::{segment_log_softmax, try_indices, try_to_vec};
 use induce_models::{CandidateTensors, Policy};
 
 use super::resident::Resident;
@@ -301,9 +301,9 @@ impl BurnActor {
         let (scores, counts) = self.packed_scores(states, threads)?;
         let scores = profile::time(Phase::Device, || {
             induce_models::timing::span("policy: download of the scores", &self.device, || {
-                to_vec(scores.unsqueeze_dim(0))
+                try_to_vec(scores.unsqueeze_dim(0), "the policy's scores")
             })
-        });
+        })?;
         let mut blocks = Vec::with_capacity(states.len());
         let mut rest = scores.as_slice();
         for &k in &counts {
@@ -345,11 +345,12 @@ impl BurnActor {
                 d,
                 || {
                     let ptr = index_tensor_below(ptr, bound, d);
-                    induce_models::spmm::segment_greedy(ptr, scores).into_data()
+                    let chosen = induce_models::spmm::segment_greedy(ptr, scores);
+                    try_indices(chosen, "the policy's greedy choices")
                 },
             )
-        });
-        let chosen: Vec<usize> = chosen.iter::<i64>().map(|a| a as usize).collect();
+        })?;
+        let chosen: Vec<usize> = chosen.into_iter().map(|a| a as usize).collect();
         match chosen.iter().zip(&counts).all(|(&a, &k)| a < k) {
             true => Ok(chosen),
             false => Err(crate::error::RlError::InvalidConfig(
@@ -649,13 +650,13 @@ impl Actor for BurnActor {
         let d = &self.device;
         let chosen = profile::time(Phase::Device, || -> Result<_> {
             let scores = r.scores(&self.policy, self.score_block())?;
-            Ok(induce_models::timing::span(
+            let chosen = induce_models::timing::span(
                 "policy: greedy choices (on the device) + download",
                 d,
-                || induce_models::spmm::segment_greedy(r.cand_ptr(), scores).into_data(),
-            ))
+                || induce_models::spmm::segment_greedy(r.cand_ptr(), scores),
+            );
+            Ok(try_indices(chosen, "the policy's greedy choices")?)
         })?;
-        let chosen: Vec<i64> = chosen.iter::<i64>().collect();
         states
             .iter()
             .zip(r.slots_of(states))
@@ -696,8 +697,8 @@ impl Actor for BurnActor {
             Ok(induce_models::timing::span(
                 "policy: download of the scores",
                 d,
-                || to_vec(scores.unsqueeze_dim(0)),
-            ))
+                || try_to_vec(scores.unsqueeze_dim(0), "the policy's scores"),
+            )?)
         })?;
         let parts: Vec<(std::ops::Range<usize>, &[u32])> = r
             .slots_of(states)
@@ -943,6 +944,7 @@ mod tests {
     use crate::env::{EnvConfig, Episode};
     use induce_graph::{Features, Graph};
     use induce_models::device::default_device;
+    use induce_models::tensors::to_vec;
     use induce_models::{GcnConfig, Kernel, PolicyConfig, gcn_black_box};
 
     /// The whole graph's product, gathered for an episode, is the episode's own product, and
