@@ -798,19 +798,31 @@ impl InduceExplainer<'_> {
         self
     }
 
+    /// The episodes of `targets` on `threads` host threads, each one's error in its slot.
+    fn build<'g>(
+        &'g self,
+        graph: &'g Graph,
+        targets: &[u32],
+        threads: usize,
+    ) -> Vec<Result<Episode<'g>>> {
+        induce_explain::parallel::map(targets, threads, |&t| {
+            Ok(Episode::new(graph, self.black_box, t, &self.env))
+        })
+        .expect("building an episode reports its error in its own slot")
+    }
+
     /// The episodes of `targets` (each one's error in its slot), their black box's first
     /// verdicts taken in one batched call on the model's binding to the graph (`batch`): the
     /// neighbourhoods, candidates and judges' node sets on `threads` host threads
     /// ([`Episode::pending`]), then the model on every neighbourhood at once, then each episode
-    /// completed. Where the batched call fails, each episode is built on its own
-    /// ([`Episode::new`], which reports the error where it matters).
+    /// completed. `None` when the batched call fails.
     fn build_batched<'g>(
         &'g self,
         graph: &'g Graph,
         targets: &[u32],
         threads: usize,
         batch: &induce_models::batched_verdict::VerdictBatch<'_>,
-    ) -> Vec<Result<Episode<'g>>> {
+    ) -> Option<Vec<Result<Episode<'g>>>> {
         let pending = induce_explain::parallel::map(targets, threads, |&t| {
             Ok(Episode::pending(graph, self.black_box, t, &self.env))
         })
@@ -820,12 +832,7 @@ impl InduceExplainer<'_> {
             .filter_map(|p| p.as_ref().ok().map(|p| p.request().to_vec()))
             .collect();
         let toggles = vec![Vec::new(); requests.len()];
-        let Ok(rows) = batch.log_probs(&toggles, &requests) else {
-            return induce_explain::parallel::map(targets, threads, |&t| {
-                Ok(Episode::new(graph, self.black_box, t, &self.env))
-            })
-            .expect("building an episode reports its error in its own slot");
-        };
+        let rows = batch.log_probs(&toggles, &requests).ok()?;
         drop(requests);
         let mut rows = rows.into_iter();
         let mut jobs: Vec<(Option<Result<crate::env::PendingEpisode<'g>>>, Option<_>)> = pending
@@ -835,14 +842,15 @@ impl InduceExplainer<'_> {
                 (Some(p), r)
             })
             .collect();
-        induce_explain::parallel::map_mut(&mut jobs, threads, |(p, r)| {
+        let built = induce_explain::parallel::map_mut(&mut jobs, threads, |(p, r)| {
             let p = p.take().expect("each episode is completed once");
             Ok(p.and_then(|p| {
                 let r = r.take().expect("a row block for each pending episode");
                 p.complete(r)
             }))
         })
-        .expect("completing an episode reports its error in its own slot")
+        .expect("completing an episode reports its error in its own slot");
+        Some(built)
     }
 
     /// Whether batched verdicts are on ([`InduceExplainer::with_batched_verdicts`]).
@@ -921,12 +929,14 @@ impl Explainer for InduceExplainer<'_> {
                 .flatten(),
             false => None,
         };
-        let built = crate::profile::time(crate::profile::Phase::Build, || match &bound {
-            Some(batch) => self.build_batched(graph, targets, threads, batch),
-            None => induce_explain::parallel::map(targets, threads, |&t| {
-                Ok(Episode::new(graph, self.black_box, t, &self.env))
-            })
-            .expect("building an episode reports its error in its own slot"),
+        let (built, bound) = crate::profile::time(crate::profile::Phase::Build, || match bound {
+            Some(batch) => match self.build_batched(graph, targets, threads, &batch) {
+                Some(built) => (built, Some(batch)),
+                // The batched call failed: per-episode verdicts, which report the error where
+                // it matters.
+                None => (self.build(graph, targets, threads), None),
+            },
+            None => (self.build(graph, targets, threads), None),
         });
         let (mut episodes, mut slots) = (Vec::new(), Vec::new());
         let mut out: Vec<Option<Result<Explanation>>> = Vec::with_capacity(targets.len());

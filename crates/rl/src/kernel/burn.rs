@@ -644,6 +644,9 @@ impl Actor for BurnActor {
         states: &[(&Episode<'_>, &BurnCache)],
         threads: usize,
     ) -> Result<Vec<usize>> {
+        if !self.options.greedy_on_device {
+            return super::greedy_from_log_probs_round(self, rounds, states, threads);
+        }
         let Some(r) = self.resident(rounds, states, threads)? else {
             return self.greedy_batch(states, threads);
         };
@@ -665,18 +668,18 @@ impl Actor for BurnActor {
                 let pick = u32::try_from(chosen[i])
                     .ok()
                     .filter(|&c| (c as usize) < range.len());
-                let current = pick
-                    .filter(|c| used.binary_search(c).is_err())
+                pick.filter(|c| used.binary_search(c).is_err())
                     .map(|c| c as usize - used.partition_point(|&x| x < c))
-                    .filter(|&c| c < ep.candidates().len());
-                current.ok_or_else(|| {
-                    crate::error::RlError::InvalidConfig(format!(
-                        "target {}: the device's greedy choice is not one of its candidates",
-                        ep.target()
-                    ))
-                })
+                    .filter(|&c| c < ep.candidates().len())
             })
-            .collect()
+            .collect::<Option<Vec<usize>>>()
+            .map_or_else(
+                // A choice that lands on a used candidate (a NaN score makes the log-sum-exp
+                // NaN, and the host's rule then takes the last position): this round from the
+                // scores of the current candidates.
+                || super::greedy_from_log_probs_round(self, rounds, states, threads),
+                Ok,
+            )
     }
 
     /// On the batch kept on the device ([`BurnOptions::resident`]): its candidates scored and
@@ -1037,7 +1040,7 @@ mod tests {
             .init(&dev);
         let opts = |resident| BurnOptions {
             graph_product: true,
-            greedy_on_device: false,
+            greedy_on_device: resident,
             resident,
         };
         let plain = BurnActor::with_options(&policy, &dev, opts(false));

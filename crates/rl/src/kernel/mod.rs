@@ -145,6 +145,20 @@ impl std::fmt::Debug for Rounds {
     }
 }
 
+/// [`Actor::greedy_round`] from [`Actor::log_probs_round`] (the first largest).
+pub(crate) fn greedy_from_log_probs_round<A: Actor + ?Sized>(
+    actor: &A,
+    rounds: &mut Rounds,
+    states: &[(&Episode<'_>, &A::Cache)],
+    threads: usize,
+) -> Result<Vec<usize>> {
+    Ok(actor
+        .log_probs_round(rounds, states, threads)?
+        .iter()
+        .map(|logp| argmax(logp))
+        .collect())
+}
+
 /// [`Actor::greedy_batch`] from the log-probabilities (its default).
 pub(crate) fn greedy_from_log_probs<A: Actor + ?Sized>(
     actor: &A,

@@ -30,7 +30,7 @@ use std::collections::HashMap;
 use std::ops::Range;
 
 use burn::tensor::{Device, IndexingUpdateOp, Int, Tensor, TensorData};
-use induce_explain::EditKind;
+use induce_explain::{Edit, EditKind};
 use induce_models::gat::ABSENT;
 use induce_models::tensors::{GraphTensors, index_tensor_below};
 use induce_models::{CandidateTensors, Policy};
@@ -54,8 +54,10 @@ struct Slot {
     /// by pair); `sorted` is false when the list was not in that order (edits then repack).
     adds: usize,
     sorted: bool,
-    /// Edits already applied on the device.
+    /// Edits already applied on the device, and the last of them (a check that the episode
+    /// went on from there rather than being reset and stepped again).
     applied: usize,
+    last: Option<Edit>,
     /// Used candidates, positions within the slot, ascending.
     used: Vec<u32>,
 }
@@ -209,6 +211,7 @@ impl Resident {
                     adds,
                     sorted,
                     applied: ep.num_edits(),
+                    last: ep.edits().last().copied(),
                     used: Vec::new(),
                 }
             })
@@ -271,6 +274,7 @@ impl Resident {
             let (block, cols) = ep.dynamic_block();
             if slot.target != ep.target()
                 || ep.num_edits() < slot.applied
+                || slot.applied.checked_sub(1).map(|i| ep.edits()[i]) != slot.last
                 || cols != self.cols
                 || block.len() != ep.num_nodes() * cols.len()
                 || block.iter().any(|v| !v.is_finite())
@@ -316,6 +320,7 @@ impl Resident {
                 let at = slot.node_off * w;
                 self.small[at..at + ep.num_nodes() * w].copy_from_slice(ep.dynamic_block().0);
                 slot.applied = ep.num_edits();
+                slot.last = ep.edits().last().copied();
                 slot.used = used;
             }
         });
@@ -380,7 +385,9 @@ impl Resident {
         let s = induce_models::timing::span("policy: scoring MLP", &d, || {
             policy.score_blocks(emb, &self.cands, block)
         });
-        Ok(s + self.cand_absent.clone())
+        // Used candidates score ABSENT whatever their score was (a NaN plus ABSENT stays NaN).
+        let used = self.cand_absent.clone().lower_elem(ABSENT / 2.0);
+        Ok((s + self.cand_absent.clone()).mask_fill(used, ABSENT))
     }
 
     /// The slot of each state (after [`Resident::update`] or [`Resident::pack`] accepted them).
