@@ -383,22 +383,28 @@ impl Settings {
     }
 }
 
-/// An [`Episode`] waiting for its black box's first verdicts ([`Episode::pending`]).
-pub struct PendingEpisode<'a> {
+/// What an episode starts from besides its judge: the graph, the black box, the neighbourhood,
+/// its edit graph and candidates, the settings.
+struct Start<'a> {
     graph: &'a Graph,
     black_box: &'a dyn BlackBox,
     sub: Subgraph,
     edit: EditGraph,
     candidates: Candidates,
-    judge: PendingJudge<'a>,
     settings: Settings,
+}
+
+/// An [`Episode`] waiting for its black box's first verdicts ([`Episode::pending`]).
+pub struct PendingEpisode<'a> {
+    start: Start<'a>,
+    judge: PendingJudge<'a>,
 }
 
 impl std::fmt::Debug for PendingEpisode<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("PendingEpisode")
-            .field("target", &self.sub.target)
-            .field("nodes", &self.sub.num_nodes())
+            .field("target", &self.start.sub.target)
+            .field("nodes", &self.start.sub.num_nodes())
             .field("request", &self.judge.nodes().len())
             .finish_non_exhaustive()
     }
@@ -414,7 +420,7 @@ impl<'a> PendingEpisode<'a> {
 
     /// The target (original id).
     pub fn target(&self) -> u32 {
-        self.sub.target
+        self.start.sub.target
     }
 
     /// The episode at its start, with `rows` as the model's log-probabilities for
@@ -428,15 +434,7 @@ impl<'a> PendingEpisode<'a> {
     /// - rows: `[m, C]`, `m` = the request's nodes
     pub fn complete(self, rows: LogProbs) -> Result<Episode<'a>> {
         let judge = self.judge.complete(rows)?;
-        Episode::assemble(
-            self.graph,
-            self.black_box,
-            self.sub,
-            self.edit,
-            self.candidates,
-            judge,
-            self.settings,
-        )
+        Episode::assemble(self.start, judge)
     }
 }
 
@@ -569,15 +567,15 @@ impl<'a> Episode<'a> {
         let sub = Self::neighbourhood(graph, target, config)?;
         let (edit, candidates) = Self::start(graph, black_box, &sub, config)?;
         let judge = Judge::pending(graph, black_box, target, &sub.nodes)?;
-        Ok(PendingEpisode {
+        let start = Start {
             graph,
             black_box,
             sub,
             edit,
             candidates,
-            judge,
             settings: Settings::of(config),
-        })
+        };
+        Ok(PendingEpisode { start, judge })
     }
 
     /// The neighbourhood `config` asks for around `target`, checked.
@@ -654,27 +652,27 @@ impl<'a> Episode<'a> {
             Verdict::Exact => Judge::new(graph, black_box, target, &sub.nodes, Verdict::Exact)?,
             Verdict::Neighbourhood => Judge::frozen(graph, black_box, &sub)?,
         };
-        Self::assemble(
+        let start = Start {
             graph,
             black_box,
             sub,
             edit,
             candidates,
-            judge,
-            Settings::of(config),
-        )
+            settings: Settings::of(config),
+        };
+        Self::assemble(start, judge)
     }
 
     /// The episode at its start, from its judge's first verdicts.
-    fn assemble(
-        graph: &'a Graph,
-        black_box: &'a dyn BlackBox,
-        sub: Subgraph,
-        edit: EditGraph,
-        candidates: Candidates,
-        judge: Judge<'a>,
-        config: Settings,
-    ) -> Result<Self> {
+    fn assemble(start: Start<'a>, judge: Judge<'a>) -> Result<Self> {
+        let Start {
+            graph,
+            black_box,
+            sub,
+            edit,
+            candidates,
+            settings: config,
+        } = start;
         let d = graph.features().dim();
         let num_classes = black_box.num_classes();
         let log_probs = judge.log_probs();
