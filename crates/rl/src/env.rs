@@ -565,16 +565,8 @@ impl<'a> Episode<'a> {
             )));
         }
         let sub = Self::neighbourhood(graph, target, config)?;
-        let (edit, candidates) = Self::start(graph, black_box, &sub, config)?;
-        let judge = Judge::pending(graph, black_box, target, &sub.nodes)?;
-        let start = Start {
-            graph,
-            black_box,
-            sub,
-            edit,
-            candidates,
-            settings: Settings::of(config),
-        };
+        let start = Self::start(graph, black_box, sub, config)?;
+        let judge = Judge::pending(graph, black_box, target, &start.sub.nodes)?;
         Ok(PendingEpisode { start, judge })
     }
 
@@ -610,11 +602,11 @@ impl<'a> Episode<'a> {
 
     /// The checks of a start on `sub`, its edit graph and its candidates.
     fn start(
-        graph: &Graph,
-        black_box: &dyn BlackBox,
-        sub: &Subgraph,
+        graph: &'a Graph,
+        black_box: &'a dyn BlackBox,
+        sub: Subgraph,
         config: &EnvConfig,
-    ) -> Result<(EditGraph, Candidates)> {
+    ) -> Result<Start<'a>> {
         if config.budget == 0 {
             return Err(RlError::ZeroBudget);
         }
@@ -626,11 +618,18 @@ impl<'a> Episode<'a> {
             });
         }
         let edit = sub.to_edit_graph();
-        let candidates = build_candidates(sub, &edit, config);
+        let candidates = build_candidates(&sub, &edit, config);
         if candidates.is_empty() {
             return Err(RlError::NoCandidate { target: sub.target });
         }
-        Ok((edit, candidates))
+        Ok(Start {
+            graph,
+            black_box,
+            sub,
+            edit,
+            candidates,
+            settings: Settings::of(config),
+        })
     }
 
     /// Starts an episode on a given neighbourhood of its target (`sub.target`) instead of the
@@ -643,22 +642,14 @@ impl<'a> Episode<'a> {
         sub: Subgraph,
         config: &EnvConfig,
     ) -> Result<Self> {
-        let target = sub.target;
-        let (edit, candidates) = Self::start(graph, black_box, &sub, config)?;
+        let start = Self::start(graph, black_box, sub, config)?;
+        let sub = &start.sub;
         let judge = match config.verdict {
             // A fan-out sample is the search's view only; the target's verdict is the model's
             // on the whole edited graph ([`Judge::sampled`]).
-            Verdict::Exact if config.fanout.is_some() => Judge::sampled(graph, black_box, &sub)?,
-            Verdict::Exact => Judge::new(graph, black_box, target, &sub.nodes, Verdict::Exact)?,
-            Verdict::Neighbourhood => Judge::frozen(graph, black_box, &sub)?,
-        };
-        let start = Start {
-            graph,
-            black_box,
-            sub,
-            edit,
-            candidates,
-            settings: Settings::of(config),
+            Verdict::Exact if config.fanout.is_some() => Judge::sampled(graph, black_box, sub)?,
+            Verdict::Exact => Judge::new(graph, black_box, sub.target, &sub.nodes, Verdict::Exact)?,
+            Verdict::Neighbourhood => Judge::frozen(graph, black_box, sub)?,
         };
         Self::assemble(start, judge)
     }
