@@ -1121,4 +1121,72 @@ mod tests {
             "{exact}, {same} of {scored}"
         );
     }
+
+    /// With every score NaN (a broken policy), the batch kept on the device chooses as the
+    /// packed one does, round after round: the host's rule takes the last candidate, and once
+    /// that one is used, the device's choice lands on it and the round falls back to the
+    /// current candidates' scores.
+    #[test]
+    fn the_resident_batch_chooses_as_a_packed_one_on_nan_scores() {
+        let dev = default_device().unwrap();
+        let data = induce_graph::generators::SyntheticKind::BaShapes
+            .generate(3)
+            .unwrap();
+        let g = &data.graph;
+        let classes = 1 + *g.labels().iter().max().unwrap() as usize;
+        let gcn = GcnConfig::new(g.features().dim(), classes).init(&dev);
+        let bb = gcn_black_box(&gcn, Kernel::Host, &dev).unwrap();
+        let env = EnvConfig {
+            hops: 2,
+            budget: 4,
+            ..EnvConfig::default()
+        };
+        let mut eps: Vec<Episode<'_>> = [300u32, 401, 512]
+            .iter()
+            .map(|&t| Episode::new(g, bb.as_ref(), t, &env).unwrap())
+            .collect();
+        let mut policy = PolicyConfig::new(eps[0].state_width()).init(&dev);
+        let last = policy.mlp.last_mut().unwrap();
+        let o = last.weight.dims()[1];
+        last.bias = Some(burn::module::Param::from_tensor(Tensor::full(
+            [o],
+            f32::NAN,
+            &dev,
+        )));
+        let opts = |resident| BurnOptions {
+            graph_product: true,
+            greedy_on_device: resident,
+            resident,
+        };
+        let plain = BurnActor::with_options(&policy, &dev, opts(false));
+        let kept = BurnActor::with_options(&policy, &dev, opts(true));
+        let caches: Vec<BurnCache> = eps.iter().map(|e| kept.prepare(e).unwrap()).collect();
+        let mut rounds = Rounds::default();
+        let mut steps = 0;
+        loop {
+            let states: Vec<(&Episode<'_>, &BurnCache)> = eps
+                .iter()
+                .zip(&caches)
+                .filter(|(e, _)| !e.is_done())
+                .collect();
+            if states.is_empty() {
+                break;
+            }
+            let want = plain.greedy_batch(&states, 2).unwrap();
+            let got = kept.greedy_round(&mut rounds, &states, 2).unwrap();
+            assert_eq!(got, want);
+            drop(states);
+            for (ep, a) in eps.iter_mut().filter(|e| !e.is_done()).zip(want) {
+                assert_eq!(
+                    a,
+                    ep.candidates().len() - 1,
+                    "the host's rule on NaN: the last"
+                );
+                ep.step(a).unwrap();
+                steps += 1;
+            }
+        }
+        assert!(steps >= 6, "{steps} steps");
+        assert_eq!(rounds.packs(), 1, "{rounds:?}");
+    }
 }
