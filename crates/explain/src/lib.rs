@@ -59,5 +59,5 @@ pub mod verdict;
 
 pub use error::{ExplainError, Result};
 pub use explanation::{Edit, EditKind, Explainer, Explanation};
-pub use minimise::{Minimised, minimise};
+pub use minimise::{Minimised, minimise, minimise_batched};
 pub use verdict::{Judge, PendingJudge, Verdict, whole_graph_label};

@@ -3,9 +3,10 @@
 
 use induce_graph::{Graph, k_hop};
 use induce_models::BlackBox;
+use induce_models::batched_verdict::{VerdictBatch, VerdictRequest};
 
 use crate::error::Result;
-use crate::explanation::{Explainer, Explanation};
+use crate::explanation::{EditKind, Explainer, Explanation};
 use crate::verdict::{Judge, Verdict};
 
 /// A counterfactual's edits with the black box ready to judge any subset of them (the rest
@@ -108,42 +109,201 @@ pub fn minimise(
     hops: u32,
     verdict: Verdict,
 ) -> Result<Explanation> {
-    if !e.found || e.edits.len() < 2 {
-        return Ok(e.clone());
+    let mut search = MinimalitySearch::new(e);
+    if search.is_done() {
+        return Ok(search.result());
     }
     let mut probe = EditProbe::new(graph, black_box, e, hops, verdict)?;
-    let mut keep = vec![true; probe.len()];
-    let mut label = e.new_label;
+    while let Some(keep) = search.query() {
+        let label = probe.label(keep)?;
+        search.answer(label);
+    }
+    Ok(search.result())
+}
+
+/// [`minimise`] for many counterfactuals at once with [`Verdict::Exact`], every query of a
+/// round evaluated in one call of `verdicts` (the black box bound to `graph` for batched
+/// evaluation, [`BlackBox::batched`]: e.g. the Burn GCN on a GPU, where the sequential pass
+/// pays one device call per query). Each counterfactual's pass asks the same queries in the
+/// same order as [`minimise`]'s, and each verdict is the target's row of the model on the whole
+/// edited graph, so the results equal [`minimise`]'s up to float rounding in the verdicts.
+/// Results are in `es`' order; an explanation that is not a counterfactual, or has one edit,
+/// is returned unchanged.
+///
+/// `verdicts` must be `black_box`'s own binding to `graph` (a verdict from another model would
+/// minimise against that model). Errors: the batched call's, e.g.
+/// [`induce_models::ModelError::InvalidInput`] for an edit with an endpoint outside the graph.
+///
+/// ```
+/// use induce_explain::{Edit, Explanation, Verdict, minimise, minimise_batched};
+/// use induce_graph::{Features, Graph};
+/// use induce_models::{BlackBox, GcnBlackBox, GcnConfig, device::default_device};
+/// let dev = default_device().unwrap();
+/// //  0 ─ 1 ─ 2 ─ 3
+/// let g = Graph::from_edges(4, &[(0, 1), (1, 2), (2, 3)],
+///     Features::new(4, 1, vec![1., 2., 3., 4.]).unwrap(), vec![0; 4]).unwrap();
+/// let bb = GcnBlackBox::new(GcnConfig::new(1, 2).init(&dev), &dev);
+/// let label = bb.log_probs(g.features(), &g.edges()).unwrap().predictions()[1];
+/// // Whatever the untrained model says, both passes agree on every explanation.
+/// let es: Vec<Explanation> = [Edit::delete(0, 1), Edit::delete(1, 2), Edit::add(1, 3)]
+///     .iter()
+///     .map(|&e| Explanation { target: 1, found: true, original_label: label,
+///         new_label: 1 - label, edits: vec![e, Edit::add(0, 2)] })
+///     .collect();
+/// let batch = bb.batched(g.features(), &g.edges()).unwrap().unwrap();
+/// let together = minimise_batched(&g, &es, &batch).unwrap();
+/// for (e, t) in es.iter().zip(&together) {
+///     assert_eq!(&minimise(&g, &bb, e, 3, Verdict::Exact).unwrap(), t);
+/// }
+/// ```
+pub fn minimise_batched(
+    graph: &Graph,
+    es: &[Explanation],
+    verdicts: &VerdictBatch<'_>,
+) -> Result<Vec<Explanation>> {
+    let mut searches: Vec<MinimalitySearch> = es.iter().map(MinimalitySearch::new).collect();
     loop {
-        let mut changed = false;
-        for i in 0..keep.len() {
-            if !keep[i] || keep.iter().filter(|k| **k).count() == 1 {
-                continue;
-            }
-            keep[i] = false;
-            let l = probe.label(&keep)?;
-            if l != e.original_label {
-                label = l;
-                changed = true;
-            } else {
-                keep[i] = true;
+        let mut asking = Vec::new();
+        let mut toggles = Vec::new();
+        for (i, s) in searches.iter_mut().enumerate() {
+            if s.query().is_some() {
+                toggles.push(s.toggles(graph));
+                asking.push(i);
             }
         }
-        if !changed {
+        if asking.is_empty() {
             break;
         }
-    }
-    Ok(Explanation {
-        edits: e
-            .edits
+        let reads: Vec<[u32; 1]> = asking.iter().map(|&i| [es[i].target]).collect();
+        let requests: Vec<VerdictRequest<'_>> = toggles
             .iter()
-            .zip(&keep)
-            .filter(|(_, k)| **k)
-            .map(|(x, _)| *x)
-            .collect(),
-        new_label: label,
-        ..e.clone()
-    })
+            .zip(&reads)
+            .map(|(t, r)| VerdictRequest::whole(t, r))
+            .collect();
+        let rows = verdicts.evaluate(&requests)?;
+        for (&i, row) in asking.iter().zip(&rows) {
+            if row.num_nodes() != 1 || row.row(0).iter().any(|x| x.is_nan()) {
+                return Err(crate::ExplainError::NanOutput {
+                    target: es[i].target,
+                    node: es[i].target,
+                });
+            }
+            searches[i].answer(row.argmax(0));
+        }
+    }
+    Ok(searches.into_iter().map(MinimalitySearch::result).collect())
+}
+
+/// [`minimise`]'s search without the black box: the caller evaluates each query
+/// ([`MinimalitySearch::query`]: which edits to keep) and hands back the target's label with
+/// them ([`MinimalitySearch::answer`]), so that the queries of many counterfactuals can be
+/// evaluated together ([`minimise_batched`]).
+///
+/// Passes over the edits in order, undoing each one whose removal keeps the label different
+/// from the original one, until a pass undoes nothing; never undoes the last edit.
+#[derive(Debug, Clone)]
+struct MinimalitySearch {
+    e: Explanation,
+    keep: Vec<bool>,
+    /// The edit the pending query leaves out, or the next one to try.
+    at: usize,
+    /// Whether the current pass undid an edit.
+    changed: bool,
+    label: usize,
+    /// A query awaits its answer.
+    asked: bool,
+    done: bool,
+}
+
+impl MinimalitySearch {
+    fn new(e: &Explanation) -> Self {
+        Self {
+            keep: vec![true; e.edits.len()],
+            at: 0,
+            changed: false,
+            label: e.new_label,
+            asked: false,
+            done: !e.found || e.edits.len() < 2,
+            e: e.clone(),
+        }
+    }
+
+    fn is_done(&self) -> bool {
+        self.done
+    }
+
+    /// The edits to keep in the next query (the current ones less one), or `None` when the
+    /// search is over. Asking again before an answer repeats the query.
+    fn query(&mut self) -> Option<&[bool]> {
+        if self.done {
+            return None;
+        }
+        if !self.asked {
+            loop {
+                if self.at == self.keep.len() {
+                    if !self.changed {
+                        self.done = true;
+                        return None;
+                    }
+                    (self.at, self.changed) = (0, false);
+                }
+                let kept = self.keep.iter().filter(|k| **k).count();
+                if self.keep[self.at] && kept > 1 {
+                    break;
+                }
+                self.at += 1;
+            }
+            self.keep[self.at] = false;
+            self.asked = true;
+        }
+        Some(&self.keep)
+    }
+
+    /// The target's label for the pending query's edits.
+    fn answer(&mut self, label: usize) {
+        debug_assert!(self.asked, "an answer follows a query");
+        if label != self.e.original_label {
+            self.label = label;
+            self.changed = true;
+        } else {
+            self.keep[self.at] = true;
+        }
+        self.asked = false;
+        self.at += 1;
+    }
+
+    /// The pairs toggled relative to `graph` by the pending query's edits (`(min, max)`): a
+    /// pair's last edit says whether it is present, and it is toggled when that differs from
+    /// the graph (a self loop or an out-of-range pair is passed on for the evaluator to
+    /// report).
+    fn toggles(&self, graph: &Graph) -> Vec<(u32, u32)> {
+        let mut present: std::collections::BTreeMap<(u32, u32), bool> = Default::default();
+        for (x, _) in self.e.edits.iter().zip(&self.keep).filter(|(_, k)| **k) {
+            present.insert((x.u.min(x.w), x.u.max(x.w)), x.kind == EditKind::Add);
+        }
+        let n = graph.num_nodes();
+        present
+            .into_iter()
+            .filter(|&((u, w), now)| u == w || w as usize >= n || now != graph.has_edge(u, w))
+            .map(|(p, _)| p)
+            .collect()
+    }
+
+    /// The counterfactual with the undone edits removed (the original when not one).
+    fn result(self) -> Explanation {
+        Explanation {
+            edits: self
+                .e
+                .edits
+                .iter()
+                .zip(&self.keep)
+                .filter(|(_, k)| **k)
+                .map(|(x, _)| *x)
+                .collect(),
+            new_label: self.label,
+            ..self.e
+        }
+    }
 }
 
 /// An explainer followed by the minimality pass ([`minimise`]) on each of its counterfactuals;
@@ -223,6 +383,91 @@ mod tests {
             is_one_minimal(&g, &bb, &m, 2, Verdict::Exact).unwrap(),
             Some(true)
         );
+    }
+
+    #[test]
+    fn the_batched_pass_asks_and_decides_as_the_sequential_one() {
+        use induce_models::{GcnBlackBox, GcnConfig, device::default_device};
+        use rand::{Rng, SeedableRng, rngs::StdRng};
+        let dev = default_device().unwrap();
+        // Twelve nodes on a ring with chords, features that vary.
+        let n = 12u32;
+        let mut edges: Vec<(u32, u32)> = (0..n).map(|i| (i, (i + 1) % n)).collect();
+        edges.extend([(0, 6), (2, 9), (3, 7)]);
+        let x = Features::new(
+            n as usize,
+            3,
+            (0..3 * n)
+                .map(|i| ((i * 7) % 11) as f32 / 5.0 - 1.0)
+                .collect(),
+        )
+        .unwrap();
+        let g = Graph::from_edges(n as usize, &edges, x, vec![0; n as usize]).unwrap();
+        let bb = GcnBlackBox::new(GcnConfig::new(3, 2).with_hidden(8).init(&dev), &dev);
+        let base = bb
+            .log_probs(g.features(), &g.edges())
+            .unwrap()
+            .predictions();
+        let mut rng = StdRng::seed_from_u64(3);
+        let mut es = Vec::new();
+        for k in 0..60 {
+            let target = rng.random_range(0..n);
+            let mut edits = Vec::new();
+            while edits.len() < 2 + k % 4 {
+                let (u, w) = (target, rng.random_range(0..n));
+                let dup = edits
+                    .iter()
+                    .any(|e: &Edit| (e.u.min(e.w), e.u.max(e.w)) == (u.min(w), u.max(w)));
+                if u == w || dup {
+                    continue;
+                }
+                edits.push(match g.has_edge(u, w) {
+                    true => Edit::delete(u, w),
+                    false => Edit::add(u, w),
+                });
+            }
+            // The model's own label as the original one, or the other class (every query then
+            // "keeps the flip" and the pass removes all but one edit).
+            let original = match k % 3 {
+                0 => 1 - base[target as usize],
+                _ => base[target as usize],
+            };
+            es.push(Explanation {
+                target,
+                found: true,
+                original_label: original,
+                new_label: 1 - original,
+                edits,
+            });
+        }
+        // The same edit twice in one list (a pair toggled back) and a one-edit explanation.
+        let mut twice = es[1].clone();
+        twice.edits.push(twice.edits[0]);
+        es.push(twice);
+        es.push(Explanation {
+            edits: vec![es[0].edits[0]],
+            ..es[0].clone()
+        });
+        let batch = bb.batched(g.features(), &g.edges()).unwrap().unwrap();
+        let together = minimise_batched(&g, &es, &batch).unwrap();
+        let (mut shrunk, mut kept) = (0, 0);
+        for (e, t) in es.iter().zip(&together) {
+            let alone = minimise(&g, &bb, e, 2, Verdict::Exact).unwrap();
+            assert_eq!(&alone, t, "{e:?}");
+            shrunk += usize::from(t.edits.len() < e.edits.len());
+            kept += usize::from(t.edits.len() > 1);
+        }
+        // Both outcomes occur, so the test tells the passes apart.
+        assert!(shrunk > 5 && kept > 5, "shrunk {shrunk}, kept {kept}");
+        // An edit outside the graph is the batched call's typed error.
+        let bad = Explanation {
+            edits: vec![Edit::delete(0, 1), Edit::add(0, 99)],
+            ..es[0].clone()
+        };
+        let err = minimise_batched(&g, &[bad], &batch)
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("99"), "{err}");
     }
 
     #[test]

@@ -158,13 +158,45 @@ impl<'m> VerdictBatch<'m> {
                 got: rows.len(),
             });
         }
-        let mut out = Vec::with_capacity(toggles.len());
-        for (k, (t, r)) in toggles
-            .chunks(self.max_batch)
-            .zip(rows.chunks(self.max_batch))
-            .enumerate()
-        {
-            out.extend(self.chunk(t, r, k * self.max_batch)?);
+        let requests: Vec<VerdictRequest<'_>> = toggles
+            .iter()
+            .zip(rows)
+            .map(|(t, r)| VerdictRequest::on(t, r))
+            .collect();
+        self.evaluate(&requests)
+    }
+
+    /// The rows each request reads ([`VerdictRequest::read`]) of the model on its node set
+    /// with its pairs toggled, for every request at once: [`VerdictBatch::log_probs`] with the
+    /// node set and the rows read apart, e.g. the whole graph evaluated and one row read (a
+    /// target's verdict on the whole edited graph), which downloads one row instead of `n`.
+    ///
+    /// Errors: those of [`VerdictBatch::log_probs`], and [`ModelError::InvalidInput`] naming
+    /// the request and the node of a row read outside its node set.
+    ///
+    /// ```
+    /// use induce_graph::Features;
+    /// use induce_models::batched_verdict::{VerdictBatch, VerdictRequest};
+    /// use induce_models::{GcnConfig, device::default_device};
+    /// let dev = default_device().unwrap();
+    /// let gcn = GcnConfig::new(1, 2).init(&dev);
+    /// //  0 ─ 1 ─ 2
+    /// let x = Features::new(3, 1, vec![1., 2., 3.]).unwrap();
+    /// let batch = VerdictBatch::new(&gcn, &x, &[(0, 1), (1, 2)], &dev).unwrap();
+    /// // Node 0's row on the whole graph with (1, 2) deleted, and with (0, 2) added.
+    /// let out = batch.evaluate(&[
+    ///     VerdictRequest::whole(&[(1, 2)], &[0]),
+    ///     VerdictRequest::whole(&[(0, 2)], &[0]),
+    /// ]).unwrap();
+    /// assert_eq!((out[0].num_nodes(), out[1].num_nodes()), (1, 1));
+    /// ```
+    ///
+    /// # Shapes
+    /// - output: `[B]` of `[read_b, C]`
+    pub fn evaluate(&self, requests: &[VerdictRequest<'_>]) -> Result<Vec<LogProbs>> {
+        let mut out = Vec::with_capacity(requests.len());
+        for (k, chunk) in requests.chunks(self.max_batch).enumerate() {
+            out.extend(self.chunk(chunk, k * self.max_batch)?);
         }
         Ok(out)
     }
@@ -187,14 +219,9 @@ impl<'m> VerdictBatch<'m> {
         (u32::MAX as usize / n.max(1)).max(1)
     }
 
-    /// [`VerdictBatch::log_probs`] for one pass; `first` numbers the episodes in errors.
-    fn chunk(
-        &self,
-        toggles: &[Vec<(u32, u32)>],
-        rows: &[Vec<u32>],
-        first: usize,
-    ) -> Result<Vec<LogProbs>> {
-        let batch = toggles.len();
+    /// [`VerdictBatch::evaluate`] for one pass; `first` numbers the episodes in errors.
+    fn chunk(&self, requests: &[VerdictRequest<'_>], first: usize) -> Result<Vec<LogProbs>> {
+        let batch = requests.len();
         if batch == 0 {
             return Ok(Vec::new());
         }
@@ -210,16 +237,29 @@ impl<'m> VerdictBatch<'m> {
         };
         // Each episode's node set (`[n, B]`, episode-minor) and its net toggles inside it.
         let mut mask = vec![0f32; n * batch];
-        for (b, list) in rows.iter().enumerate() {
-            for &u in list {
-                mask[in_range(b, u, "row")? * batch + b] = 1.0;
+        for (b, r) in requests.iter().enumerate() {
+            match r.nodes {
+                Some(list) => {
+                    for &u in list {
+                        mask[in_range(b, u, "row")? * batch + b] = 1.0;
+                    }
+                }
+                None => (0..n).for_each(|u| mask[u * batch + b] = 1.0),
+            }
+            for &u in r.read {
+                if mask[in_range(b, u, "row")? * batch + b] == 0.0 {
+                    return Err(ModelError::InvalidInput(format!(
+                        "episode {}: row node {u} is read but outside its node set",
+                        first + b
+                    )));
+                }
             }
         }
         let mut delta = vec![0f32; n * batch];
         let mut pairs: Vec<(usize, usize, usize, f32)> = Vec::new();
-        for (b, list) in toggles.iter().enumerate() {
+        for (b, r) in requests.iter().enumerate() {
             let mut net = BTreeSet::new();
-            for &(u, w) in list {
+            for &(u, w) in r.toggles {
                 let (u, w) = (in_range(b, u, "toggled")?, in_range(b, w, "toggled")?);
                 if u == w {
                     return Err(ModelError::InvalidInput(format!(
@@ -323,13 +363,16 @@ impl<'m> VerdictBatch<'m> {
         let x2 = relu(propagate(dense(x1.clone(), &self.gcn.gc2)) + bias(&self.gcn.gc2));
         let x3 = propagate(dense(x2.clone(), &self.gcn.gc3)) + bias(&self.gcn.gc3);
         // The rows asked for, episode by episode.
-        let wanted: Vec<u32> = rows
+        let wanted: Vec<u32> = requests
             .iter()
             .enumerate()
-            .flat_map(|(b, list)| list.iter().map(move |&u| u * batch as u32 + b as u32))
+            .flat_map(|(b, r)| r.read.iter().map(move |&u| u * batch as u32 + b as u32))
             .collect();
         if wanted.is_empty() {
-            return Ok(rows.iter().map(|_| empty(self.gcn.num_classes())).collect());
+            return Ok(requests
+                .iter()
+                .map(|_| empty(self.gcn.num_classes()))
+                .collect());
         }
         // In blocks whose `[rows, 3 hidden]` embedding stays within MAX_ACTIVATION floats (a
         // GPU driver grants buffers of a bounded size: Vulkan's refused 3.2 GB on an H200).
@@ -358,13 +401,47 @@ impl<'m> VerdictBatch<'m> {
         )?;
         let c = self.gcn.num_classes();
         let mut rest = out.as_slice();
-        rows.iter()
-            .map(|list| {
-                let (head, tail) = rest.split_at(list.len() * c);
+        requests
+            .iter()
+            .map(|r| {
+                let (head, tail) = rest.split_at(r.read.len() * c);
                 rest = tail;
-                LogProbs::new(list.len(), c, head.to_vec())
+                LogProbs::new(r.read.len(), c, head.to_vec())
             })
             .collect()
+    }
+}
+
+/// One episode's evaluation in [`VerdictBatch::evaluate`].
+#[derive(Debug, Clone, Copy)]
+pub struct VerdictRequest<'r> {
+    /// Node pairs toggled relative to the graph (a pair of the graph is deleted, any other
+    /// added; a pair listed twice is toggled back; a pair with an endpoint outside the node
+    /// set changes nothing).
+    pub toggles: &'r [(u32, u32)],
+    /// The nodes whose induced subgraph the model runs on; `None`: the whole graph.
+    pub nodes: Option<&'r [u32]>,
+    /// The nodes whose rows are returned, in this order (inside the node set).
+    pub read: &'r [u32],
+}
+
+impl<'r> VerdictRequest<'r> {
+    /// The model on the subgraph induced by `nodes`, every row of it read (in that order).
+    pub fn on(toggles: &'r [(u32, u32)], nodes: &'r [u32]) -> Self {
+        Self {
+            toggles,
+            nodes: Some(nodes),
+            read: nodes,
+        }
+    }
+
+    /// The model on the whole graph, `read`'s rows read.
+    pub fn whole(toggles: &'r [(u32, u32)], read: &'r [u32]) -> Self {
+        Self {
+            toggles,
+            nodes: None,
+            read,
+        }
     }
 }
 
@@ -473,6 +550,52 @@ mod tests {
             got[1].row(2),
             "deleting the bridge changes node 2"
         );
+    }
+
+    #[test]
+    fn a_request_reads_its_rows_of_its_node_set() {
+        let dev = default_device().unwrap();
+        let gcn = GcnConfig::new(3, 3).with_hidden(5).init(&dev);
+        let (x, edges) = graph();
+        let batch = VerdictBatch::new(&gcn, &x, &edges, &dev).unwrap();
+        let all: Vec<u32> = (0..6).collect();
+        let toggles = [vec![(2, 3)], vec![(0, 5), (1, 0)]];
+        let whole = batch
+            .log_probs(&toggles, &[all.clone(), all.clone()])
+            .unwrap();
+        let sub = [5u32, 0, 3];
+        let on_sub = batch.log_probs(&toggles[1..], &[sub.to_vec()]).unwrap();
+        let got = batch
+            .evaluate(&[
+                VerdictRequest::whole(&toggles[0], &[4, 1]),
+                VerdictRequest {
+                    toggles: &toggles[1],
+                    nodes: Some(&sub),
+                    read: &[3],
+                },
+                VerdictRequest::whole(&[], &[]),
+            ])
+            .unwrap();
+        assert_eq!(got.len(), 3);
+        // The same numbers as the rows of the whole read-out (one pass, the same sums).
+        assert_eq!(got[0].row(0), whole[0].row(4));
+        assert_eq!(got[0].row(1), whole[0].row(1));
+        assert_eq!(got[1].num_nodes(), 1);
+        assert_eq!(got[1].row(0), on_sub[0].row(2));
+        assert_eq!(got[2].num_nodes(), 0);
+        // A row read outside the node set is an error naming the request and the node.
+        let e = batch
+            .evaluate(&[
+                VerdictRequest::whole(&[], &[0]),
+                VerdictRequest {
+                    toggles: &[],
+                    nodes: Some(&sub),
+                    read: &[1],
+                },
+            ])
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("episode 1") && e.contains("node 1"), "{e}");
     }
 
     #[test]

@@ -96,6 +96,69 @@ pub fn best_of_k_with<'g, A: Actor>(
     finish: &(dyn Fn(Explanation) -> Result<Explanation> + Sync),
     verdicts: Option<&VerdictBatch<'_>>,
 ) -> Result<Vec<Explanation>> {
+    best_of_k_finishing(actor, episodes, search, &finish, verdicts)
+}
+
+/// What a search does with the counterfactuals it finds before comparing them: the minimality
+/// pass, or nothing. Any `Fn(Explanation) -> Result<Explanation> + Sync` is one (applied to
+/// each counterfactual on the search's host threads); an implementation may also take all of
+/// a round's counterfactuals at once ([`Finish::finish_all`], e.g.
+/// [`induce_explain::minimise_batched`] on a device).
+///
+/// ```
+/// use induce_rl::batch::Finish;
+/// use induce_rl::{Explanation, Result};
+/// /// Keeps the first edit only.
+/// struct First;
+/// impl Finish for First {
+///     fn finish(&self, mut e: Explanation) -> Result<Explanation> {
+///         e.edits.truncate(1);
+///         Ok(e)
+///     }
+/// }
+/// let e = Explanation { target: 0, found: true, original_label: 0, new_label: 1,
+///     edits: vec![induce_rl::Edit::add(0, 1), induce_rl::Edit::add(0, 2)] };
+/// assert_eq!(First.finish_all(vec![e], 2).unwrap()[0].edits.len(), 1);
+/// ```
+pub trait Finish: Sync {
+    /// One counterfactual, finished.
+    fn finish(&self, e: Explanation) -> Result<Explanation>;
+
+    /// Every counterfactual of a round (in order; each found), finished, in the same order.
+    /// By default [`Finish::finish`] on each, on `threads` host threads.
+    fn finish_all(&self, es: Vec<Explanation>, threads: usize) -> Result<Vec<Explanation>> {
+        finish_each(self, es, threads)
+    }
+}
+
+/// [`Finish::finish`] on each counterfactual, on `threads` host threads (the default
+/// [`Finish::finish_all`]).
+pub fn finish_each<F: Finish + ?Sized>(
+    finish: &F,
+    es: Vec<Explanation>,
+    threads: usize,
+) -> Result<Vec<Explanation>> {
+    let mut slots: Vec<Option<Explanation>> = es.into_iter().map(Some).collect();
+    induce_explain::parallel::map_mut(&mut slots, threads, |e| {
+        finish.finish(e.take().expect("each counterfactual is finished once"))
+    })
+}
+
+impl<F: Fn(Explanation) -> Result<Explanation> + Sync> Finish for F {
+    fn finish(&self, e: Explanation) -> Result<Explanation> {
+        self(e)
+    }
+}
+
+/// [`best_of_k_with`] with any [`Finish`]: each round's counterfactuals are finished together
+/// ([`Finish::finish_all`]).
+pub fn best_of_k_finishing<'g, A: Actor>(
+    actor: &A,
+    episodes: Vec<Episode<'g>>,
+    search: &SearchConfig,
+    finish: &dyn Finish,
+    verdicts: Option<&VerdictBatch<'_>>,
+) -> Result<Vec<Explanation>> {
     let verdicts = verdicts.filter(|_| episodes.iter().all(Episode::takes_verdicts));
     if search.samples == 0 {
         return Err(RlError::InvalidConfig(
@@ -122,17 +185,16 @@ pub fn best_of_k_with<'g, A: Actor>(
         })
         .collect();
     play(actor, &mut targets, threads, Choice::Greedy, verdicts)?;
-    profile::time(Phase::Finish, || {
-        induce_explain::parallel::map_mut(&mut targets, threads, |t| {
-            let mut e = t.ep.explanation();
+    {
+        let mut all: Vec<&mut Target<'g, A::Cache>> = targets.iter_mut().collect();
+        let found = finish_round(&mut all, finish, threads)?;
+        for (t, e) in all.into_iter().zip(found) {
             if e.found {
-                e = finish(e)?;
                 t.best = Some(e.clone());
             }
             t.greedy = Some(e);
-            Ok(())
-        })
-    })?;
+        }
+    }
     for _ in 1..search.samples {
         let mut open: Vec<&mut Target<'g, A::Cache>> = targets
             .iter_mut()
@@ -145,19 +207,12 @@ pub fn best_of_k_with<'g, A: Actor>(
             t.ep.reset();
         }
         play_refs(actor, &mut open, threads, Choice::Sampled, verdicts)?;
-        profile::time(Phase::Finish, || {
-            induce_explain::parallel::map_mut(&mut open, threads, |t| {
-                let e = t.ep.explanation();
-                if !e.found {
-                    return Ok(());
-                }
-                let e = finish(e)?;
-                if t.best.as_ref().is_none_or(|b| e.size() < b.size()) {
-                    t.best = Some(e);
-                }
-                Ok(())
-            })
-        })?;
+        let found = finish_round(&mut open, finish, threads)?;
+        for (t, e) in open.into_iter().zip(found) {
+            if e.found && t.best.as_ref().is_none_or(|b| e.size() < b.size()) {
+                t.best = Some(e);
+            }
+        }
     }
     Ok(targets
         .into_iter()
@@ -167,6 +222,31 @@ pub fn best_of_k_with<'g, A: Actor>(
                 .expect("every target played its greedy episode")
         })
         .collect())
+}
+
+/// The explanation of each target's episode, its counterfactuals finished together.
+fn finish_round<C>(
+    targets: &mut [&mut Target<'_, C>],
+    finish: &dyn Finish,
+    threads: usize,
+) -> Result<Vec<Explanation>> {
+    profile::time(Phase::Finish, || {
+        let mut out: Vec<Explanation> = targets.iter().map(|t| t.ep.explanation()).collect();
+        let at: Vec<usize> = (0..out.len()).filter(|&i| out[i].found).collect();
+        let found: Vec<Explanation> = at.iter().map(|&i| out[i].clone()).collect();
+        let done = finish.finish_all(found, threads)?;
+        if done.len() != at.len() {
+            return Err(RlError::InvalidConfig(format!(
+                "the finishing step returned {} counterfactuals for {}",
+                done.len(),
+                at.len()
+            )));
+        }
+        for (i, e) in at.into_iter().zip(done) {
+            out[i] = e;
+        }
+        Ok(out)
+    })
 }
 
 /// How [`play`] chooses each action.

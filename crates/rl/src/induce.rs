@@ -18,7 +18,7 @@ use rand::seq::SliceRandom;
 use rand::{Rng, SeedableRng};
 use serde::{Deserialize, Serialize};
 
-use crate::batch::SearchConfig;
+use crate::batch::{Finish, SearchConfig};
 use crate::env::{EnvConfig, Episode, state_dim};
 use crate::error::{Result, RlError};
 use crate::explanation::{Explainer, Explanation};
@@ -950,12 +950,18 @@ impl Explainer for InduceExplainer<'_> {
                 Err(e) => out.push(Some(Err(e))),
             }
         }
-        let finish = |e| self.finish(graph, e);
         let bound = bound.filter(|_| episodes.len() > 1);
-        match self
-            .runner
-            .best_of_k_with(episodes, &self.search(threads), &finish, bound.as_ref())
-        {
+        let finish = MinimalityPass {
+            explainer: self,
+            graph,
+            verdicts: bound.as_ref(),
+        };
+        match self.runner.best_of_k_finishing(
+            episodes,
+            &self.search(threads),
+            &finish,
+            bound.as_ref(),
+        ) {
             Ok(done) => {
                 for (i, e) in slots.into_iter().zip(done) {
                     out[i] = Some(Ok(e));
@@ -971,6 +977,34 @@ impl Explainer for InduceExplainer<'_> {
         out.into_iter()
             .map(|r| r.expect("every target has its result"))
             .collect()
+    }
+}
+
+/// An [`InduceExplainer`]'s minimality pass (when on) as a search's [`Finish`]: with the black
+/// box bound for batched verdicts, a round's counterfactuals are minimised together
+/// ([`induce_explain::minimise_batched`]: one device call per query round instead of one per
+/// query); without, or if the batched pass fails, each on its own ([`induce_explain::minimise`],
+/// which reports the error where it matters).
+struct MinimalityPass<'x, 'a, 'g, 'm> {
+    explainer: &'x InduceExplainer<'a>,
+    graph: &'g Graph,
+    verdicts: Option<&'x induce_models::batched_verdict::VerdictBatch<'m>>,
+}
+
+impl Finish for MinimalityPass<'_, '_, '_, '_> {
+    fn finish(&self, e: Explanation) -> Result<Explanation> {
+        self.explainer.finish(self.graph, e)
+    }
+
+    fn finish_all(&self, es: Vec<Explanation>, threads: usize) -> Result<Vec<Explanation>> {
+        let many = es.iter().filter(|e| e.edits.len() > 1).count() > 1;
+        if let (true, true, Some(batch)) = (self.explainer.minimise, many, self.verdicts)
+            && self.explainer.env.verdict == induce_explain::Verdict::Exact
+            && let Ok(done) = induce_explain::minimise_batched(self.graph, &es, batch)
+        {
+            return Ok(done);
+        }
+        crate::batch::finish_each(self, es, threads)
     }
 }
 

@@ -282,9 +282,25 @@ impl KernelPolicy {
         finish: &(dyn Fn(Explanation) -> Result<Explanation> + Sync),
         verdicts: Option<&induce_models::batched_verdict::VerdictBatch<'_>>,
     ) -> Result<Vec<Explanation>> {
+        self.best_of_k_finishing(episodes, search, &finish, verdicts)
+    }
+
+    /// [`KernelPolicy::best_of_k_with`] with any [`Finish`](crate::batch::Finish), each round's
+    /// counterfactuals finished together ([`crate::batch::best_of_k_finishing`]).
+    pub fn best_of_k_finishing(
+        &self,
+        episodes: Vec<Episode<'_>>,
+        search: &crate::batch::SearchConfig,
+        finish: &dyn crate::batch::Finish,
+        verdicts: Option<&induce_models::batched_verdict::VerdictBatch<'_>>,
+    ) -> Result<Vec<Explanation>> {
         match self {
-            Self::Host(p) => crate::batch::best_of_k_with(p, episodes, search, finish, verdicts),
-            Self::Burn(p) => crate::batch::best_of_k_with(p, episodes, search, finish, verdicts),
+            Self::Host(p) => {
+                crate::batch::best_of_k_finishing(p, episodes, search, finish, verdicts)
+            }
+            Self::Burn(p) => {
+                crate::batch::best_of_k_finishing(p, episodes, search, finish, verdicts)
+            }
         }
     }
 }
