@@ -27,15 +27,13 @@
 use std::collections::{BTreeSet, HashSet};
 
 use burn::tensor::activation::{log_softmax, relu};
-use burn::tensor::{Device, Tensor, TensorData};
+use burn::tensor::{Device, IndexingUpdateOp, Tensor, TensorData};
 use induce_graph::Features;
 
 use crate::black_box::LogProbs;
 use crate::error::{ModelError, Result};
 use crate::gcn::Gcn;
-use crate::tensors::{
-    GraphTensors, dense, index_tensor_below, linear, matrix, scatter_add_rows, try_to_vec,
-};
+use crate::tensors::{GraphTensors, dense, index_tensor_below, linear, matrix, try_to_vec};
 use crate::timing::span;
 
 /// One graph and its features bound to a [`Gcn`] for batched evaluation of edited copies
@@ -347,7 +345,11 @@ impl<'m> VerdictBatch<'m> {
                 Some((from, into, coef)) => span("verdicts: toggled pairs", dev, || {
                     let flat = y.reshape([n * batch, h]);
                     let msgs = flat.select(0, from.clone()) * coef.clone();
-                    out + scatter_add_rows(msgs, into.clone(), n * batch).reshape([n, batch, h])
+                    // Added into the aggregation in place (it is this closure's own tensor): no
+                    // `[n · B, h]` of zeros to scatter into and add.
+                    out.reshape([n * batch, h])
+                        .select_assign(0, into.clone(), msgs, IndexingUpdateOp::Add)
+                        .reshape([n, batch, h])
                 }),
                 None => out,
             }
