@@ -75,6 +75,8 @@ fi
 # host's explanations), then on the big graph. Every run profiles its phases (INDUCE_PROFILE):
 # the last "profile:" line of each log says where the time went, even after a timeout.
 explain_json=""
+declare -A explain_secs # name -> explain seconds, for the ratios to the host kernels
+ratios_json=""
 compare() { # host run name, GPU run name: the explanations target by target
   [ -f "$OUT/explain-$1/explanations.jsonl" ] && [ -f "$OUT/explain-$2/explanations.jsonl" ] &&
     python3 scripts/compare-explanations.py "$OUT/explain-$1/explanations.jsonl" \
@@ -92,6 +94,7 @@ run_explain() { # name, data, black box, then induce explain arguments
   echo "explain $name: exit $rc, explain ${secs} s, wall $(python3 -c "import time; print(round(time.time() - $s, 2))") s, explanations ${sum:-none}"
   grep "^profile: round" "$OUT/explain-$name.log" | tail -1
   explain_json+="\"$name\": {\"exit\": $rc, \"explain_seconds\": $secs, \"explanations_md5\": \"${sum:-}\"},"
+  explain_secs[$name]=$secs
 }
 if [ -x "$bin/induce" ] && [ "${EXPLAIN:-1}" != 0 ]; then
   for syn in ${SYN-syn1 syn5}; do
@@ -134,6 +137,28 @@ if [ -x "$bin/induce" ] && [ -f "$bin/graph.npz" ] && [ "${EXPLAIN:-1}" != 0 ]; 
       fi
     done
   done
+  # The host kernels again, after the GPU runs: this machine's CPU speed varied by 50 % between
+  # calls, so each GPU run is compared with both host runs that bracket it.
+  if [ "${HOST_TWICE:-1}" != 0 ]; then
+    run_explain host-again "$bin/graph.npz" .gpu/explain/bb "${big[@]}" --kernel host
+  fi
+  ratios_json=""
+  for name in "${!explain_secs[@]}"; do
+    case $name in host | host-again | syn*) continue ;; esac
+    line=$(python3 - "${explain_secs[host]:-null}" "${explain_secs[host-again]:-null}" \
+      "${explain_secs[$name]:-null}" <<'PY'
+import sys
+h = [float(x) for x in sys.argv[1:3] if x not in ("null", "")]
+g = sys.argv[3]
+if not h or g in ("null", "") or float(g) <= 0:
+    print("null")
+else:
+    print(f"[{min(h) / float(g):.3f}, {max(h) / float(g):.3f}]")
+PY
+)
+    echo "ratio host / $name (each host run): $line"
+    ratios_json+="\"$name\": $line,"
+  done
 fi
 
 # The explain runs (directories and logs) in one archive: the device tool returns only a few
@@ -149,6 +174,7 @@ cat > "$OUT/gpu-check.json" <<JSON
   "date": "$(date -u +%Y-%m-%dT%H:%M:%SZ)",
   "models_tests": {${tests_json%,}},
   "explain": {${explain_json%,}},
+  "host_over_gpu": {${ratios_json%,}},
   "gpu_check_exit": $check_rc
 }
 JSON
