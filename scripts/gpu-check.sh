@@ -20,6 +20,9 @@
 # PER_EPISODE=1 repeats each batch with INDUCE_GPU_LAYOUT=per-episode (the GPU layout's
 # graph-wide feature product and device-side greedy choices off) for a side-by-side ratio;
 # before it, the same comparison on the authors' graphs (SYN, default "syn1 syn5"; SYN= skips).
+# HOST_TWICE (default 1) runs the host kernels again after the GPU runs; every GPU run's ratio
+# host / GPU is printed against both host runs ("ratio host / ...") and kept in gpu-check.json
+# (host_over_gpu: [min, max] of the two ratios).
 #
 # With the explain graph, gpu_check also times one round of batched exact verdicts on it (the
 # GCN on 300 edited copies at once, GPU backends only).
