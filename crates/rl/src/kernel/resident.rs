@@ -76,8 +76,10 @@ pub(crate) struct Resident {
     /// The episodes' feature products ([`BurnCache`]) side by side, `[nodes, hidden]`.
     product: Tensor<2>,
     cols: Range<usize>,
+    /// How the changing state columns travel.
+    encoding: Encoding,
     /// Host copies: message offsets per node and sources (batch ids), candidate endpoints
-    /// (batch ids), the changing state columns `[nodes, cols.len()]`.
+    /// (batch ids), the changing state columns as they travel (`[nodes, encoding.width()]`).
     ptr: Vec<u32>,
     src: Vec<u32>,
     cu: Vec<u32>,
@@ -85,6 +87,82 @@ pub(crate) struct Resident {
     small: Vec<f32>,
     slots: Vec<Slot>,
     by_key: HashMap<usize, usize>,
+}
+
+/// How the changing state columns travel to the device each round.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Encoding {
+    /// As they are: `width` values per node.
+    Whole { width: usize },
+    /// [`StateLayout::Paper`](crate::env::StateLayout)'s degree, entropy and one-hot of
+    /// `classes` labels as the degree, the entropy and the hot label (3 values per node instead
+    /// of `2 + classes`), the one-hot rebuilt on the device (exactly: 0 and 1).
+    OneHot { classes: usize },
+}
+
+impl Encoding {
+    /// The encoding of `ep`'s changing columns (`width` of them).
+    fn of(ep: &Episode<'_>, width: usize) -> Self {
+        match ep.first_block_is_fixed() && width > 3 {
+            true => Encoding::OneHot { classes: width - 2 },
+            false => Encoding::Whole { width },
+        }
+    }
+
+    /// Values per node as they travel.
+    fn width(self) -> usize {
+        match self {
+            Encoding::Whole { width } => width,
+            Encoding::OneHot { .. } => 3,
+        }
+    }
+
+    /// Writes `block` (`[n, 2 + classes]` or `[n, width]`) into `out` (`[n, self.width()]`);
+    /// false when a row is not degree, entropy and a one-hot (nothing then travels this way).
+    fn encode(self, block: &[f32], out: &mut [f32]) -> bool {
+        match self {
+            Encoding::Whole { .. } => {
+                out.copy_from_slice(block);
+                true
+            }
+            Encoding::OneHot { classes } => {
+                for (row, o) in block.chunks_exact(2 + classes).zip(out.chunks_exact_mut(3)) {
+                    let mut hot = None;
+                    for (c, &v) in row[2..].iter().enumerate() {
+                        match (v, hot) {
+                            (0.0, _) => {}
+                            (1.0, None) => hot = Some(c),
+                            _ => return false,
+                        }
+                    }
+                    let Some(hot) = hot else { return false };
+                    o.copy_from_slice(&[row[0], row[1], hot as f32]);
+                }
+                true
+            }
+        }
+    }
+
+    /// The columns on the device from what travelled (`[n, self.width()]`).
+    ///
+    /// # Shapes
+    /// - sent: `[n, self.width()]`; output: `[n, 2 + classes]` or `[n, width]`
+    fn decode(self, sent: Tensor<2>) -> Tensor<2> {
+        match self {
+            Encoding::Whole { .. } => sent,
+            Encoding::OneHot { classes } => {
+                let n = sent.dims()[0];
+                let d = sent.device();
+                let head = sent.clone().slice([0..n, 0..2]);
+                let hot = sent.slice([0..n, 2..3]).expand([n, classes]);
+                let labels = Tensor::<1, Int>::arange(0..classes as i64, &d)
+                    .float()
+                    .reshape([1, classes])
+                    .expand([n, classes]);
+                Tensor::cat(vec![head, hot.equal(labels).float()], 1)
+            }
+        }
+    }
 }
 
 /// Per-state sizes for packing.
@@ -108,7 +186,8 @@ impl Resident {
         device: &Device,
     ) -> Result<Option<Self>> {
         let (_, cols) = states[0].0.dynamic_block();
-        let width = cols.len();
+        let encoding = Encoding::of(states[0].0, cols.len());
+        let width = encoding.width();
         let mut sizes = Vec::with_capacity(states.len());
         let (mut nodes, mut msgs, mut cands) = (0usize, 0usize, 0usize);
         for (ep, _) in states {
@@ -175,10 +254,13 @@ impl Resident {
             induce_explain::parallel::map_mut(&mut parts, threads, |part| {
                 let (ep, s, (ptr, src, dst, absent), (cu, cw, flag), block, info) = part;
                 let (b, c) = ep.dynamic_block();
-                if c != cols || b.iter().any(|v| !v.is_finite()) {
+                if c != cols
+                    || Encoding::of(ep, c.len()) != encoding
+                    || b.iter().any(|v| !v.is_finite())
+                    || !encoding.encode(b, block)
+                {
                     return Ok(false);
                 }
-                block.copy_from_slice(b);
                 let Some(found) = lay_out(ep, s, ptr, src, dst, absent) else {
                     return Ok(false);
                 };
@@ -236,6 +318,7 @@ impl Resident {
                 cand_ptr: index_tensor_below(cand_ptr, cands + 1, d),
                 product,
                 cols: cols.clone(),
+                encoding,
                 ptr,
                 src,
                 cu,
@@ -313,12 +396,20 @@ impl Resident {
             }
             slot_of.push((i, used));
         }
+        let w = self.encoding.width();
+        let mut rows: Vec<Vec<f32>> = Vec::with_capacity(states.len());
+        for (ep, _) in states {
+            let mut out = vec![0f32; ep.num_nodes() * w];
+            if !self.encoding.encode(ep.dynamic_block().0, &mut out) {
+                return Ok(false);
+            }
+            rows.push(out);
+        }
         profile::time(Phase::Pack, || {
-            for ((ep, _), (i, used)) in states.iter().zip(slot_of) {
+            for ((ep, (i, used)), out) in states.iter().map(|(e, _)| e).zip(slot_of).zip(rows) {
                 let slot = &mut self.slots[i];
-                let w = self.cols.len();
                 let at = slot.node_off * w;
-                self.small[at..at + ep.num_nodes() * w].copy_from_slice(ep.dynamic_block().0);
+                self.small[at..at + out.len()].copy_from_slice(&out);
                 slot.applied = ep.num_edits();
                 slot.last = ep.edits().last().copied();
                 slot.used = used;
@@ -362,11 +453,11 @@ impl Resident {
     /// - output: `[Σ C_b]`
     pub(crate) fn scores(&self, policy: &Policy, block: usize) -> Result<Tensor<1>> {
         let d = self.product.device();
-        let w = self.cols.len();
-        let rest = Tensor::from_data(
+        let w = self.encoding.width();
+        let rest = self.encoding.decode(Tensor::from_data(
             TensorData::new(self.small.clone(), [self.small.len() / w.max(1), w]),
             &d,
-        );
+        ));
         let start = std::time::Instant::now();
         let emb = induce_models::timing::span("policy: GAT embedding (all layers)", &d, || {
             policy.embed_with_product_masked(
@@ -538,4 +629,42 @@ fn sorted(cand: &crate::env::Candidates, adds: usize) -> bool {
     let (u, w) = (&cand.u[adds..], &cand.w[adds..]);
     let del_sorted = (1..u.len()).all(|i| (u[i - 1], w[i - 1]) < (u[i], w[i]));
     kinds && add_sorted && del_sorted
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use induce_models::device::default_device;
+    use induce_models::tensors::to_vec;
+
+    #[test]
+    fn one_hot_columns_travel_as_three_values_and_come_back_exactly() {
+        let dev = default_device().unwrap();
+        let enc = Encoding::OneHot { classes: 3 };
+        // Degree, entropy, one-hot of 3 labels, for two nodes.
+        let block = [2.0, 0.5, 0.0, 1.0, 0.0, 7.0, 1e-7, 0.0, 0.0, 1.0];
+        let mut sent = [0f32; 6];
+        assert!(enc.encode(&block, &mut sent));
+        assert_eq!(sent, [2.0, 0.5, 1.0, 7.0, 1e-7, 2.0]);
+        let back = enc.decode(Tensor::from_data(
+            TensorData::new(sent.to_vec(), [2, 3]),
+            &dev,
+        ));
+        assert_eq!(back.dims(), [2, 5]);
+        assert_eq!(to_vec(back), block);
+        // Rows that are not a one-hot are refused.
+        for bad in [
+            [2.0, 0.5, 0.0, 0.0, 0.0],
+            [2.0, 0.5, 1.0, 1.0, 0.0],
+            [2.0, 0.5, 0.5, 0.0, 0.0],
+        ] {
+            assert!(!enc.encode(&bad, &mut [0.0; 3]), "{bad:?}");
+        }
+        // Whole columns travel as they are.
+        let whole = Encoding::Whole { width: 5 };
+        let mut out = [0f32; 10];
+        assert!(whole.encode(&block, &mut out));
+        assert_eq!(out, block);
+        assert_eq!((whole.width(), enc.width()), (5, 3));
+    }
 }
