@@ -25,6 +25,7 @@
 //! episodes for Amazon-Photo's 7,487 nodes at hidden 128).
 
 use std::collections::{BTreeSet, HashSet};
+use std::sync::Mutex;
 
 use burn::tensor::activation::{log_softmax, relu};
 use burn::tensor::{Device, IndexingUpdateOp, Tensor, TensorData};
@@ -64,10 +65,12 @@ pub struct VerdictBatch<'m> {
     graph: GraphTensors,
     /// The graph's pairs, `(min, max)`.
     edges: HashSet<(u32, u32)>,
-    /// Degree + 1 (the self loop) of every node in the unedited graph.
-    degree: Vec<u32>,
     /// `X W₁`, `[n, hidden]`.
     xw: Tensor<2>,
+    /// `sqrt(degree + 1)`, `[n, 1]`.
+    root: Tensor<2>,
+    /// Each pass's node sets of its last call, reused while they stay the same.
+    sets: Mutex<Vec<Option<NodeSets>>>,
     device: Device,
     /// Episodes per pass.
     max_batch: usize,
@@ -113,13 +116,18 @@ impl<'m> VerdictBatch<'m> {
             matrix(x.as_slice(), n, x.dim(), device),
             gcn.gc1.weight.val(),
         );
+        let root = Tensor::<2>::from_data(
+            TensorData::new(degree.iter().map(|&d| (d as f32).sqrt()).collect(), [n, 1]),
+            device,
+        );
         Ok(Self {
             gcn,
             n,
             graph,
             edges: set,
-            degree,
             xw,
+            root,
+            sets: Mutex::new(Vec::new()),
             device: device.clone(),
             max_batch: (MAX_ACTIVATION / (n * gcn.hidden()).max(1)).clamp(1, Self::index_cap(n)),
             readout_rows: (MAX_ACTIVATION / (3 * gcn.hidden()).max(1)).max(1),
@@ -209,6 +217,7 @@ impl<'m> VerdictBatch<'m> {
     /// hidden 128, 12 for the ogbn-arxiv-sized graph. The results do not depend on it.
     pub fn with_max_batch(mut self, max_batch: usize) -> Self {
         self.max_batch = max_batch.clamp(1, Self::index_cap(self.n));
+        self.sets = Mutex::new(Vec::new());
         self
     }
 
@@ -233,17 +242,85 @@ impl<'m> VerdictBatch<'m> {
                 ))),
             }
         };
-        // Each episode's node set (`[n, B]`, episode-minor) and its net toggles inside it.
-        let mut mask = vec![0f32; n * batch];
-        for (b, r) in requests.iter().enumerate() {
-            match r.nodes {
-                Some(list) => {
-                    for &u in list {
-                        mask[in_range(b, u, "row")? * batch + b] = 1.0;
+        let dev = &self.device;
+        // Each episode's node set (`[n, B]`, episode-minor), kept from this pass's last call
+        // when it had as many episodes (an episode's set changes only when an addition grows
+        // it): only the changed sets are rewritten and their changes uploaded.
+        let pass = first / self.max_batch.max(1);
+        let kept = {
+            let mut cache = self.sets.lock().unwrap_or_else(|e| e.into_inner());
+            cache.get_mut(pass).and_then(Option::take)
+        };
+        let sets = match kept.filter(|k| k.lists.len() == batch) {
+            // The same episodes: only the sets that changed are rewritten, and their
+            // indicator's changes added on the device.
+            Some(mut k) => {
+                let mut change: Vec<(u32, f32)> = Vec::new();
+                let NodeSets { lists, mask, .. } = &mut k;
+                for (b, r) in requests.iter().enumerate() {
+                    if lists[b].as_deref() == r.nodes {
+                        continue;
+                    }
+                    let mut set = |u: usize, on: bool| {
+                        let (i, want) = (u * batch + b, f32::from(u8::from(on)));
+                        if mask[i] != want {
+                            mask[i] = want;
+                            change.push((i as u32, if on { 1.0 } else { -1.0 }));
+                        }
+                    };
+                    match &lists[b] {
+                        Some(old) => old.iter().for_each(|&u| set(u as usize, false)),
+                        None => (0..n).for_each(|u| set(u, false)),
+                    }
+                    match r.nodes {
+                        Some(list) => {
+                            for &u in list {
+                                set(in_range(b, u, "row")?, true);
+                            }
+                        }
+                        None => (0..n).for_each(|u| set(u, true)),
+                    }
+                    lists[b] = r.nodes.map(<[u32]>::to_vec);
+                }
+                if !change.is_empty() {
+                    let (at, value): (Vec<u32>, Vec<f32>) = change.into_iter().unzip();
+                    let len = value.len();
+                    k.m =
+                        k.m.reshape([n * batch])
+                            .select_assign(
+                                0,
+                                index_tensor_below(at, n * batch, dev),
+                                Tensor::from_data(TensorData::new(value, [len]), dev),
+                                IndexingUpdateOp::Add,
+                            )
+                            .reshape([n, batch]);
+                }
+                k
+            }
+            None => {
+                let mut mask = vec![0f32; n * batch];
+                for (b, r) in requests.iter().enumerate() {
+                    match r.nodes {
+                        Some(list) => {
+                            for &u in list {
+                                mask[in_range(b, u, "row")? * batch + b] = 1.0;
+                            }
+                        }
+                        None => (0..n).for_each(|u| mask[u * batch + b] = 1.0),
                     }
                 }
-                None => (0..n).for_each(|u| mask[u * batch + b] = 1.0),
+                NodeSets {
+                    lists: requests
+                        .iter()
+                        .map(|r| r.nodes.map(<[u32]>::to_vec))
+                        .collect(),
+                    m: Tensor::<2>::from_data(TensorData::new(mask.clone(), [n, batch]), dev),
+                    mask,
+                }
             }
+        };
+        let mask = &sets.mask;
+        for (b, r) in requests.iter().enumerate() {
             for &u in r.read {
                 if mask[in_range(b, u, "row")? * batch + b] == 0.0 {
                     return Err(ModelError::InvalidInput(format!(
@@ -253,7 +330,7 @@ impl<'m> VerdictBatch<'m> {
                 }
             }
         }
-        let mut delta = vec![0f32; n * batch];
+        let mut delta: Vec<(u32, f32)> = Vec::new();
         let mut pairs: Vec<(usize, usize, usize, f32)> = Vec::new();
         for (b, r) in requests.iter().enumerate() {
             let mut net = BTreeSet::new();
@@ -279,25 +356,35 @@ impl<'m> VerdictBatch<'m> {
                     false => 1.0,
                 };
                 pairs.push((b, u, w, sign));
-                delta[u * batch + b] += sign;
-                delta[w * batch + b] += sign;
+                delta.extend([
+                    ((u * batch + b) as u32, sign),
+                    ((w * batch + b) as u32, sign),
+                ]);
             }
         }
         let h = self.gcn.hidden();
-        let dev = &self.device;
         let (l, corrections) = span("verdicts: node sets, degrees, toggled pairs", dev, || {
-            let m = Tensor::<2>::from_data(TensorData::new(mask, [n, batch]), dev);
-            // The degrees inside each node set, `(A + I) m_b` (exact small integers, rounded back
-            // from the normalised product), edited; `s_b = m_b / sqrt(d_b)`, `l_b = s_b ⊙ sqrt(d)`.
-            let root = Tensor::<2>::from_data(
-                TensorData::new(
-                    self.degree.iter().map(|&d| (d as f32).sqrt()).collect(),
-                    [n, 1],
-                ),
-                dev,
-            );
+            let (m, root) = (sets.m.clone(), self.root.clone());
+            // The degrees inside each node set, `(A + I) m_b` (exact small integers, rounded
+            // back from the normalised product), edited (±1 at the endpoints of each toggled
+            // pair, added on the device); `s_b = m_b / sqrt(d_b)`, `l_b = s_b ⊙ sqrt(d)`.
             let induced = (self.graph.propagate(m.clone() * root.clone()) * root.clone()).round();
-            let edited = induced + Tensor::<2>::from_data(TensorData::new(delta, [n, batch]), dev);
+            let edited = match delta.is_empty() {
+                true => induced,
+                false => {
+                    let (at, sign): (Vec<u32>, Vec<f32>) = delta.into_iter().unzip();
+                    let k = sign.len();
+                    induced
+                        .reshape([n * batch])
+                        .select_assign(
+                            0,
+                            index_tensor_below(at, n * batch, dev),
+                            Tensor::from_data(TensorData::new(sign, [k]), dev),
+                            IndexingUpdateOp::Add,
+                        )
+                        .reshape([n, batch])
+                }
+            };
             let s = m * edited.clamp_min(1.0).sqrt().recip();
             let l = (s.clone() * root).reshape([n, batch, 1]);
             // The corrections: out[u, b] += σ s_b(u) s_b(w) H[w, b] and the mirror.
@@ -331,6 +418,13 @@ impl<'m> VerdictBatch<'m> {
             };
             (l, corrections)
         });
+        {
+            let mut cache = self.sets.lock().unwrap_or_else(|e| e.into_inner());
+            if cache.len() <= pass {
+                cache.resize_with(pass + 1, || None);
+            }
+            cache[pass] = Some(sets);
+        }
         // One convolution's aggregation for every episode: `[n, B, h]` in and out.
         let propagate = |y: Tensor<3>| -> Tensor<3> {
             let out = span(
@@ -411,6 +505,27 @@ impl<'m> VerdictBatch<'m> {
                 LogProbs::new(r.read.len(), c, head.to_vec())
             })
             .collect()
+    }
+}
+
+/// The node sets of one pass: the requests' lists and their `[n, B]` indicator on the host and
+/// on the device.
+struct NodeSets {
+    lists: Vec<Option<Vec<u32>>>,
+    mask: Vec<f32>,
+    m: Tensor<2>,
+}
+
+#[cfg(test)]
+impl NodeSets {
+    /// Whether `requests` evaluate exactly these node sets, in this order.
+    fn matches(&self, requests: &[VerdictRequest<'_>]) -> bool {
+        self.lists.len() == requests.len()
+            && self
+                .lists
+                .iter()
+                .zip(requests)
+                .all(|(a, r)| a.as_deref() == r.nodes)
     }
 }
 
@@ -598,6 +713,71 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("episode 1") && e.contains("node 1"), "{e}");
+    }
+
+    #[test]
+    fn node_sets_kept_between_calls_give_the_numbers_of_a_fresh_binding() {
+        let dev = default_device().unwrap();
+        let gcn = GcnConfig::new(3, 3).with_hidden(5).init(&dev);
+        let (x, edges) = graph();
+        let kept = VerdictBatch::new(&gcn, &x, &edges, &dev)
+            .unwrap()
+            .with_max_batch(2);
+        let all: Vec<u32> = (0..6).collect();
+        let sets = vec![all.clone(), vec![5, 0, 3], vec![0, 3, 2, 1]];
+        let other = vec![vec![1, 2, 3], all.clone(), all.clone()];
+        let t1 = vec![vec![(2, 3)], vec![(0, 5)], vec![]];
+        let t2 = vec![vec![], vec![(0, 3), (0, 5)], vec![(1, 3)]];
+        for (toggles, rows) in [(&t1, &sets), (&t2, &sets), (&t1, &other), (&t2, &sets)] {
+            let got = kept.log_probs(toggles, rows).unwrap();
+            let fresh = VerdictBatch::new(&gcn, &x, &edges, &dev)
+                .unwrap()
+                .with_max_batch(2)
+                .log_probs(toggles, rows)
+                .unwrap();
+            assert_eq!(got, fresh);
+            // Both passes keep their sets for the next call.
+            let cache = kept.sets.lock().unwrap();
+            let requests: Vec<VerdictRequest<'_>> = toggles
+                .iter()
+                .zip(rows.iter())
+                .map(|(t, r)| VerdictRequest::on(t, r))
+                .collect();
+            assert!(cache[0].as_ref().unwrap().matches(&requests[..2]));
+            assert!(cache[1].as_ref().unwrap().matches(&requests[2..]));
+        }
+        // Whole-graph sets and listed ones swap places; a failed call in between (a node out
+        // of range, found after a set was rewritten) leaves nothing wrong behind.
+        let fresh = |reqs: &[VerdictRequest<'_>]| {
+            VerdictBatch::new(&gcn, &x, &edges, &dev)
+                .unwrap()
+                .with_max_batch(2)
+                .evaluate(reqs)
+                .unwrap()
+        };
+        let (a, b) = ([0u32, 1, 2, 3], [2u32, 3, 4]);
+        let calls: Vec<Vec<VerdictRequest<'_>>> = vec![
+            vec![
+                VerdictRequest::whole(&t1[0], &[0, 5]),
+                VerdictRequest::on(&t1[1], &a),
+            ],
+            vec![
+                VerdictRequest::on(&t2[1], &b),
+                VerdictRequest::whole(&t2[2], &[4]),
+            ],
+            vec![
+                VerdictRequest::whole(&[], &[3]),
+                VerdictRequest::on(&t1[0], &b),
+            ],
+        ];
+        for (i, reqs) in calls.iter().enumerate() {
+            assert_eq!(kept.evaluate(reqs).unwrap(), fresh(reqs), "call {i}");
+            let bad = [VerdictRequest::on(&[], &a), VerdictRequest::on(&[], &[1, 9])];
+            assert!(kept.evaluate(&bad).is_err());
+        }
+        for reqs in calls.iter().rev() {
+            assert_eq!(kept.evaluate(reqs).unwrap(), fresh(reqs));
+        }
     }
 
     #[test]
