@@ -92,12 +92,14 @@ run_explain() { # name, data, black box, then induce explain arguments
     --black-box "$bb" --method untrained --out "$OUT/explain-$name" "$@" \
     > "$OUT/explain-$name.log" 2>&1
   local rc=$? secs
-  secs=$(python3 -c "import json; print(json.load(open('$OUT/explain-$name/summary.json'))['runs'][0]['explain_seconds'])" 2>/dev/null || echo null)
+  secs=$(python3 -c "import json; print(json.dumps(json.load(open('$OUT/explain-$name/summary.json'))['runs'][0]['explain_seconds']))" 2>/dev/null || echo null)
   local sum=$(md5sum < "$OUT/explain-$name/explanations.jsonl" 2>/dev/null | cut -c1-12)
   echo "explain $name: exit $rc, explain ${secs} s, wall $(python3 -c "import time; print(round(time.time() - $s, 2))") s, explanations ${sum:-none}"
   grep "^profile: round" "$OUT/explain-$name.log" | tail -1
   explain_json+="\"$name\": {\"exit\": $rc, \"explain_seconds\": $secs, \"explanations_md5\": \"${sum:-}\"},"
   explain_secs[$name]=$secs
+  # As the runs go (gpu-check.json is written at the end, and a device call can time out).
+  echo "$name exit $rc explain_seconds $secs md5 ${sum:-none}" >> "$OUT/progress-explain.txt"
 }
 if [ -x "$bin/induce" ] && [ "${EXPLAIN:-1}" != 0 ]; then
   for syn in ${SYN-syn1 syn5}; do
@@ -151,12 +153,17 @@ if [ -x "$bin/induce" ] && [ -f "$bin/graph.npz" ] && [ "${EXPLAIN:-1}" != 0 ]; 
     line=$(python3 - "${explain_secs[host]:-null}" "${explain_secs[host-again]:-null}" \
       "${explain_secs[$name]:-null}" <<'PY'
 import sys
-h = [float(x) for x in sys.argv[1:3] if x not in ("null", "")]
-g = sys.argv[3]
-if not h or g in ("null", "") or float(g) <= 0:
+def num(x):
+    try:
+        return float(x)
+    except ValueError:
+        return None
+h = [v for v in map(num, sys.argv[1:3]) if v is not None]
+g = num(sys.argv[3])
+if not h or g is None or g <= 0:
     print("null")
 else:
-    print(f"[{min(h) / float(g):.3f}, {max(h) / float(g):.3f}]")
+    print(f"[{min(h) / g:.3f}, {max(h) / g:.3f}]")
 PY
 )
     echo "ratio host / $name (each host run): $line"

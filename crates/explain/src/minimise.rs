@@ -130,8 +130,9 @@ pub fn minimise(
 /// Results are in `es`' order; an explanation that is not a counterfactual, or has one edit,
 /// is returned unchanged.
 ///
-/// `verdicts` must be `black_box`'s own binding to `graph` (a verdict from another model would
-/// minimise against that model). Errors: the batched call's, e.g.
+/// `verdicts` must be the black box's own binding to `graph` (a verdict from another model would
+/// minimise against that model). Errors: [`ExplainError::InvalidValue`](crate::ExplainError)
+/// for a binding to a graph of another size; the batched call's, e.g.
 /// [`induce_models::ModelError::InvalidInput`] for an edit with an endpoint outside the graph.
 ///
 /// ```
@@ -161,6 +162,16 @@ pub fn minimise_batched(
     es: &[Explanation],
     verdicts: &VerdictBatch<'_>,
 ) -> Result<Vec<Explanation>> {
+    if verdicts.num_nodes() != graph.num_nodes() {
+        return Err(crate::ExplainError::InvalidValue {
+            what: "batched verdicts",
+            value: format!("a binding to {} nodes", verdicts.num_nodes()),
+            reason: format!(
+                "the graph has {} nodes: the binding must be the black box's to this graph",
+                graph.num_nodes()
+            ),
+        });
+    }
     let mut searches: Vec<MinimalitySearch> = es.iter().map(MinimalitySearch::new).collect();
     loop {
         let mut asking = Vec::new();
@@ -468,6 +479,15 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(err.contains("99"), "{err}");
+        // A binding to another graph is refused.
+        let small =
+            Graph::from_edges(3, &[(0, 1)], Features::constant(3, 3, 1.0), vec![0; 3]).unwrap();
+        let other = bb
+            .batched(small.features(), &small.edges())
+            .unwrap()
+            .unwrap();
+        let err = minimise_batched(&g, &es, &other).unwrap_err().to_string();
+        assert!(err.contains("3 nodes") && err.contains("12 nodes"), "{err}");
     }
 
     #[test]

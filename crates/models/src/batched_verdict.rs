@@ -34,7 +34,7 @@ use induce_graph::Features;
 use crate::black_box::LogProbs;
 use crate::error::{ModelError, Result};
 use crate::gcn::Gcn;
-use crate::tensors::{GraphTensors, dense, index_tensor_below, linear, matrix, try_to_vec};
+use crate::tensors::{GraphTensors, add_at, dense, index_tensor_below, linear, matrix, try_to_vec};
 use crate::timing::span;
 
 /// One graph and its features bound to a [`Gcn`] for batched evaluation of edited copies
@@ -204,6 +204,12 @@ impl<'m> VerdictBatch<'m> {
         for (k, chunk) in requests.chunks(self.max_batch).enumerate() {
             out.extend(self.chunk(chunk, k * self.max_batch)?);
         }
+        // The node sets of passes this call did not use are dropped (host and device memory).
+        let passes = requests.len().div_ceil(self.max_batch.max(1));
+        self.sets
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .truncate(passes);
         Ok(out)
     }
 
@@ -261,39 +267,55 @@ impl<'m> VerdictBatch<'m> {
                     if lists[b].as_deref() == r.nodes {
                         continue;
                     }
-                    let mut set = |u: usize, on: bool| {
-                        let (i, want) = (u * batch + b, f32::from(u8::from(on)));
-                        if mask[i] != want {
-                            mask[i] = want;
-                            change.push((i as u32, if on { 1.0 } else { -1.0 }));
-                        }
-                    };
-                    match &lists[b] {
-                        Some(old) => old.iter().for_each(|&u| set(u as usize, false)),
-                        None => (0..n).for_each(|u| set(u, false)),
-                    }
+                    // The new set marked (2: entering, 3: staying), the old set's leavers
+                    // cleared, the marks settled: one change per node that enters or leaves.
+                    let at = |u: usize| u * batch + b;
+                    let mut new_nodes: Vec<usize> = Vec::new();
                     match r.nodes {
                         Some(list) => {
                             for &u in list {
-                                set(in_range(b, u, "row")?, true);
+                                new_nodes.push(in_range(b, u, "row")?);
                             }
                         }
-                        None => (0..n).for_each(|u| set(u, true)),
+                        None => new_nodes.extend(0..n),
+                    }
+                    for &u in &new_nodes {
+                        let i = at(u);
+                        mask[i] = match mask[i] {
+                            0.0 => {
+                                change.push((i as u32, 1.0));
+                                2.0
+                            }
+                            1.0 => 3.0,
+                            v => v, // listed twice
+                        };
+                    }
+                    let mut leave = |u: usize| {
+                        let i = at(u);
+                        if mask[i] == 1.0 {
+                            mask[i] = 0.0;
+                            change.push((i as u32, -1.0));
+                        }
+                    };
+                    match &lists[b] {
+                        Some(old) => old.iter().for_each(|&u| leave(u as usize)),
+                        None => (0..n).for_each(leave),
+                    }
+                    for &u in &new_nodes {
+                        mask[at(u)] = 1.0;
                     }
                     lists[b] = r.nodes.map(<[u32]>::to_vec);
                 }
-                if !change.is_empty() {
-                    let (at, value): (Vec<u32>, Vec<f32>) = change.into_iter().unzip();
-                    let len = value.len();
-                    k.m =
-                        k.m.reshape([n * batch])
-                            .select_assign(
-                                0,
-                                index_tensor_below(at, n * batch, dev),
-                                Tensor::from_data(TensorData::new(value, [len]), dev),
-                                IndexingUpdateOp::Add,
-                            )
-                            .reshape([n, batch]);
+                // Many changes (the episodes moved between slots, or whole-graph sets swapped
+                // for listed ones): the whole indicator is uploaded instead.
+                match change.len() > n * batch / 8 {
+                    true => {
+                        k.m = Tensor::from_data(TensorData::new(k.mask.clone(), [n, batch]), dev)
+                    }
+                    false => {
+                        let (at, value): (Vec<u32>, Vec<f32>) = change.into_iter().unzip();
+                        k.m = add_at(k.m.reshape([n * batch]), at, value).reshape([n, batch]);
+                    }
                 }
                 k
             }
@@ -373,16 +395,7 @@ impl<'m> VerdictBatch<'m> {
                 true => induced,
                 false => {
                     let (at, sign): (Vec<u32>, Vec<f32>) = delta.into_iter().unzip();
-                    let k = sign.len();
-                    induced
-                        .reshape([n * batch])
-                        .select_assign(
-                            0,
-                            index_tensor_below(at, n * batch, dev),
-                            Tensor::from_data(TensorData::new(sign, [k]), dev),
-                            IndexingUpdateOp::Add,
-                        )
-                        .reshape([n, batch])
+                    add_at(induced.reshape([n * batch]), at, sign).reshape([n, batch])
                 }
             };
             let s = m * edited.clamp_min(1.0).sqrt().recip();
@@ -769,15 +782,30 @@ mod tests {
                 VerdictRequest::whole(&[], &[3]),
                 VerdictRequest::on(&t1[0], &b),
             ],
+            // One node enters (a change added on the device, not a whole upload).
+            vec![
+                VerdictRequest::whole(&[], &[3]),
+                VerdictRequest::on(&t1[0], &[2, 3, 4, 5]),
+            ],
+            vec![
+                VerdictRequest::whole(&[], &[3]),
+                VerdictRequest::on(&t2[1], &[2, 3, 5]),
+            ],
         ];
         for (i, reqs) in calls.iter().enumerate() {
             assert_eq!(kept.evaluate(reqs).unwrap(), fresh(reqs), "call {i}");
-            let bad = [VerdictRequest::on(&[], &a), VerdictRequest::on(&[], &[1, 9])];
+        }
+        for (i, reqs) in calls.iter().enumerate().rev() {
+            let bad = [
+                VerdictRequest::on(&[], &a),
+                VerdictRequest::on(&[], &[1, 9]),
+            ];
             assert!(kept.evaluate(&bad).is_err());
+            assert_eq!(kept.evaluate(reqs).unwrap(), fresh(reqs), "call {i} again");
         }
-        for reqs in calls.iter().rev() {
-            assert_eq!(kept.evaluate(reqs).unwrap(), fresh(reqs));
-        }
+        // A call with fewer passes drops the passes it does not use.
+        kept.evaluate(&calls[0][..1]).unwrap();
+        assert_eq!(kept.sets.lock().unwrap().len(), 1);
     }
 
     #[test]

@@ -487,6 +487,35 @@ pub fn index_tensor_below(data: Vec<u32>, bound: usize, device: &Device) -> Tens
     Tensor::from_data(TensorData::new(signed, [len]), device)
 }
 
+/// `t[at[k]] += values[k]` on a vector, by the backend's parallel scatter (atomic additions on a
+/// GPU; `select_assign` would run one GPU thread over every index of a vector). The order of the
+/// additions is unspecified: use it where every order gives the same sums (small integers, or
+/// one addition per position).
+///
+/// ```
+/// use induce_models::{device::default_device, tensors::{add_at, to_vec}};
+/// use burn::tensor::Tensor;
+/// let dev = default_device().unwrap();
+/// let t = add_at(Tensor::<1>::zeros([4], &dev), vec![1, 3, 1], vec![1.0, -1.0, 1.0]);
+/// assert_eq!(to_vec(t.reshape([1, 4])), vec![0.0, 2.0, 0.0, -1.0]);
+/// ```
+///
+/// # Shapes
+/// - t: `[n]`; at, values: `[k]`; output: `[n]`
+pub fn add_at(t: Tensor<1>, at: Vec<u32>, values: Vec<f32>) -> Tensor<1> {
+    if at.is_empty() {
+        return t;
+    }
+    let (n, k, dev) = (t.dims()[0], values.len(), t.device());
+    let index = index_tensor_below(at, n, &dev);
+    t.scatter(
+        0,
+        index,
+        Tensor::from_data(TensorData::new(values, [k]), &dev),
+        IndexingUpdateOp::Add,
+    )
+}
+
 /// Sums rows of `values` into `n` output rows: `out[index[k]] += values[k]`.
 ///
 /// # Shapes

@@ -430,7 +430,7 @@ impl BurnActor {
             .as_mut()
             .and_then(|k| k.downcast_mut::<Resident>())
         {
-            Some(r) => r.update(states, d)?,
+            Some(r) => r.update(states)?,
             None => false,
         };
         if !current {

@@ -29,10 +29,10 @@
 use std::collections::HashMap;
 use std::ops::Range;
 
-use burn::tensor::{Device, IndexingUpdateOp, Int, Tensor, TensorData};
+use burn::tensor::{Device, Int, Tensor, TensorData};
 use induce_explain::{Edit, EditKind};
 use induce_models::gat::ABSENT;
-use induce_models::tensors::{GraphTensors, index_tensor_below};
+use induce_models::tensors::{GraphTensors, add_at, index_tensor_below};
 use induce_models::{CandidateTensors, Policy};
 
 use super::burn::BurnCache;
@@ -336,11 +336,7 @@ impl Resident {
     /// `false` (nothing changed on the device) when a state has no slot, went back (a reset), made an edit the
     /// layout has no slot for or has a non-finite entry, or when fewer than half of the slots
     /// are still playing: the caller packs again.
-    pub(crate) fn update(
-        &mut self,
-        states: &[(&Episode<'_>, &BurnCache)],
-        device: &Device,
-    ) -> Result<bool> {
+    pub(crate) fn update(&mut self, states: &[(&Episode<'_>, &BurnCache)]) -> Result<bool> {
         if 2 * states.len() < self.slots.len() {
             return Ok(false);
         }
@@ -415,34 +411,20 @@ impl Resident {
                 slot.used = used;
             }
         });
-        let d = device;
         profile::add(
             Count::Uploaded,
             self.small.len() + 2 * msg_pos.len() + 2 * cand_pos.len(),
         );
+        // Each message and candidate changes at most once per update (a pair is never offered
+        // again), so the order of the scatter's additions does not matter.
         profile::time(Phase::Upload, || {
-            if !msg_pos.is_empty() {
-                let n = msg_pos.len();
-                let idx = index_tensor_below(msg_pos, self.src.len(), d);
-                let val = Tensor::from_data(TensorData::new(msg_val, [n]), d);
-                self.absent = self
-                    .absent
-                    .clone()
-                    .select_assign(0, idx, val, IndexingUpdateOp::Add);
-            }
-            if !cand_pos.is_empty() {
-                let n = cand_pos.len();
-                let pos: Vec<u32> = cand_pos
-                    .iter()
-                    .map(|&(i, c)| (self.slots[i].cand_off + c as usize) as u32)
-                    .collect();
-                let idx = index_tensor_below(pos, self.cu.len(), d);
-                let val = Tensor::full([n], ABSENT, d);
-                self.cand_absent =
-                    self.cand_absent
-                        .clone()
-                        .select_assign(0, idx, val, IndexingUpdateOp::Add);
-            }
+            self.absent = add_at(self.absent.clone(), msg_pos, msg_val);
+            let pos: Vec<u32> = cand_pos
+                .iter()
+                .map(|&(i, c)| (self.slots[i].cand_off + c as usize) as u32)
+                .collect();
+            let n = pos.len();
+            self.cand_absent = add_at(self.cand_absent.clone(), pos, vec![ABSENT; n]);
         });
         Ok(true)
     }
