@@ -4,7 +4,7 @@
 //! ...) are thin wrappers around [`run`].
 //!
 //! Results in `out` (written all at once, see
-//! [`RunWriter`](induce_explain::pipeline::RunWriter)): `summary.json`, `explanations.jsonl`,
+//! [`RunWriter`]): `summary.json`, `explanations.jsonl`,
 //! `config.json` (this [`ExperimentConfig`]), `black_box.bpk` (+ `.json`) when trained here, and
 //! the trained policies `policy.bpk`, `policy-del-only.bpk` (+ `.json`).
 

@@ -638,7 +638,7 @@ pub struct LoadedBlackBox {
     /// The Burn model, for the paper's GCN (`None` for a PyG model: it is its own
     /// differentiable form, [`BlackBox::edge_weighted`]).
     pub model: Option<Gcn>,
-    /// What the explainers call: the host copy ([`HostGcn`]) for the host kernel, the Burn
+    /// What the explainers call: the host copy ([`HostGcn`](induce_models::host::gcn::HostGcn)) for the host kernel, the Burn
     /// model on the device otherwise.
     pub black_box: Box<dyn BlackBox>,
 }

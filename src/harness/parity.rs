@@ -1,6 +1,6 @@
 //! Parity with the authors' numerics (spec §7): reproduce their shipped inductive explanations.
 //!
-//! The check runs OUR machinery — the same [`Episode`](induce_rl::Episode),
+//! The check runs OUR machinery — the same [`Episode`],
 //! [`Policy`](induce_models::Policy) and greedy inference ([`explain_greedy`]) as every other
 //! experiment — in the reference-compatibility configuration: [`EnvConfig::reference`] for the
 //! environment and [`PolicyConfig::reference`](induce_models::PolicyConfig::reference) for the

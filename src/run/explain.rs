@@ -177,7 +177,7 @@ impl ExplainJob {
 /// Runs an explain job: loads the data, the black box and (for the inductive methods) the
 /// policy, checks everything before explaining anything, then explains the targets with every
 /// method. Returns the summary and the per-method records (write them with
-/// [`RunWriter`](induce_explain::pipeline::RunWriter)).
+/// [`RunWriter`]).
 pub fn explain_job(
     job: &ExplainJob,
     device: &Device,
@@ -188,7 +188,7 @@ pub fn explain_job(
 
 /// [`explain_job`] that records its progress in `journal` and skips what an interrupted run of
 /// the same job already explained (`induce explain --resume`); see
-/// [`Journal`](induce_explain::pipeline::Journal). The result equals an uninterrupted run's.
+/// [`Journal`]. The result equals an uninterrupted run's.
 pub fn explain_job_journaled(
     job: &ExplainJob,
     device: &Device,
@@ -201,7 +201,7 @@ pub fn explain_job_journaled(
 /// [`explain_job_journaled`] that tells `notice` what it decided for the user, once the data,
 /// black box, policies and targets are checked and before anything is explained: the
 /// hyper-parameter family ([`ExplainJob::family_line`]) and, for a broad target spec narrowed
-/// by the paper's filter, how many targets it chose by which rule ([`target_rule_line`], also
+/// by the paper's filter, how many targets it chose by which rule ([`target_rule_line`](crate::run::target_rule_line), also
 /// kept in the summary's notes). `induce explain` prints them on stderr.
 pub fn explain_job_noticed(
     job: &ExplainJob,

@@ -145,7 +145,7 @@ pub fn train_job_checkpointed(
 /// [`train_job_checkpointed`] that tells `notice`, once the data, black box and targets are
 /// checked and before training, the hyper-parameter family ([`TrainJob::family_line`]) and, for
 /// a broad target spec narrowed by the paper's filter, how many targets it chose by which rule
-/// ([`target_rule_line`]). `induce train` prints them on stderr.
+/// ([`target_rule_line`](crate::run::target_rule_line)). `induce train` prints them on stderr.
 pub fn train_job_noticed(
     job: &TrainJob,
     device: &Device,

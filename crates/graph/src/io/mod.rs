@@ -1,4 +1,4 @@
-//! Dataset loaders. Each returns a [`Dataset`](crate::Dataset) whose graph is undirected and
+//! Dataset loaders. Each returns a [`Dataset`] whose graph is undirected and
 //! simple; anything a loader had to normalise is recorded in `Dataset::notes` with counts.
 //!
 //! * [`load_reference_npz`] — the InduCE reference export (`shared/reference/<ds>.npz`): a numpy

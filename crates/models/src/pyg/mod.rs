@@ -11,9 +11,9 @@
 //! [`PygNet::load`] checks every tensor against the architecture (a missing key, a wrong shape
 //! or a key the architecture does not use is an error naming the key), and the result is a
 //! [`BlackBox`] on the CPU ([`PygNet::log_probs`]) with a differentiable Burn form
-//! ([`PygNet::forward_weighted`]) for the gradient-based baselines. The committed fixtures
-//! `tests/fixtures/pyg/*` (written by `scripts/pyg-fixtures.py` with PyG) pin both to PyG's
-//! outputs.
+//! ([`EdgeWeighted::forward_weighted`](crate::EdgeWeighted::forward_weighted)) for the
+//! gradient-based baselines. The committed fixtures `tests/fixtures/pyg/*` (written by
+//! `scripts/pyg-fixtures.py` with PyG) pin both to PyG's outputs.
 
 mod arch;
 mod burn_net;

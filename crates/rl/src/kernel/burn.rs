@@ -53,7 +53,7 @@ pub struct BurnOptions {
     /// another way, which matters only where two scores are that close).
     pub greedy_on_device: bool,
     /// The batch of a lockstep play stays on the device between its rounds
-    /// ([`Actor::greedy_round`], [`crate::kernel::resident`]): packed and uploaded once, then
+    /// ([`Actor::greedy_round`]; `kernel/resident.rs`): packed and uploaded once, then
     /// each round toggles the messages and candidates its edits touched and uploads the
     /// changing state columns only, instead of the whole batch.
     pub resident: bool,

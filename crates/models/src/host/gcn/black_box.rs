@@ -102,7 +102,7 @@ impl BlackBox for HostGcn {
         )?)))
     }
 
-    /// [`BoundHostGcn`]: `X W₁` and the first layer of every node, once; then one node after a
+    /// A bound host GCN: `X W₁` and the first layer of every node, once; then one node after a
     /// few toggles costs its receptive field.
     fn bind_graph<'s>(&'s self, graph: &'s Graph) -> Result<Option<Box<dyn GraphBinding + 's>>> {
         Ok(Some(Box::new(BoundHostGcn::new(self, graph)?)))
