@@ -1009,6 +1009,32 @@ mod tests {
         assert!(close(&product(whole.prepare(&ep).unwrap()), &want2));
     }
 
+    /// BA-Shapes (seed 3) and an untrained GCN as a host black box: the resident-batch tests'
+    /// graph and model.
+    fn ba_shapes_untrained() -> (
+        Device,
+        induce_graph::Dataset,
+        Box<dyn induce_models::BlackBox>,
+    ) {
+        let dev = default_device().unwrap();
+        let data = induce_graph::generators::SyntheticKind::BaShapes
+            .generate(3)
+            .unwrap();
+        let classes = 1 + *data.graph.labels().iter().max().unwrap() as usize;
+        let gcn = GcnConfig::new(data.graph.features().dim(), classes).init(&dev);
+        let bb = gcn_black_box(&gcn, Kernel::Host, &dev).unwrap();
+        (dev, data, bb)
+    }
+
+    /// The GPU layout with the resident batch on or off.
+    fn resident_opts(resident: bool) -> BurnOptions {
+        BurnOptions {
+            graph_product: true,
+            greedy_on_device: resident,
+            resident,
+        }
+    }
+
     /// The batch kept on the device between rounds scores every state as a batch packed anew
     /// does (to float rounding; mostly bit for bit), through additions and deletions, with
     /// episodes finishing on the way; it is packed once, updated, packed again when most
@@ -1016,14 +1042,8 @@ mod tests {
     #[test]
     fn the_resident_batch_scores_as_a_packed_one() {
         use induce_explain::EditKind;
-        let dev = default_device().unwrap();
-        let data = induce_graph::generators::SyntheticKind::BaShapes
-            .generate(3)
-            .unwrap();
+        let (dev, data, bb) = ba_shapes_untrained();
         let g = &data.graph;
-        let classes = 1 + *g.labels().iter().max().unwrap() as usize;
-        let gcn = GcnConfig::new(g.features().dim(), classes).init(&dev);
-        let bb = gcn_black_box(&gcn, Kernel::Host, &dev).unwrap();
         let env = |budget| EnvConfig {
             hops: 2,
             budget,
@@ -1038,13 +1058,8 @@ mod tests {
         let policy = PolicyConfig::new(eps[0].state_width())
             .with_init_seed(3)
             .init(&dev);
-        let opts = |resident| BurnOptions {
-            graph_product: true,
-            greedy_on_device: resident,
-            resident,
-        };
-        let plain = BurnActor::with_options(&policy, &dev, opts(false));
-        let kept = BurnActor::with_options(&policy, &dev, opts(true));
+        let plain = BurnActor::with_options(&policy, &dev, resident_opts(false));
+        let kept = BurnActor::with_options(&policy, &dev, resident_opts(true));
         let caches: Vec<BurnCache> = eps.iter().map(|e| kept.prepare(e).unwrap()).collect();
         let mut rounds = Rounds::default();
         let (mut adds, mut deletions, mut round) = (0, 0, 0);
@@ -1128,14 +1143,8 @@ mod tests {
     /// current candidates' scores.
     #[test]
     fn the_resident_batch_chooses_as_a_packed_one_on_nan_scores() {
-        let dev = default_device().unwrap();
-        let data = induce_graph::generators::SyntheticKind::BaShapes
-            .generate(3)
-            .unwrap();
+        let (dev, data, bb) = ba_shapes_untrained();
         let g = &data.graph;
-        let classes = 1 + *g.labels().iter().max().unwrap() as usize;
-        let gcn = GcnConfig::new(g.features().dim(), classes).init(&dev);
-        let bb = gcn_black_box(&gcn, Kernel::Host, &dev).unwrap();
         let env = EnvConfig {
             hops: 2,
             budget: 4,
@@ -1153,13 +1162,8 @@ mod tests {
             f32::NAN,
             &dev,
         )));
-        let opts = |resident| BurnOptions {
-            graph_product: true,
-            greedy_on_device: resident,
-            resident,
-        };
-        let plain = BurnActor::with_options(&policy, &dev, opts(false));
-        let kept = BurnActor::with_options(&policy, &dev, opts(true));
+        let plain = BurnActor::with_options(&policy, &dev, resident_opts(false));
+        let kept = BurnActor::with_options(&policy, &dev, resident_opts(true));
         let caches: Vec<BurnCache> = eps.iter().map(|e| kept.prepare(e).unwrap()).collect();
         let mut rounds = Rounds::default();
         let mut steps = 0;
