@@ -186,8 +186,8 @@ pub fn best_of_k_finishing<'g, A: Actor>(
         .collect();
     play(actor, &mut targets, threads, Choice::Greedy, verdicts)?;
     {
-        let mut all: Vec<&mut Target<'g, A::Cache>> = targets.iter_mut().collect();
-        let found = finish_round(&mut all, finish, threads)?;
+        let all: Vec<&mut Target<'g, A::Cache>> = targets.iter_mut().collect();
+        let found = finish_round(&all, finish, threads)?;
         for (t, e) in all.into_iter().zip(found) {
             if e.found {
                 t.best = Some(e.clone());
@@ -207,7 +207,7 @@ pub fn best_of_k_finishing<'g, A: Actor>(
             t.ep.reset();
         }
         play_refs(actor, &mut open, threads, Choice::Sampled, verdicts)?;
-        let found = finish_round(&mut open, finish, threads)?;
+        let found = finish_round(&open, finish, threads)?;
         for (t, e) in open.into_iter().zip(found) {
             if e.found && t.best.as_ref().is_none_or(|b| e.size() < b.size()) {
                 t.best = Some(e);
@@ -226,7 +226,7 @@ pub fn best_of_k_finishing<'g, A: Actor>(
 
 /// The explanation of each target's episode, its counterfactuals finished together.
 fn finish_round<C>(
-    targets: &mut [&mut Target<'_, C>],
+    targets: &[&mut Target<'_, C>],
     finish: &dyn Finish,
     threads: usize,
 ) -> Result<Vec<Explanation>> {
