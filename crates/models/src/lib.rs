@@ -18,6 +18,7 @@ pub mod gcn;
 pub mod host;
 pub mod init;
 pub mod kernel;
+pub mod pair_mlp;
 pub mod policy;
 pub mod pyg;
 pub mod reference;

@@ -355,6 +355,9 @@ impl Policy {
     /// - emb: `[n, hidden]` (from [`Policy::embed`])
     /// - output: `[C]`
     pub fn score(&self, emb: Tensor<2>, c: &CandidateTensors) -> Tensor<1> {
+        if let Some(s) = self.fused_score(&emb, c) {
+            return s;
+        }
         let mut z = Tensor::cat(
             vec![
                 emb.clone().select(0, c.u.clone()),
@@ -387,6 +390,10 @@ impl Policy {
         if total <= block {
             return self.score(emb, c);
         }
+        // The fused kernel keeps no intermediate tensor: all candidates at once.
+        if let Some(s) = self.fused_score(&emb, c) {
+            return s;
+        }
         let parts = (0..total)
             .step_by(block)
             .map(|s| {
@@ -400,6 +407,50 @@ impl Policy {
             })
             .collect();
         Tensor::cat(parts, 0)
+    }
+
+    /// [`Policy::score`] by the fused kernel ([`crate::pair_mlp`]): the first layer's per-node
+    /// halves `P = H W1[:h]`, `Q = H W1[h:2h]` as two products over the nodes, then one kernel
+    /// over the candidates. `None` where it does not apply (autodiff, a backend without the
+    /// kernel, an MLP not of the `2h + 1 → m → m2 → 1` shape with biases); [`Policy::score`]
+    /// composes the MLP of Burn's operations there. The same scores up to float rounding.
+    ///
+    /// # Shapes
+    /// - emb: `[n, hidden]`; output: `[C]`
+    fn fused_score(&self, emb: &Tensor<2>, c: &CandidateTensors) -> Option<Tensor<1>> {
+        let [l1, l2, l3] = self.mlp.as_slice() else {
+            return None;
+        };
+        let h = emb.dims()[1];
+        let [input, m] = l1.weight.dims();
+        let [m_in, m2] = l2.weight.dims();
+        if emb.is_autodiff() || input != 2 * h + 1 || m_in != m || l3.weight.dims() != [m2, 1] {
+            return None;
+        }
+        let (Some(b1), Some(b2), Some(b3)) = (&l1.bias, &l2.bias, &l3.bias) else {
+            return None;
+        };
+        let w1 = l1.weight.val();
+        let mlp = crate::pair_mlp::PairMlp::new(
+            w1.clone().slice([2 * h..2 * h + 1, 0..m]).reshape([m]),
+            b1.val(),
+            l2.weight.val(),
+            b2.val(),
+            l3.weight.val().reshape([m2]),
+            b3.val(),
+            self.activation_slope as f32,
+        );
+        let p = dense(emb.clone(), w1.clone().slice([0..h, 0..m]));
+        let q = dense(emb.clone(), w1.slice([h..2 * h, 0..m]));
+        let n = c.len();
+        crate::pair_mlp::pair_mlp_scores(
+            &mlp,
+            c.u.clone(),
+            c.w.clone(),
+            c.flag.clone().reshape([n]),
+            p,
+            q,
+        )
     }
 
     /// `log Π(a | S)` over the candidate set (log-softmax of [`Policy::score`]).
