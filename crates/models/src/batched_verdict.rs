@@ -34,7 +34,7 @@ use induce_graph::Features;
 use crate::black_box::LogProbs;
 use crate::error::{ModelError, Result};
 use crate::gcn::Gcn;
-use crate::tensors::{GraphTensors, add_at, dense, index_tensor_below, linear, matrix, try_to_vec};
+use crate::tensors::{GraphTensors, add_at, dense, index_tensor_below, matrix, try_to_vec};
 use crate::timing::span;
 
 /// One graph and its features bound to a [`Gcn`] for batched evaluation of edited copies
@@ -491,24 +491,43 @@ impl<'m> VerdictBatch<'m> {
             x2.reshape([n * batch, h]),
             x3.reshape([n * batch, h]),
         );
+        // The classifier on `[x1, x2, x3]` as the sum of its three blocks' products: no
+        // `[rows, 3 hidden]` concatenation is written and read again.
+        let lin = &self.gcn.lin;
+        let w = lin.weight.val();
+        let c = self.gcn.num_classes();
+        let part = |i: usize| w.clone().slice([i * h..(i + 1) * h, 0..c]);
+        let classify = |a: Tensor<2>, b: Tensor<2>, z: Tensor<2>| {
+            let y = crate::tensors::dense(a, part(0))
+                + crate::tensors::dense(b, part(1))
+                + crate::tensors::dense(z, part(2));
+            match &lin.bias {
+                Some(bias) => y + bias.val().unsqueeze_dim(0),
+                None => y,
+            }
+        };
         let out = span(
             "verdicts: read-out (rows, classifier, download)",
             dev,
             || {
-                let mut out = Vec::with_capacity(wanted.len() * self.gcn.num_classes());
+                let mut out = Vec::with_capacity(wanted.len() * c);
+                // Most rows read (the episodes' own node sets): the classifier on every row,
+                // then only the `[rows, classes]` logits picked; few rows (a target's verdict):
+                // the rows picked first.
+                let all = (wanted.len() * 2 >= n * batch)
+                    .then(|| log_softmax(classify(x1.clone(), x2.clone(), x3.clone()), 1));
                 for rows in wanted.chunks(block) {
                     let index = index_tensor_below(rows.to_vec(), n * batch, dev);
                     let pick = |x: &Tensor<2>| x.clone().select(0, index.clone());
-                    let emb = Tensor::cat(vec![pick(&x1), pick(&x2), pick(&x3)], 1);
-                    out.extend(try_to_vec(
-                        log_softmax(linear(&self.gcn.lin, emb), 1),
-                        "batched verdicts",
-                    )?);
+                    let logp = match &all {
+                        Some(all) => pick(all),
+                        None => log_softmax(classify(pick(&x1), pick(&x2), pick(&x3)), 1),
+                    };
+                    out.extend(try_to_vec(logp, "batched verdicts")?);
                 }
                 Ok::<_, ModelError>(out)
             },
         )?;
-        let c = self.gcn.num_classes();
         let mut rest = out.as_slice();
         requests
             .iter()

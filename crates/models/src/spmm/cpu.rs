@@ -11,21 +11,14 @@ use super::{MessagePassing, reference_dot, reference_matmul};
 const PARALLEL_WORK: usize = 1 << 17;
 
 /// Index arrays as the kernels read them (Flex keeps whatever integer type the data had).
-pub(crate) enum Ints<'a> {
+enum Ints<'a> {
     I64(&'a [i64]),
     I32(&'a [i32]),
 }
 
 impl Ints<'_> {
-    pub(crate) fn len(&self) -> usize {
-        match self {
-            Ints::I64(v) => v.len(),
-            Ints::I32(v) => v.len(),
-        }
-    }
-
     #[inline(always)]
-    pub(crate) fn at(&self, i: usize) -> usize {
+    fn at(&self, i: usize) -> usize {
         match self {
             Ints::I64(v) => v[i] as usize,
             Ints::I32(v) => v[i] as usize,
@@ -33,7 +26,7 @@ impl Ints<'_> {
     }
 }
 
-pub(crate) fn contiguous(t: FlexTensor) -> FlexTensor {
+fn contiguous(t: FlexTensor) -> FlexTensor {
     let ok = t.layout().is_contiguous() && t.layout().start_offset() == 0;
     if ok { t } else { t.to_contiguous() }
 }
@@ -64,7 +57,7 @@ fn row_major(t: FlexTensor) -> FlexTensor {
     }
 }
 
-pub(crate) fn ints(t: &FlexTensor) -> Option<Ints<'_>> {
+fn ints(t: &FlexTensor) -> Option<Ints<'_>> {
     match t.dtype() {
         DType::I64 => t.as_slice::<i64>().map(Ints::I64),
         DType::I32 => t.as_slice::<i32>().map(Ints::I32),
@@ -72,7 +65,7 @@ pub(crate) fn ints(t: &FlexTensor) -> Option<Ints<'_>> {
     }
 }
 
-pub(crate) fn threads_for(work: usize) -> usize {
+fn threads_for(work: usize) -> usize {
     if work < PARALLEL_WORK {
         return 1;
     }

@@ -28,7 +28,7 @@ use crate::error::{ModelError, Result};
 
 mod autodiff;
 #[cfg(feature = "flex")]
-pub(crate) mod cpu;
+mod cpu;
 #[cfg(any(feature = "cuda", feature = "vulkan", feature = "cube-cpu"))]
 mod cube;
 
