@@ -305,6 +305,18 @@ pub fn float_tolerance(cpu: f32) -> f32 {
     }
 }
 
+/// Environment variable that turns the fused inference kernels ([`fused_kernels`]) off (`0`).
+pub const FUSED_ENV: &str = "INDUCE_FUSED";
+
+/// Whether the CubeCL backends run the policy's inference through its fused kernels
+/// ([`crate::fused`]: the scoring MLP and the GAT attention in one pass each) instead of the composition of Burn's
+/// operations (the same function; other float rounding). On unless [`FUSED_ENV`] is `0`: the
+/// way back to the composition if a GPU driver refuses a kernel.
+pub fn fused_kernels() -> bool {
+    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *ON.get_or_init(|| std::env::var(FUSED_ENV).map_or(true, |v| v.trim() != "0"))
+}
+
 /// Environment variable that turns [`exact_matmul`] on (`1`) or off (`0`) for the process.
 pub const EXACT_MATMUL_ENV: &str = "INDUCE_EXACT_MATMUL";
 

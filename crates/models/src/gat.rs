@@ -104,6 +104,25 @@ impl GatConv {
                 )
             },
         );
+        // Outside autodiff on the CubeCL backends: logits, softmax and aggregation in one
+        // kernel over the destination-sorted messages (`crate::fused::gat_attention`).
+        if g.aggregation == crate::tensors::Aggregation::Segment && g.csr.in_message_order() {
+            let fused = span("gat: attention (fused kernel)", &dev, || {
+                crate::fused::gat_attention(
+                    g.csr.offsets(),
+                    g.src.clone(),
+                    a_s.clone(),
+                    a_d.clone(),
+                    absent.cloned(),
+                    h.clone(),
+                    self.bias.val(),
+                    self.attention_slope as f32,
+                )
+            });
+            if let Some(out) = fused {
+                return out;
+            }
+        }
         let e = span("gat: per-message logits (gathers, LeakyReLU)", &dev, || {
             let e = leaky_relu(
                 a_s.select(0, g.src.clone()) + a_d.select(0, g.dst.clone()),

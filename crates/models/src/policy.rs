@@ -409,7 +409,7 @@ impl Policy {
         Tensor::cat(parts, 0)
     }
 
-    /// [`Policy::score`] by the fused kernel ([`crate::pair_mlp`]): the first layer's per-node
+    /// [`Policy::score`] by the fused kernel ([`crate::fused`]): the first layer's per-node
     /// halves `P = H W1[:h]`, `Q = H W1[h:2h]` as two products over the nodes, then one kernel
     /// over the candidates. `None` where it does not apply (autodiff, a backend without the
     /// kernel, an MLP not of the `2h + 1 → m → m2 → 1` shape with biases); [`Policy::score`]
@@ -431,7 +431,7 @@ impl Policy {
             return None;
         };
         let w1 = l1.weight.val();
-        let mlp = crate::pair_mlp::PairMlp::new(
+        let mlp = crate::fused::PairMlp::new(
             w1.clone().slice([2 * h..2 * h + 1, 0..m]).reshape([m]),
             b1.val(),
             l2.weight.val(),
@@ -443,7 +443,7 @@ impl Policy {
         let p = dense(emb.clone(), w1.clone().slice([0..h, 0..m]));
         let q = dense(emb.clone(), w1.slice([h..2 * h, 0..m]));
         let n = c.len();
-        crate::pair_mlp::pair_mlp_scores(
+        crate::fused::pair_mlp_scores(
             &mlp,
             c.u.clone(),
             c.w.clone(),

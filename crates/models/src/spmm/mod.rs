@@ -445,6 +445,12 @@ impl Csr {
         self.row.clone()
     }
 
+    /// Whether the messages were given sorted by destination: position `k` of this index is
+    /// message `k` of the caller's list (per-message values need no reordering).
+    pub fn in_message_order(&self) -> bool {
+        self.perm.is_none()
+    }
+
     /// Output rows (destinations).
     pub fn rows(&self) -> usize {
         self.rows
