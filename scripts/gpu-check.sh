@@ -17,6 +17,8 @@
 # REPACKED (default 1) repeats the first of those with INDUCE_RESIDENT=0: the batch packed and
 # uploaded whole every round instead of kept on the device between rounds (BurnOptions::resident),
 # for a side-by-side ratio; 0 skips it.
+# UNFUSED (default 1) repeats it with INDUCE_FUSED=0: the policy's scoring MLP and GAT attention
+# composed of Burn's operations instead of one kernel each (induce_models::fused); 0 skips it.
 # PER_EPISODE=1 repeats each batch with INDUCE_GPU_LAYOUT=per-episode (the GPU layout's
 # graph-wide feature product and device-side greedy choices off) for a side-by-side ratio;
 # before it, the same comparison on the authors' graphs (SYN, default "syn1 syn5"; SYN= skips).
@@ -128,6 +130,12 @@ if [ -x "$bin/induce" ] && [ -f "$bin/graph.npz" ] && [ "${EXPLAIN:-1}" != 0 ]; 
           .gpu/explain/bb "${big[@]}" --kernel burn --batch-targets "$k" \
           --black-box-kernel "${BB_KERNEL:-host}"
         compare "$b-batch$k-repacked" "$b-batch$k"
+      fi
+      if [ "${UNFUSED:-1}" != 0 ]; then # the policy's MLP and GAT attention composed, not fused
+        INDUCE_FUSED=0 INDUCE_BACKEND=$b run_explain "$b-batch$k-unfused" "$bin/graph.npz" \
+          .gpu/explain/bb "${big[@]}" --kernel burn --batch-targets "$k" \
+          --black-box-kernel "${BB_KERNEL:-host}"
+        compare "$b-batch$k-unfused" "$b-batch$k"
       fi
       if [ "${BATCHED_VERDICTS:-1}" != 0 ]; then # the black box on the GPU, batched verdicts
         INDUCE_BACKEND=$b run_explain "$b-batch$k-bb-burn" "$bin/graph.npz" .gpu/explain/bb \

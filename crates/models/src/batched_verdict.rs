@@ -74,7 +74,8 @@ pub struct VerdictBatch<'m> {
     device: Device,
     /// Episodes per pass.
     max_batch: usize,
-    /// Rows read out per block (the `[rows, 3 hidden]` embedding within `MAX_ACTIVATION`).
+    /// Rows read out per block (the three layers' `[rows, hidden]` gathered rows within
+    /// `MAX_ACTIVATION` floats).
     readout_rows: usize,
 }
 
@@ -483,8 +484,9 @@ impl<'m> VerdictBatch<'m> {
                 .map(|_| empty(self.gcn.num_classes()))
                 .collect());
         }
-        // In blocks whose `[rows, 3 hidden]` embedding stays within MAX_ACTIVATION floats (a
-        // GPU driver grants buffers of a bounded size: Vulkan's refused 3.2 GB on an H200).
+        // In blocks whose three gathered `[rows, hidden]` layers stay within MAX_ACTIVATION
+        // floats (a GPU driver grants buffers of a bounded size: Vulkan's refused 3.2 GB on an
+        // H200).
         let block = self.readout_rows;
         let (x1, x2, x3) = (
             x1.reshape([n * batch, h]),

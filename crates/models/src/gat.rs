@@ -106,7 +106,10 @@ impl GatConv {
         );
         // Outside autodiff on the CubeCL backends: logits, softmax and aggregation in one
         // kernel over the destination-sorted messages (`crate::fused::gat_attention`).
-        if g.aggregation == crate::tensors::Aggregation::Segment && g.csr.in_message_order() {
+        if g.aggregation == crate::tensors::Aggregation::Segment
+            && g.csr.in_message_order()
+            && crate::fused::available(&dev)
+        {
             let fused = span("gat: attention (fused kernel)", &dev, || {
                 crate::fused::gat_attention(
                     g.csr.offsets(),

@@ -355,9 +355,15 @@ impl Policy {
     /// - emb: `[n, hidden]` (from [`Policy::embed`])
     /// - output: `[C]`
     pub fn score(&self, emb: Tensor<2>, c: &CandidateTensors) -> Tensor<1> {
-        if let Some(s) = self.fused_score(&emb, c) {
-            return s;
+        match self.fused_score(&emb, c) {
+            Some(s) => s,
+            None => self.composed_score(emb, c),
         }
+    }
+
+    /// [`Policy::score`] composed of Burn's operations (autodiff, and backends without the
+    /// fused kernel).
+    fn composed_score(&self, emb: Tensor<2>, c: &CandidateTensors) -> Tensor<1> {
         let mut z = Tensor::cat(
             vec![
                 emb.clone().select(0, c.u.clone()),
@@ -387,12 +393,12 @@ impl Policy {
     pub fn score_blocks(&self, emb: Tensor<2>, c: &CandidateTensors, block: usize) -> Tensor<1> {
         let total = c.len();
         let block = block.max(1);
-        if total <= block {
-            return self.score(emb, c);
-        }
         // The fused kernel keeps no intermediate tensor: all candidates at once.
         if let Some(s) = self.fused_score(&emb, c) {
             return s;
+        }
+        if total <= block {
+            return self.composed_score(emb, c);
         }
         let parts = (0..total)
             .step_by(block)
@@ -403,7 +409,7 @@ impl Policy {
                     w: c.w.clone().slice(s..e),
                     flag: c.flag.clone().slice([s..e, 0..1]),
                 };
-                self.score(emb.clone(), &part)
+                self.composed_score(emb.clone(), &part)
             })
             .collect();
         Tensor::cat(parts, 0)
@@ -424,7 +430,9 @@ impl Policy {
         let h = emb.dims()[1];
         let [input, m] = l1.weight.dims();
         let [m_in, m2] = l2.weight.dims();
-        if emb.is_autodiff() || input != 2 * h + 1 || m_in != m || l3.weight.dims() != [m2, 1] {
+        let shaped = input == 2 * h + 1 && m_in == m && l3.weight.dims() == [m2, 1];
+        // Nothing is built where no kernel would run.
+        if !shaped || !crate::fused::available(&emb.device()) {
             return None;
         }
         let (Some(b1), Some(b2), Some(b3)) = (&l1.bias, &l2.bias, &l3.bias) else {
@@ -522,6 +530,48 @@ mod tests {
                     .unwrap()[0]
             });
             self.1.push((self.2.join("."), m));
+        }
+    }
+
+    /// The scores on a plain device (the fused kernels on the CubeCL backends: GAT attention
+    /// and scoring MLP, `crate::fused`) equal the composition's on the autodiff device (the
+    /// same parameters), whole and in blocks: the `W1` slices and the packed parameters of the
+    /// fused path against the concatenation they replace. (On Flex both sides compose.)
+    #[test]
+    fn plain_scores_equal_the_composed_ones() {
+        let plain = default_device().unwrap();
+        let ad = plain.clone().autodiff();
+        let cfg = PolicyConfig::new(4).with_init_seed(3);
+        let (p, q) = (cfg.init(&plain), cfg.init(&ad));
+        //  0 ─ 1 ─ 2 ─ 3 ─ 4, 0 ─ 2
+        let edges = [(0, 1), (1, 2), (2, 3), (3, 4), (0, 2)];
+        let x: Vec<f32> = (0..20).map(|i| ((i * 5 % 7) as f32) * 0.4 - 1.1).collect();
+        let (u, w, flag) = (
+            [0u32, 0, 1, 4, 2, 3, 3],
+            [2u32, 3, 4, 0, 2, 1, 4],
+            [0.0f32, 1.0, 1.0, 0.0, 1.0, 0.0, 1.0],
+        );
+        let run = |pol: &Policy, d: &Device| {
+            let g = GraphTensors::new(5, &edges, d).unwrap();
+            let c = CandidateTensors::new(&u, &w, &flag, d);
+            let emb = pol.embed(matrix(&x, 5, 4, d), &g);
+            let whole = pol.score(emb.clone(), &c);
+            let blocks = pol.score_blocks(emb, &c, 3);
+            (
+                to_vec(whole.reshape([7, 1])),
+                to_vec(blocks.reshape([7, 1])),
+            )
+        };
+        let (a, a_blocks) = run(&p, &plain);
+        let (b, b_blocks) = run(&q, &ad);
+        assert_eq!(a, a_blocks, "blocks change nothing");
+        assert_eq!(b, b_blocks, "blocks change nothing");
+        let tol = crate::device::float_tolerance(1e-5);
+        for (i, (x, y)) in a.iter().zip(&b).enumerate() {
+            assert!(
+                (x - y).abs() <= tol * y.abs().max(1.0),
+                "candidate {i}: {x} vs {y}"
+            );
         }
     }
 

@@ -145,7 +145,16 @@ impl FusedInference for Cube {
         slope: CubeTensor,
     ) -> Option<CubeTensor> {
         let (n, f) = (h.shape()[0], h.shape()[1]);
-        if ptr.shape()[0] != n + 1 || a_src.shape()[0] != n || a_dst.shape()[0] != n {
+        let e = col.shape()[0];
+        // Inputs that do not fit each other: left to the composition to report.
+        let fits = ptr.shape()[0] == n + 1
+            && a_src.shape()[0] == n
+            && a_dst.shape()[0] == n
+            && a_src.shape()[1] == 1
+            && a_dst.shape()[1] == 1
+            && bias.shape()[0] == f
+            && (!masked || absent.shape()[0] == e);
+        if !fits {
             return None;
         }
         let (ptr, col, a_src, a_dst, absent, h, bias, slope) = (
@@ -198,8 +207,14 @@ impl FusedInference for Cube {
         params: CubeTensor,
         m2: usize,
     ) -> Option<CubeTensor> {
-        let m = p.shape()[1];
-        if params.shape()[0] != 2 * m + m * m2 + 2 * m2 + 2 || q.shape()[1] != m {
+        let (m, c) = (p.shape()[1], flag.shape()[0]);
+        // Inputs that do not fit each other: left to the composition to report.
+        let fits = params.shape()[0] == 2 * m + m * m2 + 2 * m2 + 2
+            && q.shape()[1] == m
+            && q.shape()[0] == p.shape()[0]
+            && u.shape()[0] == c
+            && w.shape()[0] == c;
+        if !fits {
             return None;
         }
         let (u, w, flag, p, q, params) = (
@@ -210,7 +225,6 @@ impl FusedInference for Cube {
             into_contiguous(q),
             into_contiguous(params),
         );
-        let c = flag.shape()[0];
         let out = empty_device_dtype(p.client.clone(), p.device.clone(), [c].into(), p.dtype);
         if c == 0 {
             return Some(out);

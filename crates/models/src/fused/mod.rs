@@ -15,16 +15,18 @@
 //!
 //! Composed of Burn's operations, the same MLP writes and reads `[C, 2h + 1]`, `[C, m]` and
 //! `[C, m2]` tensors for `C` candidates (10⁷ per round for 300 Amazon-Photo episodes: gigabytes
-//! per round on a GPU); the kernel keeps every intermediate in registers. The order of the sums
-//! is the host kernel's (`induce_models::host`): `((P[u] + Q[w]) + flag · w_f) + b1`, then
-//! `Σ_j a1[j] W2[j, i]` from `j = 0` before `+ b2`, then `Σ_i a2[i] w3[i]` from `i = 0` before
-//! `+ b3`.
+//! per round on a GPU); the kernel keeps every intermediate in registers. Its sums run in index
+//! order: `((P[u] + Q[w]) + flag · w_f) + b1` (as the host kernel's first layer,
+//! `induce_models::host`), then `Σ_j a1[j] W2[j, i]` from `j = 0` before `+ b2`, then
+//! `Σ_i a2[i] w3[i]` from `i = 0` before `+ b3` (the host kernel sums the last two in blocks).
 //!
 //! **A GAT layer's attention** ([`gat_attention`]): each node's message logits, their softmax
 //! and the weighted sum of the messages in one kernel over the destination-sorted messages,
 //! instead of a `[E]` logit tensor, a segment maximum, exponentials, a segment sum, a division
 //! and the aggregation (six launches and five `[E]` intermediates). The same sums in the same
-//! order as that composition's CubeCL kernels.
+//! order as that composition on a GPU (`GraphTensors::softmax` without scatters: segment
+//! maximum, then sums in message order); CubeCL's CPU runtime composes the softmax with
+//! scatters, whose sums may round another way.
 //!
 //! Both run on the CubeCL backends (CUDA, Vulkan, CubeCL's CPU runtime: one lane per candidate,
 //! one lane per output entry). They are forward-only: under autodiff (training), on backends
@@ -114,6 +116,29 @@ impl<
 {
 }
 
+/// Whether [`pair_mlp_scores`] and [`gat_attention`] run a kernel for tensors on `device`: a
+/// plain (non-autodiff) device of a CubeCL backend, with [`crate::device::FUSED_ENV`] not `0`.
+/// The callers check it before preparing the kernels' inputs.
+pub fn available(device: &Device) -> bool {
+    crate::device::fused_kernels() && !device.is_autodiff() && on_cube(device)
+}
+
+/// Whether `device` is one of the CubeCL backends' (CUDA, Vulkan, CubeCL's CPU runtime).
+fn on_cube(device: &Device) -> bool {
+    #[cfg(any(feature = "cuda", feature = "vulkan", feature = "cube-cpu"))]
+    {
+        matches!(
+            device.as_dispatch().clone().inner(),
+            burn::backend::DispatchDevice::Cube(_)
+        )
+    }
+    #[cfg(not(any(feature = "cuda", feature = "vulkan", feature = "cube-cpu")))]
+    {
+        let _ = device;
+        false
+    }
+}
+
 /// The scoring MLP's parameters as [`FusedInference::pair_mlp_scores`] reads them, for an MLP with
 /// hidden widths `m` and `m2`.
 ///
@@ -156,8 +181,8 @@ impl PairMlp {
 
 /// Each candidate's score under the MLP `mlp` from the per-node halves `p`, `q` of its first
 /// layer (see the module's drawing), fused into one kernel; `None` where the backend has no
-/// kernel, `p` is on an autodiff device, or [`crate::device::FUSED_ENV`] turns the fused kernels
-/// off (compose the MLP of Burn's operations there).
+/// kernel, `p` is on an autodiff device, [`crate::device::FUSED_ENV`] turns the fused kernels
+/// off, or the shapes do not fit each other (compose the MLP of Burn's operations there).
 ///
 /// ```
 /// use burn::tensor::{Int, Tensor, TensorData};
@@ -193,8 +218,23 @@ pub fn pair_mlp_scores(
     p: Tensor<2>,
     q: Tensor<2>,
 ) -> Option<Tensor<1>> {
+    if !crate::device::fused_kernels() {
+        return None;
+    }
+    run_pair_mlp(mlp, u, w, flag, p, q)
+}
+
+/// [`pair_mlp_scores`] whatever [`crate::device::FUSED_ENV`] says (the self-check).
+fn run_pair_mlp(
+    mlp: &PairMlp,
+    u: Tensor<1, Int>,
+    w: Tensor<1, Int>,
+    flag: Tensor<1>,
+    p: Tensor<2>,
+    q: Tensor<2>,
+) -> Option<Tensor<1>> {
     use burn::backend::Dispatch;
-    if p.is_autodiff() || q.is_autodiff() || !crate::device::fused_kernels() {
+    if p.is_autodiff() || q.is_autodiff() {
         return None;
     }
     let out = <Dispatch as FusedInference>::pair_mlp_scores(
@@ -235,8 +275,26 @@ pub fn gat_attention(
     bias: Tensor<1>,
     slope: f32,
 ) -> Option<Tensor<2>> {
+    if !crate::device::fused_kernels() {
+        return None;
+    }
+    run_gat_attention(ptr, col, a_src, a_dst, absent, h, bias, slope)
+}
+
+/// [`gat_attention`] whatever [`crate::device::FUSED_ENV`] says (the self-check).
+#[allow(clippy::too_many_arguments)]
+fn run_gat_attention(
+    ptr: Tensor<1, Int>,
+    col: Tensor<1, Int>,
+    a_src: Tensor<2>,
+    a_dst: Tensor<2>,
+    absent: Option<Tensor<1>>,
+    h: Tensor<2>,
+    bias: Tensor<1>,
+    slope: f32,
+) -> Option<Tensor<2>> {
     use burn::backend::Dispatch;
-    if h.is_autodiff() || !crate::device::fused_kernels() {
+    if h.is_autodiff() || !on_cube(&h.device()) {
         return None;
     }
     let slope = Tensor::<1>::from_data(TensorData::new(vec![slope], [1]), &h.device());
@@ -350,7 +408,7 @@ fn gat_check(device: &Device, seed: u64) -> Result<Option<f32>> {
         let bias = Tensor::<1>::from_data(TensorData::new(bias, [f]), device);
         let absent = Tensor::<1>::from_data(TensorData::new(absent, [e]), device);
         for mask in [None, Some(absent)] {
-            let Some(fused) = gat_attention(
+            let Some(fused) = run_gat_attention(
                 g.csr.offsets(),
                 g.src.clone(),
                 a_s.clone(),
@@ -427,7 +485,7 @@ fn pair_mlp_check(device: &Device, seed: u64) -> Result<Option<f32>> {
             vec1(b3.clone()),
             slope,
         );
-        let Some(fused) = pair_mlp_scores(
+        let Some(fused) = run_pair_mlp(
             &mlp,
             idx(u.clone()),
             idx(w.clone()),
