@@ -100,6 +100,13 @@ impl<'m> VerdictBatch<'m> {
                 got: x.dim(),
             });
         }
+        if let Some((what, got, expected)) = Self::uneven_layer(gcn) {
+            return Err(ModelError::InvalidInput(format!(
+                "batched verdicts need the GCN's three layers at one width ({}): its {what} has \
+                 weights {got:?}, expected {expected:?}",
+                gcn.hidden()
+            )));
+        }
         let n = x.num_nodes();
         let graph = GraphTensors::new(n, edges, device)?;
         let mut set = HashSet::with_capacity(edges.len());
@@ -133,6 +140,30 @@ impl<'m> VerdictBatch<'m> {
             max_batch: (MAX_ACTIVATION / (n * gcn.hidden()).max(1)).clamp(1, Self::index_cap(n)),
             readout_rows: (MAX_ACTIVATION / (3 * gcn.hidden()).max(1)).max(1),
         })
+    }
+
+    /// Whether `gcn` can be bound ([`VerdictBatch::new`]): the `[n, B, hidden]` layout holds
+    /// every layer at one width, which a [`Gcn`] built by [`crate::GcnConfig`] has (one built
+    /// by hand may not).
+    pub fn supports(gcn: &Gcn) -> bool {
+        Self::uneven_layer(gcn).is_none()
+    }
+
+    /// The first layer of `gcn` not at its first convolution's width: its name, its weights'
+    /// shape and the shape the layout needs.
+    fn uneven_layer(gcn: &Gcn) -> Option<(&'static str, [usize; 2], [usize; 2])> {
+        let h = gcn.hidden();
+        [
+            ("second convolution", gcn.gc2.weight.dims(), [h, h]),
+            ("third convolution", gcn.gc3.weight.dims(), [h, h]),
+            (
+                "classifier",
+                gcn.lin.weight.dims(),
+                [3 * h, gcn.num_classes()],
+            ),
+        ]
+        .into_iter()
+        .find(|(_, got, expected)| got != expected)
     }
 
     /// Number of nodes of the bound graph.
@@ -843,6 +874,19 @@ mod tests {
                 ..
             })
         ));
+        // A GCN whose layers differ in width is refused, naming the layer.
+        let mut uneven = GcnConfig::new(3, 2).init(&dev);
+        let h = uneven.hidden();
+        uneven.gc3.weight = burn::module::Param::from_tensor(Tensor::<2>::zeros([h, h + 1], &dev));
+        let e = VerdictBatch::new(&uneven, &x, &edges, &dev)
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(
+            e.contains("third convolution") && e.contains("one width"),
+            "{e}"
+        );
+        assert!(!VerdictBatch::supports(&uneven) && VerdictBatch::supports(&gcn));
         let twice = [(0, 1), (1, 0)];
         let e = VerdictBatch::new(&gcn, &x, &twice, &dev)
             .err()

@@ -519,6 +519,10 @@ impl BlackBox for GcnBlackBox {
         edges: &[(u32, u32)],
     ) -> Result<Option<crate::batched_verdict::VerdictBatch<'_>>> {
         check_features(x, self.input_dim())?;
+        // A GCN whose layers differ in width takes per-episode verdicts instead.
+        if !crate::batched_verdict::VerdictBatch::supports(&self.model) {
+            return Ok(None);
+        }
         crate::batched_verdict::VerdictBatch::new(&self.model, x, edges, &self.device).map(Some)
     }
 
