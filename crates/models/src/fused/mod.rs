@@ -29,10 +29,11 @@
 //! scatters, whose sums may round another way.
 //!
 //! Both run on the CubeCL backends (CUDA, Vulkan, CubeCL's CPU runtime: one lane per candidate,
-//! one lane per output entry). They are forward-only: under autodiff (training), on backends
-//! without a kernel (Flex, ndarray) and with [`crate::device::FUSED_ENV`] `=0` the functions
-//! answer `None` and the callers ([`crate::policy::Policy::score`],
-//! [`crate::gat::GatConv::attend_masked`]) compose the same function of Burn's operations.
+//! one lane per output entry). They are forward-only: under autodiff (training) and on backends
+//! without a kernel (Flex, ndarray) the functions answer `None`; the callers
+//! ([`crate::policy::Policy::score`], [`crate::gat::GatConv::attend_masked`]) ask [`available`]
+//! first (which also honours [`crate::device::FUSED_ENV`] `=0`) and otherwise compose the same
+//! function of Burn's operations.
 
 use burn::backend::tensor::{FloatTensor, IntTensor};
 use burn::backend::{Backend, backend_extension};
@@ -181,8 +182,9 @@ impl PairMlp {
 
 /// Each candidate's score under the MLP `mlp` from the per-node halves `p`, `q` of its first
 /// layer (see the module's drawing), fused into one kernel; `None` where the backend has no
-/// kernel, `p` is on an autodiff device, [`crate::device::FUSED_ENV`] turns the fused kernels
-/// off, or the shapes do not fit each other (compose the MLP of Burn's operations there).
+/// kernel, `p` is on an autodiff device or the shapes do not fit each other (compose the MLP
+/// of Burn's operations there). It does not read [`crate::device::FUSED_ENV`]: callers ask
+/// [`available`] first.
 ///
 /// ```
 /// use burn::tensor::{Int, Tensor, TensorData};
@@ -218,21 +220,6 @@ pub fn pair_mlp_scores(
     p: Tensor<2>,
     q: Tensor<2>,
 ) -> Option<Tensor<1>> {
-    if !crate::device::fused_kernels() {
-        return None;
-    }
-    run_pair_mlp(mlp, u, w, flag, p, q)
-}
-
-/// [`pair_mlp_scores`] whatever [`crate::device::FUSED_ENV`] says (the self-check).
-fn run_pair_mlp(
-    mlp: &PairMlp,
-    u: Tensor<1, Int>,
-    w: Tensor<1, Int>,
-    flag: Tensor<1>,
-    p: Tensor<2>,
-    q: Tensor<2>,
-) -> Option<Tensor<1>> {
     use burn::backend::Dispatch;
     if p.is_autodiff() || q.is_autodiff() {
         return None;
@@ -259,31 +246,14 @@ fn run_pair_mlp(
 /// ```
 ///
 /// (a node without messages gets `bias`). `None` where the backend has no kernel, an input is
-/// on an autodiff device or [`crate::device::FUSED_ENV`] turns the fused kernels off.
+/// on an autodiff device or the shapes do not fit each other. It does not read
+/// [`crate::device::FUSED_ENV`]: callers ask [`available`] first.
 ///
 /// # Shapes
 /// - ptr: `[n + 1]`; col: `[E]`; a_src, a_dst: `[n, 1]`; absent: `[E]`; h: `[n, F]`;
 ///   bias: `[F]`; output: `[n, F]`
 #[allow(clippy::too_many_arguments)]
 pub fn gat_attention(
-    ptr: Tensor<1, Int>,
-    col: Tensor<1, Int>,
-    a_src: Tensor<2>,
-    a_dst: Tensor<2>,
-    absent: Option<Tensor<1>>,
-    h: Tensor<2>,
-    bias: Tensor<1>,
-    slope: f32,
-) -> Option<Tensor<2>> {
-    if !crate::device::fused_kernels() {
-        return None;
-    }
-    run_gat_attention(ptr, col, a_src, a_dst, absent, h, bias, slope)
-}
-
-/// [`gat_attention`] whatever [`crate::device::FUSED_ENV`] says (the self-check).
-#[allow(clippy::too_many_arguments)]
-fn run_gat_attention(
     ptr: Tensor<1, Int>,
     col: Tensor<1, Int>,
     a_src: Tensor<2>,
@@ -408,7 +378,7 @@ fn gat_check(device: &Device, seed: u64) -> Result<Option<f32>> {
         let bias = Tensor::<1>::from_data(TensorData::new(bias, [f]), device);
         let absent = Tensor::<1>::from_data(TensorData::new(absent, [e]), device);
         for mask in [None, Some(absent)] {
-            let Some(fused) = run_gat_attention(
+            let Some(fused) = gat_attention(
                 g.csr.offsets(),
                 g.src.clone(),
                 a_s.clone(),
@@ -485,7 +455,7 @@ fn pair_mlp_check(device: &Device, seed: u64) -> Result<Option<f32>> {
             vec1(b3.clone()),
             slope,
         );
-        let Some(fused) = run_pair_mlp(
+        let Some(fused) = pair_mlp_scores(
             &mlp,
             idx(u.clone()),
             idx(w.clone()),
