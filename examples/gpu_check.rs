@@ -16,6 +16,13 @@
 //! 4. on the GPU backends, with `--verdict-data GRAPH`, one round of batched exact verdicts
 //!    (the paper's GCN on 300 edited copies of the graph at once, every row downloaded).
 //!
+//! With `--explain-job CONFIG` (the `config.json` of an `induce explain` run) it does only this
+//! instead: on each backend, the data and black box loaded once, the job explained
+//! `--explain-repeat` times in one process, each run's explain seconds printed. The first run
+//! pays the GPU's one-time costs (CubeCL compiles every kernel on its first launch, in-process);
+//! later runs show the steady state a long-lived process (an audit of a whole graph, the Python
+//! package) sees. Each run's explanations are checked against the first's.
+//!
 //! ```text
 //! cargo run --release --example gpu_check -- --backends flex --out runs/gpu-check
 //! ```
@@ -66,6 +73,13 @@ struct Args {
     /// Hidden width of the batched-verdicts row (the Amazon black box's).
     #[arg(long, default_value_t = 128)]
     verdict_hidden: usize,
+    /// An `induce explain` run's `config.json`: explain that job `--explain-repeat` times in
+    /// one process on each backend, and nothing else.
+    #[arg(long)]
+    explain_job: Option<PathBuf>,
+    /// Runs of `--explain-job` per backend (the first includes kernel compilation).
+    #[arg(long, default_value_t = 2)]
+    explain_repeat: usize,
     /// Output directory.
     #[arg(long, default_value = "runs/gpu-check")]
     out: PathBuf,
@@ -81,6 +95,9 @@ fn run(args: Args) -> Result<()> {
         args.out.join("config.json"),
         &serde_json::to_vec_pretty(&args)?,
     )?;
+    if let Some(path) = &args.explain_job {
+        return explain_repeated(&args, path);
+    }
     let data = match (args.epochs, &args.gcn_data) {
         (0, _) => None,
         (_, Some(path)) => Some(induce::run::load_data(path, None, 42)?),
@@ -181,6 +198,83 @@ fn run(args: Args) -> Result<()> {
         eprintln!("span: {name}: {secs:.4} s in {calls} calls");
     }
     anyhow::ensure!(!failed, "a backend failed its check (see above)");
+    Ok(())
+}
+
+/// `--explain-job`: the job explained `--explain-repeat` times per backend in one process
+/// (data and black box loaded once per backend), each run's explain seconds printed and written
+/// to `explain_repeat.json`.
+fn explain_repeated(args: &Args, path: &std::path::Path) -> Result<()> {
+    let text =
+        std::fs::read_to_string(path).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
+    let job: induce::run::ExplainJob = serde_json::from_str(&text).map_err(|e| {
+        anyhow::anyhow!("{}: not an explain job's config.json: {e}", path.display())
+    })?;
+    anyhow::ensure!(
+        args.explain_repeat > 0,
+        "--explain-repeat must be at least 1"
+    );
+    let data = induce::run::load_data(&job.data, job.format, job.seed)?;
+    let mut results = Vec::new();
+    let mut differs = false;
+    for &kind in &args.backends {
+        let dev = induce::models::device::device(kind)?;
+        let kernel = job.black_box_kernel.unwrap_or(job.induce.kernel);
+        let loaded = induce::methods::load_black_box_with_arch(
+            &job.black_box,
+            job.arch.as_deref(),
+            &data,
+            kernel,
+            &dev,
+        )?;
+        let (mut seconds, mut first) = (Vec::new(), None);
+        for run in 1..=args.explain_repeat {
+            let (_, runs) = induce::run::explain_job_with(
+                &job,
+                &data,
+                loaded.black_box.as_ref(),
+                &dev,
+                &induce::explain::pipeline::NoProgress,
+                None,
+                &|_| {},
+            )?;
+            let secs: f64 = runs.iter().map(|r| r.explain_seconds).sum();
+            let explanations: Vec<_> = runs.iter().map(|r| r.explanations()).collect();
+            let same = first.get_or_insert_with(|| explanations.clone()) == &explanations;
+            differs |= !same;
+            eprintln!(
+                "{kind}: explain run {run} of {}: {secs:.3} s{}",
+                args.explain_repeat,
+                if same {
+                    ""
+                } else {
+                    " (explanations DIFFER from run 1's)"
+                }
+            );
+            seconds.push(secs);
+        }
+        results.push(serde_json::json!({
+            "backend": kind.to_string(), "explain_seconds": seconds,
+            "same_explanations": !differs,
+        }));
+    }
+    let json = serde_json::json!({
+        "job": path.display().to_string(),
+        "threads": std::thread::available_parallelism().map_or(1, |n| n.get()),
+        "results": results,
+    });
+    atomic_write(
+        args.out.join("explain_repeat.json"),
+        &serde_json::to_vec_pretty(&json)?,
+    )?;
+    println!("wrote {}", args.out.join("explain_repeat.json").display());
+    for (name, secs, calls) in induce::models::timing::report() {
+        eprintln!("span: {name}: {secs:.4} s in {calls} calls");
+    }
+    anyhow::ensure!(
+        !differs,
+        "a repeated run's explanations differ from the first's"
+    );
     Ok(())
 }
 

@@ -22,6 +22,10 @@
 # PER_EPISODE=1 repeats each batch with INDUCE_GPU_LAYOUT=per-episode (the GPU layout's
 # graph-wide feature product and device-side greedy choices off) for a side-by-side ratio;
 # before it, the same comparison on the authors' graphs (SYN, default "syn1 syn5"; SYN= skips).
+# WARM (default 1) explains the first GPU batch's job and the host job twice more each, every
+# time in one process (gpu_check --explain-job: data and black box loaded once): the first run
+# pays CubeCL's in-process kernel compilation, the second shows the steady state
+# (warm-<name>.log, explain_repeat.json); 0 skips it.
 # HOST_TWICE (default 1) runs the host kernels again after the GPU runs; every GPU run's ratio
 # host / GPU is printed against both host runs ("ratio host / ...") and kept in gpu-check.json
 # (host_over_gpu: [min, max] of the two ratios).
@@ -125,6 +129,18 @@ if [ -x "$bin/induce" ] && [ -f "$bin/graph.npz" ] && [ "${EXPLAIN:-1}" != 0 ]; 
       INDUCE_BACKEND=$b run_explain "$b-batch$k" "$bin/graph.npz" .gpu/explain/bb "${big[@]}" \
         --kernel burn --batch-targets "$k" --black-box-kernel "${BB_KERNEL:-host}"
       compare host "$b-batch$k"
+      if [ "${WARM:-1}" != 0 ] && [ -z "${warm_done:-}" ] && [ -x "$bin/gpu_check" ]; then
+        warm_done=1 # one process each, the GPU job then the host job: cold run, then warm run
+        for w in "$b:$b-batch$k" "flex:host"; do
+          wb=${w%%:*} wn=${w#*:}
+          [ -f "$OUT/explain-$wn/config.json" ] || continue
+          timeout "${EXPLAIN_TIMEOUT:-240}" "$bin/gpu_check" --backends "$wb" \
+            --explain-job "$OUT/explain-$wn/config.json" --explain-repeat 2 \
+            --out "$OUT/warm-$wn" > "$OUT/warm-$wn.log" 2>&1
+          echo "warm $wn (exit $?): $(grep -h 'explain run' "$OUT/warm-$wn.log" | tr '\n' ';')"
+          cp "$OUT/warm-$wn/explain_repeat.json" "$OUT/warm-$wn.json" 2>/dev/null
+        done
+      fi
       if [ "${REPACKED:-1}" != 0 ]; then # the batch uploaded whole every round
         INDUCE_RESIDENT=0 INDUCE_BACKEND=$b run_explain "$b-batch$k-repacked" "$bin/graph.npz" \
           .gpu/explain/bb "${big[@]}" --kernel burn --batch-targets "$k" \
