@@ -19,6 +19,9 @@
 # for a side-by-side ratio; 0 skips it.
 # UNFUSED (default 1) repeats it with INDUCE_FUSED=0: the policy's scoring MLP and GAT attention
 # composed of Burn's operations instead of one kernel each (induce_models::fused); 0 skips it.
+# NO_WARM_UP (default 1) repeats it with INDUCE_WARM_UP=0: without the policy's first round
+# played beside the episodes' construction (InduceExplainer::with_warm_up, which moves kernel
+# compilation under the host's work); 0 skips it.
 # PER_EPISODE=1 repeats each batch with INDUCE_GPU_LAYOUT=per-episode (the GPU layout's
 # graph-wide feature product and device-side greedy choices off) for a side-by-side ratio;
 # before it, the same comparison on the authors' graphs (SYN, default "syn1 syn5"; SYN= skips).
@@ -152,6 +155,12 @@ if [ -x "$bin/induce" ] && [ -f "$bin/graph.npz" ] && [ "${EXPLAIN:-1}" != 0 ]; 
           .gpu/explain/bb "${big[@]}" --kernel burn --batch-targets "$k" \
           --black-box-kernel "${BB_KERNEL:-host}"
         compare "$b-batch$k-unfused" "$b-batch$k"
+      fi
+      if [ "${NO_WARM_UP:-1}" != 0 ]; then # kernels compiled on first use, not beside the build
+        INDUCE_WARM_UP=0 INDUCE_BACKEND=$b run_explain "$b-batch$k-no-warm-up" "$bin/graph.npz" \
+          .gpu/explain/bb "${big[@]}" --kernel burn --batch-targets "$k" \
+          --black-box-kernel "${BB_KERNEL:-host}"
+        compare "$b-batch$k-no-warm-up" "$b-batch$k"
       fi
       if [ "${BATCHED_VERDICTS:-1}" != 0 ]; then # the black box on the GPU, batched verdicts
         INDUCE_BACKEND=$b run_explain "$b-batch$k-bb-burn" "$bin/graph.npz" .gpu/explain/bb \

@@ -305,6 +305,22 @@ pub fn float_tolerance(cpu: f32) -> f32 {
     }
 }
 
+/// A `0` / `1` switch read from the environment variable `var` (surrounding blanks ignored):
+/// `Some(false)`, `Some(true)`, or `None` when it is unset or says anything else (the caller's
+/// default then).
+///
+/// ```
+/// use induce_models::device::env_switch;
+/// assert_eq!(env_switch("INDUCE_DOC_EXAMPLE_UNSET_SWITCH"), None);
+/// ```
+pub fn env_switch(var: &str) -> Option<bool> {
+    match std::env::var(var).ok()?.trim() {
+        "1" => Some(true),
+        "0" => Some(false),
+        _ => None,
+    }
+}
+
 /// Environment variable that turns the fused inference kernels ([`fused_kernels`]) off (`0`).
 pub const FUSED_ENV: &str = "INDUCE_FUSED";
 

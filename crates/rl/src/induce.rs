@@ -729,6 +729,9 @@ pub struct InduceExplainer<'a> {
     batch: usize,
     /// Batched black-box verdicts in [`Explainer::explain_batch`] (`None`: on a GPU).
     batched_verdicts: Option<bool>,
+    /// Compile the policy's kernels while a batch's episodes are built (`None`: on a GPU with
+    /// the Burn kernel).
+    warm_up: Option<bool>,
 }
 
 impl<'a> InduceExplainer<'a> {
@@ -752,6 +755,7 @@ impl<'a> InduceExplainer<'a> {
             minimise: false,
             batch: 1,
             batched_verdicts: None,
+            warm_up: None,
         }
     }
 }
@@ -796,6 +800,61 @@ impl InduceExplainer<'_> {
     pub fn with_batched_verdicts(mut self, on: Option<bool>) -> Self {
         self.batched_verdicts = on;
         self
+    }
+
+    /// Whether [`Explainer::explain_batch`] plays one greedy round of its first target's episode
+    /// on a thread of its own while the batch's episodes are built ([`KernelPolicy::warm_up`]),
+    /// its result discarded: a GPU compiles each kernel on its first launch, and this moves the
+    /// policy's first launches under the host's work of building the episodes. Same results.
+    /// `None` (the default): on with the Burn kernel on a GPU, or as the environment variable
+    /// `INDUCE_WARM_UP` (`1` / `0`) says.
+    pub fn with_warm_up(mut self, on: Option<bool>) -> Self {
+        self.warm_up = on;
+        self
+    }
+
+    /// Whether the warm-up is on ([`InduceExplainer::with_warm_up`]).
+    fn warm_up_on(&self) -> bool {
+        if self.runner.kernel() != Kernel::Burn {
+            return false;
+        }
+        self.warm_up.unwrap_or_else(|| {
+            induce_models::device::env_switch("INDUCE_WARM_UP")
+                .unwrap_or_else(|| induce_models::device::is_gpu(&self.device))
+        })
+    }
+
+    /// [`InduceExplainer::build`] or [`InduceExplainer::build_batched`] (`bound`), with the
+    /// warm-up beside it when it is on: errors of the warm-up are dropped (the batch meets and
+    /// reports them itself).
+    fn build_warm<'g>(
+        &'g self,
+        graph: &'g Graph,
+        targets: &[u32],
+        threads: usize,
+        bound: Option<&induce_models::batched_verdict::VerdictBatch<'_>>,
+    ) -> (Vec<Result<Episode<'g>>>, bool) {
+        let build = || match bound {
+            Some(batch) => match self.build_batched(graph, targets, threads, batch) {
+                Some(built) => (built, true),
+                // The batched call failed: per-episode verdicts, which report the error where
+                // it matters.
+                None => (self.build(graph, targets, threads), false),
+            },
+            None => (self.build(graph, targets, threads), false),
+        };
+        match (targets.first(), targets.len() > 1 && self.warm_up_on()) {
+            (Some(&first), true) => std::thread::scope(|s| {
+                let warm = s.spawn(move || {
+                    Episode::new(graph, self.black_box, first, &self.env)
+                        .and_then(|ep| self.runner.warm_up(&ep))
+                });
+                let built = build();
+                let _ = warm.join();
+                built
+            }),
+            _ => build(),
+        }
     }
 
     /// The episodes of `targets` on `threads` host threads, each one's error in its slot.
@@ -856,15 +915,8 @@ impl InduceExplainer<'_> {
     /// Whether batched verdicts are on ([`InduceExplainer::with_batched_verdicts`]).
     fn batched_verdicts_on(&self) -> bool {
         self.batched_verdicts.unwrap_or_else(|| {
-            match std::env::var("INDUCE_BATCHED_VERDICTS")
-                .ok()
-                .as_deref()
-                .map(str::trim)
-            {
-                Some("1") => true,
-                Some("0") => false,
-                _ => induce_models::device::is_gpu(&self.device),
-            }
+            induce_models::device::env_switch("INDUCE_BATCHED_VERDICTS")
+                .unwrap_or_else(|| induce_models::device::is_gpu(&self.device))
         })
     }
 
@@ -929,14 +981,9 @@ impl Explainer for InduceExplainer<'_> {
                 .flatten(),
             false => None,
         };
-        let (built, bound) = crate::profile::time(crate::profile::Phase::Build, || match bound {
-            Some(batch) => match self.build_batched(graph, targets, threads, &batch) {
-                Some(built) => (built, Some(batch)),
-                // The batched call failed: per-episode verdicts, which report the error where
-                // it matters.
-                None => (self.build(graph, targets, threads), None),
-            },
-            None => (self.build(graph, targets, threads), None),
+        let (built, bound) = crate::profile::time(crate::profile::Phase::Build, || {
+            let (built, batched) = self.build_warm(graph, targets, threads, bound.as_ref());
+            (built, bound.filter(|_| batched))
         });
         let (mut episodes, mut slots) = (Vec::new(), Vec::new());
         let mut out: Vec<Option<Result<Explanation>>> = Vec::with_capacity(targets.len());

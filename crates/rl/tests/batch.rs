@@ -274,3 +274,59 @@ fn batched_verdicts_explain_as_per_episode_ones() {
             .is_err()
     );
 }
+
+/// The warm-up (`InduceExplainer::with_warm_up`: one greedy round of the first target's episode
+/// played beside the batch's construction, its choice dropped) changes nothing: forced on the
+/// CPU, the batch's explanations equal those without it, with per-episode and batched
+/// verdicts, greedy and best-of-4; a first target that cannot be explained (out of range) still
+/// gets its own error and the others their explanations.
+#[test]
+fn the_warm_up_changes_no_explanation() {
+    use induce_rl::{Episode, KernelPolicy};
+    let (dev, data, gcn, policy, mut targets) = tree_cycles();
+    let bb = gcn_black_box(&gcn, Kernel::Burn, &dev).unwrap();
+    let env = EnvConfig::default();
+    // The warm-up alone: nothing on the host kernel, a round on the Burn kernel.
+    let ep = Episode::new(&data.graph, bb.as_ref(), targets[0], &env).unwrap();
+    for kernel in Kernel::ALL {
+        KernelPolicy::new(&policy, kernel, &dev)
+            .warm_up(&ep)
+            .unwrap();
+    }
+    let mut found = 0;
+    for first_bad in [false, true] {
+        if first_bad {
+            targets.insert(0, data.graph.num_nodes() as u32 + 1);
+        }
+        for (samples, batched) in [(1, false), (1, true), (4, true)] {
+            let x = |warm| {
+                InduceExplainer::new("i", &policy, bb.as_ref(), env.clone(), &dev)
+                    .with_kernel(Kernel::Burn)
+                    .with_samples(samples, 5)
+                    .with_minimise(true)
+                    .with_batch(targets.len())
+                    .with_batched_verdicts(Some(batched))
+                    .with_warm_up(Some(warm))
+            };
+            let want = x(false).explain_batch(&data.graph, &targets, 2);
+            let got = x(true).explain_batch(&data.graph, &targets, 2);
+            assert_eq!(want.len(), targets.len());
+            for ((&t, a), b) in targets.iter().zip(&want).zip(&got) {
+                match (a, b) {
+                    (Ok(a), Ok(b)) => {
+                        assert_eq!(a, b, "target {t}, samples {samples}, batched {batched}");
+                        found += usize::from(a.found);
+                    }
+                    (Err(a), Err(b)) => assert_eq!(a.to_string(), b.to_string()),
+                    _ => panic!("target {t}: {a:?} vs {b:?}"),
+                }
+            }
+            assert_eq!(
+                got[0].is_err(),
+                first_bad,
+                "the first target's own outcome, samples {samples}"
+            );
+        }
+    }
+    assert!(found > 0);
+}

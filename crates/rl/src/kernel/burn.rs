@@ -71,11 +71,7 @@ impl BurnOptions {
             "gpu" => true,
             _ => induce_models::device::is_gpu(device),
         };
-        let resident = match std::env::var("INDUCE_RESIDENT").ok().as_deref() {
-            Some("0") => false,
-            Some("1") => true,
-            _ => gpu,
-        };
+        let resident = induce_models::device::env_switch("INDUCE_RESIDENT").unwrap_or(gpu);
         Self {
             graph_product: gpu,
             greedy_on_device: gpu,

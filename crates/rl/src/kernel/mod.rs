@@ -285,6 +285,25 @@ impl KernelPolicy {
         self.best_of_k_finishing(episodes, search, &finish, verdicts)
     }
 
+    /// Plays one greedy round of `ep` (a lockstep play of one, as [`crate::batch`] plays a
+    /// batch) and drops the choice: on the Burn kernel this launches, and so compiles, the
+    /// policy's kernels of an explanation round, and computes the cached graph-wide feature
+    /// product, before a batch needs them; nothing else is kept, so the batch's results are the
+    /// same with or without it. Nothing on the host kernel, or for an episode already over.
+    ///
+    /// Errors: the policy's.
+    pub fn warm_up(&self, ep: &Episode<'_>) -> Result<()> {
+        match self {
+            Self::Host(_) => Ok(()),
+            Self::Burn(_) if ep.is_done() => Ok(()),
+            Self::Burn(p) => {
+                let cache = p.prepare(ep)?;
+                let mut rounds = Rounds::default();
+                p.greedy_round(&mut rounds, &[(ep, &cache)], 1).map(drop)
+            }
+        }
+    }
+
     /// [`KernelPolicy::best_of_k_with`] with any [`Finish`](crate::batch::Finish), each round's
     /// counterfactuals finished together ([`crate::batch::best_of_k_finishing`]).
     pub fn best_of_k_finishing(
