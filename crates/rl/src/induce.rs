@@ -729,9 +729,11 @@ pub struct InduceExplainer<'a> {
     batch: usize,
     /// Batched black-box verdicts in [`Explainer::explain_batch`] (`None`: on a GPU).
     batched_verdicts: Option<bool>,
-    /// Compile the policy's kernels while a batch's episodes are built (`None`: on a GPU with
-    /// the Burn kernel).
+    /// Compile the policy's kernels while the first batch's episodes are built (`None`: on a
+    /// GPU with the Burn kernel, or as `INDUCE_WARM_UP` says).
     warm_up: Option<bool>,
+    /// A warm-up has run (it runs once per explainer).
+    warmed: std::sync::atomic::AtomicBool,
 }
 
 impl<'a> InduceExplainer<'a> {
@@ -756,6 +758,7 @@ impl<'a> InduceExplainer<'a> {
             batch: 1,
             batched_verdicts: None,
             warm_up: None,
+            warmed: std::sync::atomic::AtomicBool::new(false),
         }
     }
 }
@@ -802,12 +805,14 @@ impl InduceExplainer<'_> {
         self
     }
 
-    /// Whether [`Explainer::explain_batch`] plays one greedy round of its first target's episode
-    /// on a thread of its own while the batch's episodes are built ([`KernelPolicy::warm_up`]),
-    /// its result discarded: a GPU compiles each kernel on its first launch, and this moves the
-    /// policy's first launches under the host's work of building the episodes. Same results.
-    /// `None` (the default): on with the Burn kernel on a GPU, or as the environment variable
-    /// `INDUCE_WARM_UP` (`1` / `0`) says.
+    /// Whether the first [`Explainer::explain_batch`] of more than one target plays one greedy
+    /// round of its first target's episode on a thread of its own while the batch's episodes
+    /// are built ([`KernelPolicy::warm_up`]), its result discarded: a GPU compiles each kernel
+    /// on its first launch, and this moves the policy's first launches under the host's work of
+    /// building the episodes. Once per explainer; same results. `None` (the default): on with
+    /// the Burn kernel on a GPU, or as the environment variable `INDUCE_WARM_UP` (`1` / `0`)
+    /// says. (On a backend that autotunes, such as `cube-cpu`, the tuning then happens while
+    /// the host is busy and may choose another kernel, with other float rounding.)
     pub fn with_warm_up(mut self, on: Option<bool>) -> Self {
         self.warm_up = on;
         self
@@ -843,7 +848,10 @@ impl InduceExplainer<'_> {
             },
             None => (self.build(graph, targets, threads), false),
         };
-        match (targets.first(), targets.len() > 1 && self.warm_up_on()) {
+        let warm = targets.len() > 1
+            && self.warm_up_on()
+            && !self.warmed.swap(true, std::sync::atomic::Ordering::Relaxed);
+        match (targets.first(), warm) {
             (Some(&first), true) => std::thread::scope(|s| {
                 let warm = s.spawn(move || {
                     Episode::new(graph, self.black_box, first, &self.env)

@@ -293,6 +293,43 @@ fn the_warm_up_changes_no_explanation() {
             .warm_up(&ep)
             .unwrap();
     }
+    // With the GPU layout forced (the cached graph-wide product, device-side greedy choices,
+    // the batch kept on the device): a warm-up on a clone of the actor (sharing its product
+    // cache), beside the episodes' construction, leaves the batch's explanations as they are.
+    {
+        use induce_rl::batch::{SearchConfig, best_of_k};
+        use induce_rl::kernel::burn::{BurnActor, BurnOptions};
+        let opts = BurnOptions {
+            graph_product: true,
+            greedy_on_device: true,
+            resident: true,
+        };
+        let episodes = || -> Vec<Episode<'_>> {
+            targets
+                .iter()
+                .map(|&t| Episode::new(&data.graph, bb.as_ref(), t, &env).unwrap())
+                .collect()
+        };
+        let finish = |e: induce_rl::Explanation| -> induce_rl::Result<_> { Ok(e) };
+        for samples in [1, 4] {
+            let search = SearchConfig {
+                samples,
+                seed: 5,
+                threads: 2,
+            };
+            let cold = BurnActor::with_options(&policy, &dev, opts);
+            let want = best_of_k(&cold, episodes(), &search, &finish).unwrap();
+            let warmed = BurnActor::with_options(&policy, &dev, opts);
+            let built = std::thread::scope(|s| {
+                let w = s.spawn(|| KernelPolicy::Burn(warmed.clone()).warm_up(&ep));
+                let built = episodes();
+                w.join().unwrap().unwrap();
+                built
+            });
+            let got = best_of_k(&warmed, built, &search, &finish).unwrap();
+            assert_eq!(want, got, "samples {samples}");
+        }
+    }
     let mut found = 0;
     for first_bad in [false, true] {
         if first_bad {

@@ -287,8 +287,9 @@ impl KernelPolicy {
 
     /// Plays one greedy round of `ep` (a lockstep play of one, as [`crate::batch`] plays a
     /// batch) and drops the choice: on the Burn kernel this launches, and so compiles, the
-    /// policy's kernels of an explanation round, and computes the cached graph-wide feature
-    /// product, before a batch needs them; nothing else is kept, so the batch's results are the
+    /// policy's kernels of an explanation round before a batch needs them, and with the GPU
+    /// layout ([`burn::BurnOptions::graph_product`]) computes the cached graph-wide feature
+    /// product the batch then shares; nothing else is kept, so the batch's results are the
     /// same with or without it. Nothing on the host kernel, or for an episode already over.
     ///
     /// Errors: the policy's.
