@@ -192,16 +192,19 @@ fn run(args: Args) -> Result<()> {
         "threads": std::thread::available_parallelism().map_or(1, |n| n.get()),
         "results": results,
     });
-    atomic_write(
-        args.out.join("gpu_check.json"),
-        &serde_json::to_vec_pretty(&json)?,
-    )?;
-    println!("wrote {}", args.out.join("gpu_check.json").display());
-    // INDUCE_PROFILE=1: the device spans (synchronised) of everything above, all backends.
+    finish(&args.out.join("gpu_check.json"), &json)?;
+    anyhow::ensure!(!failed, "a backend failed its check (see above)");
+    Ok(())
+}
+
+/// Writes `json` to `path` (atomically) and says so; then, with `INDUCE_PROFILE=1`, the device
+/// spans (synchronised) of everything the run did, all backends.
+fn finish(path: &std::path::Path, json: &serde_json::Value) -> Result<()> {
+    atomic_write(path, &serde_json::to_vec_pretty(json)?)?;
+    println!("wrote {}", path.display());
     for (name, secs, calls) in induce::models::timing::report() {
         eprintln!("span: {name}: {secs:.4} s in {calls} calls");
     }
-    anyhow::ensure!(!failed, "a backend failed its check (see above)");
     Ok(())
 }
 
@@ -268,14 +271,7 @@ fn explain_repeated(args: &Args, path: &std::path::Path) -> Result<()> {
         "threads": std::thread::available_parallelism().map_or(1, |n| n.get()),
         "results": results,
     });
-    atomic_write(
-        args.out.join("explain_repeat.json"),
-        &serde_json::to_vec_pretty(&json)?,
-    )?;
-    println!("wrote {}", args.out.join("explain_repeat.json").display());
-    for (name, secs, calls) in induce::models::timing::report() {
-        eprintln!("span: {name}: {secs:.4} s in {calls} calls");
-    }
+    finish(&args.out.join("explain_repeat.json"), &json)?;
     anyhow::ensure!(
         !differs,
         "a repeated run's explanations differ from the first's"
