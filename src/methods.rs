@@ -731,7 +731,13 @@ pub fn load_black_box_with_arch(
         }
         m
     } else if path.extension().is_some_and(|e| e == "bpk") || !path.exists() {
-        load_gcn(&path, Some((d, c)), device)?
+        // Checked as the SafeTensors GCN above: the input width exactly, the classes at least.
+        let m = load_gcn(&path, None, device)?;
+        check_dims(&path, "input feature dimension", m.input_dim(), d)?;
+        if m.num_classes() < c {
+            check_dims(&path, "number of classes", m.num_classes(), c)?;
+        }
+        m
     } else {
         return Err(Error::InvalidValue {
             what: "black box",
@@ -748,7 +754,11 @@ pub fn load_black_box_with_arch(
 /// `lin.weight` without the paper's `gc1.weight`), if any: such a file needs `--arch`.
 fn pyg_key(path: &Path) -> Option<String> {
     let shapes = induce_models::reference::safetensors_shapes(path).ok()?;
-    if shapes.iter().any(|(k, _)| k == "gc1.weight") {
+    // The paper's GCN, also under a prefix (`model.gc1.weight`: the loader names the prefix).
+    if shapes
+        .iter()
+        .any(|(k, _)| k == "gc1.weight" || k.ends_with(".gc1.weight"))
+    {
         return None;
     }
     shapes.into_iter().map(|(k, _)| k).find(|k| {

@@ -154,6 +154,23 @@ impl ExplainJob {
     /// assert!(job.validate().is_ok());
     /// job.induce.lr = 0.0;
     /// assert!(job.validate().unwrap_err().to_string().contains("InduceConfig.lr"));
+    ///
+    /// // A restriction a method would ignore is refused, naming the method.
+    /// use induce::rl::EditMode;
+    /// let job = |methods: &[Method], edits, allowed| {
+    ///     let mut j = ExplainJob::new("tree-cycles", "gcn.bpk", methods);
+    ///     (j.edits, j.allowed) = (edits, allowed);
+    ///     j.validate().map_err(|e| e.to_string())
+    /// };
+    /// let pairs = Some(vec![(0, 1)]);
+    /// assert!(job(&[Method::Transductive], Some(EditMode::AddOnly), pairs.clone()).is_ok());
+    /// assert!(job(&[Method::Random], None, pairs).unwrap_err().contains("random"));
+    /// assert!(job(&[Method::Random], Some(EditMode::DeleteOnly), None).is_ok());
+    /// assert!(job(&[Method::Cf2], Some(EditMode::AddOnly), None).unwrap_err().contains("cf2"));
+    /// let del_only = job(&[Method::InductiveDelOnly], Some(EditMode::AddOnly), None);
+    /// assert!(del_only.unwrap_err().contains("inductive-del-only"));
+    /// let plus = job(&[Method::CfGnnExplainerPlusPlus], Some(EditMode::DeleteOnly), None);
+    /// assert!(plus.unwrap_err().contains("cf-gnnexplainer++"));
     /// ```
     pub fn validate(&self) -> Result<()> {
         if self.methods.is_empty() {
@@ -164,6 +181,7 @@ impl ExplainJob {
             });
         }
         self.induce.validate()?;
+        self.check_restrictions()?;
         if self.induce.episodes == 0 {
             return Err(induce_explain::ExplainError::InvalidConfig(
                 "InduceConfig.episodes must be at least 1, got 0".into(),
@@ -171,6 +189,57 @@ impl ExplainJob {
             .into());
         }
         self.baselines.validate()
+    }
+}
+
+impl ExplainJob {
+    /// Refuses a method that would ignore the job's edit restrictions: the baselines edit their
+    /// own candidates (deletions of existing edges; every pair for `cf-gnnexplainer++`), so
+    /// neither the allowed pairs nor additions only can be imposed on them, and
+    /// `inductive-del-only` deletes only. A restriction a method already keeps (deletions only
+    /// for a deleting baseline) is accepted.
+    fn check_restrictions(&self) -> Result<()> {
+        let refuse = |m: Method, reason: String| {
+            Err(Error::InvalidValue {
+                what: "method",
+                value: m.name().into(),
+                reason,
+            })
+        };
+        for &m in &self.methods {
+            if self.allowed.is_some() && m.is_baseline() {
+                return refuse(
+                    m,
+                    "the allowed pairs (--allowed, the paper's V_c) restrict InduCE's edits; \
+                     the baselines choose among their own candidates and would ignore them: \
+                     run the baselines without --allowed"
+                        .into(),
+                );
+            }
+            let deletes_only = (m.is_baseline() && m != Method::CfGnnExplainerPlusPlus)
+                || m.edit_mode() == Some(EditMode::DeleteOnly);
+            match self.edits {
+                Some(EditMode::AddOnly) if deletes_only => {
+                    return refuse(
+                        m,
+                        "it only deletes edges, so additions only (--edits add) cannot apply: \
+                         run it without --edits add"
+                            .into(),
+                    );
+                }
+                Some(EditMode::DeleteOnly) if m == Method::CfGnnExplainerPlusPlus => {
+                    return refuse(
+                        m,
+                        "its mask covers every node pair (it adds edges too) and cannot be \
+                         restricted to deletions (--edits del): use cf-gnnexplainer, the \
+                         deletion-only original"
+                            .into(),
+                    );
+                }
+                _ => {}
+            }
+        }
+        Ok(())
     }
 }
 

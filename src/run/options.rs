@@ -14,8 +14,9 @@ use crate::methods::{Method, Preset};
 /// The library's names of the settings a user gives by name (in error messages, e.g.
 /// `InduceConfig.env.hops`) and the [`RunOptions`] field each one is (`hops`): front ends turn
 /// the first into their own spelling of the second ([`name_settings`]).
-pub const SETTING_NAMES: [(&str, &str); 12] = [
+pub const SETTING_NAMES: [(&str, &str); 13] = [
     ("InduceConfig.lr", "lr"),
+    ("InduceConfig.inference_batch", "batch_targets"),
     ("InduceConfig.episodes", "episodes"),
     ("InduceConfig.inference_samples", "samples"),
     ("InduceConfig.kernel", "kernel"),

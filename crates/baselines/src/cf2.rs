@@ -146,6 +146,14 @@ impl Explainer for Cf2Explainer<'_> {
         "cf2"
     }
 
+    fn neighbourhood_hops(&self) -> Option<u32> {
+        Some(crate::neighbourhood::search_hops(
+            self.black_box,
+            self.config.hops,
+            self.config.verdict,
+        ))
+    }
+
     fn explain(&self, graph: &Graph, target: u32) -> Result<Explanation> {
         let c = &self.config;
         if c.iterations == 0 {

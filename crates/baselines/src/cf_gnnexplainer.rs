@@ -148,6 +148,14 @@ impl Explainer for CfGnnExplainer<'_> {
         &self.name
     }
 
+    fn neighbourhood_hops(&self) -> Option<u32> {
+        Some(crate::neighbourhood::search_hops(
+            self.black_box,
+            self.config.hops,
+            self.config.verdict,
+        ))
+    }
+
     fn explain(&self, graph: &Graph, target: u32) -> Result<Explanation> {
         let c = &self.config;
         if c.iterations == 0 {

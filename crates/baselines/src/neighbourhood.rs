@@ -59,6 +59,27 @@ impl std::fmt::Debug for MaskProblem<'_> {
     }
 }
 
+/// The radius a baseline configured with `hops` searches: with [`Verdict::Exact`] at least the
+/// black box's receptive field (`L + 1` hops for `L` message-passing layers), so that the
+/// gradients too see the model's prediction on the graph; `hops` otherwise.
+///
+/// ```
+/// # use induce_baselines::neighbourhood::search_hops;
+/// # use induce_explain::Verdict;
+/// # use induce_models::{GcnBlackBox, GcnConfig};
+/// # let dev = induce_models::device::default_device().unwrap();
+/// let gcn = GcnBlackBox::new(GcnConfig::new(1, 2).init(&dev), &dev); // 3 layers
+/// assert_eq!(search_hops(&gcn, 2, Verdict::Exact), 4);
+/// assert_eq!(search_hops(&gcn, 2, Verdict::Neighbourhood), 2);
+/// assert_eq!(search_hops(&gcn, 5, Verdict::Exact), 5);
+/// ```
+pub fn search_hops(black_box: &dyn BlackBox, hops: u32, verdict: Verdict) -> u32 {
+    match (verdict, black_box.message_passing_layers()) {
+        (Verdict::Exact, Some(l)) => hops.max(l + 1),
+        _ => hops,
+    }
+}
+
 impl<'a> MaskProblem<'a> {
     /// Extracts `target`'s `hops`-hop neighbourhood of `graph` and its candidate pairs. The
     /// black box's verdict on a choice of pairs is taken where `verdict` says: with
@@ -91,10 +112,7 @@ impl<'a> MaskProblem<'a> {
                 got: graph.features().dim(),
             });
         }
-        let hops = match (verdict, black_box.message_passing_layers()) {
-            (Verdict::Exact, Some(l)) => hops.max(l + 1),
-            _ => hops,
-        };
+        let hops = search_hops(black_box, hops, verdict);
         let sub = k_hop(graph, target, hops)?;
         let n = sub.num_nodes();
         let (pairs, present) = match candidates {

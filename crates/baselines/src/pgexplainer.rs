@@ -384,6 +384,14 @@ impl Explainer for PgExplainer<'_> {
         "pgexplainer"
     }
 
+    fn neighbourhood_hops(&self) -> Option<u32> {
+        Some(crate::neighbourhood::search_hops(
+            self.black_box,
+            self.config.hops,
+            self.config.verdict,
+        ))
+    }
+
     /// Deletes the `k` edges of highest mask (all of them when fewer; ties to the lower pair)
     /// and asks the black box whether the label flipped.
     fn explain(&self, graph: &Graph, target: u32) -> Result<Explanation> {

@@ -165,6 +165,14 @@ pub trait Explainer: Send + Sync {
         1
     }
 
+    /// The radius, in hops, of the neighbourhood this explainer edits within when it is not
+    /// the evaluation context's ([`crate::pipeline::EvalContext::hops`]): a baseline searches
+    /// its own, widened to the black box's receptive field. The pipeline takes each record's
+    /// sparsity and 1-minimality on it. `None` (the default): the context's radius.
+    fn neighbourhood_hops(&self) -> Option<u32> {
+        None
+    }
+
     /// Explains several targets, results in their order, each equal to [`Explainer::explain`]
     /// of its target. The default explains them one after the other; an explainer that batches
     /// (InduCE on the Burn kernel: one block-diagonal forward pass per step for all targets)

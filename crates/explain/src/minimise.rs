@@ -348,6 +348,10 @@ impl<E: Explainer> Explainer for Minimised<'_, E> {
         let e = self.inner.explain(graph, target)?;
         minimise(graph, self.black_box, &e, self.hops, self.verdict)
     }
+
+    fn neighbourhood_hops(&self) -> Option<u32> {
+        self.inner.neighbourhood_hops()
+    }
 }
 
 #[cfg(test)]

@@ -93,6 +93,28 @@ pub struct Gcn {
 }
 
 impl GcnConfig {
+    /// The number of parameters of the GCN this config builds, `d·h + h + 2(h·h + h) + 3h·c +
+    /// c` (`None` when it overflows `u64`): check it before [`GcnConfig::init`] allocates them.
+    ///
+    /// ```
+    /// // The paper's syn1 GCN: 10 features, hidden 20, 4 classes.
+    /// let c = induce_models::GcnConfig::new(10, 4).with_hidden(20);
+    /// assert_eq!(c.num_params(), Some(200 + 20 + 2 * 420 + 240 + 4));
+    /// ```
+    pub fn num_params(&self) -> Option<u64> {
+        let (d, c, h) = (
+            self.input_dim as u64,
+            self.num_classes as u64,
+            self.hidden as u64,
+        );
+        let hh = h.checked_mul(h)?.checked_add(h)?;
+        d.checked_mul(h)?
+            .checked_add(h)?
+            .checked_add(hh.checked_mul(2)?)?
+            .checked_add(h.checked_mul(3)?.checked_mul(c)?)?
+            .checked_add(c)
+    }
+
     /// Initialises the weights like the reference (`U(±1/sqrt(out))` for the convolutions,
     /// PyTorch's `nn.Linear` default for the classifier), from a host RNG seeded with
     /// [`GcnConfig::init_seed`].

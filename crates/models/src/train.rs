@@ -68,7 +68,45 @@ pub struct TrainReport {
 }
 
 /// Checks that a dataset can be fed to a GCN with `config`'s dimensions.
+/// The most parameters [`train_gcn`] builds a GCN with: 2^28, 1 GiB of f32 weights (4 GiB
+/// with their gradients and Adam's two moments). A hidden width that asks for more is an
+/// error naming it, not an allocation failure.
+pub const MAX_TRAINED_PARAMS: u64 = 1 << 28;
+
+/// Refuses a GCN config that is empty or larger than [`MAX_TRAINED_PARAMS`], naming its sizes.
+fn check_config(dataset: &Dataset, config: &GcnConfig) -> Result<()> {
+    let (d, h, c) = (config.input_dim, config.hidden, config.num_classes);
+    if d == 0 {
+        return Err(ModelError::InvalidInput(format!(
+            "{} has no node features (dimension 0): the GCN needs at least one (give every \
+             node a constant feature 1 if the graph has none)",
+            dataset.name
+        )));
+    }
+    if h == 0 {
+        return Err(ModelError::InvalidInput(
+            "the GCN's hidden width must be at least 1, got 0".into(),
+        ));
+    }
+    if c == 0 {
+        return Err(ModelError::InvalidInput(format!(
+            "{} has no classes: the GCN needs at least one",
+            dataset.name
+        )));
+    }
+    let params = config.num_params();
+    if params.is_none_or(|p| p > MAX_TRAINED_PARAMS) {
+        let params = params.map_or("more than 2^64".into(), |p| p.to_string());
+        return Err(ModelError::InvalidInput(format!(
+            "hidden width {h} with {d} features and {c} classes gives a GCN of {params} \
+             parameters, more than {MAX_TRAINED_PARAMS} (2^28): use a smaller hidden width"
+        )));
+    }
+    Ok(())
+}
+
 fn check_dataset(dataset: &Dataset, config: &GcnConfig) -> Result<()> {
+    check_config(dataset, config)?;
     check_features(dataset.graph.features(), config.input_dim)?;
     if let Some((i, &l)) = dataset
         .graph
@@ -270,5 +308,46 @@ mod tests {
         assert_eq!(picked.1, gathered.1);
         assert_eq!(picked.1[1], -0.5);
         assert_eq!(picked.1[8], -0.5);
+    }
+
+    #[test]
+    fn an_empty_or_oversized_gcn_is_refused_before_it_is_built() {
+        let data = |dim| Dataset {
+            name: "tiny".into(),
+            graph: Graph::empty(Features::constant(3, dim, 1.0), vec![0, 1, 0]).unwrap(),
+            split: Split {
+                train: vec![0, 1],
+                valid: vec![],
+                test: vec![2],
+            },
+            eval_targets: None,
+            notes: vec![],
+        };
+        let dev = default_device().unwrap();
+        let train = |dim, hidden| {
+            let model = crate::GcnConfig::new(dim, 2).with_hidden(hidden);
+            let cfg = crate::GcnTrainingConfig::new(model).with_epochs(1);
+            super::train_gcn(&data(dim), &cfg, &dev)
+                .map(|_| ())
+                .unwrap_err()
+                .to_string()
+        };
+        assert!(train(2, 0).contains("hidden width must be at least 1, got 0"));
+        assert!(train(0, 4).contains("tiny has no node features (dimension 0)"));
+        // 2·10^8 + 10^8 + 2(10^16 + 10^8) + 6·10^8 + 2 parameters: refused, not allocated.
+        let big = train(2, 100_000_000);
+        assert!(
+            big.contains("hidden width 100000000") && big.contains("2^28"),
+            "{big}"
+        );
+        assert!(
+            super::train_gcn(
+                &data(2),
+                &crate::GcnTrainingConfig::new(crate::GcnConfig::new(2, 2).with_hidden(4))
+                    .with_epochs(1),
+                &dev
+            )
+            .is_ok()
+        );
     }
 }

@@ -71,7 +71,9 @@ pub struct InduceArgs {
     /// `inductive-fine-tuned` the per-target rate.
     #[arg(long)]
     pub lr: Option<f64>,
-    /// Edit types: add, del or both [default: both; inductive-del-only: del].
+    /// Edit types: add, del or both [default: both; inductive-del-only: del]. A method that
+    /// cannot keep them is refused (add with a deleting baseline or inductive-del-only; del
+    /// with cf-gnnexplainer++).
     #[arg(long)]
     pub edits: Option<Edits>,
     /// Kernel of the policy and the black box: host (fused CPU kernels, default) or burn (Burn
@@ -83,7 +85,9 @@ pub struct InduceArgs {
     #[arg(long)]
     pub all_nodes: bool,
     /// Neighbourhood radius h in hops [default: the --family's, 4 = L + 1 for the 3-layer
-    /// GCN, the paper's]. A trained policy is used with the hops it was trained with.
+    /// GCN, the paper's]. A trained policy is used with the hops it was trained with. InduCE's
+    /// radius: the baselines search their authors' (the run's notes say which), and each
+    /// method's sparsity counts the edges of the neighbourhood it searched.
     #[arg(long)]
     pub hops: Option<u32>,
     /// Work on fan-out-capped neighbourhoods: every expanded node visits at most K of its

@@ -61,7 +61,8 @@ pub struct ExplainArgs {
     /// Indexed Job (JOB_COMPLETION_INDEX with INDUCE_SHARD_COUNT).
     #[arg(long)]
     pub shard: Option<ShardArg>,
-    /// Restrict edits to these node pairs (the paper's V_c): one pair `u w` a line.
+    /// Restrict edits to these node pairs (the paper's V_c): one pair `u w` a line. InduCE's
+    /// methods only: a baseline in --method is refused with it.
     #[arg(long)]
     pub allowed: Option<PathBuf>,
     /// Episodes per target of inductive-best-of-k: the greedy one and K-1 sampled from the
@@ -75,7 +76,9 @@ pub struct ExplainArgs {
     pub greedy_every: usize,
     /// inductive, inductive-best-of-k, untrained: explain N targets together, in lockstep (with
     /// `--kernel burn`, one block-diagonal forward pass of the policy per step for all of them:
-    /// use hundreds on a GPU). The results do not depend on it.
+    /// use hundreds on a GPU). With the host kernel the results do not depend on it; with
+    /// `--kernel burn` a batch sums in another order, so a near-tie between two actions can
+    /// break the other way (every counterfactual is still checked on the whole graph).
     #[arg(long, value_name = "N", default_value_t = 1)]
     pub batch_targets: usize,
     /// Kernel of the black box's verdicts when it should differ from --kernel's: e.g.
@@ -95,8 +98,8 @@ pub struct ExplainArgs {
     pub paper_faithful: bool,
     #[command(flatten)]
     pub induce: InduceArgs,
-    /// Worker threads [default: all cores]; results do not depend on it.
-    #[arg(long, default_value_t = 0)]
+    /// Worker threads, 0 for all cores [default: all cores]; results do not depend on it.
+    #[arg(long, default_value_t = 0, hide_default_value = true)]
     pub threads: usize,
     /// Output directory (written all at once; an existing run there is replaced). While the
     /// run is going, its progress is journaled in the hidden `.NAME.journal` beside it.

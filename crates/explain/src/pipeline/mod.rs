@@ -237,6 +237,18 @@ impl<'a> EvalContext<'a> {
 
     /// One line of `explanations.jsonl`: the explanation and its per-target metric ingredients.
     pub fn record(&self, method: &str, explanation: Explanation) -> Result<TargetRecord> {
+        self.record_within(method, explanation, self.hops)
+    }
+
+    /// [`EvalContext::record`] of an explanation searched within the `hops`-hop neighbourhood
+    /// (its sparsity's edge count and its 1-minimality are taken there; see
+    /// [`Explainer::neighbourhood_hops`]).
+    pub fn record_within(
+        &self,
+        method: &str,
+        explanation: Explanation,
+        hops: u32,
+    ) -> Result<TargetRecord> {
         let one = std::slice::from_ref(&explanation);
         let accuracy = accuracy(one, &self.predictions)?;
         let strict_accuracy = match self.has_ground_truth() {
@@ -245,7 +257,7 @@ impl<'a> EvalContext<'a> {
         };
         let (one_minimal, valid) = match self.black_box {
             Some(bb) => (
-                is_one_minimal(self.graph, bb, &explanation, self.hops, self.verdict)?,
+                is_one_minimal(self.graph, bb, &explanation, hops, self.verdict)?,
                 self.is_valid(bb, &explanation)?,
             ),
             None => (None, None),
@@ -255,7 +267,7 @@ impl<'a> EvalContext<'a> {
             one_minimal,
             valid,
             verdict: self.verdict,
-            neighbourhood_edges: neighbourhood_edges(self.graph, explanation.target, self.hops)?,
+            neighbourhood_edges: neighbourhood_edges(self.graph, explanation.target, hops)?,
             explanation,
             accuracy,
             strict_accuracy,
@@ -377,8 +389,9 @@ pub fn explain_targets_journaled(
     }
     opts.progress.end();
     // The metric ingredients (1-minimality calls the black box once per edit) are not timed.
+    let hops = explainer.neighbourhood_hops().unwrap_or(ctx.hops);
     let records = crate::parallel::map(&explanations, opts.threads, |e| {
-        ctx.record(&name, e.clone())
+        ctx.record_within(&name, e.clone(), hops)
     });
     Ok(MethodRun {
         method: name,
@@ -534,6 +547,34 @@ mod tests {
             metrics.valid_fidelity = None;
             assert_eq!(metrics, direct);
         }
+    }
+
+    #[test]
+    fn an_explainer_with_its_own_radius_is_measured_on_it() {
+        // Prune searching 3 hops in a context of 1: target 4's 1-hop neighbourhood has 2 edges
+        // (0 ─ 4, 4 ─ 5), its 3-hop one all 6; the sparsity's count follows the explainer.
+        struct Wide;
+        impl Explainer for Wide {
+            fn name(&self) -> &str {
+                "wide"
+            }
+            fn explain(&self, g: &Graph, t: u32) -> Result<Explanation> {
+                Prune.explain(g, t)
+            }
+            fn neighbourhood_hops(&self) -> Option<u32> {
+                Some(3)
+            }
+        }
+        let g = graph();
+        let ctx = EvalContext::new(&g, &DEGREE_RULE, 1).unwrap();
+        let opts = ExplainOptions::default();
+        let edges = |e: &dyn Explainer| {
+            let run = explain_targets(e, &ctx, &[4], &opts).unwrap();
+            run.records[0].neighbourhood_edges
+        };
+        assert_eq!((edges(&Prune), edges(&Wide)), (2, 6));
+        let minimised = crate::minimise::Minimised::new(Wide, &DEGREE_RULE, 1, Verdict::Exact);
+        assert_eq!(edges(&minimised), 6);
     }
 
     #[test]
