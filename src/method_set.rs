@@ -452,7 +452,12 @@ impl<'a> MethodSet<'a> {
 /// describes the same policy (deletion-only or not); `None` otherwise.
 fn policy_train_seconds(path: &Path, method: Method) -> Option<f64> {
     let file = crate::methods::policy_path(path, method);
-    let json = std::fs::read(file.parent()?.join("train.json")).ok()?;
+    let dir = file.parent()?;
+    // `train-del-only.json` beside a deletion-only policy; `train.json` (checked below) before.
+    let json = (method == Method::InductiveDelOnly)
+        .then(|| std::fs::read(dir.join("train-del-only.json")).ok())
+        .flatten()
+        .or_else(|| std::fs::read(dir.join("train.json")).ok())?;
     let v: serde_json::Value = serde_json::from_slice(&json).ok()?;
     let del_only = v["job"]["induce"]["env"]["mode"] == "delete_only";
     (del_only == (method == Method::InductiveDelOnly))
@@ -463,6 +468,28 @@ fn policy_train_seconds(path: &Path, method: Method) -> Option<f64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn both_policies_keep_their_training_time_in_one_directory() {
+        let dir = tempfile::tempdir().unwrap();
+        let report = |mode: &str, secs: f64| {
+            serde_json::to_vec(&serde_json::json!({
+                "job": {"induce": {"env": {"mode": mode}}}, "outcome": {"seconds": secs}
+            }))
+            .unwrap()
+        };
+        std::fs::write(dir.path().join("train.json"), report("both", 1.5)).unwrap();
+        let del = || policy_train_seconds(dir.path(), Method::InductiveDelOnly);
+        // Before the deletion-only report existed, train.json described the other policy.
+        assert_eq!(del(), None);
+        let name = crate::run::train_report_name(induce_rl::EditMode::DeleteOnly);
+        std::fs::write(dir.path().join(name), report("delete_only", 0.25)).unwrap();
+        assert_eq!(
+            policy_train_seconds(dir.path(), Method::Inductive),
+            Some(1.5)
+        );
+        assert_eq!(del(), Some(0.25));
+    }
 
     #[test]
     fn one_merge_of_a_run_over_a_policy() {

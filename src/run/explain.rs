@@ -180,6 +180,18 @@ impl ExplainJob {
                 reason: "give at least one method".into(),
             });
         }
+        for (i, m) in self.methods.iter().enumerate() {
+            if self.methods[..i].contains(m) {
+                return Err(Error::InvalidValue {
+                    what: "method list",
+                    value: (self.methods.iter())
+                        .map(|m| m.name())
+                        .collect::<Vec<_>>()
+                        .join(","),
+                    reason: format!("{m} is listed twice"),
+                });
+            }
+        }
         self.induce.validate()?;
         self.check_restrictions()?;
         if self.induce.episodes == 0 {

@@ -18,7 +18,7 @@ pub use options::{
 };
 pub use train::{
     TrainJob, TrainOutcome, train_job, train_job_checkpointed, train_job_noticed, train_job_with,
-    train_reporting, train_to_dir, write_policy_dir,
+    train_report_name, train_reporting, train_to_dir, write_policy_dir,
 };
 
 use std::path::Path;
@@ -54,6 +54,8 @@ pub fn load_data(spec: &str, format: Option<DataFormat>, seed: u64) -> Result<Da
         let mut d = induce_graph::io::load(path, format)?;
         if d.split.train.is_empty() && d.split.test.is_empty() && d.eval_targets.is_none() {
             d.split = induce_graph::Split::random(d.graph.num_nodes(), 0.8, seed)?;
+            // The loader's own note ("split left empty") no longer holds.
+            d.notes.retain(|n| !n.contains("split left empty"));
             d.notes.push(format!(
                 "no split in the file: seeded 80/20 split (seed {seed})"
             ));
@@ -83,9 +85,10 @@ pub fn load_data(spec: &str, format: Option<DataFormat>, seed: u64) -> Result<Da
 /// blank lines and `#` comments skipped.
 pub fn read_pairs(path: impl AsRef<Path>, num_nodes: usize) -> Result<Vec<(u32, u32)>> {
     let path = path.as_ref();
-    let text = std::fs::read_to_string(path).map_err(|source| Error::Io {
-        path: path.to_path_buf(),
-        source,
+    let text = std::fs::read_to_string(path).map_err(|e| Error::InvalidValue {
+        what: "allowed-pairs file",
+        value: path.display().to_string(),
+        reason: e.to_string(),
     })?;
     let mut out = Vec::new();
     for (i, line) in text.lines().enumerate() {

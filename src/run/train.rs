@@ -356,7 +356,8 @@ pub fn train_to_dir(
 
 /// Writes a trained policy into the directory `out` as `induce train --out` does: the policy
 /// (`policy.bpk`, or `policy-del-only.bpk` for a deletion-only job, with its `.json`) and
-/// `train.json` (the job and its outcome), each atomically. Returns the policy's path.
+/// `train.json` (`train-del-only.json`; the job and its outcome), each atomically, so that
+/// both policies and their reports can share a directory. Returns the policy's path.
 pub fn write_policy_dir(
     job: &TrainJob,
     out: &Path,
@@ -376,6 +377,15 @@ pub fn write_policy_dir(
         value: job.data.clone(),
         reason: e.to_string(),
     })?;
-    atomic_write(out.join("train.json"), &bytes)?;
+    atomic_write(out.join(train_report_name(job.induce.env.mode)), &bytes)?;
     Ok(file)
+}
+
+/// The name of the report `induce train` writes beside a policy trained with `mode`:
+/// `train-del-only.json` for deletions only, `train.json` otherwise.
+pub fn train_report_name(mode: induce_rl::EditMode) -> &'static str {
+    match mode {
+        induce_rl::EditMode::DeleteOnly => "train-del-only.json",
+        _ => "train.json",
+    }
 }

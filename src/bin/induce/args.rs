@@ -69,7 +69,7 @@ pub struct InduceArgs {
     pub episodes: Option<usize>,
     /// Adam learning rate of the policy [default: the paper's 3e-4]; for `transductive` and
     /// `inductive-fine-tuned` the per-target rate.
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     pub lr: Option<f64>,
     /// Edit types: add, del or both [default: both; inductive-del-only: del]. A method that
     /// cannot keep them is refused (add with a deleting baseline or inductive-del-only; del

@@ -35,8 +35,9 @@ pub struct TrainArgs {
     pub sample: Option<usize>,
     #[command(flatten)]
     pub induce: InduceArgs,
-    /// Output directory: policy.bpk (policy-del-only.bpk with --edits del), its .json and
-    /// train.json. While training, the state after each epoch is kept in
+    /// Output directory: policy.bpk, its .json and train.json (with --edits del:
+    /// policy-del-only.bpk, its .json and train-del-only.json; both can share one directory).
+    /// While training, the state after each epoch is kept in
     /// OUT/.train-checkpoint.json (removed at the end).
     #[arg(long)]
     pub out: PathBuf,

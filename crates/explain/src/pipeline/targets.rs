@@ -142,10 +142,16 @@ impl TargetSpec {
                 });
             }
             if !seen.insert(t) {
+                let whose = match self {
+                    Self::Eval => format!(" in {}'s eval_idx", data.name),
+                    Self::Train => format!(" in {}'s train_idx", data.name),
+                    Self::Test => format!(" in {}'s test_idx", data.name),
+                    _ => String::new(),
+                };
                 return Err(ExplainError::InvalidValue {
                     what: "target list",
                     value: self.to_string(),
-                    reason: format!("node {t} is listed twice"),
+                    reason: format!("node {t} is listed twice{whose}"),
                 });
             }
         }
@@ -160,9 +166,10 @@ impl TargetSpec {
 }
 
 fn read_id_file(path: &Path) -> Result<Vec<u32>> {
-    let text = std::fs::read_to_string(path).map_err(|source| ExplainError::Io {
-        path: path.to_path_buf(),
-        source,
+    let text = std::fs::read_to_string(path).map_err(|e| ExplainError::InvalidValue {
+        what: "target file",
+        value: format!("@{}", path.display()),
+        reason: e.to_string(),
     })?;
     let mut ids = Vec::new();
     for (i, line) in text.lines().enumerate() {
@@ -486,7 +493,10 @@ mod tests {
         );
         let missing: TargetSpec = "@/nonexistent/ids.txt".parse().unwrap();
         let e = missing.resolve(&d).unwrap_err().to_string();
-        assert!(e.starts_with("/nonexistent/ids.txt: "), "{e}");
+        assert!(
+            e.starts_with("invalid target file `@/nonexistent/ids.txt`: "),
+            "{e}"
+        );
     }
 
     #[test]
