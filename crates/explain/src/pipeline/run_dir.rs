@@ -41,7 +41,22 @@ impl RunWriter {
         let target = dir.as_ref().to_path_buf();
         check_replaceable(&target)?;
         let (parent, name) = parent_and_name(&target);
-        std::fs::create_dir_all(&parent).map_err(io(&parent))?;
+        std::fs::create_dir_all(&parent).map_err(|e| {
+            // The commonest cause: a file where the path needs a directory.
+            match parent.ancestors().find(|a| a.is_file()) {
+                Some(file) => ExplainError::Io {
+                    path: file.to_path_buf(),
+                    source: std::io::Error::new(
+                        e.kind(),
+                        format!(
+                            "a file, in the way of the output directory {}",
+                            target.display()
+                        ),
+                    ),
+                },
+                None => io(&parent)(e),
+            }
+        })?;
         remove_stale_staging(&parent, &name);
         let staging = parent.join(format!(".{name}.partial-{}", std::process::id()));
         if staging.exists() {
@@ -238,7 +253,17 @@ pub fn read_run(dir: impl AsRef<Path>) -> Result<RunData> {
     }
     let read = |name: &str| -> Result<(PathBuf, String)> {
         let p = dir.join(name);
-        let text = std::fs::read_to_string(&p).map_err(io(&p))?;
+        let text = std::fs::read_to_string(&p).map_err(|e| match e.kind() {
+            // A directory without the run's files: say what it is not.
+            std::io::ErrorKind::NotFound => ExplainError::Io {
+                path: dir.to_path_buf(),
+                source: std::io::Error::new(
+                    std::io::ErrorKind::NotFound,
+                    format!("not a run directory (no {name})"),
+                ),
+            },
+            _ => io(&p)(e),
+        })?;
         Ok((p, text))
     };
     let bad =
@@ -690,6 +715,13 @@ mod tests {
         let e = RunWriter::create(&foreign).unwrap_err().to_string();
         assert!(e.contains("holds no run"), "{e}");
         assert!(foreign.join("thesis.tex").exists());
+        // A file where the output path needs a directory is named as such.
+        let e = RunWriter::create(foreign.join("thesis.tex").join("run")).unwrap_err();
+        let e = e.to_string();
+        assert!(
+            e.contains("thesis.tex: a file, in the way of the output directory"),
+            "{e}"
+        );
         {
             let w = RunWriter::create(tmp.path().join("new")).unwrap();
             std::fs::write(w.path().join("black_box.bpk"), "x").unwrap();
@@ -715,5 +747,12 @@ mod tests {
         assert!(e.contains("explanations.jsonl line 2: "), "{e}");
         let e = read_run(tmp.path().join("nope")).unwrap_err().to_string();
         assert!(e.contains("nope: not a run directory"), "{e}");
+        let other = tmp.path().join("other");
+        std::fs::create_dir(&other).unwrap();
+        let e = read_run(&other).unwrap_err().to_string();
+        assert!(
+            e.ends_with("other: not a run directory (no config.json)"),
+            "{e}"
+        );
     }
 }

@@ -110,6 +110,10 @@ pub fn load(path: impl AsRef<Path>, format: Option<DataFormat>) -> Result<Datase
     match format {
         DataFormat::Reference => super::load_reference_npz(path),
         DataFormat::GnnBenchmark => super::load_gnn_benchmark_npz(path),
+        DataFormat::Ogb if !path.is_dir() => Err(GraphError::format(
+            path,
+            "the OGB format is a folder (raw/, split/<name>/), and this is a file",
+        )),
         DataFormat::Ogb => {
             let split = path.join("split");
             let mut names: Vec<String> = std::fs::read_dir(&split)
@@ -281,5 +285,11 @@ mod tests {
         );
         assert!("csv".parse::<DataFormat>().is_err());
         assert_eq!("ogb".parse::<DataFormat>().unwrap(), DataFormat::Ogb);
+        // An npz file read as an OGB folder: said so, not "x.npz/split: Not a directory".
+        let e = load(&f, Some(DataFormat::Ogb)).unwrap_err().to_string();
+        assert!(
+            e.contains("x.npz") && e.contains("OGB format is a folder"),
+            "{e}"
+        );
     }
 }
