@@ -52,9 +52,11 @@ pub struct MethodSettings {
     pub transductive: InduceConfig,
     /// The baselines' settings.
     pub baselines: BaselineConfig,
-    /// Edit types every method is restricted to (`--edits`), over a loaded policy's own.
+    /// Edit types InduCE's methods are restricted to (`--edits`), over a loaded policy's own
+    /// (the baselines keep their own candidates; jobs refuse a baseline that cannot keep them).
     pub edits: Option<EditMode>,
-    /// Node pairs every edit is restricted to (the paper's `V_c`, `--allowed`).
+    /// Node pairs InduCE's edits are restricted to (the paper's `V_c`, `--allowed`; jobs refuse
+    /// it with a baseline, which would ignore it).
     pub allowed: Option<Vec<(u32, u32)>>,
 }
 
@@ -111,8 +113,8 @@ pub fn policy_file_name(mode: EditMode) -> &'static str {
 ///   fan-out and neighbourhood cap.
 /// * `transductive` runs `settings.transductive`; `inductive-fine-tuned` fine-tunes with its
 ///   schedule (episodes, γ, learning rate, greedy episodes).
-/// * `settings.edits` / `settings.allowed` restrict every method; `inductive-del-only` always
-///   deletes only.
+/// * `settings.edits` / `settings.allowed` restrict every InduCE method; `inductive-del-only`
+///   always deletes only.
 pub fn method_config(
     method: Method,
     trained: Option<&InduceConfig>,
@@ -184,7 +186,7 @@ pub struct PreparedMethod<'a> {
     /// Where its verdicts are taken.
     pub verdict: Verdict,
     /// Training time: the policy's (trained here, or read from a loaded policy's
-    /// `train.json`), or the baseline's construction (PGExplainer trains then).
+    /// `train.json` or `train-del-only.json`), or the baseline's construction (PGExplainer trains then).
     pub train_seconds: f64,
     /// What the run's notes say about it.
     pub notes: Vec<String>,
@@ -333,11 +335,13 @@ impl<'a> MethodSet<'a> {
         )?;
         let mut notes: Vec<String> = describe_induce(method, &config).into_iter().collect();
         if loaded {
+            let report = crate::run::train_report_name(config.env.mode);
             notes.push(match seconds {
-                Some(_) => "train s: the loaded policy's training time, from its train.json".into(),
-                None => "train s: the policy was loaded without a train.json beside it; its \
-                         training time is unknown (0 shown)"
-                    .into(),
+                Some(_) => format!("train s: the loaded policy's training time, from its {report}"),
+                None => format!(
+                    "train s: the policy was loaded without a {report} beside it; its \
+                     training time is unknown (0 shown)"
+                ),
             });
         }
         Ok(PreparedMethod {
@@ -447,7 +451,8 @@ impl<'a> MethodSet<'a> {
     }
 }
 
-/// The training time `induce train` recorded in the `train.json` beside the policy `method`
+/// The training time `induce train` recorded in the report beside the policy `method`
+/// ([`crate::run::train_report_name`]; `train.json` for a deletion-only policy before that)
 /// loads from `path` (a policy file or the directory `induce train` wrote), when that file
 /// describes the same policy (deletion-only or not); `None` otherwise.
 fn policy_train_seconds(path: &Path, method: Method) -> Option<f64> {
@@ -521,7 +526,7 @@ mod tests {
         assert_eq!(f.gamma, settings.transductive.gamma);
         let d = method_config(Method::InductiveDelOnly, Some(&trained), &settings);
         assert_eq!(d.env.mode, EditMode::DeleteOnly);
-        // `transductive` runs the schedule; `--edits` and `--allowed` restrict every method.
+        // `transductive` runs the schedule; `--edits` and `--allowed` restrict every InduCE method.
         settings.edits = Some(EditMode::AddOnly);
         settings.allowed = Some(vec![(0, 1)]);
         let t = method_config(Method::Transductive, None, &settings);

@@ -138,9 +138,10 @@ pub fn find_record(run: &RunData, method: Option<Method>, target: u32) -> Result
         })
 }
 
-/// The scene of one explanation: `target`'s `hops`-hop neighbourhood (its part nearest the
-/// edits when larger than [`MAX_DRAWN_NODES`]), the black box's labels before and after the
-/// edits, motif membership when known.
+/// The scene of one explanation: `target`'s `hops`-hop neighbourhood, widened hop by hop until
+/// it holds every edit (a baseline searches its own radius, often wider than the run's InduCE
+/// `hops`), its part nearest the edits when larger than [`MAX_DRAWN_NODES`]; the black box's
+/// labels before and after the edits, motif membership when known.
 pub fn scene(
     data: &Dataset,
     black_box: &dyn BlackBox,
@@ -149,7 +150,18 @@ pub fn scene(
     e: &Explanation,
 ) -> Result<Scene> {
     let g = &data.graph;
-    let sub = k_hop(g, e.target, hops)?;
+    let mut hops = hops;
+    let mut sub = k_hop(g, e.target, hops)?;
+    let outside = |sub: &induce_graph::Subgraph| {
+        (e.edits.iter()).any(|x| sub.local_of(x.u).is_none() || sub.local_of(x.w).is_none())
+    };
+    while outside(&sub) {
+        let wider = k_hop(g, e.target, hops + 1)?;
+        if wider.num_nodes() == sub.num_nodes() {
+            break; // nothing more is reachable: the endpoint is named below
+        }
+        (hops, sub) = (hops + 1, wider);
+    }
     let n = sub.num_nodes();
     let local = |u: u32| -> Result<u32> {
         sub.local_of(u)
@@ -377,4 +389,45 @@ pub fn write_run_report(
     }]);
     atomic_write(dir.join("report.html"), html.as_bytes())?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use induce_explain::Edit;
+    use induce_graph::{Features, Graph, Split};
+    use induce_models::{GcnBlackBox, GcnConfig};
+
+    use super::*;
+
+    #[test]
+    fn a_scene_widens_to_hold_every_edit() {
+        // 0 ─ 1 ─ 2 ─ 3 ─ 4: a baseline's deletion of (3, 4), three hops from target 0, drawn
+        // for a run whose InduCE radius is 1.
+        let edges = [(0, 1), (1, 2), (2, 3), (3, 4)];
+        let graph = Graph::from_edges(5, &edges, Features::constant(5, 1, 1.0), vec![0; 5]);
+        let data = Dataset {
+            name: "path".into(),
+            graph: graph.unwrap(),
+            split: Split {
+                train: vec![],
+                valid: vec![],
+                test: vec![],
+            },
+            eval_targets: None,
+            notes: vec![],
+        };
+        let dev = induce_models::device::default_device().unwrap();
+        let bb = GcnBlackBox::new(GcnConfig::new(1, 2).init(&dev), &dev);
+        let mut e = Explanation {
+            target: 0,
+            found: true,
+            original_label: 0,
+            new_label: 1,
+            edits: vec![Edit::delete(3, 4)],
+        };
+        assert_eq!(scene(&data, &bb, 1, "random", &e).unwrap().nodes.len(), 5);
+        // Only the radius the edits need: (1, 2) is drawn within 2 hops.
+        e.edits = vec![Edit::delete(1, 2)];
+        assert_eq!(scene(&data, &bb, 1, "random", &e).unwrap().nodes.len(), 3);
+    }
 }

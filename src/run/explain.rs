@@ -180,20 +180,8 @@ impl ExplainJob {
                 reason: "give at least one method".into(),
             });
         }
-        for (i, m) in self.methods.iter().enumerate() {
-            if self.methods[..i].contains(m) {
-                return Err(Error::InvalidValue {
-                    what: "method list",
-                    value: (self.methods.iter())
-                        .map(|m| m.name())
-                        .collect::<Vec<_>>()
-                        .join(","),
-                    reason: format!("{m} is listed twice"),
-                });
-            }
-        }
+        check_methods(&self.methods, self.edits, self.allowed.is_some())?;
         self.induce.validate()?;
-        self.check_restrictions()?;
         if self.induce.episodes == 0 {
             return Err(induce_explain::ExplainError::InvalidConfig(
                 "InduceConfig.episodes must be at least 1, got 0".into(),
@@ -204,55 +192,68 @@ impl ExplainJob {
     }
 }
 
-impl ExplainJob {
-    /// Refuses a method that would ignore the job's edit restrictions: the baselines edit their
-    /// own candidates (deletions of existing edges; every pair for `cf-gnnexplainer++`), so
-    /// neither the allowed pairs nor additions only can be imposed on them, and
-    /// `inductive-del-only` deletes only. A restriction a method already keeps (deletions only
-    /// for a deleting baseline) is accepted.
-    fn check_restrictions(&self) -> Result<()> {
-        let refuse = |m: Method, reason: String| {
-            Err(Error::InvalidValue {
-                what: "method",
-                value: m.name().into(),
-                reason,
-            })
-        };
-        for &m in &self.methods {
-            if self.allowed.is_some() && m.is_baseline() {
+/// Refuses a method list with a method twice, or with a method that would ignore the job's
+/// edit restrictions (`edits`, and `allowed`: whether allowed pairs are given): the baselines
+/// edit their own candidates (deletions of existing edges; every pair for
+/// `cf-gnnexplainer++`), so neither the allowed pairs nor additions only can be imposed on them,
+/// and `inductive-del-only` deletes only. A restriction a method already keeps (deletions only
+/// for a deleting baseline) is accepted. Every job checks it ([`ExplainJob::validate`] before
+/// loading anything, and the explain loop of in-memory jobs).
+pub(crate) fn check_methods(
+    methods: &[Method],
+    edits: Option<EditMode>,
+    allowed: bool,
+) -> Result<()> {
+    for (i, m) in methods.iter().enumerate() {
+        if methods[..i].contains(m) {
+            return Err(Error::InvalidValue {
+                what: "method list",
+                value: (methods.iter())
+                    .map(|m| m.name())
+                    .collect::<Vec<_>>()
+                    .join(","),
+                reason: format!("{m} is listed twice"),
+            });
+        }
+    }
+    let refuse = |m: Method, reason: &str| {
+        Err(Error::InvalidValue {
+            what: "method",
+            value: m.name().into(),
+            reason: reason.into(),
+        })
+    };
+    for &m in methods {
+        if allowed && m.is_baseline() {
+            return refuse(
+                m,
+                "the allowed pairs (--allowed, the paper's V_c) restrict InduCE's edits; the \
+                 baselines choose among their own candidates and would ignore them: run the \
+                 baselines without --allowed",
+            );
+        }
+        let deletes_only = (m.is_baseline() && m != Method::CfGnnExplainerPlusPlus)
+            || m.edit_mode() == Some(EditMode::DeleteOnly);
+        match edits {
+            Some(EditMode::AddOnly) if deletes_only => {
                 return refuse(
                     m,
-                    "the allowed pairs (--allowed, the paper's V_c) restrict InduCE's edits; \
-                     the baselines choose among their own candidates and would ignore them: \
-                     run the baselines without --allowed"
-                        .into(),
+                    "it only deletes edges, so additions only (--edits add) cannot apply: run \
+                     it without --edits add",
                 );
             }
-            let deletes_only = (m.is_baseline() && m != Method::CfGnnExplainerPlusPlus)
-                || m.edit_mode() == Some(EditMode::DeleteOnly);
-            match self.edits {
-                Some(EditMode::AddOnly) if deletes_only => {
-                    return refuse(
-                        m,
-                        "it only deletes edges, so additions only (--edits add) cannot apply: \
-                         run it without --edits add"
-                            .into(),
-                    );
-                }
-                Some(EditMode::DeleteOnly) if m == Method::CfGnnExplainerPlusPlus => {
-                    return refuse(
-                        m,
-                        "its mask covers every node pair (it adds edges too) and cannot be \
-                         restricted to deletions (--edits del): use cf-gnnexplainer, the \
-                         deletion-only original"
-                            .into(),
-                    );
-                }
-                _ => {}
+            Some(EditMode::DeleteOnly) if m == Method::CfGnnExplainerPlusPlus => {
+                return refuse(
+                    m,
+                    "its mask covers every node pair (it adds edges too) and cannot be \
+                     restricted to deletions (--edits del): use cf-gnnexplainer, the \
+                     deletion-only original",
+                );
             }
+            _ => {}
         }
-        Ok(())
     }
+    Ok(())
 }
 
 /// Runs an explain job: loads the data, the black box and (for the inductive methods) the

@@ -169,6 +169,11 @@ pub(crate) fn explain_memory_core(
     header: Option<&str>,
     notice: &dyn Fn(&str),
 ) -> Result<(RunSummary, Vec<MethodRun>)> {
+    super::explain::check_methods(
+        &job.methods,
+        job.settings.edits,
+        job.settings.allowed.is_some(),
+    )?;
     let data = job.data;
     // Bound once per job: what every target shares (the host GCN's first layer on the whole
     // graph) is computed here, not per target.

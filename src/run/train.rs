@@ -1,5 +1,5 @@
 //! `induce train` as a library job: [`TrainJob`] (everything that defines a training run,
-//! saved in its `train.json`), [`train_job`] (train in memory) and [`train_to_dir`] (the output
+//! saved in its `train.json`, `train-del-only.json` for deletions only), [`train_job`] (train in memory) and [`train_to_dir`] (the output
 //! directory's whole lifecycle: checkpoint, resume, the policy under its one file name).
 
 use induce_graph::Dataset;
@@ -302,8 +302,8 @@ pub const TRAIN_CHECKPOINT: &str = ".train-checkpoint.json";
 
 /// Trains `job` into the directory `out`, owning its whole lifecycle: the policy is saved as
 /// [`policy_file_name`] of its edit mode (`policy.bpk`, or `policy-del-only.bpk` for
-/// deletions only) with its `.json`, and `train.json` records the job and what training
-/// measured. With the host kernel the state after each epoch is kept in
+/// deletions only) with its `.json`, and `train.json` ([`train_report_name`]) records the job
+/// and what training measured. With the host kernel the state after each epoch is kept in
 /// `out/.train-checkpoint.json` ([`TRAIN_CHECKPOINT`]): started again with `resume`, training
 /// continues from the last finished epoch and gives exactly an uninterrupted run's policy;
 /// without `resume` an old checkpoint is discarded. A failure before the first epoch leaves no

@@ -67,7 +67,6 @@ pub struct TrainReport {
     pub steady_epoch_seconds: Option<f64>,
 }
 
-/// Checks that a dataset can be fed to a GCN with `config`'s dimensions.
 /// The most parameters [`train_gcn`] builds a GCN with: 2^28, 1 GiB of f32 weights (4 GiB
 /// with their gradients and Adam's two moments). A hidden width that asks for more is an
 /// error naming it, not an allocation failure.
@@ -105,6 +104,7 @@ fn check_config(dataset: &Dataset, config: &GcnConfig) -> Result<()> {
     Ok(())
 }
 
+/// Checks that a dataset can be fed to a GCN with `config`'s dimensions.
 fn check_dataset(dataset: &Dataset, config: &GcnConfig) -> Result<()> {
     check_config(dataset, config)?;
     check_features(dataset.graph.features(), config.input_dim)?;

@@ -79,7 +79,9 @@ pub struct InduceConfig {
     /// Inductive inference (`inductive`, `inductive-best-of-k`, `untrained`): targets explained
     /// together, in lockstep ([`crate::batch`]). On the Burn kernel each step scores all of
     /// their states in one block-diagonal forward pass (what a GPU needs: hundreds); 1, the
-    /// default, explains each target on its own thread. The results do not depend on it.
+    /// default, explains each target on its own thread. With the host kernel the results do
+    /// not depend on it; on the Burn kernel a batch sums in another order, so a near-tie
+    /// between two actions can break the other way.
     pub inference_batch: usize,
 }
 
