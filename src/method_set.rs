@@ -110,7 +110,7 @@ pub fn policy_file_name(mode: EditMode) -> &'static str {
 ///   the policy is trained by the run itself (with `settings.induce`).
 /// * A loaded policy keeps its training settings (network, environment, reward) and takes the
 ///   run's inference settings: kernel, minimality pass, best-of-k samples, seed, verdicts,
-///   fan-out and neighbourhood cap.
+///   edit budget, fan-out and neighbourhood cap.
 /// * `transductive` runs `settings.transductive`; `inductive-fine-tuned` fine-tunes with its
 ///   schedule (episodes, γ, learning rate, greedy episodes).
 /// * `settings.edits` / `settings.allowed` restrict every InduCE method; `inductive-del-only`
@@ -130,6 +130,7 @@ pub fn method_config(
             c.inference_samples = run.inference_samples;
             c.inference_batch = run.inference_batch;
             c.seed = run.seed;
+            c.env.budget = run.env.budget;
             c.env.fanout = run.env.fanout;
             c.env.max_nodes = run.env.max_nodes;
             c.env.verdict = run.env.verdict;

@@ -910,12 +910,13 @@ pub fn explainer<'a>(
             let p = config
                 .policy_config(d, black_box.num_classes())
                 .init(device);
-            Box::new(
-                InduceExplainer::new(method.name(), &p, black_box, config.env.clone(), device)
-                    .with_kernel(config.kernel)
-                    .with_minimise(config.minimise)
-                    .with_batch(config.inference_batch),
-            )
+            Box::new(InduceExplainer::from_config(
+                method.name(),
+                &p,
+                black_box,
+                &config,
+                device,
+            ))
         }
         _ => {
             let p = policy.ok_or_else(|| needs_policy(method))?;
@@ -924,11 +925,8 @@ pub fn explainer<'a>(
                 _ => 1,
             };
             Box::new(
-                InduceExplainer::new(method.name(), p, black_box, config.env.clone(), device)
-                    .with_kernel(config.kernel)
-                    .with_minimise(config.minimise)
-                    .with_samples(samples, config.seed)
-                    .with_batch(config.inference_batch),
+                InduceExplainer::from_config(method.name(), p, black_box, &config, device)
+                    .with_samples(samples, config.seed),
             )
         }
     })

@@ -231,6 +231,41 @@ fn generate_train_explain_eval_round_trip_and_shards_merge_to_the_whole_run() {
         }
     }
 
+    // The edit budget: every explanation (found or not) of the trained and the untrained
+    // policy stops at 2 edits, and the run records it.
+    let budget = p.root.join("budget");
+    ok(induce(&[
+        "explain",
+        "--data",
+        s(&p.data),
+        "--black-box",
+        s(&p.black_box),
+        "--policy",
+        s(&p.policy),
+        "--method",
+        "inductive,untrained",
+        "--targets",
+        "test",
+        "--budget",
+        "2",
+        "--out",
+        s(&budget),
+    ]));
+    let cfg = std::fs::read_to_string(budget.join("config.json")).unwrap();
+    assert!(cfg.contains("\"budget\": 2"), "{cfg}");
+    let mut longest = 0;
+    for line in std::fs::read_to_string(budget.join("explanations.jsonl"))
+        .unwrap()
+        .lines()
+    {
+        let r: serde_json::Value = serde_json::from_str(line).unwrap();
+        longest = longest.max(r["edits"].as_array().map_or(0, Vec::len));
+    }
+    assert!(
+        (1..=2).contains(&longest),
+        "longest explanation: {longest} edits"
+    );
+
     // eval prints both runs side by side.
     let t = ok(induce_plain(&["eval", s(&whole), s(&merged)]));
     assert!(t.contains("run 1:") && t.contains("run 2:"), "{t}");
@@ -385,6 +420,19 @@ fn bad_inputs_give_one_clear_line_and_no_output() {
                 "0",
             ],
             "invalid setting `--iterations = 0`: must be at least 1",
+        ),
+        (
+            vec![
+                "--data",
+                data,
+                "--black-box",
+                bb,
+                "--method",
+                "transductive",
+                "--budget",
+                "0",
+            ],
+            "invalid configuration: --budget must be at least 1, got 0",
         ),
         (
             vec![

@@ -67,7 +67,8 @@ pub struct ExplainJob {
     #[serde(default = "default_true")]
     pub family_guessed: bool,
     /// InduCE settings of the transductive and untrained methods (the trained ones take theirs
-    /// from the checkpoint, apart from `edits` and `allowed`).
+    /// from the checkpoint, apart from the inference settings of
+    /// [`crate::method_set::method_config`], `edits` and `allowed`).
     pub induce: InduceConfig,
     /// The kernel of the black box's verdicts, when it differs from the policy's
     /// (`induce.kernel`): e.g. the policy on the GPU (`burn`, with batched targets) and the

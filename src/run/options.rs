@@ -14,8 +14,9 @@ use crate::methods::{Method, Preset};
 /// The library's names of the settings a user gives by name (in error messages, e.g.
 /// `InduceConfig.env.hops`) and the [`RunOptions`] field each one is (`hops`): front ends turn
 /// the first into their own spelling of the second ([`name_settings`]).
-pub const SETTING_NAMES: [(&str, &str); 13] = [
+pub const SETTING_NAMES: [(&str, &str); 14] = [
     ("InduceConfig.lr", "lr"),
+    ("InduceConfig.env.budget", "budget"),
     ("InduceConfig.inference_batch", "batch_targets"),
     ("InduceConfig.episodes", "episodes"),
     ("InduceConfig.inference_samples", "samples"),
@@ -90,6 +91,10 @@ pub struct RunOptions {
     /// Neighbourhood radius in hops (`--hops`).
     #[serde(default)]
     pub hops: Option<u32>,
+    /// InduCE's edit budget δ per explanation (`--budget`; default the paper's 15). With a
+    /// trained policy the run's budget applies, whatever the policy was trained with.
+    #[serde(default)]
+    pub budget: Option<usize>,
     /// Fan-out cap of neighbourhoods (`--fanout`).
     #[serde(default)]
     pub fanout: Option<usize>,
@@ -141,6 +146,9 @@ impl RunOptions {
         induce.env.fanout = self.fanout;
         if let Some(h) = self.hops {
             induce.env.hops = h;
+        }
+        if let Some(b) = self.budget {
+            induce.env.budget = b;
         }
         induce.env.max_nodes = Some(self.max_neighbourhood.unwrap_or(DEFAULT_MAX_NEIGHBOURHOOD));
         if let Some(m) = self.episodes {

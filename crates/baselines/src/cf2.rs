@@ -157,7 +157,9 @@ impl Explainer for Cf2Explainer<'_> {
     fn explain(&self, graph: &Graph, target: u32) -> Result<Explanation> {
         let c = &self.config;
         if c.iterations == 0 {
-            return Err(ExplainError::ZeroBudget);
+            return Err(ExplainError::InvalidConfig(
+                "cf2: iterations = 0: at least one optimisation step is needed".into(),
+            ));
         }
         if self.black_box.num_classes() < 2 {
             return Err(ExplainError::InvalidConfig(

@@ -159,7 +159,9 @@ impl Explainer for CfGnnExplainer<'_> {
     fn explain(&self, graph: &Graph, target: u32) -> Result<Explanation> {
         let c = &self.config;
         if c.iterations == 0 {
-            return Err(ExplainError::ZeroBudget);
+            return Err(ExplainError::InvalidConfig(
+                "cf-gnnexplainer: iterations = 0: at least one optimisation step is needed".into(),
+            ));
         }
         let p = MaskProblem::new(
             graph,
@@ -317,7 +319,7 @@ mod tests {
         };
         assert!(matches!(
             CfGnnExplainer::new(&bb, zero, &d).unwrap().explain(&g, 0),
-            Err(ExplainError::ZeroBudget)
+            Err(ExplainError::InvalidConfig(_))
         ));
         let x = CfGnnExplainer::new(&bb, CfGnnConfig::default(), &d).unwrap();
         assert!(matches!(

@@ -233,8 +233,9 @@ impl<'a> PgExplainer<'a> {
     /// differentiable form, [`BlackBox::differentiable`], for the embeddings and gradients; its
     /// predictions for the flip test).
     ///
-    /// Errors: a black box without gradients, no training node with an edge in its
-    /// neighbourhood, zero epochs, a model that does not fit the graph.
+    /// Errors: a black box without gradients, `k` 0 (no edge to keep), training epochs but no
+    /// training node with an edge in its neighbourhood, a model that does not fit the graph.
+    /// Zero epochs is allowed: the untrained mask network (an ablation).
     pub fn train(
         graph: &Graph,
         black_box: &'a dyn BlackBox,

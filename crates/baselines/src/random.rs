@@ -98,7 +98,9 @@ impl Explainer for RandomExplainer<'_> {
     fn explain(&self, graph: &Graph, target: u32) -> Result<Explanation> {
         let c = &self.config;
         if c.iterations == 0 {
-            return Err(ExplainError::ZeroBudget);
+            return Err(ExplainError::InvalidConfig(
+                "random: iterations = 0: at least one random mask is needed".into(),
+            ));
         }
         if !(0.0..=1.0).contains(&c.keep_probability) {
             return Err(ExplainError::InvalidConfig(format!(
@@ -176,7 +178,7 @@ mod tests {
         };
         assert!(matches!(
             RandomExplainer::new(&bb, zero).explain(&star(), 0),
-            Err(ExplainError::ZeroBudget)
+            Err(ExplainError::InvalidConfig(_))
         ));
         let p = RandomConfig {
             keep_probability: 1.5,

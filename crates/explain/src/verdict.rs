@@ -856,6 +856,7 @@ impl<'a> Judge<'a> {
     fn checked(&self) -> Result<()> {
         let lp = &self.log_probs;
         let (n, c) = (self.nodes.len(), self.black_box.num_classes());
+        check_classes(self.black_box)?;
         if lp.num_nodes() != n || lp.num_classes() != c {
             return Err(ExplainError::OutputShape {
                 expected_nodes: n,
@@ -968,6 +969,19 @@ fn evaluator<'a>(
     Ok((Eval::Plain(x), lp))
 }
 
+/// A black box that declares no class cannot classify anything: a typed error instead of an
+/// empty row's argmax (every verdict calls it).
+pub fn check_classes(black_box: &dyn BlackBox) -> Result<()> {
+    match black_box.num_classes() {
+        0 => Err(ExplainError::Model(
+            induce_models::ModelError::InvalidInput(
+                "the black box declares 0 classes: a classifier needs at least one".into(),
+            ),
+        )),
+        _ => Ok(()),
+    }
+}
+
 /// The black box's label for `target` on the WHOLE graph with `edits` applied, checked
 /// independently of [`Judge`]: the edits are applied to a copy of the edge list and the black
 /// box runs once on the whole graph (no neighbourhood, no incremental evaluation). A black box
@@ -975,8 +989,14 @@ fn evaluator<'a>(
 /// field in the edited graph instead ([`GraphBinding::log_probs_at`]: the same function, no
 /// cached layer, no whole-graph pass).
 ///
-/// Errors: [`ExplainError::NodeOutOfRange`] for an edit outside the graph, the black box's
-/// errors.
+/// The edits are applied in order as set operations on the edge set: adding an edge that is
+/// present, or deleting one that is absent, changes nothing, and a self-loop edit is skipped
+/// (graphs are simple). It answers "what does the model predict after these edits", not
+/// "are these edits a well-formed explanation" (every explainer here emits each pair once,
+/// additions of absent and deletions of present edges).
+///
+/// Errors: [`ExplainError::NodeOutOfRange`] for an edit outside the graph, a black box with no
+/// class, the black box's errors.
 pub fn whole_graph_label(
     graph: &Graph,
     black_box: &dyn BlackBox,
@@ -1003,6 +1023,7 @@ pub fn whole_graph_label(
             what: "the graph",
         });
     }
+    check_classes(black_box)?;
     if let Some(binding) = black_box.graph_binding(graph) {
         // The pairs whose presence the edits change, in edit order (the last edit of a pair
         // decides it).

@@ -74,7 +74,7 @@ impl EditGraph {
     }
 
     /// Inserts `{u, w}` if absent, removes it if present; returns `true` if it now exists.
-    /// Panics on a self loop.
+    /// Panics on a self loop or an id `>= n` (local ids come from a [`crate::Subgraph`]).
     pub fn toggle(&mut self, u: usize, w: usize) -> bool {
         assert_ne!(u, w, "self loops are not edges");
         match self.adj[u].binary_search(&(w as u32)) {

@@ -65,7 +65,15 @@ impl Features {
     }
 
     /// `n × d` matrix filled with `value` (the synthetic benchmarks use constant ones).
+    ///
+    /// # Panics
+    /// If `value` is NaN or infinite: features are finite ([`Features::new`] refuses such data
+    /// with a typed error; use it for values that come from outside the program).
     pub fn constant(n: usize, d: usize, value: f32) -> Self {
+        assert!(
+            value.is_finite(),
+            "Features::constant({n}, {d}, {value}): features must be finite"
+        );
         Self {
             n,
             d,
@@ -122,5 +130,29 @@ impl Features {
     /// ```
     pub fn id(&self) -> u64 {
         self.id
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn features_are_finite() {
+        assert!(matches!(
+            Features::new(1, 2, vec![1.0, f32::NAN]),
+            Err(GraphError::NonFiniteFeature {
+                node: 0,
+                dim: 1,
+                ..
+            })
+        ));
+        assert_eq!(Features::constant(2, 1, 0.5).as_slice(), &[0.5, 0.5]);
+    }
+
+    #[test]
+    #[should_panic(expected = "features must be finite")]
+    fn a_non_finite_constant_panics_as_documented() {
+        let _ = Features::constant(2, 1, f32::INFINITY);
     }
 }

@@ -200,7 +200,8 @@ impl Graph {
         }
     }
 
-    /// Neighbours of `u` (unordered). Panics if `u` is out of range.
+    /// Neighbours of `u` (unordered; none for a node id outside the graph: check ids from
+    /// outside with [`Graph::check_node`]).
     pub fn neighbors(&self, u: u32) -> impl Iterator<Item = u32> + '_ {
         self.topo
             .neighbors(NodeIndex::new(u as usize))
@@ -220,7 +221,7 @@ impl Graph {
         self.csr().neighbors(u as usize)
     }
 
-    /// Degree of `u`. Panics if `u` is out of range.
+    /// Degree of `u` (0 for a node id outside the graph).
     pub fn degree(&self, u: u32) -> usize {
         self.neighbors(u).count()
     }

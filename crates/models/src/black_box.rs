@@ -41,11 +41,17 @@ impl LogProbs {
     }
 
     /// Log-probabilities of node `i`.
+    ///
+    /// # Panics
+    /// If `i` is not below [`LogProbs::num_nodes`] (like slice indexing).
     pub fn row(&self, i: usize) -> &[f32] {
         &self.data[i * self.c..(i + 1) * self.c]
     }
 
     /// The predicted class of node `i`: argmax, first index on ties (NaN never wins).
+    ///
+    /// # Panics
+    /// If `i` is not below [`LogProbs::num_nodes`].
     pub fn argmax(&self, i: usize) -> usize {
         let mut best = 0;
         let r = self.row(i);
@@ -122,7 +128,9 @@ pub trait BlackBox: Send + Sync {
     fn num_classes(&self) -> usize;
 
     /// Class log-probabilities of every node of the graph with features `x` (`n × d`) and
-    /// undirected `edges` (each pair once, local ids `< n`, no self loops).
+    /// undirected `edges` (each pair once, local ids `< n`, no self loops): a graph's
+    /// [`Graph::edges`], not its two-direction `edge_index` (a pair listed twice counts twice
+    /// in the GCN's degrees and messages; it is not detected).
     fn log_probs(&self, x: &Features, edges: &[(u32, u32)]) -> Result<LogProbs>;
 
     /// The number `L` of message-passing layers, when the model is a message-passing network:
@@ -519,6 +527,7 @@ impl BlackBox for GcnBlackBox {
         edges: &[(u32, u32)],
     ) -> Result<Option<crate::batched_verdict::VerdictBatch<'_>>> {
         check_features(x, self.input_dim())?;
+        check_widths(&self.model)?;
         // A GCN whose layers differ in width takes per-episode verdicts instead.
         if !crate::batched_verdict::VerdictBatch::supports(&self.model) {
             return Ok(None);
@@ -528,12 +537,26 @@ impl BlackBox for GcnBlackBox {
 
     fn log_probs(&self, x: &Features, edges: &[(u32, u32)]) -> Result<LogProbs> {
         check_features(x, self.input_dim())?;
+        check_widths(&self.model)?;
         let n = x.num_nodes();
         let g = GraphTensors::new(n, edges, &self.device)?;
         let xt = matrix(x.as_slice(), n, x.dim(), &self.device);
         let out = to_vec(self.model.forward(xt, &g));
         LogProbs::new(n, self.num_classes(), out)
     }
+}
+
+/// A GCN built with no hidden unit or no class (by hand: [`crate::train_gcn`] and the checkpoint
+/// loaders refuse them) is a typed error, not a panic inside the tensor library.
+fn check_widths(model: &Gcn) -> Result<()> {
+    let (hidden, classes) = (model.hidden(), model.num_classes());
+    if hidden == 0 || classes == 0 {
+        return Err(ModelError::InvalidInput(format!(
+            "a GCN with hidden width {hidden} and {classes} classes cannot classify (each must \
+             be at least 1)"
+        )));
+    }
+    Ok(())
 }
 
 /// The paper's GCN as the black box a [`Kernel`](crate::Kernel) evaluates: its host copy

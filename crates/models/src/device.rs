@@ -72,6 +72,13 @@ impl BackendKind {
     }
 
     /// True when the backend's cargo feature was enabled at build time.
+    ///
+    /// ```
+    /// use induce_models::device::BackendKind;
+    /// // A name that is no backend is told apart from one that is not compiled in.
+    /// let e = "tpu".parse::<BackendKind>().unwrap_err().to_string();
+    /// assert!(e.starts_with("unknown backend `tpu`: the backends are flex, ndarray"), "{e}");
+    /// ```
     pub fn is_compiled(self) -> bool {
         match self {
             BackendKind::Flex => cfg!(feature = "flex"),
@@ -104,23 +111,31 @@ impl FromStr for BackendKind {
             "cuda" => Ok(BackendKind::Cuda),
             "vulkan" => Ok(BackendKind::Vulkan),
             "cube-cpu" | "cubecpu" | "cube_cpu" => Ok(BackendKind::CubeCpu),
-            _ => Err(unavailable(s)),
+            _ => Err(ModelError::UnknownBackend {
+                name: s.to_string(),
+                known: names(BackendKind::ALL.to_vec()),
+                available: names(BackendKind::compiled()),
+            }),
         }
     }
 }
 
+/// The backends' names, comma-separated ("none" for no backend).
+fn names(kinds: Vec<BackendKind>) -> String {
+    match kinds.is_empty() {
+        true => "none".into(),
+        false => kinds
+            .into_iter()
+            .map(BackendKind::name)
+            .collect::<Vec<_>>()
+            .join(", "),
+    }
+}
+
 fn unavailable(name: &str) -> ModelError {
-    let list: Vec<&str> = BackendKind::compiled()
-        .into_iter()
-        .map(BackendKind::name)
-        .collect();
     ModelError::BackendUnavailable {
         name: name.to_string(),
-        available: if list.is_empty() {
-            "none".into()
-        } else {
-            list.join(", ")
-        },
+        available: names(BackendKind::compiled()),
     }
 }
 

@@ -19,7 +19,17 @@ pub enum ModelError {
     /// A graph or feature input is unusable (out-of-range edge endpoint, empty graph, NaN...).
     #[error("invalid input: {0}")]
     InvalidInput(String),
-    /// A backend name that is unknown or not compiled in.
+    /// A name that is no backend of this library.
+    #[error("unknown backend `{name}`: the backends are {known}; compiled in: {available}")]
+    UnknownBackend {
+        /// The name as given.
+        name: String,
+        /// Every backend name this library knows.
+        known: String,
+        /// Comma-separated list of compiled-in backends.
+        available: String,
+    },
+    /// A backend that is not compiled in.
     #[error("backend `{name}` is not available; compiled-in backends: {available}")]
     BackendUnavailable {
         /// The requested backend.

@@ -364,4 +364,33 @@ mod tests {
         let m2 = GcnConfig::new(4, 3).init(&d);
         assert_eq!(to_vec(m.lin.weight.val()), to_vec(m2.lin.weight.val()));
     }
+
+    /// A GCN built by hand with no hidden unit or no class initialises (an empty fan-in's
+    /// bound is 0, as in PyTorch) and is a typed error when asked to classify.
+    #[test]
+    fn an_empty_gcn_is_an_error_not_a_panic() {
+        let d = default_device().unwrap();
+        let x = induce_graph::Features::new(2, 3, vec![1.0; 6]).unwrap();
+        for (hidden, classes) in [(0, 2), (4, 0), (0, 0)] {
+            let m = GcnConfig::new(3, classes).with_hidden(hidden).init(&d);
+            let bb = crate::GcnBlackBox::new(m, &d);
+            let r = crate::BlackBox::log_probs(&bb, &x, &[(0, 1)]);
+            assert!(
+                matches!(&r, Err(crate::ModelError::InvalidInput(m)) if m.contains("cannot classify")),
+                "hidden {hidden}, classes {classes}: {r:?}"
+            );
+        }
+        // The bias behind an empty fan-in is zero, the others are drawn as before.
+        let m = GcnConfig::new(3, 2).with_hidden(0).init(&d);
+        let b = m
+            .lin
+            .bias
+            .as_ref()
+            .unwrap()
+            .val()
+            .into_data()
+            .try_to_vec::<f32>()
+            .unwrap();
+        assert_eq!(b, vec![0.0, 0.0]);
+    }
 }

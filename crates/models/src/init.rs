@@ -5,7 +5,13 @@ use burn::tensor::{Device, Tensor, TensorData};
 use rand::Rng;
 use rand::rngs::StdRng;
 
-/// `U(-bound, bound)` matrix parameter of shape `[rows, cols]`.
+/// `bound` as drawn from: a non-finite bound (`1/sqrt(0)` of an empty fan-in) is 0, as in
+/// PyTorch's `nn.Linear` initialisation.
+fn finite(bound: f32) -> f32 {
+    if bound.is_finite() { bound } else { 0.0 }
+}
+
+/// `U(-bound, bound)` matrix parameter of shape `[rows, cols]` (zeros for a non-finite bound).
 pub fn uniform2(
     rng: &mut StdRng,
     rows: usize,
@@ -13,14 +19,16 @@ pub fn uniform2(
     bound: f32,
     d: &Device,
 ) -> Param<Tensor<2>> {
+    let bound = finite(bound);
     let v: Vec<f32> = (0..rows * cols)
         .map(|_| rng.random_range(-bound..=bound))
         .collect();
     Param::from_tensor(Tensor::from_data(TensorData::new(v, [rows, cols]), d))
 }
 
-/// `U(-bound, bound)` vector parameter of length `n`.
+/// `U(-bound, bound)` vector parameter of length `n` (zeros for a non-finite bound).
 pub fn uniform1(rng: &mut StdRng, n: usize, bound: f32, d: &Device) -> Param<Tensor<1>> {
+    let bound = finite(bound);
     let v: Vec<f32> = (0..n).map(|_| rng.random_range(-bound..=bound)).collect();
     Param::from_tensor(Tensor::from_data(TensorData::new(v, [n]), d))
 }

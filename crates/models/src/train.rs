@@ -104,6 +104,48 @@ fn check_config(dataset: &Dataset, config: &GcnConfig) -> Result<()> {
     Ok(())
 }
 
+impl GcnTrainingConfig {
+    /// Checks the optimiser's settings, naming the one at fault: at least one epoch, a finite
+    /// positive learning rate and clipping norm, a finite non-negative weight decay
+    /// ([`train_gcn`] calls it; a NaN rate would train a NaN model).
+    ///
+    /// ```
+    /// use induce_models::{GcnConfig, GcnTrainingConfig};
+    /// let c = GcnTrainingConfig::new(GcnConfig::new(10, 2));
+    /// assert!(c.validate().is_ok());
+    /// assert!(c.clone().with_lr(f64::NAN).validate().is_err());
+    /// assert!(c.with_epochs(0).validate().is_err());
+    /// ```
+    pub fn validate(&self) -> Result<()> {
+        let bad = |what: &str, value: String, must: &str| {
+            Err(ModelError::InvalidInput(format!(
+                "GcnTrainingConfig.{what} = {value}: must be {must}"
+            )))
+        };
+        if self.epochs == 0 {
+            return bad("epochs", "0".into(), "at least 1");
+        }
+        if !(self.lr.is_finite() && self.lr > 0.0) {
+            return bad("lr", self.lr.to_string(), "finite and positive");
+        }
+        if !(self.weight_decay.is_finite() && self.weight_decay >= 0.0) {
+            return bad(
+                "weight_decay",
+                self.weight_decay.to_string(),
+                "finite and non-negative",
+            );
+        }
+        if !(self.clip_norm.is_finite() && self.clip_norm > 0.0) {
+            return bad(
+                "clip_norm",
+                self.clip_norm.to_string(),
+                "finite and positive",
+            );
+        }
+        Ok(())
+    }
+}
+
 /// Checks that a dataset can be fed to a GCN with `config`'s dimensions.
 fn check_dataset(dataset: &Dataset, config: &GcnConfig) -> Result<()> {
     check_config(dataset, config)?;
@@ -140,6 +182,7 @@ pub fn train_gcn(
     config: &GcnTrainingConfig,
     device: &Device,
 ) -> Result<(Gcn, TrainReport)> {
+    config.validate()?;
     check_dataset(dataset, &config.model)?;
     let start = Instant::now();
     let ad = device.clone().autodiff();

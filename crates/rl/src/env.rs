@@ -617,6 +617,7 @@ impl<'a> Episode<'a> {
                 got: d,
             });
         }
+        induce_explain::verdict::check_classes(black_box)?;
         let edit = sub.to_edit_graph();
         let candidates = build_candidates(&sub, &edit, config);
         if candidates.is_empty() {
@@ -1162,7 +1163,7 @@ pub fn reference_entropy(log_probs: &[f32]) -> f32 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use induce_models::{ModelError, Result as ModelResult};
+    use induce_models::{Kernel, ModelError, Result as ModelResult};
 
     /// A three-class degree rule: the predicted class is `min(degree, 2)` with probability 0.5
     /// (0.25 for each other class); an isolated node is class 0 with certainty (log 0 = −∞ for
@@ -1702,6 +1703,63 @@ mod tests {
             pending.complete(short),
             Err(RlError::OutputShape { .. })
         ));
+    }
+
+    /// A black box that declares no class.
+    struct NoClasses;
+    impl BlackBox for NoClasses {
+        fn input_dim(&self) -> usize {
+            1
+        }
+        fn num_classes(&self) -> usize {
+            0
+        }
+        fn log_probs(&self, x: &Features, _: &[(u32, u32)]) -> ModelResult<LogProbs> {
+            LogProbs::new(x.num_nodes(), 0, Vec::new())
+        }
+    }
+
+    #[test]
+    fn a_black_box_without_classes_is_a_typed_error() {
+        let g = graph();
+        let no_classes = |r: Result<()>| matches!(r, Err(RlError::Model(ModelError::InvalidInput(m))) if m.contains("0 classes"));
+        assert!(no_classes(
+            Episode::new(&g, &NoClasses, 2, &cfg()).map(|_| ())
+        ));
+        assert!(no_classes(
+            induce_explain::whole_graph_label(&g, &NoClasses, 2, &[]).map(|_| ())
+        ));
+    }
+
+    /// A policy built for another state width (other features, or a black box with another
+    /// number of classes) is refused by both kernels before it reads a state.
+    #[test]
+    fn a_policy_for_other_states_is_a_typed_error() {
+        let g = graph();
+        let dev = induce_models::device::default_device().unwrap();
+        let width = state_dim(1, 3);
+        assert_eq!(
+            Episode::new(&g, &RULE, 2, &cfg()).unwrap().state_width(),
+            width
+        );
+        for wrong in [width - 1, width + 4] {
+            let policy = induce_models::PolicyConfig::new(wrong).init(&dev);
+            for kernel in [Kernel::Host, Kernel::Burn] {
+                let runner = crate::KernelPolicy::new(&policy, kernel, &dev);
+                let got = crate::explain_greedy(&runner, &g, &RULE, 2, &cfg());
+                match got {
+                    Err(RlError::Model(ModelError::DimensionMismatch {
+                        what,
+                        expected,
+                        got,
+                    })) => {
+                        assert_eq!((expected, got), (wrong, width), "{kernel:?}");
+                        assert!(what.contains("target 2"), "{what}");
+                    }
+                    other => panic!("{kernel:?}, width {wrong}: {other:?}"),
+                }
+            }
+        }
     }
 
     #[test]

@@ -275,6 +275,11 @@ fn usable_targets(
     targets: &[u32],
     env: &EnvConfig,
 ) -> Result<Vec<u32>> {
+    if targets.is_empty() {
+        return Err(RlError::NoTargets(
+            "the list of training targets is empty".into(),
+        ));
+    }
     let mut usable = Vec::with_capacity(targets.len());
     for &t in targets {
         match Episode::new(graph, black_box, t, env) {
@@ -282,6 +287,13 @@ fn usable_targets(
             Err(RlError::NoCandidate { .. }) => {}
             Err(e) => return Err(e),
         }
+    }
+    if usable.is_empty() {
+        return Err(RlError::NoTargets(format!(
+            "none of the {} training targets has a candidate action (an isolated node, or the \
+             edit types and allowed pairs leave nothing to edit)",
+            targets.len()
+        )));
     }
     Ok(usable)
 }
@@ -739,8 +751,10 @@ pub struct InduceExplainer<'a> {
 }
 
 impl<'a> InduceExplainer<'a> {
-    /// Wraps a policy; `name` labels its results (e.g. `induce-inductive`). Explains with the
-    /// host kernel; see [`InduceExplainer::with_kernel`].
+    /// Wraps a policy; `name` labels its results (e.g. `induce-inductive`). A bare explainer:
+    /// the host kernel, greedy, no minimality pass, one target at a time (the `with_…`
+    /// builders change them); [`InduceExplainer::from_config`] takes them from an
+    /// [`InduceConfig`] as the command line does.
     pub fn new(
         name: impl Into<String>,
         policy: &Policy,
@@ -762,6 +776,35 @@ impl<'a> InduceExplainer<'a> {
             warm_up: None,
             warmed: std::sync::atomic::AtomicBool::new(false),
         }
+    }
+}
+
+impl<'a> InduceExplainer<'a> {
+    /// [`InduceExplainer::new`] with `config`'s inference settings, as the command line's
+    /// `inductive` method runs: its environment (hops, budget, edit types, verdicts), kernel,
+    /// minimality pass ([`InduceConfig::minimise`], on by default) and batch of targets;
+    /// greedy (add [`InduceExplainer::with_samples`] for best-of-k).
+    ///
+    /// ```no_run
+    /// # fn demo(policy: &induce_models::Policy, bb: &dyn induce_models::BlackBox,
+    /// #         graph: &induce_graph::Graph, device: &burn::tensor::Device) {
+    /// use induce_rl::{Explainer, InduceConfig, InduceExplainer};
+    /// let config = InduceConfig::default();
+    /// let x = InduceExplainer::from_config("induce-inductive", policy, bb, &config, device);
+    /// let e = x.explain(graph, 0).unwrap();
+    /// # }
+    /// ```
+    pub fn from_config(
+        name: impl Into<String>,
+        policy: &Policy,
+        black_box: &'a dyn BlackBox,
+        config: &InduceConfig,
+        device: &Device,
+    ) -> Self {
+        Self::new(name, policy, black_box, config.env.clone(), device)
+            .with_kernel(config.kernel)
+            .with_minimise(config.minimise)
+            .with_batch(config.inference_batch)
     }
 }
 

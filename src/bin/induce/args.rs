@@ -90,6 +90,11 @@ pub struct InduceArgs {
     /// method's sparsity counts the edges of the neighbourhood it searched.
     #[arg(long)]
     pub hops: Option<u32>,
+    /// InduCE's edit budget δ: an episode stops after this many edits [default: 15, the
+    /// paper's]. With a trained policy, the run's budget applies. The baselines keep their own
+    /// (--iterations).
+    #[arg(long)]
+    pub budget: Option<usize>,
     /// Work on fan-out-capped neighbourhoods: every expanded node visits at most K of its
     /// neighbours (seeded per target) [default: the exact h-hop neighbourhood]. For hubs of
     /// large graphs.
@@ -117,6 +122,7 @@ impl InduceArgs {
             edits: self.edits.map(Into::into),
             kernel: Some(self.kernel),
             hops: self.hops,
+            budget: self.budget,
             fanout: self.fanout,
             max_neighbourhood: Some(self.max_neighbourhood),
             all_nodes: self.all_nodes,

@@ -280,10 +280,10 @@ impl BoundEdgeWeightGcn<'_> {
             .collect();
         let [l1, l2, l3] = &self.gcn.layers;
         let z1 = self.aggregate(&a, &self.xw, l1.cols, &l1.b, 2);
-        let h1: Vec<f32> = z1.iter().map(|v| v.max(0.0)).collect();
+        let h1: Vec<f32> = z1.iter().map(|&v| crate::host::relu(v)).collect();
         let p2 = matmul_rows(&h1, self.n, l2, |i| self.hop[i] <= 2);
         let z2 = self.aggregate(&a, &p2, l2.cols, &l2.b, 1);
-        let h2: Vec<f32> = z2.iter().map(|v| v.max(0.0)).collect();
+        let h2: Vec<f32> = z2.iter().map(|&v| crate::host::relu(v)).collect();
         let p3 = matmul_rows(&h2, self.n, l3, |i| self.hop[i] <= 1);
         let z3 = self.aggregate(&a, &p3, l3.cols, &l3.b, 0);
         // Logits of the target only.

@@ -202,7 +202,7 @@ impl<'a> IncrementalHostGcn<'a> {
                 for (o, &b) in row.iter_mut().zip(&conv.bias) {
                     *o += b;
                     if relu {
-                        *o = o.max(0.0);
+                        *o = crate::host::relu(*o);
                     }
                 }
                 out[v as usize * conv.m..(v as usize + 1) * conv.m].copy_from_slice(row);

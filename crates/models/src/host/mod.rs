@@ -22,6 +22,15 @@
 
 pub mod adam;
 pub mod gcn;
+
+/// ReLU as Burn computes it (`x ≤ 0 → 0`): a NaN stays NaN, so a NaN weight or feature shows
+/// in the output (and is reported) as it does on the Burn kernel, instead of being clamped
+/// away by `f32::max`.
+#[inline]
+pub(crate) fn relu(x: f32) -> f32 {
+    if x <= 0.0 { 0.0 } else { x }
+}
+
 pub mod grad;
 pub mod incremental;
 pub mod policy;

@@ -594,6 +594,7 @@ impl Actor for BurnActor {
     type Cache = BurnCache;
 
     fn prepare(&self, ep: &Episode<'_>) -> Result<BurnCache> {
+        super::check_state_fits(self.policy.input_dim(), ep)?;
         self.feature_product(ep)
     }
 

@@ -38,6 +38,7 @@ impl Actor for HostPolicy {
     type Cache = Option<Arc<FirstBlockProduct>>;
 
     fn prepare(&self, ep: &Episode<'_>) -> Result<Self::Cache> {
+        super::check_state_fits(self.input_dim(), ep)?;
         Ok(first_block(self, ep))
     }
 

@@ -115,6 +115,31 @@ pub trait Actor: Sync {
     }
 }
 
+/// Checks that `ep`'s state rows are as wide as the policy's input (`input_dim`): a policy
+/// built or trained for other node features or another black box (a different number of
+/// classes) is a typed [`induce_models::ModelError::DimensionMismatch`], never a panic or a
+/// silently misread state. Every [`Actor::prepare`] calls it.
+pub fn check_state_fits(input_dim: usize, ep: &Episode<'_>) -> Result<()> {
+    let got = ep.state_width();
+    if got == input_dim {
+        return Ok(());
+    }
+    let features = ep.graph_features().dim();
+    Err(induce_models::ModelError::DimensionMismatch {
+        what: format!(
+            "the policy's input width (the state of target {}: {} node features + 2 + {} \
+             classes of the black box; a policy must be used with the features and black box \
+             it was built for)",
+            ep.target(),
+            features,
+            got - features - 2,
+        ),
+        expected: input_dim,
+        got,
+    }
+    .into())
+}
+
 /// What an [`Actor`] keeps between the rounds of one lockstep play ([`Actor::greedy_round`],
 /// [`Actor::log_probs_round`]): the Burn kernel's batch on the device. Start every play with a
 /// new one ([`Rounds::default`]).

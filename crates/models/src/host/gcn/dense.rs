@@ -118,7 +118,7 @@ pub(super) fn bias_relu(h: &mut [f32], bias: &[f32], m: usize, relu: bool) {
         for (o, &b) in row.iter_mut().zip(bias) {
             *o += b;
             if relu {
-                *o = o.max(0.0);
+                *o = crate::host::relu(*o);
             }
         }
     }

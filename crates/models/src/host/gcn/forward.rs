@@ -262,4 +262,28 @@ mod tests {
         let empty = host.log_probs(&Features::constant(0, 3, 1.0), &[]).unwrap();
         assert_eq!((empty.num_nodes(), empty.num_classes()), (0, 2));
     }
+
+    /// A NaN parameter reaches the output on the host kernel as on Burn's (its ReLU keeps NaN,
+    /// as Burn's does), so explainers report it on either kernel.
+    #[test]
+    fn a_nan_parameter_shows_on_both_kernels() {
+        let dev = default_device().unwrap();
+        let mut gcn = GcnConfig::new(2, 3).with_init_seed(4).init(&dev);
+        let mut b = gcn.gc2.bias.val().into_data().try_to_vec::<f32>().unwrap();
+        b[1] = f32::NAN;
+        gcn.gc2.bias = burn::module::Param::from_tensor(burn::tensor::Tensor::from_data(
+            burn::tensor::TensorData::new(b.clone(), [b.len()]),
+            &dev,
+        ));
+        let x = Features::new(3, 2, vec![0.5, -1.0, 1.5, 0.2, -0.3, 0.8]).unwrap();
+        let edges = [(0, 1), (1, 2)];
+        let host = HostGcn::from_gcn(&gcn)
+            .unwrap()
+            .forward(&x, &edges)
+            .unwrap();
+        let burn = GcnBlackBox::new(gcn, &dev).log_probs(&x, &edges).unwrap();
+        let nan = |v: &[f32]| v.iter().map(|x| x.is_nan()).collect::<Vec<_>>();
+        assert!(nan(burn.as_slice()).iter().all(|&n| n));
+        assert_eq!(nan(host.as_slice()), nan(burn.as_slice()));
+    }
 }

@@ -98,7 +98,7 @@ impl HostConv {
             for (o, &b) in row.iter_mut().zip(&self.bias) {
                 *o += b;
                 if relu {
-                    *o = o.max(0.0);
+                    *o = crate::host::relu(*o);
                 }
             }
         }
