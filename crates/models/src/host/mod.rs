@@ -23,12 +23,12 @@
 pub mod adam;
 pub mod gcn;
 
-/// ReLU as Burn computes it (`x ≤ 0 → 0`): a NaN stays NaN, so a NaN weight or feature shows
-/// in the output (and is reported) as it does on the Burn kernel, instead of being clamped
-/// away by `f32::max`.
+/// ReLU that keeps NaN, as Burn's does: a NaN weight or feature shows in the output (and is
+/// reported) as on the Burn kernel, instead of being clamped away by `f32::max`. Written as
+/// `x < 0 → 0` (-0.0 stays -0.0, equal to 0.0), which is one `maxps(0, x)` per lane on x86.
 #[inline]
 pub(crate) fn relu(x: f32) -> f32 {
-    if x <= 0.0 { 0.0 } else { x }
+    if x < 0.0 { 0.0 } else { x }
 }
 
 pub mod grad;
