@@ -58,6 +58,9 @@ pub struct MethodSettings {
     /// Node pairs InduCE's edits are restricted to (the paper's `V_c`, `--allowed`; jobs refuse
     /// it with a baseline, which would ignore it).
     pub allowed: Option<Vec<(u32, u32)>>,
+    /// InduCE's edit budget δ (`--budget`), over a loaded policy's own (`None`: the policy's,
+    /// else `induce.env.budget`); the baselines keep their own.
+    pub budget: Option<usize>,
 }
 
 impl MethodSettings {
@@ -76,6 +79,7 @@ impl MethodSettings {
             baselines: BaselineConfig::for_family(family, name, seed),
             edits: None,
             allowed: None,
+            budget: None,
         }
     }
 
@@ -110,11 +114,11 @@ pub fn policy_file_name(mode: EditMode) -> &'static str {
 ///   the policy is trained by the run itself (with `settings.induce`).
 /// * A loaded policy keeps its training settings (network, environment, reward) and takes the
 ///   run's inference settings: kernel, minimality pass, best-of-k samples, seed, verdicts,
-///   edit budget, fan-out and neighbourhood cap.
+///   fan-out and neighbourhood cap.
 /// * `transductive` runs `settings.transductive`; `inductive-fine-tuned` fine-tunes with its
 ///   schedule (episodes, γ, learning rate, greedy episodes).
-/// * `settings.edits` / `settings.allowed` restrict every InduCE method; `inductive-del-only`
-///   always deletes only.
+/// * `settings.edits` / `settings.allowed` restrict every InduCE method, `settings.budget` sets
+///   every InduCE method's edit budget; `inductive-del-only` always deletes only.
 pub fn method_config(
     method: Method,
     trained: Option<&InduceConfig>,
@@ -130,7 +134,6 @@ pub fn method_config(
             c.inference_samples = run.inference_samples;
             c.inference_batch = run.inference_batch;
             c.seed = run.seed;
-            c.env.budget = run.env.budget;
             c.env.fanout = run.env.fanout;
             c.env.max_nodes = run.env.max_nodes;
             c.env.verdict = run.env.verdict;
@@ -150,6 +153,9 @@ pub fn method_config(
     }
     if settings.allowed.is_some() {
         c.env.allowed = settings.allowed.clone();
+    }
+    if let Some(b) = settings.budget {
+        c.env.budget = b;
     }
     if let Some(mode) = method.edit_mode() {
         c.env.mode = mode;
@@ -507,12 +513,13 @@ mod tests {
         settings.transductive.lr = 0.5;
         settings.transductive.greedy_every = 3;
         // A checkpoint trained elsewhere: other seed, hops kept, another γ and width.
-        let trained = InduceConfig {
+        let mut trained = InduceConfig {
             seed: 1,
             gamma: 0.3,
             hidden: 8,
             ..InduceConfig::default()
         };
+        trained.env.budget = 5;
         let c = method_config(Method::InductiveBestOfK, Some(&trained), &settings);
         // Training settings from the checkpoint, inference settings from the run.
         assert_eq!((c.gamma, c.hidden, c.seed), (0.3, 8, 7));
@@ -521,6 +528,15 @@ mod tests {
             (induce_rl::Kernel::Burn, false, 5)
         );
         assert_eq!(c.episodes, trained.episodes);
+        // The policy's own edit budget unless the run gives one (`--budget`).
+        assert_eq!(c.env.budget, 5);
+        let run_budget = MethodSettings {
+            budget: Some(3),
+            ..settings.clone()
+        };
+        for m in [Method::Inductive, Method::Transductive, Method::Untrained] {
+            assert_eq!(method_config(m, Some(&trained), &run_budget).env.budget, 3);
+        }
         // Fine-tuning follows the run's schedule; deletion-only always deletes only.
         let f = method_config(Method::InductiveFineTuned, Some(&trained), &settings);
         assert_eq!((f.episodes, f.lr, f.greedy_every), (9, 0.5, 3));

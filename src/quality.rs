@@ -269,6 +269,7 @@ pub fn run_quality(
                     baselines: baselines.clone(),
                     edits: None,
                     allowed: None,
+                    budget: None,
                 };
                 let policies = Policies::Train {
                     targets: &train,

@@ -57,6 +57,10 @@ pub struct ExplainJob {
     pub edits: Option<EditMode>,
     /// The allowed pairs V_c (`None`: every pair).
     pub allowed: Option<Vec<(u32, u32)>>,
+    /// InduCE's edit budget δ when given (`--budget`): every InduCE method's, a loaded
+    /// policy's too (`None`: `induce.env.budget`, and a loaded policy's own).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub budget: Option<usize>,
     /// Seed of the run (generated data, policy initialisation, sampling).
     pub seed: u64,
     /// The hyper-parameter family whose settings `induce` and `baselines` start from
@@ -68,7 +72,7 @@ pub struct ExplainJob {
     pub family_guessed: bool,
     /// InduCE settings of the transductive and untrained methods (the trained ones take theirs
     /// from the checkpoint, apart from the inference settings of
-    /// [`crate::method_set::method_config`], `edits` and `allowed`).
+    /// [`crate::method_set::method_config`], `edits`, `allowed` and `budget`).
     pub induce: InduceConfig,
     /// The kernel of the black box's verdicts, when it differs from the policy's
     /// (`induce.kernel`): e.g. the policy on the GPU (`burn`, with batched targets) and the
@@ -111,6 +115,7 @@ impl ExplainJob {
             shard: None,
             edits: None,
             allowed: None,
+            budget: None,
             seed,
             threads: 0,
         }
@@ -330,6 +335,7 @@ pub fn explain_job_with(
         baselines: job.baselines.clone(),
         edits: job.edits,
         allowed: job.allowed.clone(),
+        budget: job.budget,
         ..MethodSettings::for_family(job.family, job.seed)
     }
     .with_induce(job.induce.clone());

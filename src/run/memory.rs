@@ -114,6 +114,8 @@ struct MemoryConfig<'j> {
     baselines: &'j crate::methods::BaselineConfig,
     edits: Option<induce_rl::EditMode>,
     allowed: &'j Option<Vec<(u32, u32)>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    budget: Option<usize>,
 }
 
 /// Explains `job`'s targets with each of its methods; with `out`, writes the run directory
@@ -144,6 +146,7 @@ pub fn explain_in_memory(
             baselines: &s.baselines,
             edits: s.edits,
             allowed: &s.allowed,
+            budget: s.budget,
         };
         let config = serde_json::to_value(&config).map_err(|e| Error::InvalidValue {
             what: "explain job",

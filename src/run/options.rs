@@ -91,8 +91,8 @@ pub struct RunOptions {
     /// Neighbourhood radius in hops (`--hops`).
     #[serde(default)]
     pub hops: Option<u32>,
-    /// InduCE's edit budget δ per explanation (`--budget`; default the paper's 15). With a
-    /// trained policy the run's budget applies, whatever the policy was trained with.
+    /// InduCE's edit budget δ per explanation (`--budget`; default the paper's 15, or a loaded
+    /// policy's own budget). Given, it applies to every InduCE method, a trained policy's too.
     #[serde(default)]
     pub budget: Option<usize>,
     /// Fan-out cap of neighbourhoods (`--fanout`).
@@ -178,6 +178,7 @@ impl RunOptions {
         job.targets = targets;
         job.filter = self.filter();
         job.edits = self.edits;
+        job.budget = self.budget;
         job.seed = seed;
         job.induce.seed = seed;
         job.baselines = job.baselines.clone().with_seed(seed);

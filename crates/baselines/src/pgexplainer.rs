@@ -244,6 +244,9 @@ impl<'a> PgExplainer<'a> {
         device: &Device,
     ) -> Result<Self> {
         let model = crate::neighbourhood::differentiable(black_box, "pgexplainer")?;
+        if let Some(gcn) = model.as_gcn() {
+            gcn.check_widths()?;
+        }
         if config.k == 0 {
             return Err(ExplainError::ZeroBudget);
         }

@@ -527,7 +527,7 @@ impl BlackBox for GcnBlackBox {
         edges: &[(u32, u32)],
     ) -> Result<Option<crate::batched_verdict::VerdictBatch<'_>>> {
         check_features(x, self.input_dim())?;
-        check_widths(&self.model)?;
+        self.model.check_widths()?;
         // A GCN whose layers differ in width takes per-episode verdicts instead.
         if !crate::batched_verdict::VerdictBatch::supports(&self.model) {
             return Ok(None);
@@ -537,26 +537,13 @@ impl BlackBox for GcnBlackBox {
 
     fn log_probs(&self, x: &Features, edges: &[(u32, u32)]) -> Result<LogProbs> {
         check_features(x, self.input_dim())?;
-        check_widths(&self.model)?;
+        self.model.check_widths()?;
         let n = x.num_nodes();
         let g = GraphTensors::new(n, edges, &self.device)?;
         let xt = matrix(x.as_slice(), n, x.dim(), &self.device);
         let out = to_vec(self.model.forward(xt, &g));
         LogProbs::new(n, self.num_classes(), out)
     }
-}
-
-/// A GCN built with no hidden unit or no class (by hand: [`crate::train_gcn`] and the checkpoint
-/// loaders refuse them) is a typed error, not a panic inside the tensor library.
-fn check_widths(model: &Gcn) -> Result<()> {
-    let (hidden, classes) = (model.hidden(), model.num_classes());
-    if hidden == 0 || classes == 0 {
-        return Err(ModelError::InvalidInput(format!(
-            "a GCN with hidden width {hidden} and {classes} classes cannot classify (each must \
-             be at least 1)"
-        )));
-    }
-    Ok(())
 }
 
 /// The paper's GCN as the black box a [`Kernel`](crate::Kernel) evaluates: its host copy

@@ -224,6 +224,20 @@ impl Gcn {
     pub fn hidden(&self) -> usize {
         self.gc1.weight.dims()[1]
     }
+
+    /// Refuses a GCN with no hidden unit or no class (built by hand: [`crate::train_gcn`] and
+    /// the checkpoint loaders refuse them): a typed error on every kernel, not a panic inside
+    /// the tensor library.
+    pub fn check_widths(&self) -> crate::Result<()> {
+        let (hidden, classes) = (self.hidden(), self.num_classes());
+        if hidden == 0 || classes == 0 {
+            return Err(crate::ModelError::InvalidInput(format!(
+                "a GCN with hidden width {hidden} and {classes} classes cannot classify (each \
+                 must be at least 1)"
+            )));
+        }
+        Ok(())
+    }
 }
 
 #[cfg(test)]
@@ -373,12 +387,15 @@ mod tests {
         let x = induce_graph::Features::new(2, 3, vec![1.0; 6]).unwrap();
         for (hidden, classes) in [(0, 2), (4, 0), (0, 0)] {
             let m = GcnConfig::new(3, classes).with_hidden(hidden).init(&d);
+            let host = crate::HostGcn::from_gcn(&m).map(|_| ());
             let bb = crate::GcnBlackBox::new(m, &d);
-            let r = crate::BlackBox::log_probs(&bb, &x, &[(0, 1)]);
-            assert!(
-                matches!(&r, Err(crate::ModelError::InvalidInput(m)) if m.contains("cannot classify")),
-                "hidden {hidden}, classes {classes}: {r:?}"
-            );
+            let r = crate::BlackBox::log_probs(&bb, &x, &[(0, 1)]).map(|_| ());
+            for r in [r, host] {
+                assert!(
+                    matches!(&r, Err(crate::ModelError::InvalidInput(m)) if m.contains("cannot classify")),
+                    "hidden {hidden}, classes {classes}: {r:?}"
+                );
+            }
         }
         // The bias behind an empty fan-in is zero, the others are drawn as before.
         let m = GcnConfig::new(3, 2).with_hidden(0).init(&d);

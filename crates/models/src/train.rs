@@ -106,7 +106,7 @@ fn check_config(dataset: &Dataset, config: &GcnConfig) -> Result<()> {
 
 impl GcnTrainingConfig {
     /// Checks the optimiser's settings, naming the one at fault: at least one epoch, a finite
-    /// positive learning rate and clipping norm, a finite non-negative weight decay
+    /// positive learning rate, a positive clipping norm, a finite non-negative weight decay
     /// ([`train_gcn`] calls it; a NaN rate would train a NaN model).
     ///
     /// ```
@@ -135,11 +135,11 @@ impl GcnTrainingConfig {
                 "finite and non-negative",
             );
         }
-        if !(self.clip_norm.is_finite() && self.clip_norm > 0.0) {
+        if self.clip_norm.is_nan() || self.clip_norm <= 0.0 {
             return bad(
                 "clip_norm",
                 self.clip_norm.to_string(),
-                "finite and positive",
+                "positive (infinite: no clipping)",
             );
         }
         Ok(())

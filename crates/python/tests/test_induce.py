@@ -102,6 +102,10 @@ def test_training_and_inductive_explaining(tmp_path):
     assert all(e.valid for e in result if e.found)
     rows = result.summary["runs"]
     assert [r["method"] for r in rows] == ["inductive", "untrained"]
+    # The edit budget: every explanation stops at one edit.
+    short = induce.Explainer(method=["inductive", "untrained"], policy=tmp_path / "policy",
+                             budget=1, **kw)(g["features"], g["edge_index"], index=range(n))
+    assert all(len(e.added) + len(e.removed) <= 1 for e in short)
 
 
 BAD_INPUTS = [
@@ -145,6 +149,7 @@ def test_bad_settings_and_models_raise_value_errors(tmp_path):
         (dict(model=model, arch=arch, hop=3), "invalid option: unknown field `hop`"),
         (dict(model=model, arch=arch, method="magic"), "invalid method `magic`"),
         (dict(model=model, arch=arch, hops=0), "hops must be at least 1, got 0"),
+        (dict(model=model, arch=arch, budget=0), "budget must be at least 1, got 0"),
         (dict(model=model, arch=arch, iterations=0), "iterations"),
         (dict(model=model), "describe the model with --arch"),
         (dict(model=tmp_path / "missing.safetensors", arch=arch), "missing.safetensors"),

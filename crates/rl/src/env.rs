@@ -1731,6 +1731,33 @@ mod tests {
         ));
     }
 
+    /// Training on no target, or on targets with nothing to edit, says which.
+    #[test]
+    fn training_without_a_usable_target_says_why() {
+        let g = graph();
+        let dev = induce_models::device::default_device().unwrap();
+        let config = crate::InduceConfig {
+            env: cfg(),
+            ..crate::InduceConfig::default()
+        };
+        let train = |targets: &[u32]| match crate::train_inductive(
+            &g,
+            &RULE,
+            targets,
+            &config,
+            &dev,
+            |_| {},
+        ) {
+            Err(RlError::InvalidConfig(m)) => m,
+            other => panic!("{targets:?}: {:?}", other.map(|_| ())),
+        };
+        assert!(train(&[]).contains("the list of training targets is empty"));
+        // Node 5 is isolated: no candidate action.
+        assert!(
+            train(&[5, 5]).contains("no training target has a candidate action: none of the 2")
+        );
+    }
+
     /// A policy built for another state width (other features, or a black box with another
     /// number of classes) is refused by both kernels before it reads a state.
     #[test]

@@ -276,8 +276,8 @@ fn usable_targets(
     env: &EnvConfig,
 ) -> Result<Vec<u32>> {
     if targets.is_empty() {
-        return Err(RlError::NoTargets(
-            "the list of training targets is empty".into(),
+        return Err(RlError::InvalidConfig(
+            "no training target: the list of training targets is empty".into(),
         ));
     }
     let mut usable = Vec::with_capacity(targets.len());
@@ -289,9 +289,9 @@ fn usable_targets(
         }
     }
     if usable.is_empty() {
-        return Err(RlError::NoTargets(format!(
-            "none of the {} training targets has a candidate action (an isolated node, or the \
-             edit types and allowed pairs leave nothing to edit)",
+        return Err(RlError::InvalidConfig(format!(
+            "no training target has a candidate action: none of the {} given (an isolated \
+             node, or the edit types and allowed pairs leave nothing to edit)",
             targets.len()
         )));
     }

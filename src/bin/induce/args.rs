@@ -91,8 +91,8 @@ pub struct InduceArgs {
     #[arg(long)]
     pub hops: Option<u32>,
     /// InduCE's edit budget δ: an episode stops after this many edits [default: 15, the
-    /// paper's]. With a trained policy, the run's budget applies. The baselines keep their own
-    /// (--iterations).
+    /// paper's; with a trained policy, the budget it was trained with]. The baselines keep
+    /// their own (--iterations).
     #[arg(long)]
     pub budget: Option<usize>,
     /// Work on fan-out-capped neighbourhoods: every expanded node visits at most K of its

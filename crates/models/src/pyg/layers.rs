@@ -275,7 +275,8 @@ impl Conv {
             } => {
                 let a = match project {
                     Some(p) => {
-                        let h: Vec<f32> = p.apply(x, n).into_iter().map(|v| v.max(0.0)).collect();
+                        let h: Vec<f32> =
+                            p.apply(x, n).into_iter().map(crate::host::relu).collect();
                         lin_l.apply_no_bias(&h, n)
                     }
                     None => lin_l.apply_no_bias(x, n),

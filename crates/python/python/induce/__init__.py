@@ -15,8 +15,8 @@ them, on numpy arrays (torch tensors accepted when torch is importable):
 and GATConv stacks, see docs/FORMATS.md of the repository), the paper's GCN
 (``*.safetensors`` without ``arch``) or a ``.bpk`` checkpoint of the ``induce`` command line.
 Every call runs the same job as ``induce explain`` with the same settings (keyword arguments
-named as its flags: ``seed``, ``family``, ``hops``, ``budget``, ``episodes``, ``lr``, ``iterations``,
-``edits``, ``samples``, ``greedy_every``, ``fanout``, ``max_neighbourhood``, ``kernel``,
+named as its flags: ``seed``, ``family``, ``hops``, ``budget``, ``episodes``, ``lr``,
+``iterations``, ``edits``, ``samples``, ``greedy_every``, ``fanout``, ``max_neighbourhood``, ``kernel``,
 ``paper_faithful``, ``threads``), so its results equal the command line's. Bad input raises
 ``TypeError`` (wrong dtypes) or ``ValueError`` (shapes, ids, a model that does not fit the
 features, an unknown option) with the message the command line would print. The GIL is released

@@ -127,9 +127,9 @@ pub fn check_state_fits(input_dim: usize, ep: &Episode<'_>) -> Result<()> {
     let features = ep.graph_features().dim();
     Err(induce_models::ModelError::DimensionMismatch {
         what: format!(
-            "the policy's input width (the state of target {}: {} node features + 2 + {} \
-             classes of the black box; a policy must be used with the features and black box \
-             it was built for)",
+            "state width of target {} ({} node features + 2 + {} classes of the black box) \
+             against the policy's input width (a policy must be used with the features and \
+             black box it was built for)",
             ep.target(),
             features,
             got - features - 2,

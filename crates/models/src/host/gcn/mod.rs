@@ -92,6 +92,7 @@ impl HostGcn {
     /// [`ModelError::DimensionMismatch`]: crate::ModelError::DimensionMismatch
     /// [`ModelError::InvalidInput`]: crate::ModelError::InvalidInput
     pub fn from_gcn(model: &Gcn) -> Result<Self> {
+        model.check_widths()?;
         let c1 = HostConv::from_burn(&model.gc1, "gc1", None)?;
         let c2 = HostConv::from_burn(&model.gc2, "gc2", Some(c1.d_out))?;
         let c3 = HostConv::from_burn(&model.gc3, "gc3", Some(c2.d_out))?;
