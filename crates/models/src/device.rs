@@ -403,6 +403,19 @@ pub fn default_backend() -> Result<BackendKind> {
     }
 }
 
+/// A test's sweep of shapes: all of `all`, or only `few` when the default backend is CubeCL's
+/// CPU runtime, which compiles (LLVM, aggressive optimisation) a kernel for every new operation
+/// and shape it meets: a test that sweeps many shapes spends minutes there compiling kernels
+/// its other shapes already checked (CI runs every test on Flex with the whole sweep).
+#[cfg(test)]
+pub(crate) fn sweep<T: Clone>(all: &[T], few: &[usize]) -> Vec<T> {
+    if matches!(default_backend(), Ok(BackendKind::CubeCpu)) {
+        few.iter().map(|&i| all[i].clone()).collect()
+    } else {
+        all.to_vec()
+    }
+}
+
 /// The plain device of [`default_backend`].
 pub fn default_device() -> Result<Device> {
     device(default_backend()?)

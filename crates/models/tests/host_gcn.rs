@@ -37,7 +37,8 @@ fn host_gcn_equals_the_burn_black_box_on_reference_neighbourhoods() {
         let g = &data.graph;
         let targets = data.eval_targets.clone().unwrap();
         let mut worst = 0.0f32;
-        for &t in targets.iter().step_by(5) {
+        // Every 5th target; every 15th under CubeCL's CPU runtime.
+        for &t in targets.iter().step_by(5 * common::step_under_cube_cpu(3)) {
             let sub = k_hop(g, t, 4).unwrap();
             worst = worst.max(compare(&host, &burn, &sub.features(g), &sub.edges));
             // One edit, as the explainer makes: drop the target's first edge.

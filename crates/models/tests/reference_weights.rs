@@ -82,7 +82,8 @@ fn every_eval_target_is_predicted_correctly_on_its_subgraph() {
         let targets = data.eval_targets.clone().unwrap();
         assert_eq!(targets.len(), n_eval);
         let g = &data.graph;
-        for t in targets {
+        // Every target; every 4th under CubeCL's CPU runtime (kernel compilation per shape).
+        for &t in targets.iter().step_by(common::step_under_cube_cpu(4)) {
             let sub = k_hop(g, t, 4).unwrap();
             let lp = bb.log_probs(&sub.features(g), &sub.edges).unwrap();
             assert_eq!(

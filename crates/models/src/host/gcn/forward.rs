@@ -190,20 +190,24 @@ mod tests {
         let dev = default_device().unwrap();
         let mut rng = StdRng::seed_from_u64(7);
         // (d, C, hidden): layer 1 transformed first (d ≥ hidden) and aggregated first (d < hidden)
-        for (d, c, hidden, seed) in [(10, 4, 20, 0), (3, 5, 32, 1), (50, 3, 8, 2), (1, 2, 9, 3)] {
+        let configs = [(10, 4, 20, 0), (3, 5, 32, 1), (50, 3, 8, 2), (1, 2, 9, 3)];
+        // Under CubeCL's CPU runtime: one configuration of each order of layer 1, and the
+        // corner cases (one node, one edge, a hub) plus a larger graph.
+        let sizes = [
+            (1, 1, 0, None),
+            (2, 2, 1, None),
+            (12, 9, 15, Some(4)),
+            (40, 30, 60, None),
+            (150, 120, 300, Some(0)),
+            (400, 380, 1500, Some(17)),
+        ];
+        for (d, c, hidden, seed) in crate::device::sweep(&configs, &[0, 2]) {
             let cfg = GcnConfig::new(d, c)
                 .with_hidden(hidden)
                 .with_init_seed(seed);
             let (host, burn) = pair(cfg.init(&dev), &dev);
             assert_eq!((host.input_dim(), host.num_classes()), (d, c));
-            for (n, active, m, hub) in [
-                (1, 1, 0, None),
-                (2, 2, 1, None),
-                (12, 9, 15, Some(4)),
-                (40, 30, 60, None),
-                (150, 120, 300, Some(0)),
-                (400, 380, 1500, Some(17)),
-            ] {
+            for (n, active, m, hub) in crate::device::sweep(&sizes, &[0, 1, 2, 4]) {
                 let edges = random_graph(&mut rng, active, m, hub);
                 let x = random_features(&mut rng, n, d);
                 assert_same(&host, &burn, &x, &edges);
