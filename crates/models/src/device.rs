@@ -274,7 +274,7 @@ fn probe(dev: Device, backend: &'static str) -> (std::result::Result<(), String>
     let first = messages.lock().ok().and_then(|m| m.first().cloned());
     let timed_out = matches!(outcome, Err(std::sync::mpsc::RecvTimeoutError::Timeout));
     let answer = Err(match outcome {
-        Ok(Ok(v)) if v == 3.0 => return (Ok(()), false),
+        Ok(Ok(3.0)) => return (Ok(()), false),
         Ok(Ok(v)) => format!("a test sum 1 + 2 gave {v}"),
         Ok(Err(_)) => first.unwrap_or_else(|| format!("the {backend} runtime failed to start")),
         Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {

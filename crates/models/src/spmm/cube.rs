@@ -93,6 +93,8 @@ fn segment_max_kernel<F: Float, I: Numeric>(
 /// `out[r]`: the first position (from the row's start) of the largest `val[k] − lse_r`, with
 /// `lse_r = max_r + ln Σ exp(val[k] − max_r)` summed in order, as the host's greedy choice; a
 /// NaN passed over; `0` for an empty row. One lane per row, three passes over its segment.
+// `x != x` is the NaN test in these kernels (the DSL's `is_nan` gives a per-lane type).
+#[allow(clippy::eq_op)]
 #[cube(launch)]
 fn segment_greedy_kernel<F: Float, I: Numeric>(
     ptr: &Tensor<I>,
@@ -136,6 +138,7 @@ fn segment_greedy_kernel<F: Float, I: Numeric>(
 /// element beats none (`NONE`); a number beats a NaN; the larger number wins, the lower index
 /// on a tie; of two NaNs the higher index (the host passes a NaN over, so an all-NaN row ends
 /// on its last position).
+#[allow(clippy::eq_op)]
 #[cube]
 fn greedy_beats<F: Float>(av: F, ai: u32, bv: F, bi: u32) -> bool {
     let mut beats = false.runtime();
@@ -285,6 +288,8 @@ struct PerRow {
 
 impl PerRow {
     /// The launch, or (`Err`) the empty output when there is no row.
+    // The `Err` is that output tensor itself, moved to the caller once, not a boxed error.
+    #[allow(clippy::result_large_err)]
     fn new(ptr: CubeTensor, val: CubeTensor, index_out: bool) -> Result<Self, CubeTensor> {
         let (ptr, val) = (into_contiguous(ptr), into_contiguous(val));
         let rows = ptr.shape()[0] - 1;
