@@ -403,13 +403,21 @@ pub fn default_backend() -> Result<BackendKind> {
     }
 }
 
-/// A test's sweep of shapes: all of `all`, or only `few` when the default backend is CubeCL's
-/// CPU runtime, which compiles (LLVM, aggressive optimisation) a kernel for every new operation
-/// and shape it meets: a test that sweeps many shapes spends minutes there compiling kernels
-/// its other shapes already checked (CI runs every test on Flex with the whole sweep).
+/// Whether tests should sweep fewer shapes: true when the default backend is CubeCL's CPU
+/// runtime, which compiles (LLVM, aggressive optimisation) a kernel for every new operation and
+/// shape it meets, so a test that sweeps many shapes spends minutes there compiling kernels its
+/// other shapes already checked. CI runs every test on Flex with the whole sweep, and the GPU
+/// check runs them whole on a GPU. For this crate's tests and integration tests.
+#[doc(hidden)]
+pub fn reduced_test_sweeps() -> bool {
+    matches!(default_backend(), Ok(BackendKind::CubeCpu))
+}
+
+/// A test's sweep of shapes: all of `all`, or only the items at `few` when
+/// [`reduced_test_sweeps`].
 #[cfg(test)]
 pub(crate) fn sweep<T: Clone>(all: &[T], few: &[usize]) -> Vec<T> {
-    if matches!(default_backend(), Ok(BackendKind::CubeCpu)) {
+    if reduced_test_sweeps() {
         few.iter().map(|&i| all[i].clone()).collect()
     } else {
         all.to_vec()

@@ -2,18 +2,12 @@
 
 use std::path::PathBuf;
 
-use induce_models::device::{BackendKind, default_backend};
+use induce_models::device::reduced_test_sweeps;
 
-/// Every `every`-th item when the default backend is CubeCL's CPU runtime, which compiles a
-/// kernel (LLVM) for each new operation and shape it meets, else every item: the sweeps over
-/// many neighbourhoods spend minutes there compiling kernels that their other shapes already
-/// checked. CI runs every item on Flex, and the GPU check on a GPU.
+/// Every `every`-th item when [`reduced_test_sweeps`] (CubeCL's CPU runtime, which compiles a
+/// kernel for each new shape), else every item.
 pub fn step_under_cube_cpu(every: usize) -> usize {
-    if matches!(default_backend(), Ok(BackendKind::CubeCpu)) {
-        every
-    } else {
-        1
-    }
+    if reduced_test_sweeps() { every } else { 1 }
 }
 
 /// `../shared/reference` beside the clone (or `$INDUCE_SHARED/reference`), or `None` with a
