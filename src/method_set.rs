@@ -307,16 +307,22 @@ impl<'a> MethodSet<'a> {
                     &self.device,
                 )
             });
+            let explainer = e?;
+            let notes = b
+                .describe(
+                    method,
+                    self.baseline_targets.len(),
+                    explainer.neighbourhood_hops(),
+                )
+                .into_iter()
+                .collect();
             return Ok(PreparedMethod {
                 method,
-                explainer: e?,
+                explainer,
                 induce: None,
                 verdict: b.verdict(method),
                 train_seconds: secs,
-                notes: b
-                    .describe(method, self.baseline_targets.len())
-                    .into_iter()
-                    .collect(),
+                notes,
             });
         }
         let (policy, config, seconds, loaded) = match method.needs_policy() {

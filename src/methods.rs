@@ -469,8 +469,18 @@ impl BaselineConfig {
     }
 
     /// One line saying what a baseline `method` ran with (a run's notes carry it);
-    /// `train_targets` is the number of nodes PGExplainer trained on.
-    pub fn describe(&self, method: Method, train_targets: usize) -> Option<String> {
+    /// `train_targets` is the number of nodes PGExplainer trained on, `searched_hops` the
+    /// radius its explainer actually searches ([`Explainer::neighbourhood_hops`]: under exact
+    /// verdicts the configured hops widened to the black box's receptive field, `L + 1` for `L`
+    /// message-passing layers), named when it is wider than the configured one.
+    ///
+    /// [`Explainer::neighbourhood_hops`]: induce_explain::Explainer::neighbourhood_hops
+    pub fn describe(
+        &self,
+        method: Method,
+        train_targets: usize,
+        searched_hops: Option<u32>,
+    ) -> Option<String> {
         let opt = |o: &Optimiser| match *o {
             Optimiser::Sgd {
                 lr,
@@ -537,11 +547,13 @@ impl BaselineConfig {
                 Verdict::Neighbourhood => {
                     format!("{line}; verdicts on the frozen neighbourhood (paper protocol)")
                 }
-                Verdict::Exact if hops < 4 => format!(
-                    "{line} (widened to the black box's receptive field, L + 1 = 4 hops for the \
-                     3-layer GCN, so that its original label is the model's on the graph)"
-                ),
-                Verdict::Exact => line,
+                Verdict::Exact => match searched_hops {
+                    Some(h) if h > hops => format!(
+                        "{line} (widened to the black box's receptive field, L + 1 = {h} hops, \
+                         so that its original label is the model's on the graph)"
+                    ),
+                    _ => line,
+                },
             }
         })
     }
@@ -935,6 +947,23 @@ pub fn explainer<'a>(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn baseline_notes_name_the_radius_searched() {
+        let b = BaselineConfig::default();
+        let pg = |searched| b.describe(Method::PgExplainer, 10, searched).unwrap();
+        // 3 configured hops, searched on 4 (a 3-layer GCN) or on 3 (a 2-layer PyG model).
+        assert!(pg(Some(4)).contains("top-6 edges of the 3-hop neighbourhood (widened to the black box's receptive field, L + 1 = 4 hops"), "{}", pg(Some(4)));
+        assert!(!pg(Some(3)).contains("widened"), "{}", pg(Some(3)));
+        assert!(!pg(None).contains("widened"));
+        let frozen = b.clone().with_verdict(Verdict::Neighbourhood);
+        let line = frozen.describe(Method::Cf2, 0, Some(4)).unwrap();
+        assert!(
+            line.ends_with("verdicts on the frozen neighbourhood (paper protocol)"),
+            "{line}"
+        );
+        assert_eq!(b.describe(Method::Transductive, 0, Some(4)), None);
+    }
 
     #[test]
     fn method_names_round_trip() {

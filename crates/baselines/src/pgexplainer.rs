@@ -18,7 +18,9 @@
 //! being explained is the black box; the authors feed the raw masked adjacency to their own GCN.
 //! Hyperparameters default to the authors' BA-Shapes run (lr 0.003, 10 epochs, c_size 0.05,
 //! c_ent 1.0, τ = 0.05^{epoch/epochs}); [`PgConfig::tree_cycles`] and [`PgConfig::tree_grid`]
-//! are theirs for the trees (τ = 5). Neighbourhoods have 3 hops (the GCN's depth).
+//! are theirs for the trees (τ = 5). Neighbourhoods have 3 hops (the GCN's depth), widened to
+//! the black box's receptive field (`L + 1` hops) under exact verdicts, in training and in
+//! explaining alike.
 
 use burn::config::Config;
 use burn::grad_clipping::GradientClippingConfig;
@@ -283,10 +285,14 @@ impl<'a> PgExplainer<'a> {
         let gcn = model.to_device_boxed(&ad);
         let z_all = matrix(&embeddings, n, width, &ad);
         let x_all = matrix(graph.features().as_slice(), n, graph.features().dim(), &ad);
+        // Training masks the same neighbourhoods that explaining does (widened to the black
+        // box's receptive field under exact verdicts), so the loss reads the prediction the
+        // explanations are judged on.
+        let hops = crate::neighbourhood::search_hops(black_box, config.hops, config.verdict);
         let mut items = Vec::new();
         for &v in train {
             graph.check_node(v)?;
-            let sub = k_hop(graph, v, config.hops)?;
+            let sub = k_hop(graph, v, hops)?;
             if sub.edges.is_empty() {
                 continue;
             }
@@ -434,7 +440,7 @@ impl Explainer for PgExplainer<'_> {
 mod tests {
     use super::*;
     use crate::neighbourhood::fixtures::{beacon_gcn, beacon_graph};
-    use induce_explain::Edit;
+    use induce_explain::{Edit, Verdict};
     use induce_models::GcnBlackBox;
     use induce_models::device::default_device;
 
@@ -514,6 +520,31 @@ mod tests {
         let (ma, m0) = (a.mask(&pa), untrained.mask(&pa));
         assert!(ma.iter().zip(&m0).all(|(x, y)| x != y), "{ma:?} vs {m0:?}");
         assert_eq!(a.explain(&g, 0).unwrap().size(), 1);
+    }
+
+    #[test]
+    fn training_masks_the_neighbourhoods_that_explaining_does() {
+        let d = default_device().unwrap();
+        let bb = GcnBlackBox::new(beacon_gcn(&d), &d);
+        let g = beacon_graph(&[(0, 1), (0, 2), (2, 3)]);
+        // 0 hops: a lone node with nothing to mask, unless the exact verdict widens it to the
+        // black box's receptive field, as explaining does.
+        let zero_hops = |verdict| PgConfig {
+            hops: 0,
+            epochs: 2,
+            verdict,
+            ..PgConfig::default()
+        };
+        let x = PgExplainer::train(&g, &bb, &[0, 2], zero_hops(Verdict::Exact), &d).unwrap();
+        assert_eq!(
+            x.neighbourhood_hops(),
+            bb.message_passing_layers().map(|l| l + 1)
+        );
+        assert!(x.explain(&g, 0).is_ok());
+        assert!(matches!(
+            PgExplainer::train(&g, &bb, &[0, 2], zero_hops(Verdict::Neighbourhood), &d),
+            Err(ExplainError::NoTargets(_))
+        ));
     }
 
     #[test]
