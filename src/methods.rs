@@ -953,7 +953,9 @@ mod tests {
         let b = BaselineConfig::default();
         let pg = |searched| b.describe(Method::PgExplainer, 10, searched).unwrap();
         // 3 configured hops, searched on 4 (a 3-layer GCN) or on 3 (a 2-layer PyG model).
-        assert!(pg(Some(4)).contains("top-6 edges of the 3-hop neighbourhood (widened to the black box's receptive field, L + 1 = 4 hops"), "{}", pg(Some(4)));
+        let widened = "top-6 edges of the 3-hop neighbourhood (widened to the black box's \
+                       receptive field, L + 1 = 4 hops";
+        assert!(pg(Some(4)).contains(widened), "{}", pg(Some(4)));
         assert!(!pg(Some(3)).contains("widened"), "{}", pg(Some(3)));
         assert!(!pg(None).contains("widened"));
         let frozen = b.clone().with_verdict(Verdict::Neighbourhood);

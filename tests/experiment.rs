@@ -35,6 +35,12 @@ fn quick_tree_cycles_run_writes_summary_explanations_and_config() {
         "{:?}",
         pg.notes
     );
+    // ... and on which radius: its 3 hops widened to the 3-layer GCN's receptive field.
+    assert!(
+        pg.notes.iter().any(|n| n.contains("L + 1 = 4 hops")),
+        "{:?}",
+        pg.notes
+    );
     assert!(format_table(&[&s]).contains("transductive"));
     // InduCE's rows say whether the minimality pass ran (it does by default: every
     // counterfactual is 1-minimal) and how many episodes best-of-k samples.

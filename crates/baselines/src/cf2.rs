@@ -18,7 +18,7 @@
 //! Choices, from the authors' code unless said: `W` starts at `N(1, 2/n)` (seeded per target);
 //! BA-Shapes settings (λ 500, γ 0.5, Adam lr 0.01, 2000 steps, threshold 0.5) by default and
 //! [`Cf2Config::trees`] for the trees (lr 0.05, 500 steps, threshold 0.1); 3 hops (the GCN's
-//! depth). The authors' GCN normalises by the structural degree of a complete graph; we use the
+//! depth; widened to its receptive field, `L + 1` hops, under exact verdicts). The authors' GCN normalises by the structural degree of a complete graph; we use the
 //! black box's own normalisation on the weighted graph, so the masked model is the black box.
 //! There is no "++" variant: with additions the counterfactual graph `A − A ⊙ M` has no
 //! natural counterpart (the mask would have to both add and remove), so CF²++ is not offered.
@@ -49,7 +49,8 @@ pub struct Cf2Config {
     pub gamma: f32,
     /// Edges with `M` above this form the explanation.
     pub threshold: f32,
-    /// Hops of the masked neighbourhood (3: the black box's depth, as the authors).
+    /// Hops of the masked neighbourhood (3: the black box's depth, as the authors), widened to
+    /// the black box's receptive field (`L + 1` hops) under exact verdicts.
     pub hops: u32,
     /// Where the black box's verdict on an edit set is taken (default: the model on the whole
     /// edited graph; [`Verdict::Neighbourhood`](induce_explain::Verdict): the frozen

@@ -144,7 +144,8 @@ pub struct PgConfig {
     pub temperature_end: f32,
     /// Edges deleted per explanation (top-k of the mask).
     pub k: usize,
-    /// Hops of the neighbourhoods (3: the GCN's depth).
+    /// Hops of the neighbourhoods (3: the GCN's depth), widened to the black box's receptive
+    /// field (`L + 1` hops) under exact verdicts, in training and in explaining alike.
     pub hops: u32,
     /// Where the black box's verdict on an edit set is taken (default: the model on the whole
     /// edited graph; [`Verdict::Neighbourhood`](induce_explain::Verdict): the frozen
@@ -536,11 +537,17 @@ mod tests {
             ..PgConfig::default()
         };
         let x = PgExplainer::train(&g, &bb, &[0, 2], zero_hops(Verdict::Exact), &d).unwrap();
-        assert_eq!(
-            x.neighbourhood_hops(),
-            bb.message_passing_layers().map(|l| l + 1)
-        );
-        assert!(x.explain(&g, 0).is_ok());
+        let receptive = bb.message_passing_layers().unwrap() + 1;
+        assert_eq!(x.neighbourhood_hops(), Some(receptive));
+        // The same network as one configured with the receptive field's hops outright.
+        let wide = PgConfig {
+            hops: receptive,
+            ..zero_hops(Verdict::Exact)
+        };
+        let y = PgExplainer::train(&g, &bb, &[0, 2], wide, &d).unwrap();
+        let p = MaskProblem::existing_edges(&g, &bb, 0, receptive, Verdict::Exact).unwrap();
+        assert_eq!(x.mask(&p), y.mask(&p));
+        assert_eq!(x.explain(&g, 0).unwrap(), y.explain(&g, 0).unwrap());
         assert!(matches!(
             PgExplainer::train(&g, &bb, &[0, 2], zero_hops(Verdict::Neighbourhood), &d),
             Err(ExplainError::NoTargets(_))
