@@ -18,8 +18,9 @@
 //! Choices, from the authors' code unless said: `W` starts at `N(1, 2/n)` (seeded per target);
 //! BA-Shapes settings (λ 500, γ 0.5, Adam lr 0.01, 2000 steps, threshold 0.5) by default and
 //! [`Cf2Config::trees`] for the trees (lr 0.05, 500 steps, threshold 0.1); 3 hops (the GCN's
-//! depth; widened to its receptive field, `L + 1` hops, under exact verdicts). The authors' GCN normalises by the structural degree of a complete graph; we use the
-//! black box's own normalisation on the weighted graph, so the masked model is the black box.
+//! depth; widened to its receptive field, `L + 1` hops, under exact verdicts). The authors' GCN
+//! normalises by the structural degree of a complete graph; we use the black box's own
+//! normalisation on the weighted graph, so the masked model is the black box.
 //! There is no "++" variant: with additions the counterfactual graph `A − A ⊙ M` has no
 //! natural counterpart (the mask would have to both add and remove), so CF²++ is not offered.
 
