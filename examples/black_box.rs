@@ -6,8 +6,9 @@
 //!     --weights ../shared/reference/syn1_gcn.safetensors
 //! ```
 //!
-//! Writes `gcn.bpk` (+ `gcn.json`, its config), `report.json` and `run.json` (the arguments)
-//! into `--out` (default `runs/black-box/<dataset>`).
+//! Writes `black_box.bpk` (+ `black_box.json`, its config), `report.json` and `run.json` (the
+//! arguments) into `--out` (default `runs/black-box/<dataset>`), which `induce explain
+//! --black-box DIR` and `induce train --black-box DIR` then read.
 
 mod common;
 
@@ -129,7 +130,7 @@ fn run(args: Args) -> Result<()> {
     let (train, test) = split_accuracy(&bb, &data)?;
     let pct = |a: Option<f64>| a.map_or("- (empty split)".into(), |a| format!("{:.2}%", 100.0 * a));
     println!("train accuracy {}  test accuracy {}", pct(train), pct(test));
-    save_gcn(&model, &config, out.join("gcn.bpk")).context("saving the model")?;
+    save_gcn(&model, &config, out.join("black_box.bpk")).context("saving the model")?;
     let report = serde_json::json!({
         "dataset": data.name,
         "nodes": g.num_nodes(),

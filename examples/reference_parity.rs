@@ -1,4 +1,4 @@
-//! Parity with the authors' numerics (spec §7, `docs/PARITY.md`): greedy inference with their
+//! Parity with the authors' numerics (`docs/PARITY.md`): greedy inference with their
 //! shipped policy, in the reference-compatibility configuration, on each dataset's eval targets,
 //! compared with their shipped explanations.
 //!

@@ -52,8 +52,8 @@
 //! # Ok(()) }
 //! ```
 //!
-//! Backends are cargo features (`flex` by default, `ndarray`, `cuda`) and are chosen at run time
-//! with [`models::device`]; nothing is generic over a backend type.
+//! Backends are cargo features (`flex` by default, `ndarray`, `vulkan`, `cuda`, `cube-cpu`) and
+//! are chosen at run time with [`models::device`]; nothing is generic over a backend type.
 
 pub use induce_baselines as baselines;
 pub use induce_explain as explain;

@@ -91,7 +91,11 @@ pub fn open_run_with(
     };
     let black_box = match black_box {
         Some(bb) => bb,
-        None if c.get("black_box").is_some_and(Value::is_null) => {
+        // An experiment that trained its black box (config.json: black_box null) saved it
+        // beside its results.
+        None if c.get("black_box").is_some_and(Value::is_null)
+            && !dir.join("black_box.bpk").is_file() =>
+        {
             return Err(bad(
                 "it was explained with a black box held in memory (config.json: black_box null), \
                  which a run directory cannot hold: open it with induce::render::open_run_with \

@@ -97,6 +97,12 @@ fn prepare() -> Prepared {
         s(&policy),
     ]));
     assert!(policy.join("policy.bpk").is_file() && policy.join("policy.json").is_file());
+    let reward = |dir: &Path| -> serde_json::Value {
+        let j: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(dir.join("policy.json")).unwrap()).unwrap();
+        j["induce"]["env"]["reward"].clone()
+    };
+    assert_eq!(reward(&policy)["kind"], "shaped");
     Prepared {
         _tmp: tmp,
         root,
@@ -129,6 +135,35 @@ fn explain_args<'a>(p: &'a Prepared, out: &'a Path, extra: &[&'a str]) -> Vec<&'
 #[test]
 fn generate_train_explain_eval_round_trip_and_shards_merge_to_the_whole_run() {
     let p = prepare();
+    // The paper's reward and training on request: saved with the policy they trained.
+    let paper = p.root.join("policy-paper");
+    ok(induce(&[
+        "train",
+        "--data",
+        s(&p.data),
+        "--black-box",
+        s(&p.black_box),
+        "--episodes",
+        "1",
+        "--reward",
+        "paper",
+        "--paper-faithful",
+        "--out",
+        s(&paper),
+    ]));
+    let j: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(paper.join("policy.json")).unwrap()).unwrap();
+    assert_eq!(j["induce"]["env"]["reward"]["kind"], "paper", "{j}");
+    assert_eq!(j["induce"]["env"]["reward"]["beta"], 0.5, "{j}");
+    // ... and the paper's training: verdicts on the frozen neighbourhood.
+    assert_eq!(j["induce"]["env"]["verdict"], "neighbourhood", "{j}");
+    assert!(p.policy.join("policy.json").is_file());
+    let default: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(p.policy.join("policy.json")).unwrap()).unwrap();
+    assert!(
+        default["induce"]["env"].get("verdict").is_none(),
+        "{default}"
+    );
     let whole = p.root.join("whole");
     let table = ok(induce(&explain_args(&p, &whole, &[])));
     for m in ["inductive", "transductive", "untrained"] {
@@ -351,6 +386,43 @@ fn generate_train_explain_eval_round_trip_and_shards_merge_to_the_whole_run() {
     for external in ["http://", "https://", " src=", "<link", "@import"] {
         assert!(!stripped.contains(external), "report refers to {external}");
     }
+    // A run made with relative paths is drawn from another directory: its config.json records
+    // them absolute.
+    let in_dir = |dir: &Path, args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_induce"))
+            .current_dir(dir)
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    ok(in_dir(
+        &p.root,
+        &[
+            "explain",
+            "--data",
+            "tc.npz",
+            "--black-box",
+            "bb",
+            "--method",
+            "random",
+            "--targets",
+            &target,
+            "--out",
+            "rel",
+            "--no-progress",
+        ],
+    ));
+    let cfg: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(p.root.join("rel/config.json")).unwrap()).unwrap();
+    assert_eq!(cfg["data"], s(&p.data), "{cfg}");
+    let elsewhere = p.root.join("rel");
+    let said = ok(in_dir(
+        &elsewhere,
+        &["render", ".", "--target", &target, "--out", "drawn.svg"],
+    ));
+    assert!(said.contains("random, target"), "{said}");
+    assert!(elsewhere.join("drawn.svg").is_file());
+
     // A target the run did not explain: one clear error.
     let out = induce_plain(&["render", s(&whole), "--target", "0", "--method", "random"]);
     assert!(!out.status.success());

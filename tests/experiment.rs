@@ -102,6 +102,13 @@ fn quick_tree_cycles_run_writes_summary_explanations_and_config() {
     let config: ExperimentConfig =
         serde_json::from_slice(&std::fs::read(out.join("config.json")).unwrap()).unwrap();
     assert_eq!(config, cfg);
+    // The run can be drawn: its config names no black box (trained here, black_box null) and
+    // the one saved beside the results is loaded.
+    assert!(config.black_box.is_none());
+    let opened = induce::render::open_run(&out, &dev).unwrap();
+    let t = first["target"].as_u64().unwrap() as u32;
+    let svg = induce::render::render_target(&opened, None, t).unwrap();
+    assert!(svg.starts_with("<svg"), "{}", &svg[..svg.len().min(80)]);
     // Reproducible: the same config gives the same explanations.
     let out2 = dir.path().join("run2");
     run(&cfg, None, &out2, &dev, &NoProgress).unwrap();

@@ -33,8 +33,8 @@ pub struct Args {
     #[arg(long)]
     pub episodes: Option<usize>,
     /// Reward: shaped (default) or paper.
-    #[arg(long, value_enum, default_value_t = RewardArg::Shaped)]
-    pub reward: RewardArg,
+    #[arg(long, default_value = "shaped", value_name = "shaped|paper")]
+    pub reward: Reward,
     /// Smoke run of under a minute (few epochs, 10 targets).
     #[arg(long)]
     pub quick: bool,
@@ -57,8 +57,8 @@ pub struct Args {
     /// Explain at most this many evaluation targets.
     #[arg(long)]
     pub max_targets: Option<usize>,
-    /// Methods to run, comma-separated [default: all: InduCE's inductive, transductive,
-    /// inductive-del-only, untrained; the baselines random, cf-gnnexplainer,
+    /// Methods to run, comma-separated [default: InduCE's inductive, inductive-best-of-k,
+    /// transductive, inductive-del-only, untrained; the baselines random, cf-gnnexplainer,
     /// cf-gnnexplainer++, cf2, pgexplainer].
     #[arg(long, value_delimiter = ',')]
     pub methods: Vec<induce::Method>,
@@ -140,24 +140,6 @@ fn run_file(
     Ok(())
 }
 
-/// `--reward`: which reward InduCE trains with.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum RewardArg {
-    /// The shaped reward (the default).
-    Shaped,
-    /// The paper's reward.
-    Paper,
-}
-
-impl From<RewardArg> for Reward {
-    fn from(r: RewardArg) -> Self {
-        match r {
-            RewardArg::Shaped => Reward::shaped(),
-            RewardArg::Paper => Reward::paper(),
-        }
-    }
-}
-
 fn pick_device(args: &Args) -> Result<induce::Device> {
     Ok(backend(args.backend)?.1)
 }
@@ -188,7 +170,7 @@ fn config(name: &str, args: &Args) -> Result<ExperimentConfig> {
     if let Some(h) = args.hidden {
         cfg.black_box_hidden = h;
     }
-    let reward = Reward::from(args.reward);
+    let reward = args.reward;
     cfg.inductive.env.reward = reward;
     cfg.transductive.env.reward = reward;
     if !args.methods.is_empty() {

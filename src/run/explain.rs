@@ -143,6 +143,33 @@ impl ExplainJob {
         self
     }
 
+    /// The same job with the paths of its data, black box, architecture and policy made
+    /// absolute (against the current directory) where they name something that exists: what a
+    /// run directory's `config.json` records, so that `induce render` and `induce report`
+    /// reopen the run from any directory. A built-in dataset name stays as it is.
+    ///
+    /// ```
+    /// use induce::run::ExplainJob;
+    /// use induce::Method;
+    /// let job = ExplainJob::new("tree-cycles", "Cargo.toml", &[Method::Transductive]);
+    /// let abs = job.with_absolute_paths();
+    /// assert_eq!(abs.data, "tree-cycles");
+    /// assert!(abs.black_box.is_absolute() && abs.black_box.ends_with("Cargo.toml"));
+    /// ```
+    pub fn with_absolute_paths(&self) -> Self {
+        let data = Path::new(&self.data);
+        Self {
+            data: match data.exists() {
+                true => absolute(data).display().to_string(),
+                false => self.data.clone(),
+            },
+            black_box: absolute(&self.black_box),
+            arch: self.arch.as_deref().map(absolute),
+            policy: self.policy.as_deref().map(absolute),
+            ..self.clone()
+        }
+    }
+
     /// How the job's family was chosen, in one line ([`Family::describe`]).
     pub fn family_line(&self) -> String {
         family_line(&self.data, self.family, self.family_guessed)
@@ -375,6 +402,7 @@ pub fn explain_to_dir(
     notice: &dyn Fn(&str),
 ) -> Result<RunSummary> {
     job.validate()?;
+    let job = &job.with_absolute_paths();
     let writer = RunWriter::create(out)?;
     let config = serde_json::to_value(job).map_err(|e| Error::InvalidValue {
         what: "explain job",
@@ -392,4 +420,13 @@ pub fn explain_to_dir(
     writer.finish(&config, &summary, &runs)?;
     journal.remove()?;
     Ok(summary)
+}
+
+/// `p` against the current directory when it is relative and exists; as given otherwise (a
+/// path the run reports missing keeps the spelling the user typed).
+fn absolute(p: &Path) -> PathBuf {
+    match p.is_relative() && p.exists() {
+        true => std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf()),
+        false => p.to_path_buf(),
+    }
 }

@@ -111,7 +111,14 @@ pub struct RunOptions {
     /// Greedy episode every N updates of a per-target policy (`--greedy-every`; default 0).
     #[serde(default)]
     pub greedy_every: Option<usize>,
-    /// The paper's protocol (`--paper-faithful`).
+    /// The reward InduCE trains with (`--reward`; default [`induce_rl::Reward::shaped`], chosen
+    /// by measurement; [`induce_rl::Reward::paper`] is the paper's). Training only: `induce
+    /// train` and `transductive` (a loaded policy, fine-tuned too, keeps its own). In JSON the
+    /// tagged form, `{"kind": "paper"}`.
+    #[serde(default)]
+    pub reward: Option<induce_rl::Reward>,
+    /// The paper's protocol (`--paper-faithful`): its verdicts and no minimality pass; the
+    /// reward stays [`RunOptions::reward`]'s.
     #[serde(default)]
     pub paper_faithful: bool,
     /// Every node of a broad target spec, not only the paper's targets (`--all-nodes`).
@@ -157,6 +164,9 @@ impl RunOptions {
         if let Some(lr) = self.lr {
             induce.lr = lr;
         }
+        if let Some(r) = self.reward {
+            induce.env.reward = r;
+        }
     }
 
     /// The explain job these settings give for `data` (its name chooses the family unless
@@ -199,7 +209,8 @@ impl RunOptions {
     }
 
     /// The train job these settings give (see [`RunOptions::explain_job`]); the edit types
-    /// are the trained policy's own.
+    /// are the trained policy's own. With [`RunOptions::paper_faithful`] the episodes'
+    /// verdicts are taken on the frozen neighbourhood, as the paper trains.
     pub fn train_job(
         &self,
         data: &str,
@@ -211,6 +222,9 @@ impl RunOptions {
         job.arch = arch;
         job.targets = targets;
         job.filter = self.filter();
+        if self.paper_faithful {
+            job.induce = job.induce.clone().paper_faithful();
+        }
         self.apply_induce(&mut job.induce);
         if let Some(e) = self.edits {
             job.induce.env.mode = e;

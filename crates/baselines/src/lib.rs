@@ -13,10 +13,13 @@
 //! GEM (Lin et al., ICML 2021) is not implemented: its distillation of a ground-truth
 //! explanation graph per node is a separate training pipeline.
 //!
-//! The gradient-based methods need the black box as a Burn [`Gcn`](induce_models::Gcn): they
-//! differentiate its output with respect to a weight on every edge
-//! ([`Gcn::forward_weighted`](induce_models::Gcn::forward_weighted)), on a sparse edge list of the
-//! target's neighbourhood (never an `n × n` matrix).
+//! The gradient-based methods (all but `random`) need the black box's gradients with respect to
+//! a weight on every edge: a black box whose
+//! [`BlackBox::edge_weighted`](induce_models::BlackBox::edge_weighted) gives them (the paper's
+//! GCN, the PyG GCNConv / SAGEConv / GINConv / GATConv models); any other is refused with
+//! [`ExplainError::NotDifferentiable`](induce_explain::ExplainError::NotDifferentiable) naming
+//! the method. They differentiate on a sparse edge list of the target's neighbourhood (never an
+//! `n × n` matrix).
 
 pub mod cf2;
 pub mod cf_gnnexplainer;

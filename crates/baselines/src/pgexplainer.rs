@@ -290,15 +290,26 @@ impl<'a> PgExplainer<'a> {
         // box's receptive field under exact verdicts), so the loss reads the prediction the
         // explanations are judged on.
         let hops = crate::neighbourhood::search_hops(black_box, config.hops, config.verdict);
-        let mut items = Vec::new();
+        // The training nodes with an edge in their neighbourhood. Their tensors are built when
+        // the node's turn comes in each epoch, not kept for all of them: on a dense graph the
+        // widened neighbourhoods approach the whole graph, and all of them at once would hold
+        // `|train| × |E|` index tensors.
+        let mut nodes = Vec::new();
         for &v in train {
             graph.check_node(v)?;
-            let sub = k_hop(graph, v, hops)?;
-            if sub.edges.is_empty() {
-                continue;
+            if !k_hop(graph, v, hops)?.edges.is_empty() {
+                nodes.push(v);
             }
+        }
+        if config.epochs > 0 && nodes.is_empty() {
+            return Err(ExplainError::NoTargets(
+                "PGExplainer has no training node with an edge in its neighbourhood".into(),
+            ));
+        }
+        let item = |v: u32| -> Result<TrainItem> {
+            let sub = k_hop(graph, v, hops)?;
             let (src, dst): (Vec<u32>, Vec<u32>) = sub.edges.iter().copied().unzip();
-            items.push(TrainItem {
+            Ok(TrainItem {
                 nodes: indices(&sub.nodes, &ad),
                 edges: WeightedEdges::new(sub.num_nodes(), &sub.edges, &ad)?,
                 src: indices(&src, &ad),
@@ -309,13 +320,8 @@ impl<'a> PgExplainer<'a> {
                     &ad,
                 ),
                 m: sub.edges.len(),
-            });
-        }
-        if config.epochs > 0 && items.is_empty() {
-            return Err(ExplainError::NoTargets(
-                "PGExplainer has no training node with an edge in its neighbourhood".into(),
-            ));
-        }
+            })
+        };
         let mut rng = StdRng::seed_from_u64(config.seed ^ 0x5047_4558);
         let mut adam = AdamConfig::new()
             .with_epsilon(1e-8)
@@ -326,7 +332,8 @@ impl<'a> PgExplainer<'a> {
             // The gradient of the summed loss, accumulated one training node at a time (so only
             // one node's autodiff graph is alive at once), then one Adam step.
             let mut acc = GradientsAccumulator::<PgMlp>::new();
-            for it in &items {
+            for &v in &nodes {
+                let it = item(v)?;
                 let noise = |rng: &mut StdRng| -> Tensor<1> {
                     let v: Vec<f32> = (0..it.m)
                         .map(|_| {

@@ -96,6 +96,12 @@ def test_training_and_inductive_explaining(tmp_path):
                                out=tmp_path / "policy", seed=3, **kw)
     assert info["targets"] > 0 and Path(info["policy"]).exists()
     assert (tmp_path / "policy" / "train.json").exists()
+    saved = json.loads((tmp_path / "policy" / "policy.json").read_text())
+    assert saved["induce"]["env"]["reward"]["kind"] == "shaped"
+    induce.train_policy(x=g["features"], edge_index=g["edge_index"], index=range(2),
+                        out=tmp_path / "paper", seed=3, episodes=1, reward="paper", **kw)
+    saved = json.loads((tmp_path / "paper" / "policy.json").read_text())
+    assert saved["induce"]["env"]["reward"] == {"kind": "paper", "beta": 0.5}
     result = induce.Explainer(method=["inductive", "untrained"], policy=tmp_path / "policy",
                               **kw)(g["features"], g["edge_index"], index=range(n // 2, n))
     assert len(result) == 2 * (n - n // 2)
@@ -164,6 +170,8 @@ def test_bad_settings_and_models_raise_value_errors(tmp_path):
         assert message in str(e.value), (kwargs, str(e.value))
     with pytest.raises(ValueError, match="edits='sideways'"):
         induce.Explainer(model=model, arch=arch, edits="sideways")
+    with pytest.raises(ValueError, match="reward='fast'"):
+        induce.Explainer(model=model, arch=arch, reward="fast")
     with pytest.raises(TypeError):
         induce.Explainer(model=3)
 

@@ -82,4 +82,4 @@ pub use induce::{
 pub use induce_models::Kernel;
 pub use kernel::KernelPolicy;
 pub use policy_io::{PolicyMeta, load_policy, save_policy};
-pub use reward::Reward;
+pub use reward::{Reward, UnknownReward};

@@ -67,6 +67,31 @@ pub enum Reward {
     },
 }
 
+/// A reward name that is neither `shaped` nor `paper`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown reward {0:?}: expected shaped or paper")]
+pub struct UnknownReward(pub String);
+
+/// `shaped` ([`Reward::shaped`]) or `paper` ([`Reward::paper`]), each with its default β (and
+/// bonus): the command line's `--reward`.
+///
+/// ```
+/// use induce_rl::Reward;
+/// assert_eq!("paper".parse::<Reward>().unwrap(), Reward::paper());
+/// assert!("fast".parse::<Reward>().unwrap_err().to_string().contains("shaped or paper"));
+/// ```
+impl std::str::FromStr for Reward {
+    type Err = UnknownReward;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s.trim() {
+            "shaped" => Ok(Self::shaped()),
+            "paper" => Ok(Self::paper()),
+            other => Err(UnknownReward(other.to_string())),
+        }
+    }
+}
+
 impl Default for Reward {
     fn default() -> Self {
         Self::shaped()

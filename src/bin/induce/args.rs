@@ -4,7 +4,7 @@ use clap::Args;
 use induce::graph::io::DataFormat;
 use induce::methods::Preset;
 use induce::models::device::BackendKind;
-use induce::rl::{EditMode, Kernel};
+use induce::rl::{EditMode, Kernel, Reward};
 
 #[derive(Debug, Clone, Args)]
 pub struct FormatArg {
@@ -104,6 +104,13 @@ pub struct InduceArgs {
     /// than this, instead of risking the machine's memory; --fanout brings hubs under it.
     #[arg(long, default_value_t = induce::run::DEFAULT_MAX_NEIGHBOURHOOD)]
     pub max_neighbourhood: usize,
+    /// The reward InduCE trains with: shaped (the drop in the black box's log-probability of
+    /// the original label, minus 0.1 per edit, plus 1 on the flip; chosen by measurement,
+    /// docs/RESULTS.md) or paper (the paper's 1 / (log p(y) + 0.5 · edits)) [default: shaped].
+    /// Training only: `induce train` and transductive (a loaded policy, fine-tuned too, keeps
+    /// the reward it was trained with); --paper-faithful does not change it.
+    #[arg(long, value_name = "shaped|paper")]
+    pub reward: Option<Reward>,
 }
 
 #[derive(Debug, Clone, Copy, clap::ValueEnum)]
@@ -126,6 +133,7 @@ impl InduceArgs {
             fanout: self.fanout,
             max_neighbourhood: Some(self.max_neighbourhood),
             all_nodes: self.all_nodes,
+            reward: self.reward,
             ..Default::default()
         }
     }

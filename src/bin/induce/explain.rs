@@ -25,8 +25,9 @@ pub struct ExplainArgs {
     /// activation, head; docs/FORMATS.md).
     #[arg(long)]
     pub arch: Option<PathBuf>,
-    /// A trained policy (.bpk or the directory `induce train` wrote), for inductive and
-    /// inductive-del-only.
+    /// A trained policy (.bpk or the directory `induce train` wrote), for inductive,
+    /// inductive-best-of-k, inductive-fine-tuned and inductive-del-only (its
+    /// policy-del-only.bpk, from `induce train --edits del`).
     #[arg(long)]
     pub policy: Option<PathBuf>,
     /// Methods, comma-separated or repeated: InduCE's inductive, inductive-best-of-k,

@@ -35,6 +35,12 @@ pub struct TrainArgs {
     pub sample: Option<usize>,
     #[command(flatten)]
     pub induce: InduceArgs,
+    /// Train as the paper does: every episode's verdicts (reward, flip, stop) taken on the
+    /// target's frozen neighbourhood, as the authors' code takes them [default: on the whole
+    /// edited graph, as explanations are judged]. The policy can then be used with or without
+    /// `explain --paper-faithful`.
+    #[arg(long)]
+    pub paper_faithful: bool,
     /// Output directory: policy.bpk, its .json and train.json (with --edits del:
     /// policy-del-only.bpk, its .json and train-del-only.json; both can share one directory).
     /// While training, the state after each epoch is kept in
@@ -54,6 +60,7 @@ impl TrainArgs {
         let options = RunOptions {
             seed: Some(self.data.seed),
             family: self.family.family.0,
+            paper_faithful: self.paper_faithful,
             ..self.induce.options()
         };
         let mut job = options.train_job(

@@ -17,7 +17,8 @@ and GATConv stacks, see docs/FORMATS.md of the repository), the paper's GCN
 Every call runs the same job as ``induce explain`` with the same settings (keyword arguments
 named as its flags: ``seed``, ``family``, ``hops``, ``budget``, ``episodes``, ``lr``,
 ``iterations``, ``edits``, ``samples``, ``greedy_every``, ``fanout``, ``max_neighbourhood``, ``kernel``,
-``paper_faithful``, ``threads``), so its results equal the command line's. Bad input raises
+``reward``, ``paper_faithful``, ``all_nodes``, ``threads``, ``batch_targets``,
+``black_box_kernel``), so its results equal the command line's. Bad input raises
 ``TypeError`` (wrong dtypes) or ``ValueError`` (shapes, ids, a model that does not fit the
 features, an unknown option) with the message the command line would print. The GIL is released
 while Rust works; Ctrl-C raises ``KeyboardInterrupt``.
@@ -113,6 +114,11 @@ def _options(options):
         if e not in _EDITS:
             raise ValueError(f"invalid option edits={e!r}: expected one of add, del, both")
         opts["edits"] = _EDITS[e]
+    if opts.get("reward") is not None:
+        r = opts["reward"]
+        if r not in ("shaped", "paper"):
+            raise ValueError(f"invalid option reward={r!r}: expected shaped or paper")
+        opts["reward"] = {"kind": r}
     return json.dumps({k: v for k, v in opts.items() if v is not None})
 
 
