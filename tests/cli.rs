@@ -414,7 +414,12 @@ fn generate_train_explain_eval_round_trip_and_shards_merge_to_the_whole_run() {
     ));
     let cfg: serde_json::Value =
         serde_json::from_slice(&std::fs::read(p.root.join("rel/config.json")).unwrap()).unwrap();
-    assert_eq!(cfg["data"], s(&p.data), "{cfg}");
+    let recorded = Path::new(cfg["data"].as_str().unwrap());
+    assert!(recorded.is_absolute(), "{cfg}");
+    assert_eq!(
+        recorded.canonicalize().unwrap(),
+        p.data.canonicalize().unwrap()
+    );
     let elsewhere = p.root.join("rel");
     let said = ok(in_dir(
         &elsewhere,

@@ -159,8 +159,11 @@ impl ExplainJob {
     pub fn with_absolute_paths(&self) -> Self {
         let data = Path::new(&self.data);
         Self {
+            // A path that is not valid UTF-8 stays as typed (a lossy spelling names no file).
             data: match data.exists() {
-                true => absolute(data).display().to_string(),
+                true => absolute(data)
+                    .to_str()
+                    .map_or_else(|| self.data.clone(), str::to_string),
                 false => self.data.clone(),
             },
             black_box: absolute(&self.black_box),

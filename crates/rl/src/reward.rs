@@ -28,9 +28,10 @@ fn shaped_bonus() -> f32 {
 /// Serialised with a `kind` tag: `{"kind": "paper", "beta": 0.5}`,
 /// `{"kind": "shaped", "beta": 0.1, "bonus": 1.0}`; omitted fields take their defaults.
 ///
-/// The default is [`Reward::shaped`] (β = 0.1, B = 1.0). It is provisional: the spec (§2) asks
-/// for the default to be chosen by measurement on held-out nodes (fidelity first, then size),
-/// which is done later and recorded in `docs/`.
+/// The default is [`Reward::shaped`] (β = 0.1, B = 1.0), chosen by measurement (fidelity first,
+/// then size; `docs/RESULTS.md`, "Choice of the default reward", Tree-Cycles only): with the
+/// paper's reward the inductive policy misses 1 of 70 targets and the deletion-only one 12,
+/// against none with the shaped reward, and it learns to make more edits.
 ///
 /// ```
 /// use induce_rl::Reward;
