@@ -26,8 +26,35 @@ pub struct EditGraph {
 }
 
 impl EditGraph {
+    /// [`EditGraph::from_edges`] for ids that may be out of range (edges built by hand rather
+    /// than taken from a [`crate::Subgraph`]): an id `>= n` is a
+    /// [`GraphError::NodeOutOfRange`](crate::GraphError::NodeOutOfRange) naming it.
+    ///
+    /// ```
+    /// use induce_graph::{EditGraph, GraphError};
+    /// assert_eq!(EditGraph::try_from_edges(3, &[(0, 2)]).unwrap().num_edges(), 1);
+    /// assert!(matches!(
+    ///     EditGraph::try_from_edges(3, &[(0, 3)]),
+    ///     Err(GraphError::NodeOutOfRange { node: 3, num_nodes: 3 })
+    /// ));
+    /// ```
+    pub fn try_from_edges(n: usize, edges: &[(u32, u32)]) -> Result<Self, crate::GraphError> {
+        if let Some(&node) = edges
+            .iter()
+            .flat_map(|(u, w)| [u, w])
+            .find(|&&u| u as usize >= n)
+        {
+            return Err(crate::GraphError::NodeOutOfRange {
+                node: u64::from(node),
+                num_nodes: n,
+            });
+        }
+        Ok(Self::from_edges(n, edges))
+    }
+
     /// Builds from undirected edges in local ids (duplicates and self loops are ignored).
-    /// Panics if an id is `>= n` (local ids come from a [`crate::Subgraph`]).
+    /// Panics if an id is `>= n` (local ids come from a [`crate::Subgraph`]; for other edges,
+    /// [`EditGraph::try_from_edges`]).
     pub fn from_edges(n: usize, edges: &[(u32, u32)]) -> Self {
         let mut adj = vec![Vec::new(); n];
         for &(u, w) in edges {
