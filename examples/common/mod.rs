@@ -121,7 +121,12 @@ fn run_file(
         Protocol::Neighbourhood { hops } => data.random_neighbourhood(hops, 0.8, args.seed)?.0,
     };
     let mut cfg = config(name, &args)?;
-    cfg.dataset = path.display().to_string();
+    // Recorded absolute, so that `induce render` / `induce report` reopen the run from any
+    // directory (as `induce explain` records its paths).
+    cfg.dataset = std::path::absolute(&path)
+        .unwrap_or(path)
+        .display()
+        .to_string();
     cfg.black_box_hidden = args.hidden.unwrap_or(hidden);
     let dev = pick_device(&args)?;
     let out = args
@@ -157,7 +162,10 @@ pub fn backend(kind: Option<BackendKind>) -> Result<(BackendKind, induce::Device
 /// The experiment configuration the options give, for a dataset family named `name`.
 fn config(name: &str, args: &Args) -> Result<ExperimentConfig> {
     let mut cfg = ExperimentConfig::paper(name, args.seed);
-    cfg.black_box = args.black_box.clone();
+    cfg.black_box = args
+        .black_box
+        .as_ref()
+        .map(|p| std::path::absolute(p).unwrap_or_else(|_| p.clone()));
     if let Some(m) = args.episodes {
         anyhow::ensure!(m > 0, "--episodes must be at least 1");
         cfg.inductive.episodes = m;
