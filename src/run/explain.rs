@@ -157,15 +157,11 @@ impl ExplainJob {
     /// assert!(abs.black_box.is_absolute() && abs.black_box.ends_with("Cargo.toml"));
     /// ```
     pub fn with_absolute_paths(&self) -> Self {
-        let data = Path::new(&self.data);
         Self {
             // A path that is not valid UTF-8 stays as typed (a lossy spelling names no file).
-            data: match data.exists() {
-                true => absolute(data)
-                    .to_str()
-                    .map_or_else(|| self.data.clone(), str::to_string),
-                false => self.data.clone(),
-            },
+            data: absolute(Path::new(&self.data))
+                .to_str()
+                .map_or_else(|| self.data.clone(), str::to_string),
             black_box: absolute(&self.black_box),
             arch: self.arch.as_deref().map(absolute),
             policy: self.policy.as_deref().map(absolute),
