@@ -23,8 +23,9 @@
 # played beside the episodes' construction (InduceExplainer::with_warm_up, which moves kernel
 # compilation under the host's work); 0 skips it.
 # PER_EPISODE=1 repeats each batch with INDUCE_GPU_LAYOUT=per-episode (the GPU layout's
-# graph-wide feature product and device-side greedy choices off) for a side-by-side ratio;
-# before it, the same comparison on the authors' graphs (SYN, default "syn1 syn5"; SYN= skips).
+# graph-wide feature product and device-side greedy choices off) for a side-by-side ratio.
+# Before the big graph, the host kernel against the GPU on the authors' graphs (SYN, default
+# "syn1 syn5"; SYN= skips).
 # WARM (default 1) explains the first GPU batch's job and the host job twice more each, every
 # time in one process (gpu_check --explain-job: data and black box loaded once): the first run
 # pays CubeCL's in-process kernel compilation, the second shows the steady state
@@ -41,8 +42,12 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-/tmp/gpu-check}
+# The explain runs write here and are archived into $OUT at the end: a call that times out then
+# still returns gpu-check's own files (the device tool returns at most 8 files from $OUT).
+WORK=${WORK:-/tmp/gpu-check-work}
 EPOCHS=${EPOCHS:-3}
-mkdir -p "$OUT"
+mkdir -p "$OUT" "$WORK" && rm -rf "$WORK"/explain-* "$WORK"/warm-*
+[ -d .gpu ] || { echo "no .gpu here: run scripts/gpu-prep.sh first and carry .gpu and .gl" >&2; exit 1; }
 for f in .gl/*.deb; do [ -e "$f" ] && dpkg -x "$f" /; done
 ldconfig
 if [ -z "${VK_DRIVER_FILES:-}" ] && [ -f /usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json ]; then
@@ -90,21 +95,21 @@ explain_json=""
 declare -A explain_secs # name -> explain seconds, for the ratios to the host kernels
 ratios_json=""
 compare() { # host run name, GPU run name: the explanations target by target
-  [ -f "$OUT/explain-$1/explanations.jsonl" ] && [ -f "$OUT/explain-$2/explanations.jsonl" ] &&
-    python3 scripts/compare-explanations.py "$OUT/explain-$1/explanations.jsonl" \
-      "$OUT/explain-$2/explanations.jsonl" | sed "s/^/  $2 vs $1: /"
+  [ -f "$WORK/explain-$1/explanations.jsonl" ] && [ -f "$WORK/explain-$2/explanations.jsonl" ] &&
+    python3 scripts/compare-explanations.py "$WORK/explain-$1/explanations.jsonl" \
+      "$WORK/explain-$2/explanations.jsonl" | sed "s/^/  $2 vs $1: /"
 }
 run_explain() { # name, data, black box, then induce explain arguments
   local name=$1 data=$2 bb=$3; shift 3
   local s=$(date +%s.%N)
   INDUCE_PROFILE=1 timeout "${EXPLAIN_TIMEOUT:-240}" "$bin/induce" explain --data "$data" \
-    --black-box "$bb" --method untrained --out "$OUT/explain-$name" "$@" \
-    > "$OUT/explain-$name.log" 2>&1
+    --black-box "$bb" --method untrained --out "$WORK/explain-$name" "$@" \
+    > "$WORK/explain-$name.log" 2>&1
   local rc=$? secs
-  secs=$(python3 -c "import json; print(json.dumps(json.load(open('$OUT/explain-$name/summary.json'))['runs'][0]['explain_seconds']))" 2>/dev/null || echo null)
-  local sum=$(md5sum < "$OUT/explain-$name/explanations.jsonl" 2>/dev/null | cut -c1-12)
+  secs=$(python3 -c "import json; print(json.dumps(json.load(open('$WORK/explain-$name/summary.json'))['runs'][0]['explain_seconds']))" 2>/dev/null || echo null)
+  local sum=$(md5sum < "$WORK/explain-$name/explanations.jsonl" 2>/dev/null | cut -c1-12)
   echo "explain $name: exit $rc, explain ${secs} s, wall $(python3 -c "import time; print(round(time.time() - $s, 2))") s, explanations ${sum:-none}"
-  grep "^profile: round" "$OUT/explain-$name.log" | tail -1
+  grep "^profile: round" "$WORK/explain-$name.log" | tail -1
   explain_json+="\"$name\": {\"exit\": $rc, \"explain_seconds\": $secs, \"explanations_md5\": \"${sum:-}\"},"
   explain_secs[$name]=$secs
   # As the runs go (gpu-check.json is written at the end, and a device call can time out).
@@ -136,12 +141,11 @@ if [ -x "$bin/induce" ] && [ -f "$bin/graph.npz" ] && [ "${EXPLAIN:-1}" != 0 ]; 
         warm_done=1 # one process each, the GPU job then the host job: cold run, then warm run
         for w in "$b:$b-batch$k" "flex:host"; do
           wb=${w%%:*} wn=${w#*:}
-          [ -f "$OUT/explain-$wn/config.json" ] || continue
+          [ -f "$WORK/explain-$wn/config.json" ] || continue
           timeout "${EXPLAIN_TIMEOUT:-240}" "$bin/gpu_check" --backends "$wb" \
-            --explain-job "$OUT/explain-$wn/config.json" --explain-repeat 2 \
-            --out "$OUT/warm-$wn" > "$OUT/warm-$wn.log" 2>&1
-          echo "warm $wn (exit $?): $(grep -h 'explain run' "$OUT/warm-$wn.log" | tr '\n' ';')"
-          cp "$OUT/warm-$wn/explain_repeat.json" "$OUT/warm-$wn.json" 2>/dev/null
+            --explain-job "$WORK/explain-$wn/config.json" --explain-repeat 2 \
+            --out "$WORK/warm-$wn" > "$WORK/warm-$wn.log" 2>&1
+          echo "warm $wn (exit $?): $(grep -h 'explain run' "$WORK/warm-$wn.log" | tr '\n' ';')"
         done
       fi
       if [ "${REPACKED:-1}" != 0 ]; then # the batch uploaded whole every round
@@ -204,10 +208,11 @@ PY
   done
 fi
 
-# The explain runs (directories and logs) in one archive: the device tool returns only a few
-# files, and gpu-check.json and gpu_check.log should be among them.
-if ls "$OUT"/explain-* >/dev/null 2>&1; then
-  (cd "$OUT" && tar czf explain-runs.tgz explain-* && rm -rf explain-*/ explain-*.log)
+# The explain runs (directories, logs, the warm runs) in one archive: the device tool returns at
+# most 8 files, and gpu-check.json and gpu_check.log must be among them.
+archive=$(cd "$WORK" && ls -d explain-* warm-* 2>/dev/null)
+if [ -n "$archive" ]; then
+  (cd "$WORK" && tar czf "$OUT/explain-runs.tgz" $archive)
 fi
 
 cat > "$OUT/gpu-check.json" <<JSON

@@ -69,9 +69,22 @@ def test_results_equal_the_command_line(case, tmp_path):
     assert [e.record for e in result] == cli
     assert any(e.found for e in result)
     for e in result:
+        assert e.verdict == "exact"
         if e.found:
-            assert e.valid and e.original_label != e.new_label
+            assert e.valid and e.is_counterfactual and e.original_label != e.new_label
             assert e.size == len(e.added) + len(e.removed)
+
+
+def test_paper_faithful_records_say_where_they_were_judged():
+    d, g = fixture("gcn")
+    n = g["features"].shape[0]
+    explainer = induce.Explainer(model=d / "model.safetensors", arch=d / "arch.json",
+                                 method="transductive", seed=7, hops=3, paper_faithful=True)
+    result = explainer(g["features"], g["edge_index"], index=np.arange(n))
+    assert all(e.verdict == "neighbourhood" for e in result)
+    assert all(e.valid is not None for e in result if e.found)
+    assert all(e.is_counterfactual == (e.found and e.valid) for e in result)
+    assert f"{sum(e.is_counterfactual for e in result)} valid" in repr(result)
 
 
 def test_torch_style_inputs_and_one_direction_edges():

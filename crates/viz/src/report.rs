@@ -40,7 +40,8 @@ pub struct ReportRun<'a> {
 }
 
 /// The explanations a gallery shows for one method: the smallest, the median and the largest
-/// counterfactual (by size, then target id), without repeats.
+/// counterfactual (by size, then target id), without repeats. A found record that the
+/// whole-graph check refutes (`valid: Some(false)`) is no counterfactual and is not shown.
 ///
 /// ```
 /// use induce_explain::{Edit, Explanation};
@@ -55,10 +56,17 @@ pub struct ReportRun<'a> {
 /// let picks: Vec<(&str, u32)> = gallery_picks(&run).iter()
 ///     .map(|(p, r)| (*p, r.explanation.target)).collect();
 /// assert_eq!(picks, vec![("smallest", 2), ("median", 9), ("largest", 5)]);
+/// let mut refuted = rec(4, 1);
+/// refuted.valid = Some(false); // reported found, refuted by the whole-graph check
+/// let run = MethodRun { records: vec![refuted], ..run };
+/// assert!(gallery_picks(&run).is_empty());
 /// ```
 pub fn gallery_picks(run: &MethodRun) -> Vec<(&'static str, &TargetRecord)> {
-    let mut found: Vec<&TargetRecord> =
-        run.records.iter().filter(|r| r.explanation.found).collect();
+    let mut found: Vec<&TargetRecord> = run
+        .records
+        .iter()
+        .filter(|r| r.explanation.found && r.valid != Some(false))
+        .collect();
     found.sort_by_key(|r| (r.explanation.size(), r.explanation.target));
     let mut out: Vec<(&'static str, &TargetRecord)> = Vec::new();
     if found.is_empty() {
@@ -292,7 +300,11 @@ pub fn report_html(runs: &[ReportRun<'_>]) -> String {
                     "<tr><td>{}</td><td class=\"l\">{}</td><td>{} → {}</td><td>{}</td>\
                      <td class=\"l edits\">{}</td></tr>",
                     e.target,
-                    if e.found { "found" } else { "not found" },
+                    match (e.found, rec.valid) {
+                        (true, Some(false)) => "found, not valid on the whole graph",
+                        (true, _) => "found",
+                        (false, _) => "not found",
+                    },
                     e.original_label,
                     e.new_label,
                     e.size(),

@@ -105,7 +105,9 @@ pub struct Summary {
     /// checked).
     #[serde(default)]
     pub valid_fidelity: Option<f64>,
-    /// Mean size over found targets ([`size`]).
+    /// Mean size over found targets ([`size`]); from a run's records, under exact verdicts, over
+    /// the valid ones ([`summarize_records`](crate::pipeline::summarize_records)), as are the
+    /// other metrics of found counterfactuals below.
     pub size_mean: Option<f64>,
     /// Population standard deviation of the size over found targets ([`size`]).
     pub size_std: Option<f64>,

@@ -58,11 +58,32 @@ pub struct TargetRecord {
 
 /// The metrics of one method from its records alone; equal to
 /// [`summarize`](crate::metrics::summarize) on the same explanations and graph, plus the share
-/// of 1-minimal counterfactuals where the records carry it.
+/// of 1-minimal counterfactuals where the records carry it, whenever every found record is
+/// valid.
+///
+/// Under [`Verdict::Exact`] a record that its method reports found but that the whole-graph
+/// check refutes (`valid: Some(false)`: a near-tie that a GPU's rounding judged otherwise, say)
+/// is no counterfactual: it counts in `found` only, and in none of the metrics of the found
+/// counterfactuals (size, accuracy, sparsity, composition, 1-minimality, the histogram). Under
+/// [`Verdict::Neighbourhood`] (the paper's protocol) those metrics keep the paper's definition,
+/// over every found record, as `fidelity` does.
+///
+/// ```
+/// use induce_explain::{Edit, Explanation, Verdict};
+/// use induce_explain::pipeline::{TargetRecord, summarize_records};
+/// let record = |target, edits: Vec<Edit>, valid| TargetRecord {
+///     method: "inductive".into(),
+///     explanation: Explanation { target, found: true, original_label: 1, new_label: 0, edits },
+///     neighbourhood_edges: 4, accuracy: None, strict_accuracy: None, one_minimal: None,
+///     valid: Some(valid), verdict: Verdict::Exact };
+/// let records = [record(0, vec![Edit::delete(0, 1)], true),
+///                record(2, vec![Edit::delete(2, 3), Edit::add(2, 4)], false)];
+/// let s = summarize_records(&records);
+/// assert_eq!((s.found, s.valid, s.fidelity), (2, Some(1), Some(0.5)));
+/// assert_eq!((s.size_mean, s.additions, s.deletions), (Some(1.0), 0, 1)); // the valid one only
+/// ```
 pub fn summarize_records(records: &[TargetRecord]) -> Summary {
     let expl: Vec<Explanation> = records.iter().map(|r| r.explanation.clone()).collect();
-    let sz = size(&expl);
-    let comp = composition(&expl);
     let found_records = || records.iter().filter(|r| r.explanation.found);
     let checked = found_records().all(|r| r.valid.is_some());
     let valid = checked.then(|| found_records().filter(|r| r.valid == Some(true)).count());
@@ -70,6 +91,13 @@ pub fn summarize_records(records: &[TargetRecord]) -> Summary {
         true => Verdict::Neighbourhood,
         false => Verdict::Exact,
     };
+    // The counterfactuals that the metrics of found ones describe (see above).
+    let counted_records = || {
+        found_records().filter(move |r| verdict == Verdict::Neighbourhood || r.valid != Some(false))
+    };
+    let counted: Vec<Explanation> = counted_records().map(|r| r.explanation.clone()).collect();
+    let sz = size(&counted);
+    let comp = composition(&counted);
     let valid_fidelity = valid
         .filter(|_| !records.is_empty())
         .map(|v| 1.0 - v as f64 / records.len() as f64);
@@ -85,18 +113,18 @@ pub fn summarize_records(records: &[TargetRecord]) -> Summary {
         valid_fidelity,
         size_mean: sz.map(|s| s.mean),
         size_std: sz.map(|s| s.std),
-        accuracy: mean(found_records().filter_map(|r| r.accuracy)),
-        strict_accuracy: mean(found_records().filter_map(|r| r.strict_accuracy)),
-        sparsity: mean(found_records().filter_map(|r| {
+        accuracy: mean(counted_records().filter_map(|r| r.accuracy)),
+        strict_accuracy: mean(counted_records().filter_map(|r| r.strict_accuracy)),
+        sparsity: mean(counted_records().filter_map(|r| {
             let m = r.neighbourhood_edges;
             (m > 0).then(|| 1.0 - r.explanation.size() as f64 / m as f64)
         })),
         additions: comp.additions,
         deletions: comp.deletions,
         one_minimal: mean(
-            found_records().filter_map(|r| r.one_minimal.map(|m| if m { 1.0 } else { 0.0 })),
+            counted_records().filter_map(|r| r.one_minimal.map(|m| if m { 1.0 } else { 0.0 })),
         ),
-        size_histogram: size_histogram(&expl),
+        size_histogram: size_histogram(&counted),
     }
 }
 

@@ -8,7 +8,7 @@ them, on numpy arrays (torch tensors accepted when torch is importable):
                                  method="transductive", seed=42)
     result = explainer(x, edge_index, index=[10, 20, 30])
     for e in result:
-        print(e.target, e.found, e.original_label, "->", e.new_label, e.added, e.removed)
+        print(e.target, e.is_counterfactual, e.original_label, "->", e.new_label, e.added, e.removed)
 
 `model` is a PyTorch Geometric model's ``state_dict`` saved with
 ``safetensors.torch.save_file`` plus its architecture file (``arch``; GCNConv, SAGEConv, GINConv
@@ -133,11 +133,16 @@ def _path(p, name):
 class Explanation:
     """One method's counterfactual for one target node.
 
-    Attributes: ``method``, ``target``, ``found`` (the prediction flips on the whole edited
-    graph), ``original_label``, ``new_label``, ``added`` and ``removed`` (the counterfactual's
+    Attributes: ``method``, ``target``, ``found`` (the method reports a counterfactual),
+    ``verdict`` (where the method judged it: ``"exact"``, the default, on the whole edited
+    graph's prediction; ``"neighbourhood"`` with ``paper_faithful=True``, on the frozen
+    neighbourhood, the paper's protocol, which the whole graph may not confirm), ``valid``
+    (for found ones: the prediction flips on the whole edited graph, checked by a whole-graph
+    forward pass whatever the verdict; ``is_counterfactual`` is ``found and valid``),
+    ``original_label``, ``new_label``, ``added`` and ``removed`` (the counterfactual's
     edges as ``(u, v)`` pairs in the graph's node ids; empty when nothing was found),
-    ``size`` (number of edits), ``valid`` and ``one_minimal``
-    (for found counterfactuals), and ``record`` (the full record, as in ``explanations.jsonl``).
+    ``size`` (number of edits), ``one_minimal`` (for found counterfactuals), and ``record``
+    (the full record, as in ``explanations.jsonl``).
     """
 
     def __init__(self, record):
@@ -153,12 +158,19 @@ class Explanation:
         self.removed = [(u, v) for u, v, kind in edits if kind == "del"]
         self.size = len(edits)
         self.valid = record.get("valid")
+        self.verdict = record.get("verdict", "neighbourhood")
         self.one_minimal = record.get("one_minimal")
 
+    @property
+    def is_counterfactual(self):
+        """Found and confirmed on the whole edited graph (the only kind that counts)."""
+        return self.found and self.valid is True
+
     def __repr__(self):
+        unconfirmed = "" if not self.found or self.valid else ", valid=False"
         return (
-            f"Explanation(method={self.method!r}, target={self.target}, found={self.found}, "
-            f"{self.original_label} -> {self.new_label}, added={self.added}, "
+            f"Explanation(method={self.method!r}, target={self.target}, found={self.found}"
+            f"{unconfirmed}, {self.original_label} -> {self.new_label}, added={self.added}, "
             f"removed={self.removed})"
         )
 
@@ -223,7 +235,9 @@ class Result:
 
     def __repr__(self):
         found = sum(e.found for e in self.explanations)
-        return f"Result({len(self.explanations)} explanations, {found} found)"
+        valid = sum(e.is_counterfactual for e in self.explanations)
+        return (f"Result({len(self.explanations)} explanations, {found} found, "
+                f"{valid} valid on the whole graph)")
 
 
 def _methods(method):
