@@ -24,7 +24,7 @@ use std::path::{Path, PathBuf};
 use burn::tensor::Device;
 use induce_explain::metrics::{jaccard, mean_pairwise_jaccard, with_noise_edges};
 use induce_explain::pipeline::{EvalContext, ExplainOptions, MethodRun, Progress, TargetSpec};
-use induce_explain::{Explainer, Explanation};
+use induce_explain::{Explainer, Explanation, Verdict};
 use induce_graph::{Dataset, Graph};
 use induce_models::BlackBox;
 use rand::SeedableRng;
@@ -332,8 +332,11 @@ fn aggregate(
     let rows: Vec<_> = seeds.iter().map(|s| s.run.row()).collect();
     let sizes: Vec<f64> = rows.iter().filter_map(|r| r.metrics.size_mean).collect();
     let (mut minimal, mut checked) = (0usize, 0usize);
-    for s in seeds {
-        for r in &s.run.records {
+    for (s, row) in seeds.iter().zip(&rows) {
+        // As in the rows' own metrics (`summarize_records`): under exact verdicts a found record
+        // that the whole-graph check refutes is no counterfactual.
+        let exact = row.metrics.verdict == Verdict::Exact;
+        for r in s.run.records.iter().filter(|r| !(exact && r.valid == Some(false))) {
             if let Some(m) = r.one_minimal {
                 checked += 1;
                 minimal += usize::from(m);
