@@ -23,7 +23,9 @@ use std::path::{Path, PathBuf};
 
 use burn::tensor::Device;
 use induce_explain::metrics::{jaccard, mean_pairwise_jaccard, with_noise_edges};
-use induce_explain::pipeline::{EvalContext, ExplainOptions, MethodRun, Progress, TargetSpec};
+use induce_explain::pipeline::{
+    EvalContext, ExplainOptions, MethodRun, Progress, TargetRecord, TargetSpec,
+};
 use induce_explain::{Explainer, Explanation, Verdict};
 use induce_graph::{Dataset, Graph};
 use induce_models::BlackBox;
@@ -336,7 +338,8 @@ fn aggregate(
         // As in the rows' own metrics (`summarize_records`): under exact verdicts a found record
         // that the whole-graph check refutes is no counterfactual.
         let exact = row.metrics.verdict == Verdict::Exact;
-        for r in s.run.records.iter().filter(|r| !(exact && r.valid == Some(false))) {
+        let refuted = |r: &&TargetRecord| exact && r.valid == Some(false);
+        for r in s.run.records.iter().filter(|r| !refuted(r)) {
             if let Some(m) = r.one_minimal {
                 checked += 1;
                 minimal += usize::from(m);
