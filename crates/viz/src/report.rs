@@ -145,8 +145,9 @@ pub fn report_html(runs: &[ReportRun<'_>]) -> String {
          valid counterfactual (lower is better; for paper-faithful rows, marked \
          <em>frozen</em>, over those found on the frozen neighbourhood). Valid: share of the \
          reported counterfactuals that flip the model on the whole graph (a whole-graph forward \
-         pass). Size: mean ± std of edits over found counterfactuals. Accuracy: the paper's protocol; strict: both endpoints in the target's \
-         own motif. 1-min: share of counterfactuals from which no single edit can be undone with \
+         pass). Size: mean ± std of edits over the valid counterfactuals (over the found ones \
+         for paper-faithful rows), as are the columns after it. Accuracy: the paper's \
+         protocol; strict: both endpoints in the target's own motif. 1-min: share of counterfactuals from which no single edit can be undone with \
          the label still flipped. Times in seconds.</p>\n<table><thead><tr><th class=\"l\">run</th>\
          <th class=\"l\">dataset</th><th class=\"l\">method</th><th>targets</th><th>fid %</th>\
          <th>valid %</th><th>size</th><th>acc %</th><th>strict %</th><th>sparsity</th><th>add/del</th>\
