@@ -7,8 +7,9 @@ use std::str::FromStr;
 
 use burn::tensor::Device;
 use induce_baselines::{
-    Candidates, Cf2Config, Cf2Explainer, CfGnnConfig, CfGnnExplainer, Optimiser, PgConfig,
-    PgExplainer, RandomConfig, RandomExplainer,
+    Candidates, Cf2Config, Cf2Explainer, CfGnnConfig, CfGnnExplainer, ExactConfig,
+    ExactExplainer, GreedyConfig, GreedyExplainer, Optimiser, PgConfig, PgExplainer, RandomConfig,
+    RandomExplainer,
 };
 use induce_explain::{Explainer, Verdict};
 use induce_graph::Dataset;
@@ -55,6 +56,13 @@ pub enum Method {
     Cf2,
     /// PGExplainer trained on the training targets; its top-k edges deleted (`pgexplainer`).
     PgExplainer,
+    /// The exhaustive one-step search in InduCE's action space: every action tried at every
+    /// step by an exact verdict, the one that most lowers the original class's margin kept
+    /// (`greedy`; the reference for what a search finds).
+    Greedy,
+    /// The certified minimum: every edit set of InduCE's action space tried by size up to
+    /// `--max-size` (`exact`; the reference for size).
+    Exact,
 }
 
 impl Method {
@@ -76,6 +84,10 @@ impl Method {
         Method::PgExplainer,
     ];
 
+    /// The search references (crate `induce-baselines`): exact verdicts over InduCE's action
+    /// space, run only when asked (they cost thousands of evaluations per target).
+    pub const SEARCHES: [Method; 2] = [Method::Greedy, Method::Exact];
+
     /// The methods an experiment runs by default: [`Method::INDUCE`], then the baselines.
     pub const DEFAULT: [Method; 10] = [
         Method::Inductive,
@@ -92,7 +104,7 @@ impl Method {
 
     /// Every method: InduCE's (with `inductive-fine-tuned`, which experiments run only when
     /// asked), then the baselines.
-    pub const ALL: [Method; 11] = [
+    pub const ALL: [Method; 13] = [
         Method::Inductive,
         Method::InductiveBestOfK,
         Method::Transductive,
@@ -104,6 +116,8 @@ impl Method {
         Method::CfGnnExplainerPlusPlus,
         Method::Cf2,
         Method::PgExplainer,
+        Method::Greedy,
+        Method::Exact,
     ];
 
     /// The method's name.
@@ -120,12 +134,26 @@ impl Method {
             Method::CfGnnExplainerPlusPlus => "cf-gnnexplainer++",
             Method::Cf2 => "cf2",
             Method::PgExplainer => "pgexplainer",
+            Method::Greedy => "greedy",
+            Method::Exact => "exact",
         }
     }
 
-    /// True for the baselines (built by [`baseline`], not [`explainer`]).
+    /// True for the baselines and the searches (built by [`baseline`], not [`explainer`]).
     pub fn is_baseline(self) -> bool {
-        Method::BASELINES.contains(&self)
+        Method::BASELINES.contains(&self) || Method::SEARCHES.contains(&self)
+    }
+
+    /// True for the methods that can add edges: InduCE's (but `inductive-del-only`),
+    /// `cf-gnnexplainer++`, `greedy` and `exact`.
+    pub fn adds_edges(self) -> bool {
+        match self.is_baseline() {
+            true => matches!(
+                self,
+                Method::CfGnnExplainerPlusPlus | Method::Greedy | Method::Exact
+            ),
+            false => self.edit_mode() != Some(EditMode::DeleteOnly),
+        }
     }
 
     /// False for the methods whose results do not depend on the seed (CF-GNNExplainer and ++:
@@ -133,7 +161,10 @@ impl Method {
     pub fn depends_on_seed(self) -> bool {
         !matches!(
             self,
-            Method::CfGnnExplainer | Method::CfGnnExplainerPlusPlus
+            Method::CfGnnExplainer
+                | Method::CfGnnExplainerPlusPlus
+                | Method::Greedy
+                | Method::Exact
         )
     }
 
@@ -368,6 +399,12 @@ pub struct BaselineConfig {
     pub cf2: Cf2Config,
     /// PGExplainer.
     pub pgexplainer: PgConfig,
+    /// The exhaustive one-step search.
+    #[serde(default)]
+    pub greedy: GreedyConfig,
+    /// The certified minimum.
+    #[serde(default)]
+    pub exact: ExactConfig,
 }
 
 impl Default for BaselineConfig {
@@ -426,6 +463,8 @@ impl BaselineConfig {
                 seed,
                 ..pgexplainer
             },
+            greedy: GreedyConfig::default(),
+            exact: ExactConfig::default(),
         }
     }
 
@@ -454,6 +493,8 @@ impl BaselineConfig {
             Method::CfGnnExplainer | Method::CfGnnExplainerPlusPlus => self.cf_gnnexplainer.verdict,
             Method::Cf2 => self.cf2.verdict,
             Method::PgExplainer => self.pgexplainer.verdict,
+            Method::Greedy => self.greedy.verdict,
+            Method::Exact => self.exact.verdict,
             _ => Verdict::default(),
         }
     }
@@ -465,6 +506,17 @@ impl BaselineConfig {
         self.cf_gnnexplainer.verdict = verdict;
         self.cf2.verdict = verdict;
         self.pgexplainer.verdict = verdict;
+        self.greedy.verdict = verdict;
+        self.exact.verdict = verdict;
+        // The paper's protocol has no minimality pass.
+        self.greedy.minimise = verdict == Verdict::Exact;
+        self
+    }
+
+    /// Where the searches (`greedy`, `exact`) may add edges (`--additions`).
+    pub fn with_additions(mut self, additions: induce_baselines::Additions) -> Self {
+        self.greedy.additions = additions;
+        self.exact.additions = additions;
         self
     }
 
@@ -521,6 +573,29 @@ impl BaselineConfig {
                  {}-hop neighbourhood",
                 c2.alpha, c2.lambda, c2.gamma, c2.iterations, c2.lr, c2.threshold, c2.hops
             ),
+            Method::Greedy => {
+                let g = &self.greedy;
+                format!(
+                    "exhaustive one-step search over the {}-hop neighbourhood's actions \
+                     (additions: {}), up to {} edits, the edit that most lowers the original \
+                     class's margin kept at each step{}",
+                    g.hops,
+                    g.additions,
+                    g.budget,
+                    match g.minimise {
+                        true => "; minimality pass",
+                        false => "",
+                    }
+                )
+            }
+            Method::Exact => {
+                let x = &self.exact;
+                format!(
+                    "every edit set of the {}-hop neighbourhood's actions (additions: {}) by \
+                     size up to {}, at most {} evaluations per target: the certified minimum",
+                    x.hops, x.additions, x.max_size, x.max_evaluations
+                )
+            }
             Method::PgExplainer => format!(
                 "trained on {train_targets} nodes for {} epochs (Adam lr {}, size \
                  {}, entropy {}, temperature {} -> {}); deletes the top-{} edges of the {}-hop \
@@ -541,6 +616,8 @@ impl BaselineConfig {
                 Method::Random => self.random.hops,
                 Method::Cf2 => c2.hops,
                 Method::PgExplainer => pg.hops,
+                Method::Greedy => self.greedy.hops,
+                Method::Exact => self.exact.hops,
                 _ => cf.hops,
             };
             match self.verdict(method) {
@@ -577,6 +654,9 @@ impl BaselineConfig {
             ("cf2.iterations", self.cf2.iterations),
             ("pgexplainer.epochs", self.pgexplainer.epochs),
             ("pgexplainer.k", self.pgexplainer.k),
+            ("greedy.budget", self.greedy.budget),
+            ("exact.max_size", self.exact.max_size),
+            ("exact.max_evaluations", self.exact.max_evaluations.min(1) as usize),
         ] {
             if v == 0 {
                 return Err(Error::InvalidValue {
@@ -635,6 +715,14 @@ pub fn baseline<'a>(
             config.pgexplainer.clone(),
             device,
         )?),
+        Method::Greedy => {
+            config.greedy.validate()?;
+            Box::new(GreedyExplainer::new(bb, config.greedy.clone()))
+        }
+        Method::Exact => {
+            config.exact.validate()?;
+            Box::new(ExactExplainer::new(bb, config.exact.clone()))
+        }
         other => {
             return Err(Error::InvalidValue {
                 what: "method",

@@ -264,9 +264,15 @@ pub(crate) fn check_methods(
                  baselines without --allowed",
             );
         }
-        let deletes_only = (m.is_baseline() && m != Method::CfGnnExplainerPlusPlus)
-            || m.edit_mode() == Some(EditMode::DeleteOnly);
+        let deletes_only = !m.adds_edges();
         match edits {
+            Some(_) if Method::SEARCHES.contains(&m) => {
+                return refuse(
+                    m,
+                    "it searches InduCE's whole action space (additions and deletions) and takes \
+                     no --edits: run it without --edits",
+                );
+            }
             Some(EditMode::AddOnly) if deletes_only => {
                 return refuse(
                     m,

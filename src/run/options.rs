@@ -14,7 +14,7 @@ use crate::methods::{Method, Preset};
 /// The library's names of the settings a user gives by name (in error messages, e.g.
 /// `InduceConfig.env.hops`) and the [`RunOptions`] field each one is (`hops`): front ends turn
 /// the first into their own spelling of the second ([`name_settings`]).
-pub const SETTING_NAMES: [(&str, &str); 14] = [
+pub const SETTING_NAMES: [(&str, &str); 17] = [
     ("InduceConfig.lr", "lr"),
     ("InduceConfig.env.budget", "budget"),
     ("InduceConfig.inference_batch", "batch_targets"),
@@ -28,6 +28,9 @@ pub const SETTING_NAMES: [(&str, &str); 14] = [
     ("BaselineConfig.pgexplainer.epochs", "iterations"),
     ("EnvConfig.max_nodes", "max_neighbourhood"),
     ("EnvConfig.fanout", "fanout"),
+    ("BaselineConfig.exact.max_size", "max_size"),
+    ("BaselineConfig.exact.max_evaluations", "max_evaluations"),
+    ("BaselineConfig.greedy.budget", "budget"),
     ("ExplainJob.policy", "policy"),
 ];
 
@@ -133,6 +136,17 @@ pub struct RunOptions {
     /// Kernel of the black box when it differs from the policy's (`--black-box-kernel`).
     #[serde(default)]
     pub black_box_kernel: Option<Kernel>,
+    /// The largest size `exact` searches (`--max-size`; default 3).
+    #[serde(default)]
+    pub max_size: Option<usize>,
+    /// `exact` gives up on a target after this many evaluations (`--max-evaluations`; default
+    /// 1,000,000).
+    #[serde(default)]
+    pub max_evaluations: Option<u64>,
+    /// Where `greedy` and `exact` may add edges (`--additions`; default the neighbourhood, the
+    /// paper's action space).
+    #[serde(default)]
+    pub additions: Option<induce_baselines::Additions>,
 }
 
 impl RunOptions {
@@ -200,6 +214,22 @@ impl RunOptions {
         job.induce.greedy_every = self.greedy_every.unwrap_or(0);
         job.induce.inference_batch = self.batch_targets.unwrap_or(1);
         job.black_box_kernel = self.black_box_kernel;
+        let b = &mut job.baselines;
+        if let Some(h) = self.hops {
+            (b.greedy.hops, b.exact.hops) = (h, h);
+        }
+        if let Some(k) = self.budget {
+            b.greedy.budget = k;
+        }
+        if let Some(k) = self.max_size {
+            b.exact.max_size = k;
+        }
+        if let Some(n) = self.max_evaluations {
+            b.exact.max_evaluations = n;
+        }
+        if let Some(a) = self.additions {
+            job.baselines = job.baselines.clone().with_additions(a);
+        }
         if self.paper_faithful {
             job.induce = job.induce.clone().paper_faithful();
             job.baselines = job.baselines.clone().with_verdict(Verdict::Neighbourhood);

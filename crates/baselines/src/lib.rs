@@ -9,6 +9,8 @@
 //! | `cf-gnnexplainer++` | [`cf_gnnexplainer`] | both | InduCE paper, §4.4 |
 //! | `cf2` | [`cf2`] | deletions | Tan et al., WWW 2022 (α = 0) |
 //! | `pgexplainer` | [`pgexplainer`] | deletions (top-k) | Luo et al., NeurIPS 2020 |
+//! | `greedy` | [`greedy`] | both | exhaustive one-step search in InduCE's action space |
+//! | `exact` | [`exact`] | both | the certified minimum in InduCE's action space |
 //!
 //! GEM (Lin et al., ICML 2021) is not implemented: its distillation of a ground-truth
 //! explanation graph per node is a separate training pipeline.
@@ -21,15 +23,21 @@
 //! the method. They differentiate on a sparse edge list of the target's neighbourhood (never an
 //! `n × n` matrix).
 
+pub mod action_space;
 pub mod cf2;
 pub mod cf_gnnexplainer;
+pub mod exact;
+pub mod greedy;
 pub mod neighbourhood;
 pub mod pgexplainer;
 pub mod random;
 pub mod sgd;
 
 pub use cf_gnnexplainer::{CfGnnConfig, CfGnnExplainer};
+pub use action_space::Additions;
 pub use cf2::{Cf2Config, Cf2Explainer};
+pub use exact::{ExactConfig, ExactExplainer};
+pub use greedy::{GreedyConfig, GreedyExplainer};
 pub use neighbourhood::{Candidates, GradModel, MaskProblem, SoftNeighbourhood};
 pub use pgexplainer::{PgConfig, PgExplainer, PgMlp, PgMlpConfig};
 pub use random::{RandomConfig, RandomExplainer};

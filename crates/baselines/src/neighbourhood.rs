@@ -234,7 +234,7 @@ impl<'a> MaskProblem<'a> {
     /// order; deletions as `(u, w)` with `u < w`, additions with the target first when it is an
     /// endpoint).
     pub fn explanation(&self, keep: &[bool], new_label: usize) -> Explanation {
-        Explanation {
+        Explanation { evaluations: None, certified: None,
             target: self.sub.target,
             found: new_label != self.original_label,
             original_label: self.original_label,
@@ -245,7 +245,7 @@ impl<'a> MaskProblem<'a> {
 
     /// The explanation of a target for which nothing was found.
     pub fn not_found(&self) -> Explanation {
-        Explanation {
+        Explanation { evaluations: None, certified: None,
             target: self.sub.target,
             found: false,
             original_label: self.original_label,
@@ -372,6 +372,7 @@ impl SoftNeighbourhood<'_> {
         degree_gradient: bool,
         dloss: impl FnOnce(&[f32]) -> Vec<f32>,
     ) -> Result<(Vec<f32>, Vec<f32>)> {
+        induce_explain::oracle::count(1);
         let (lp, g) = match &self.0 {
             Soft::Host(b) => {
                 b.log_probs(weights)?; // checks the length

@@ -96,7 +96,7 @@ impl Edit {
 ///
 /// ```
 /// use induce_explain::{Edit, Explanation};
-/// let e = Explanation { target: 7, found: true, original_label: 1, new_label: 0,
+/// let e = Explanation { evaluations: None, certified: None, target: 7, found: true, original_label: 1, new_label: 0,
 ///     edits: vec![Edit::delete(3, 7)] };
 /// let json = serde_json::to_string(&e).unwrap();
 /// assert_eq!(json, concat!(r#"{"target":7,"found":true,"original_label":1,"new_label":0,"#,
@@ -115,6 +115,66 @@ pub struct Explanation {
     pub new_label: usize,
     /// The edits, in the order they were made, in original node ids.
     pub edits: Vec<Edit>,
+    /// Black-box evaluations the method spent on this target (its oracle-call cost: every
+    /// verdict, incremental or whole, and every forward pass of a gradient step counts one),
+    /// not counting the pipeline's own checks of the result. `None` when not counted (files
+    /// written before it was recorded).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub evaluations: Option<u64>,
+    /// What an exhaustive search proved about the minimum size of a counterfactual of this
+    /// target in its action space (`exact`); `None` for the other methods.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub certified: Option<Certified>,
+}
+
+/// What an exhaustive search (`exact`) proved about a target's smallest counterfactual in its
+/// action space.
+///
+/// ```
+/// use induce_explain::Certified;
+/// let c = Certified::Minimum { size: 2 };
+/// assert_eq!(serde_json::to_string(&c).unwrap(), r#"{"minimum":{"size":2}}"#);
+/// assert_eq!(c.to_string(), "minimum = 2");
+/// assert_eq!(Certified::NoneUpTo { size: 3 }.to_string(), "none of size <= 3");
+/// let g = Certified::GaveUp { evaluations: 1000, none_up_to: 1 };
+/// assert_eq!(g.to_string(), "gave up after 1000 evaluations (none of size <= 1)");
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Certified {
+    /// The explanation's size is the minimum: every smaller edit set was tried and none flips.
+    Minimum {
+        /// The minimum size.
+        size: usize,
+    },
+    /// Every edit set of at most `size` edits was tried and none flips.
+    NoneUpTo {
+        /// The largest size searched completely.
+        size: usize,
+    },
+    /// The evaluation budget ran out before the search ended.
+    GaveUp {
+        /// Evaluations spent.
+        evaluations: u64,
+        /// The largest size searched completely (0: not even the single edits).
+        none_up_to: usize,
+    },
+}
+
+impl std::fmt::Display for Certified {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Certified::Minimum { size } => write!(f, "minimum = {size}"),
+            Certified::NoneUpTo { size } => write!(f, "none of size <= {size}"),
+            Certified::GaveUp {
+                evaluations,
+                none_up_to,
+            } => write!(
+                f,
+                "gave up after {evaluations} evaluations (none of size <= {none_up_to})"
+            ),
+        }
+    }
 }
 
 impl Explanation {
@@ -142,7 +202,7 @@ impl Explanation {
 ///     fn name(&self) -> &str { "first-edge" }
 ///     fn explain(&self, graph: &Graph, target: u32) -> Result<Explanation> {
 ///         let w = graph.neighbors(target).min().expect("an edge");
-///         Ok(Explanation { target, found: true, original_label: 1, new_label: 0,
+///         Ok(Explanation { evaluations: None, certified: None, target, found: true, original_label: 1, new_label: 0,
 ///             edits: vec![Edit::delete(target.min(w), target.max(w))] })
 ///     }
 /// }

@@ -34,7 +34,7 @@
 //!     fn name(&self) -> &str { "first-edge" }
 //!     fn explain(&self, g: &Graph, t: u32) -> Result<Explanation> {
 //!         let w = g.neighbors(t).next().unwrap();
-//!         Ok(Explanation { target: t, found: true, original_label: 1, new_label: 0,
+//!         Ok(Explanation { evaluations: None, certified: None, target: t, found: true, original_label: 1, new_label: 0,
 //!             edits: vec![Edit::delete(t.min(w), t.max(w))] })
 //!     }
 //! }
@@ -53,11 +53,12 @@ mod error;
 pub mod explanation;
 pub mod metrics;
 mod minimise;
+pub mod oracle;
 pub mod parallel;
 pub mod pipeline;
 pub mod verdict;
 
 pub use error::{ExplainError, Result};
-pub use explanation::{Edit, EditKind, Explainer, Explanation};
+pub use explanation::{Certified, Edit, EditKind, Explainer, Explanation};
 pub use minimise::{Minimised, minimise, minimise_batched};
 pub use verdict::{Judge, PendingJudge, Verdict, whole_graph_label};

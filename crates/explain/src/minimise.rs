@@ -96,7 +96,7 @@ impl<'a> EditProbe<'a> {
 /// //  0 ─ 1 ─ 2 ─ 3: node 1 has degree 2 (class 1); deleting either of its edges flips it.
 /// let g = Graph::from_edges(4, &[(0, 1), (1, 2), (2, 3)], Features::constant(4, 1, 1.0),
 ///     vec![0; 4]).unwrap();
-/// let two = Explanation { target: 1, found: true, original_label: 1, new_label: 0,
+/// let two = Explanation { evaluations: None, certified: None, target: 1, found: true, original_label: 1, new_label: 0,
 ///     edits: vec![Edit::delete(0, 1), Edit::delete(1, 2)] };
 /// let one = minimise(&g, &DegreeRule, &two, 3, Verdict::Exact).unwrap();
 /// assert_eq!(one.edits, vec![Edit::delete(1, 2)]);
@@ -148,7 +148,7 @@ pub fn minimise(
 /// // Whatever the untrained model says, both passes agree on every explanation.
 /// let es: Vec<Explanation> = [Edit::delete(0, 1), Edit::delete(1, 2), Edit::add(1, 3)]
 ///     .iter()
-///     .map(|&e| Explanation { target: 1, found: true, original_label: label,
+///     .map(|&e| Explanation { evaluations: None, certified: None, target: 1, found: true, original_label: label,
 ///         new_label: 1 - label, edits: vec![e, Edit::add(0, 2)] })
 ///     .collect();
 /// let batch = bb.batched(g.features(), &g.edges()).unwrap().unwrap();
@@ -302,7 +302,7 @@ impl MinimalitySearch {
 
     /// The counterfactual with the undone edits removed (the original when not one).
     fn result(self) -> Explanation {
-        Explanation {
+        Explanation { evaluations: None, certified: None,
             edits: self
                 .e
                 .edits
@@ -374,7 +374,7 @@ mod tests {
         // The explanation also deleted (4, 5), which does not touch 0, and a third edge of 0.
         let g = star();
         let bb = DegreeAtLeast(3);
-        let e = Explanation {
+        let e = Explanation { evaluations: None, certified: None,
             target: 0,
             found: true,
             original_label: 1,
@@ -447,7 +447,7 @@ mod tests {
                 0 => 1 - base[target as usize],
                 _ => base[target as usize],
             };
-            es.push(Explanation {
+            es.push(Explanation { evaluations: None, certified: None,
                 target,
                 found: true,
                 original_label: original,
@@ -459,7 +459,7 @@ mod tests {
         let mut twice = es[1].clone();
         twice.edits.push(twice.edits[0]);
         es.push(twice);
-        es.push(Explanation {
+        es.push(Explanation { evaluations: None, certified: None,
             edits: vec![es[0].edits[0]],
             ..es[0].clone()
         });
@@ -475,7 +475,7 @@ mod tests {
         // Both outcomes occur, so the test tells the passes apart.
         assert!(shrunk > 5 && kept > 5, "shrunk {shrunk}, kept {kept}");
         // An edit outside the graph is the batched call's typed error.
-        let bad = Explanation {
+        let bad = Explanation { evaluations: None, certified: None,
             edits: vec![Edit::delete(0, 1), Edit::add(0, 99)],
             ..es[0].clone()
         };
@@ -498,7 +498,7 @@ mod tests {
     fn leaves_minimal_and_unfound_explanations_alone() {
         let g = star();
         let bb = DegreeAtLeast(4);
-        let one = Explanation {
+        let one = Explanation { evaluations: None, certified: None,
             target: 0,
             found: true,
             original_label: 1,
@@ -506,7 +506,7 @@ mod tests {
             edits: vec![Edit::delete(0, 1)],
         };
         assert_eq!(minimise(&g, &bb, &one, 2, Verdict::Exact).unwrap(), one);
-        let none = Explanation {
+        let none = Explanation { evaluations: None, certified: None,
             found: false,
             new_label: 1,
             edits: vec![Edit::delete(0, 1), Edit::delete(0, 2)],
@@ -521,7 +521,7 @@ mod tests {
         // (0, 5) and deletes two edges: the addition must go, then one deletion suffices.
         let g = star();
         let bb = DegreeAtLeast(4);
-        let e = Explanation {
+        let e = Explanation { evaluations: None, certified: None,
             target: 0,
             found: true,
             original_label: 1,

@@ -33,25 +33,33 @@ pub fn map<T: Sync, R: Send>(
     }
     let next = AtomicUsize::new(0);
     let (next, f) = (&next, &f);
+    // Each worker's black-box evaluations are added to this thread's count (crate::oracle).
+    let mut spent = 0u64;
     let mut done: Vec<(usize, Result<R>)> = std::thread::scope(|s| {
         let handles: Vec<_> = (0..threads)
             .map(|_| {
                 s.spawn(move || {
-                    let mut out = Vec::new();
-                    loop {
-                        let i = next.fetch_add(1, Ordering::Relaxed);
-                        let Some(item) = items.get(i) else { break };
-                        out.push((i, f(item)));
-                    }
-                    out
+                    crate::oracle::counted(|| {
+                        let mut out = Vec::new();
+                        loop {
+                            let i = next.fetch_add(1, Ordering::Relaxed);
+                            let Some(item) = items.get(i) else { break };
+                            out.push((i, f(item)));
+                        }
+                        out
+                    })
                 })
             })
             .collect();
-        handles
-            .into_iter()
-            .flat_map(|h| h.join().expect("worker thread panicked"))
-            .collect()
+        let mut all = Vec::new();
+        for h in handles {
+            let (out, n) = h.join().expect("worker thread panicked");
+            spent += n;
+            all.extend(out);
+        }
+        all
     });
+    crate::oracle::count(spent);
     done.sort_by_key(|(i, _)| *i);
     done.into_iter().map(|(_, r)| r).collect()
 }

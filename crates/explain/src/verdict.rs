@@ -228,6 +228,7 @@ impl<'a> PendingJudge<'a> {
     /// Errors: [`ExplainError::OutputShape`] for a wrong number of rows or classes,
     /// [`ExplainError::NanOutput`] for a NaN.
     pub fn complete(self, rows: LogProbs) -> Result<Judge<'a>> {
+        crate::oracle::count(1);
         let mut judge = self.0;
         judge.log_probs = rows;
         judge.checked()?;
@@ -592,6 +593,9 @@ impl<'a> Judge<'a> {
         }
         if !changed.is_empty() {
             let edges = self.edit.edges();
+            if !matches!(self.eval, Eval::TargetOnly | Eval::Deferred) {
+                crate::oracle::count(1);
+            }
             let lp = match &mut self.eval {
                 Eval::Incremental(inc) => inc.update(&edges, &changed),
                 Eval::Prepared(p) => p.log_probs(&edges),
@@ -703,6 +707,7 @@ impl<'a> Judge<'a> {
     /// Errors: [`ExplainError::OutputShape`] for a wrong number of rows or classes,
     /// [`ExplainError::NanOutput`] for a NaN.
     pub fn take_rows(&mut self, rows: LogProbs) -> Result<()> {
+        crate::oracle::count(1);
         let old = std::mem::replace(&mut self.log_probs, rows);
         let checked = self.checked();
         if checked.is_err() {
@@ -716,6 +721,7 @@ impl<'a> Judge<'a> {
         let row = match &self.exact {
             None => return Ok(()),
             Some(ExactTarget::Bound(b)) => {
+                crate::oracle::count(1);
                 let toggled: Vec<(u32, u32)> = self.delta.iter().copied().collect();
                 b.log_probs_at_edited(self.target, &toggled)?
             }
@@ -955,6 +961,7 @@ fn evaluator<'a>(
     nodes: &[u32],
     edges: &[(u32, u32)],
 ) -> Result<(Eval<'a>, LogProbs)> {
+    crate::oracle::count(1);
     if let Some(inc) = black_box.incremental_rows(graph.features(), nodes, edges)? {
         let lp = inc.log_probs()?;
         return Ok((Eval::Incremental(inc), lp));

@@ -49,7 +49,7 @@ pub struct ReportRun<'a> {
 /// use induce_viz::report::gallery_picks;
 /// let rec = |t, n| TargetRecord { method: "m".into(), neighbourhood_edges: 9, accuracy: None,
 ///     strict_accuracy: None, one_minimal: None, valid: Some(true), verdict: Default::default(),
-///     explanation: Explanation { target: t, found: true,
+///     explanation: Explanation { evaluations: None, certified: None, target: t, found: true,
 ///     original_label: 1, new_label: 0, edits: vec![Edit::delete(0, 1); n] } };
 /// let run = MethodRun { method: "m".into(), records: vec![rec(5, 3), rec(2, 1), rec(9, 2)],
 ///     train_seconds: 0.0, explain_seconds: 0.0, notes: vec![] };
@@ -104,7 +104,7 @@ pub fn short_edit_list(e: &Explanation, max: usize) -> String {
     if e.edits.len() <= max {
         return edit_list(e);
     }
-    let head = Explanation {
+    let head = Explanation { evaluations: None, certified: None,
         edits: e.edits[..max].to_vec(),
         ..e.clone()
     };

@@ -34,7 +34,8 @@ pub struct ExplainArgs {
     /// transductive, inductive-fine-tuned (the --policy fine-tuned per target with the
     /// transductive schedule), inductive-del-only, untrained; the baselines random,
     /// cf-gnnexplainer, cf-gnnexplainer++, cf2, pgexplainer (trained on the training split's
-    /// targets).
+    /// targets); the search references greedy (exhaustive one-step search in InduCE's action
+    /// space) and exact (the certified minimum, up to --max-size).
     #[arg(long, value_delimiter = ',', required = true)]
     pub method: Vec<Method>,
     /// Budget of every baseline: random masks (random), optimisation steps (cf-gnnexplainer,
@@ -66,6 +67,17 @@ pub struct ExplainArgs {
     /// methods only: a baseline in --method is refused with it.
     #[arg(long)]
     pub allowed: Option<PathBuf>,
+    /// exact: the largest counterfactual size searched (every edit set up to it is tried).
+    #[arg(long, value_name = "K", default_value_t = 3)]
+    pub max_size: usize,
+    /// exact: give up on a target after N black-box evaluations (its record says so).
+    #[arg(long, value_name = "N", default_value_t = 1_000_000)]
+    pub max_evaluations: u64,
+    /// greedy and exact: where additions (target, v) may go: ball (the target's neighbourhood,
+    /// the paper's action space) or graph (also the nodes elsewhere that the black box predicts
+    /// most confidently as another class).
+    #[arg(long, value_name = "ball|graph", default_value = "ball")]
+    pub additions: induce::baselines::Additions,
     /// Episodes per target of inductive-best-of-k: the greedy one and K-1 sampled from the
     /// trained policy.
     #[arg(long, default_value_t = 16)]
@@ -146,6 +158,9 @@ impl ExplainArgs {
             batch_targets: Some(self.batch_targets),
             black_box_kernel: self.black_box_kernel,
             paper_faithful: self.paper_faithful,
+            max_size: Some(self.max_size),
+            max_evaluations: Some(self.max_evaluations),
+            additions: Some(self.additions),
             ..self.induce.options()
         };
         let mut job = options.explain_job(

@@ -69,9 +69,9 @@ pub(crate) fn mean(values: impl Iterator<Item = f64>) -> Option<f64> {
 /// let g = Graph::from_edges(3, &[(0, 1), (1, 2)], Features::constant(3, 1, 1.0), vec![1, 1, 0])
 ///     .unwrap();
 /// let e = vec![
-///     Explanation { target: 0, found: true, original_label: 1, new_label: 0,
+///     Explanation { evaluations: None, certified: None, target: 0, found: true, original_label: 1, new_label: 0,
 ///         edits: vec![Edit::delete(0, 1)] },
-///     Explanation { target: 1, found: false, original_label: 1, new_label: 1, edits: vec![] },
+///     Explanation { evaluations: None, certified: None, target: 1, found: false, original_label: 1, new_label: 1, edits: vec![] },
 /// ];
 /// let s = summarize(&e, &g, &[1, 1, 0], |_| 2).unwrap();
 /// assert_eq!((s.targets, s.found), (2, 1));
@@ -130,6 +130,27 @@ pub struct Summary {
     /// when none was checked: no black box, or nothing found).
     #[serde(default)]
     pub one_minimal: Option<f64>,
+    /// Mean black-box evaluations per target ([`Explanation::evaluations`]: the method's
+    /// oracle-call cost), over every target; `None` when some target's were not counted.
+    #[serde(default)]
+    pub evaluations_mean: Option<f64>,
+}
+
+/// The mean of the explanations' evaluation counts, `None` unless every one was counted.
+///
+/// ```
+/// use induce_explain::Explanation;
+/// use induce_explain::metrics::evaluations_mean;
+/// let e = |n| Explanation { evaluations: n, certified: None, target: 0, found: false,
+///     original_label: 0, new_label: 0, edits: vec![] };
+/// assert_eq!(evaluations_mean(&[e(Some(2)), e(Some(5))]), Some(3.5));
+/// assert_eq!(evaluations_mean(&[e(Some(2)), e(None)]), None);
+/// ```
+pub fn evaluations_mean(explanations: &[Explanation]) -> Option<f64> {
+    let counts: Option<Vec<u64>> = explanations.iter().map(|e| e.evaluations).collect();
+    counts
+        .filter(|c| !c.is_empty())
+        .map(|c| c.iter().map(|&n| n as f64).sum::<f64>() / c.len() as f64)
 }
 
 /// Computes every metric.
@@ -168,6 +189,7 @@ pub fn summarize(
         deletions: comp.deletions,
         size_histogram: size_histogram(explanations),
         one_minimal: None,
+        evaluations_mean: evaluations_mean(explanations),
     })
 }
 
@@ -206,7 +228,7 @@ pub(crate) mod fixture {
 
     fn ex(target: u32, found: bool, edits: Vec<Edit>) -> Explanation {
         let new_label = if found { 0 } else { 1 };
-        Explanation {
+        Explanation { evaluations: None, certified: None,
             target,
             found,
             original_label: 1,

@@ -19,7 +19,7 @@ use crate::metrics::{found, mean};
 /// use induce_explain::{Edit, Explanation, metrics::strict_accuracy};
 /// let g = Graph::empty(Features::constant(4, 1, 1.0), vec![0; 4]).unwrap()
 ///     .with_motifs(vec![Some(0), Some(0), Some(1), None]).unwrap();
-/// let e = Explanation { target: 0, found: true, original_label: 1, new_label: 0,
+/// let e = Explanation { evaluations: None, certified: None, target: 0, found: true, original_label: 1, new_label: 0,
 ///     edits: vec![Edit::delete(0, 1), Edit::add(0, 2)] };
 /// assert_eq!(strict_accuracy(&[e], &g).unwrap(), Some(0.5));
 /// ```
@@ -70,7 +70,7 @@ mod tests {
     fn off_motif_target_and_errors() {
         let g = fixture::graph();
         // target 5 is off-motif: even an edit between two off-motif nodes is wrong
-        let e = Explanation {
+        let e = Explanation { evaluations: None, certified: None,
             target: 5,
             found: true,
             original_label: 1,
@@ -81,7 +81,7 @@ mod tests {
             strict_accuracy(std::slice::from_ref(&e), &g).unwrap(),
             Some(0.0)
         );
-        let far = Explanation {
+        let far = Explanation { evaluations: None, certified: None,
             edits: vec![Edit::add(5, 43)],
             ..e.clone()
         };

@@ -224,7 +224,7 @@ mod tests {
     use crate::Edit;
 
     fn e(t: u32) -> Explanation {
-        Explanation {
+        Explanation { evaluations: None, certified: None,
             target: t,
             found: true,
             original_label: 1,

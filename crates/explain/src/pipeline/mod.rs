@@ -208,7 +208,7 @@ impl<'a> EvalContext<'a> {
                     target,
                     num_nodes: self.graph.num_nodes(),
                 })?;
-        Ok(Explanation {
+        Ok(Explanation { evaluations: None, certified: None,
             target,
             found: false,
             original_label: label,
@@ -340,10 +340,16 @@ pub fn explain_targets_journaled(
         if opts.progress.cancelled() {
             return Err(ExplainError::Cancelled);
         }
-        let e = match explainer.explain(ctx.graph, t) {
+        let (e, spent) = crate::oracle::counted(|| explainer.explain(ctx.graph, t));
+        let e = match e {
             Err(ExplainError::NoCandidate { target }) => ctx.not_found(target),
             other => other,
-        };
+        }
+        .map(|mut e| {
+            // A method that counts its own evaluations keeps its count.
+            e.evaluations.get_or_insert(spent);
+            e
+        });
         opts.progress.advance(1);
         e
     };
@@ -358,11 +364,19 @@ pub fn explain_targets_journaled(
             if opts.progress.cancelled() {
                 return Err(ExplainError::Cancelled);
             }
-            for e in explainer.explain_batch(ctx.graph, chunk, opts.threads) {
-                out.push(match e {
+            let (results, spent) =
+                crate::oracle::counted(|| explainer.explain_batch(ctx.graph, chunk, opts.threads));
+            for e in results {
+                let mut e = match e {
                     Err(ExplainError::NoCandidate { target }) => ctx.not_found(target)?,
                     other => other?,
-                });
+                };
+                // A batch's evaluations are shared by its targets: attributed only to a batch
+                // of one, unless the method counted each target's itself.
+                if chunk.len() == 1 {
+                    e.evaluations.get_or_insert(spent);
+                }
+                out.push(e);
             }
             opts.progress.advance(chunk.len());
         }
@@ -458,7 +472,7 @@ pub(crate) mod testutil {
                 .iter()
                 .map(|&w| Edit::delete(t.min(w), t.max(w)))
                 .collect();
-            Ok(Explanation {
+            Ok(Explanation { evaluations: None, certified: None,
                 target: t,
                 found: true,
                 original_label: 1,

@@ -16,7 +16,7 @@ use crate::verdict::Verdict;
 /// use induce_explain::pipeline::TargetRecord;
 /// let r = TargetRecord {
 ///     method: "inductive".into(),
-///     explanation: Explanation { target: 7, found: true, original_label: 1, new_label: 0,
+///     explanation: Explanation { evaluations: None, certified: None, target: 7, found: true, original_label: 1, new_label: 0,
 ///         edits: vec![Edit::delete(3, 7)] },
 ///     neighbourhood_edges: 12, accuracy: Some(1.0), strict_accuracy: None, one_minimal: None,
 ///     valid: Some(true), verdict: Default::default() };
@@ -73,7 +73,7 @@ pub struct TargetRecord {
 /// use induce_explain::pipeline::{TargetRecord, summarize_records};
 /// let record = |target, edits: Vec<Edit>, valid| TargetRecord {
 ///     method: "inductive".into(),
-///     explanation: Explanation { target, found: true, original_label: 1, new_label: 0, edits },
+///     explanation: Explanation { evaluations: None, certified: None, target, found: true, original_label: 1, new_label: 0, edits },
 ///     neighbourhood_edges: 4, accuracy: None, strict_accuracy: None, one_minimal: None,
 ///     valid: Some(valid), verdict: Verdict::Exact };
 /// let records = [record(0, vec![Edit::delete(0, 1)], true),
@@ -125,6 +125,7 @@ pub fn summarize_records(records: &[TargetRecord]) -> Summary {
             counted_records().filter_map(|r| r.one_minimal.map(|m| if m { 1.0 } else { 0.0 })),
         ),
         size_histogram: size_histogram(&counted),
+        evaluations_mean: crate::metrics::evaluations_mean(&expl),
     }
 }
 

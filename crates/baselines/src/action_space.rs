@@ -1,0 +1,561 @@
+//! What the search methods (`greedy`, `exact`) share: InduCE's action space of a target, the
+//! black box's exact verdict on any set of its actions ([`TargetOracle`]), and which actions can
+//! change the target's prediction at all ([`Reach`]).
+//!
+//! The action space is the paper's: every deletion of an edge of the target's `h`-hop
+//! neighbourhood and every addition `(target, v)` for a node `v` of it that is not already a
+//! neighbour; with [`Additions::Graph`] also additions to nodes outside the neighbourhood, chosen
+//! from the black box's predictions.
+//!
+//! ```text
+//!   target 0, h = 2:   0 ─ 1 ─ 2 ─ 3       additions (0,2); deletions (0,1) (1,2)
+//!                                          (3 lies 3 hops away: outside the neighbourhood)
+//! ```
+
+use std::collections::HashSet;
+use std::sync::Mutex;
+
+use induce_explain::{Edit, EditKind, ExplainError, Judge, Result, Verdict, oracle};
+use induce_graph::{Graph, Subgraph, k_hop};
+use induce_models::{BlackBox, GraphBinding};
+use serde::{Deserialize, Serialize};
+
+/// Where a search's additions `(target, v)` may go.
+///
+/// Serialised as `"ball"` / `"graph"`.
+///
+/// ```
+/// use induce_baselines::action_space::Additions;
+/// assert_eq!(Additions::default(), Additions::Ball);
+/// assert_eq!("graph".parse::<Additions>().unwrap(), Additions::Graph);
+/// assert!("everywhere".parse::<Additions>().is_err());
+/// ```
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Additions {
+    /// To the nodes of the target's neighbourhood (the paper's action space; the default).
+    #[default]
+    Ball,
+    /// Also to nodes anywhere in the graph: the `graph_candidates` nodes outside the
+    /// neighbourhood that the black box predicts most confidently as a class other than the
+    /// target's (on the unedited graph), taken in turn from each other class. A target in a
+    /// tiny component can then be explained.
+    Graph,
+}
+
+impl std::str::FromStr for Additions {
+    type Err = ExplainError;
+    fn from_str(s: &str) -> Result<Self> {
+        match s.trim() {
+            "ball" => Ok(Additions::Ball),
+            "graph" => Ok(Additions::Graph),
+            other => Err(ExplainError::InvalidValue {
+                what: "additions",
+                value: other.into(),
+                reason: "expected ball or graph".into(),
+            }),
+        }
+    }
+}
+
+impl std::fmt::Display for Additions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Additions::Ball => "ball",
+            Additions::Graph => "graph",
+        })
+    }
+}
+
+/// Every node's predicted class and its log-probability on one unedited graph: what
+/// [`Additions::Graph`] picks its candidates from. Computed once per graph and kept.
+#[derive(Debug, Default)]
+pub struct GraphPredictions {
+    cached: Mutex<Option<(usize, usize, std::sync::Arc<Vec<(usize, f32)>>)>>,
+}
+
+impl GraphPredictions {
+    /// `graph`'s predictions by `black_box` (one whole-graph pass the first time; recomputed
+    /// when asked about a graph of another size).
+    pub fn of(
+        &self,
+        graph: &Graph,
+        black_box: &dyn BlackBox,
+    ) -> Result<std::sync::Arc<Vec<(usize, f32)>>> {
+        let key = (graph.num_nodes(), graph.num_edges());
+        let mut cached = self.cached.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some((n, m, p)) = cached.as_ref()
+            && (*n, *m) == key
+        {
+            return Ok(p.clone());
+        }
+        let lp = black_box.log_probs(graph.features(), &graph.edges())?;
+        let p: Vec<(usize, f32)> = (0..graph.num_nodes())
+            .map(|v| {
+                let c = lp.argmax(v);
+                (c, lp.row(v)[c])
+            })
+            .collect();
+        let p = std::sync::Arc::new(p);
+        *cached = Some((key.0, key.1, p.clone()));
+        Ok(p)
+    }
+}
+
+/// A target's candidate edits: additions `(target, v)` by ascending `v` (the neighbourhood's,
+/// then with [`Additions::Graph`] the chosen outside nodes), then the neighbourhood's edges as
+/// deletions `(u, w)`, `u < w`, ascending, in original ids.
+#[derive(Debug, Clone)]
+pub struct ActionSpace {
+    /// The target (original id).
+    pub target: u32,
+    /// The `h`-hop neighbourhood the actions range over.
+    pub sub: Subgraph,
+    /// The actions, in the order above.
+    pub actions: Vec<Edit>,
+}
+
+impl ActionSpace {
+    /// The action space of `target` over its `hops`-hop neighbourhood, with additions also to
+    /// `outside` (nodes beyond the neighbourhood, e.g. [`ActionSpace::outside_candidates`]).
+    ///
+    /// Errors: [`ExplainError::TargetOutOfRange`]; [`ExplainError::NoCandidate`] when there is
+    /// nothing to edit (an isolated node with no addition allowed).
+    ///
+    /// ```
+    /// use induce_baselines::action_space::ActionSpace;
+    /// use induce_explain::Edit;
+    /// use induce_graph::{Features, Graph};
+    /// //  0 ─ 1 ─ 2 ─ 3
+    /// let g = Graph::from_edges(4, &[(0, 1), (1, 2), (2, 3)], Features::constant(4, 1, 1.0),
+    ///     vec![0; 4]).unwrap();
+    /// let s = ActionSpace::new(&g, 0, 2, &[]).unwrap();
+    /// assert_eq!(s.actions, [Edit::add(0, 2), Edit::delete(0, 1), Edit::delete(1, 2)]);
+    /// let wide = ActionSpace::new(&g, 0, 2, &[3]).unwrap();
+    /// assert_eq!(wide.actions[1], Edit::add(0, 3));
+    /// ```
+    pub fn new(graph: &Graph, target: u32, hops: u32, outside: &[u32]) -> Result<Self> {
+        if target as usize >= graph.num_nodes() {
+            return Err(ExplainError::TargetOutOfRange {
+                target,
+                num_nodes: graph.num_nodes(),
+            });
+        }
+        let sub = k_hop(graph, target, hops)?;
+        let mut actions = Vec::new();
+        let mut add_to: Vec<u32> = sub
+            .nodes
+            .iter()
+            .copied()
+            .filter(|&v| v != target && !graph.has_edge(target, v))
+            .collect();
+        let inside = add_to.len();
+        add_to.extend(
+            outside
+                .iter()
+                .copied()
+                .filter(|&v| v != target && sub.local_of(v).is_none()),
+        );
+        add_to[inside..].sort_unstable();
+        add_to.dedup();
+        actions.extend(add_to.into_iter().map(|v| Edit::add(target, v)));
+        for &(a, b) in &sub.edges {
+            let (u, w) = (sub.global_of(a as usize), sub.global_of(b as usize));
+            actions.push(Edit::delete(u.min(w), u.max(w)));
+        }
+        if actions.is_empty() {
+            return Err(ExplainError::NoCandidate { target });
+        }
+        Ok(Self {
+            target,
+            sub,
+            actions,
+        })
+    }
+
+    /// The nodes outside `sub` that [`Additions::Graph`] offers for additions: up to `count`
+    /// nodes whose predicted class (`predictions`, [`GraphPredictions::of`]) is not `label`, the
+    /// most confident first, taken in turn from each other class (so every class is
+    /// represented), ascending ids on ties.
+    ///
+    /// ```
+    /// use induce_baselines::action_space::ActionSpace;
+    /// use induce_graph::{Features, Graph, k_hop};
+    /// //  0 ─ 1   2   3   4   (2, 3, 4 isolated)
+    /// let g = Graph::from_edges(5, &[(0, 1)], Features::constant(5, 1, 1.0), vec![0; 5])
+    ///     .unwrap();
+    /// let sub = k_hop(&g, 0, 2).unwrap();
+    /// let pred = [(0, -0.1), (0, -0.1), (1, -0.5), (1, -0.2), (2, -0.9)];
+    /// assert_eq!(ActionSpace::outside_candidates(&sub, &pred, 0, 2), [3, 4]);
+    /// assert_eq!(ActionSpace::outside_candidates(&sub, &pred, 0, 9), [2, 3, 4]);
+    /// ```
+    pub fn outside_candidates(
+        sub: &Subgraph,
+        predictions: &[(usize, f32)],
+        label: usize,
+        count: usize,
+    ) -> Vec<u32> {
+        let classes = predictions.iter().map(|p| p.0 + 1).max().unwrap_or(0);
+        let mut by_class: Vec<Vec<(f32, u32)>> = vec![Vec::new(); classes];
+        for (v, &(c, lp)) in predictions.iter().enumerate() {
+            if c != label && sub.local_of(v as u32).is_none() {
+                by_class[c].push((lp, v as u32));
+            }
+        }
+        for list in &mut by_class {
+            list.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+        }
+        let mut out = Vec::with_capacity(count);
+        let mut rank = 0;
+        while out.len() < count && by_class.iter().any(|l| l.len() > rank) {
+            for list in &by_class {
+                if let Some(&(_, v)) = list.get(rank)
+                    && out.len() < count
+                {
+                    out.push(v);
+                }
+            }
+            rank += 1;
+        }
+        out.sort_unstable();
+        out
+    }
+
+    /// Number of actions.
+    pub fn len(&self) -> usize {
+        self.actions.len()
+    }
+
+    /// True when there is no action (never for a built space).
+    pub fn is_empty(&self) -> bool {
+        self.actions.is_empty()
+    }
+}
+
+/// Which nodes lie within `L` hops of the target (`L` the black box's message-passing layers)
+/// once some additions `(target, v)` are made: an edit with both endpoints farther away cannot
+/// change the target's prediction. A GCN's output at the target reads the edges incident to
+/// nodes within `L − 1` hops and the degrees of nodes within `L` hops, so an edge matters only
+/// with an endpoint within `L` hops. Deletions are ignored (they only lengthen paths), which
+/// keeps the test conservative: an edit called irrelevant never changes the prediction.
+///
+/// ```text
+///   L = 1, target 0:   0 ─ 1 ─ 2 ─ 3     (2,3) is irrelevant: both endpoints 2+ hops away;
+///                                        after adding (0,2) it is relevant
+/// ```
+///
+/// ```
+/// use induce_baselines::action_space::Reach;
+/// use induce_explain::Edit;
+/// use induce_graph::{Features, Graph};
+/// let g = Graph::from_edges(4, &[(0, 1), (1, 2), (2, 3)], Features::constant(4, 1, 1.0),
+///     vec![0; 4]).unwrap();
+/// let r = Reach::new(&g, 0, Some(1), &[]);
+/// assert!(r.relevant(&Edit::delete(1, 2)) && !r.relevant(&Edit::delete(2, 3)));
+/// let r = Reach::new(&g, 0, Some(1), &[Edit::add(0, 2)]);
+/// assert!(r.relevant(&Edit::delete(2, 3)));
+/// assert!(Reach::new(&g, 0, None, &[]).relevant(&Edit::delete(2, 3))); // L unknown
+/// ```
+#[derive(Debug, Clone)]
+pub struct Reach {
+    near: Option<HashSet<u32>>,
+}
+
+impl Reach {
+    /// The nodes within `layers` hops of `target` in `graph` with the additions among `edits`
+    /// made; every edit is relevant when `layers` is `None` (a black box that does not say).
+    pub fn new(graph: &Graph, target: u32, layers: Option<u32>, edits: &[Edit]) -> Self {
+        let Some(l) = layers else {
+            return Self { near: None };
+        };
+        let mut extra: Vec<(u32, u32)> = Vec::new();
+        for e in edits.iter().filter(|e| e.kind == EditKind::Add) {
+            extra.push((e.u, e.w));
+            extra.push((e.w, e.u));
+        }
+        let mut near = HashSet::from([target]);
+        let mut frontier = vec![target];
+        for _ in 0..l {
+            let mut next = Vec::new();
+            for &u in &frontier {
+                let more = extra.iter().filter(|p| p.0 == u).map(|p| p.1);
+                for w in graph.sorted_neighbors(u).iter().copied().chain(more) {
+                    if near.insert(w) {
+                        next.push(w);
+                    }
+                }
+            }
+            if next.is_empty() {
+                break;
+            }
+            frontier = next;
+        }
+        Self { near: Some(near) }
+    }
+
+    /// Whether `edit` can change the target's prediction (see [`Reach`]).
+    pub fn relevant(&self, edit: &Edit) -> bool {
+        match &self.near {
+            None => true,
+            Some(near) => near.contains(&edit.u) || near.contains(&edit.w),
+        }
+    }
+}
+
+/// How a [`TargetOracle`] reads the target's prediction.
+enum Source<'a> {
+    /// The black box's binding to the graph: the target's row from cached layers, recomputing
+    /// only what the edits reach (the paper's GCN on the host kernel).
+    Bound(&'a dyn GraphBinding),
+    /// A [`Judge`]: incremental where the black box is, else a whole evaluation of the target's
+    /// receptive field (or of the frozen neighbourhood under [`Verdict::Neighbourhood`]).
+    Judge(Box<Judge<'a>>),
+}
+
+/// The black box's prediction for one target with any set of edits applied: the model on the
+/// whole edited graph ([`Verdict::Exact`]) or on the frozen neighbourhood
+/// ([`Verdict::Neighbourhood`], the paper's protocol). Each answer is one black-box evaluation
+/// ([`induce_explain::oracle`]).
+///
+/// ```
+/// use induce_baselines::action_space::TargetOracle;
+/// use induce_explain::{Edit, Verdict};
+/// use induce_graph::{Features, Graph, k_hop};
+/// use induce_models::{BlackBox, LogProbs};
+///
+/// /// Class 1 iff degree ≥ 2.
+/// struct DegreeRule;
+/// impl BlackBox for DegreeRule {
+///     fn input_dim(&self) -> usize { 1 }
+///     fn num_classes(&self) -> usize { 2 }
+///     fn message_passing_layers(&self) -> Option<u32> { Some(0) }
+///     fn log_probs(&self, x: &Features, edges: &[(u32, u32)])
+///         -> induce_models::Result<LogProbs> {
+///         let mut deg = vec![0; x.num_nodes()];
+///         for &(u, w) in edges { deg[u as usize] += 1; deg[w as usize] += 1; }
+///         let d = deg.iter().flat_map(|&d| if d >= 2 { [-2.0, -0.2] } else { [-0.2, -2.0] });
+///         LogProbs::new(x.num_nodes(), 2, d.collect())
+///     }
+/// }
+/// //  0 ─ 1 ─ 2
+/// let g = Graph::from_edges(3, &[(0, 1), (1, 2)], Features::constant(3, 1, 1.0), vec![0; 3])
+///     .unwrap();
+/// let sub = k_hop(&g, 1, 1).unwrap();
+/// let mut o = TargetOracle::new(&g, &DegreeRule, &sub, Verdict::Exact).unwrap();
+/// assert_eq!(o.label(&[]).unwrap(), 1);
+/// assert_eq!(o.label(&[Edit::delete(0, 1)]).unwrap(), 0);
+/// assert_eq!(o.calls(), 2);
+/// ```
+pub struct TargetOracle<'a> {
+    target: u32,
+    source: Source<'a>,
+    calls: u64,
+}
+
+impl<'a> TargetOracle<'a> {
+    /// The oracle of `sub.target` (`sub` its neighbourhood: the node set of the frozen
+    /// verdicts). Same errors as [`Judge::new`].
+    pub fn new(
+        graph: &'a Graph,
+        black_box: &'a dyn BlackBox,
+        sub: &Subgraph,
+        verdict: Verdict,
+    ) -> Result<Self> {
+        let target = sub.target;
+        let source = match (verdict, black_box.graph_binding(graph)) {
+            (Verdict::Exact, Some(b)) => {
+                if graph.features().dim() != black_box.input_dim() {
+                    return Err(ExplainError::FeatureDimension {
+                        expected: black_box.input_dim(),
+                        got: graph.features().dim(),
+                    });
+                }
+                Source::Bound(b)
+            }
+            (Verdict::Exact, None) => Source::Judge(Box::new(Judge::new(
+                graph,
+                black_box,
+                target,
+                &[target],
+                Verdict::Exact,
+            )?)),
+            (Verdict::Neighbourhood, _) => {
+                Source::Judge(Box::new(Judge::frozen(graph, black_box, sub)?))
+            }
+        };
+        Ok(Self {
+            target,
+            source,
+            calls: 0,
+        })
+    }
+
+    /// The target's class log-probabilities with exactly `edits` applied to the unedited graph
+    /// (each a toggle: additions of absent pairs, deletions of present ones).
+    ///
+    /// # Shapes
+    /// - output: `[num_classes]`
+    pub fn row(&mut self, edits: &[Edit]) -> Result<Vec<f32>> {
+        self.calls += 1;
+        let row = match &mut self.source {
+            Source::Bound(b) => {
+                oracle::count(1);
+                let pairs: Vec<(u32, u32)> = edits.iter().map(|e| (e.u, e.w)).collect();
+                b.log_probs_at_edited(self.target, &pairs)?
+            }
+            Source::Judge(j) => {
+                j.set_edits(edits)?;
+                j.target_row().to_vec()
+            }
+        };
+        if row.iter().any(|x| x.is_nan()) {
+            return Err(ExplainError::NanOutput {
+                target: self.target,
+                node: self.target,
+            });
+        }
+        Ok(row)
+    }
+
+    /// The target's predicted class with `edits` applied ([`TargetOracle::row`]'s argmax, the
+    /// first on ties).
+    pub fn label(&mut self, edits: &[Edit]) -> Result<usize> {
+        Ok(argmax(&self.row(edits)?))
+    }
+
+    /// Answers given so far.
+    pub fn calls(&self) -> u64 {
+        self.calls
+    }
+}
+
+/// The index of the largest value, the first on ties (as
+/// [`LogProbs::argmax`](induce_models::LogProbs::argmax)).
+pub fn argmax(row: &[f32]) -> usize {
+    let mut best = 0;
+    for (k, &v) in row.iter().enumerate() {
+        if v > row[best] {
+            best = k;
+        }
+    }
+    best
+}
+
+/// How far class `label` leads: `row[label] − max_{c ≠ label} row[c]` (negative once another
+/// class leads; `+∞` with a single class).
+///
+/// ```
+/// use induce_baselines::action_space::margin;
+/// assert_eq!(margin(&[-0.5, -1.5, -2.0], 0), 1.0);
+/// assert_eq!(margin(&[-0.5, -1.5, -2.0], 2), -1.5);
+/// ```
+pub fn margin(row: &[f32], label: usize) -> f32 {
+    let other = row
+        .iter()
+        .enumerate()
+        .filter(|&(c, _)| c != label)
+        .map(|(_, &v)| v)
+        .fold(f32::NEG_INFINITY, f32::max);
+    row[label] - other
+}
+
+#[cfg(test)]
+pub(crate) mod fixtures {
+    use induce_graph::Features;
+    use induce_models::{BlackBox, LogProbs};
+
+    /// Class 1 with probability `sigmoid(degree − t + ½)`: class 1 iff the degree is at least
+    /// `t`, with a margin that moves with every edit at the node (which it alone reads: L = 0).
+    pub(crate) struct GradedDegree(pub usize);
+
+    impl BlackBox for GradedDegree {
+        fn input_dim(&self) -> usize {
+            1
+        }
+        fn num_classes(&self) -> usize {
+            2
+        }
+        fn message_passing_layers(&self) -> Option<u32> {
+            Some(0)
+        }
+        fn log_probs(&self, x: &Features, edges: &[(u32, u32)]) -> induce_models::Result<LogProbs> {
+            let mut deg = vec![0usize; x.num_nodes()];
+            for &(u, w) in edges {
+                deg[u as usize] += 1;
+                deg[w as usize] += 1;
+            }
+            let d = deg.iter().flat_map(|&d| {
+                let z = d as f32 - self.0 as f32 + 0.5;
+                // log sigmoid(z), log sigmoid(−z)
+                let l1 = -(1.0 + (-z).exp()).ln();
+                let l0 = -(1.0 + z.exp()).ln();
+                [l0, l1]
+            });
+            LogProbs::new(x.num_nodes(), 2, d.collect())
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::fixtures::GradedDegree;
+    use super::*;
+    use induce_graph::Features;
+
+    #[test]
+    fn oracle_rows_follow_the_edits_and_count_calls() {
+        //  0 ─ 1 ─ 2 ─ 3
+        let g = Graph::from_edges(
+            4,
+            &[(0, 1), (1, 2), (2, 3)],
+            Features::constant(4, 1, 1.0),
+            vec![0; 4],
+        )
+        .unwrap();
+        let sub = k_hop(&g, 1, 2).unwrap();
+        for verdict in [Verdict::Exact, Verdict::Neighbourhood] {
+            let mut o = TargetOracle::new(&g, &GradedDegree(2), &sub, verdict).unwrap();
+            let ((), n) = oracle::counted(|| {
+                assert_eq!(o.label(&[]).unwrap(), 1); // degree 2
+                let row = o.row(&[Edit::delete(0, 1)]).unwrap(); // degree 1: z = −½
+                assert!((margin(&row, 1) + 0.5).abs() < 1e-6, "{row:?}");
+                assert_eq!(o.label(&[Edit::add(1, 3)]).unwrap(), 1);
+            });
+            assert_eq!(o.calls(), 3);
+            // The judge answers the unedited graph from the evaluation it was built with.
+            assert_eq!(n, 2, "{verdict:?}");
+        }
+    }
+
+    #[test]
+    fn reach_follows_additions_and_outside_candidates_take_turns() {
+        //  0 ─ 1 ─ 2 ─ 3 ─ 4
+        let g = Graph::from_edges(
+            5,
+            &[(0, 1), (1, 2), (2, 3), (3, 4)],
+            Features::constant(5, 1, 1.0),
+            vec![0; 5],
+        )
+        .unwrap();
+        let r = Reach::new(&g, 0, Some(2), &[]);
+        assert!(r.relevant(&Edit::delete(2, 3)));
+        assert!(!r.relevant(&Edit::delete(3, 4)));
+        assert!(Reach::new(&g, 0, Some(2), &[Edit::add(0, 3)]).relevant(&Edit::delete(3, 4)));
+        // Deletions never shrink the reach (conservative).
+        assert!(Reach::new(&g, 0, Some(2), &[Edit::delete(0, 1)]).relevant(&Edit::delete(2, 3)));
+        let s = ActionSpace::new(&g, 0, 1, &[4, 3, 1]).unwrap();
+        assert_eq!(
+            s.actions,
+            [Edit::add(0, 3), Edit::add(0, 4), Edit::delete(0, 1)]
+        );
+        let lonely = Graph::empty(Features::constant(1, 1, 1.0), vec![0]).unwrap();
+        assert!(matches!(
+            ActionSpace::new(&lonely, 0, 4, &[]),
+            Err(ExplainError::NoCandidate { target: 0 })
+        ));
+        assert!(matches!(
+            ActionSpace::new(&lonely, 3, 4, &[]),
+            Err(ExplainError::TargetOutOfRange { .. })
+        ));
+    }
+}
