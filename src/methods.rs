@@ -936,6 +936,13 @@ pub fn describe_induce(method: Method, config: &InduceConfig) -> Option<String> 
         },
         _ => min.to_string(),
     })
+    .map(|line| match config.lookahead {
+        0 | 1 => line,
+        k => format!(
+            "{line}; look-ahead: each greedy step takes the best of the policy's {k} most \
+             probable actions by the black box's verdicts"
+        ),
+    })
 }
 
 /// The note of [`InduceConfig::greedy_every`] when it is on.

@@ -147,6 +147,10 @@ pub struct RunOptions {
     /// paper's action space).
     #[serde(default)]
     pub additions: Option<induce_baselines::Additions>,
+    /// InduCE's greedy episodes look ahead over the policy's K best proposals, each judged by
+    /// the black box (`--lookahead`; default 0: the policy's argmax, as the paper).
+    #[serde(default)]
+    pub lookahead: Option<usize>,
 }
 
 impl RunOptions {
@@ -213,6 +217,9 @@ impl RunOptions {
         job.induce.inference_samples = self.samples.unwrap_or(DEFAULT_SAMPLES);
         job.induce.greedy_every = self.greedy_every.unwrap_or(0);
         job.induce.inference_batch = self.batch_targets.unwrap_or(1);
+        if let Some(k) = self.lookahead {
+            job.induce.lookahead = k;
+        }
         job.black_box_kernel = self.black_box_kernel;
         let b = &mut job.baselines;
         if let Some(h) = self.hops {

@@ -533,6 +533,16 @@ impl<'a> Judge<'a> {
         self.target
     }
 
+    /// The graph the judge's edits apply to.
+    pub fn graph(&self) -> &'a Graph {
+        self.graph
+    }
+
+    /// The black box whose verdicts the judge takes.
+    pub fn black_box(&self) -> &'a dyn BlackBox {
+        self.black_box
+    }
+
     /// Where the verdict is taken.
     pub fn verdict(&self) -> Verdict {
         self.verdict

@@ -36,6 +36,9 @@ pub struct SearchConfig {
     pub seed: u64,
     /// Host threads that step the episodes (and, for the host kernel, score them).
     pub threads: usize,
+    /// The greedy episode looks ahead over the policy's `lookahead` best proposals at each step,
+    /// each judged by the black box ([`crate::lookahead`]); 0 or 1: the policy's argmax.
+    pub lookahead: usize,
 }
 
 impl SearchConfig {
@@ -45,6 +48,7 @@ impl SearchConfig {
             samples: 1,
             seed: 0,
             threads,
+            lookahead: 0,
         }
     }
 }
@@ -57,6 +61,8 @@ struct Target<'g, C> {
     rng: StdRng,
     greedy: Option<Explanation>,
     best: Option<Explanation>,
+    /// The look-ahead's verdicts, built on its first use.
+    look: Option<crate::lookahead::Lookahead<'g>>,
 }
 
 /// The random stream of `target`'s sampled episodes under `seed`.
@@ -182,9 +188,16 @@ pub fn best_of_k_finishing<'g, A: Actor>(
             cache,
             greedy: None,
             best: None,
+            look: None,
         })
         .collect();
-    play(actor, &mut targets, threads, Choice::Greedy, verdicts)?;
+    let first = match search.lookahead {
+        0 | 1 => Choice::Greedy,
+        k => Choice::Lookahead(k),
+    };
+    // Look-ahead verdicts are the episode's own judge's kind: batched verdicts do not apply.
+    let first_verdicts = verdicts.filter(|_| first == Choice::Greedy);
+    play(actor, &mut targets, threads, first, first_verdicts)?;
     {
         let all: Vec<&mut Target<'g, A::Cache>> = targets.iter_mut().collect();
         let found = finish_round(&all, finish, threads)?;
@@ -256,6 +269,9 @@ enum Choice {
     Greedy,
     /// Sampled from the policy with the target's own random stream.
     Sampled,
+    /// The best of the policy's `k` most probable candidates by the black box's verdicts
+    /// ([`crate::lookahead`]).
+    Lookahead(usize),
 }
 
 /// Plays every target's episode to its end in lockstep, choosing each action by `choice`.
@@ -301,7 +317,7 @@ fn play_refs<'g, A: Actor>(
                         .into_iter()
                         .map(Ok)
                         .collect(),
-                    Choice::Sampled => actor
+                    Choice::Sampled | Choice::Lookahead(_) => actor
                         .log_probs_round(&mut rounds, &states, threads)?
                         .into_iter()
                         .map(Err)
@@ -311,16 +327,24 @@ fn play_refs<'g, A: Actor>(
         drop(states);
         let mut moves: Vec<_> = active.drain(..).zip(decided).collect();
         let choose = |t: &mut Target<'g, A::Cache>,
-                      decided: &std::result::Result<usize, Vec<f32>>| {
-            match decided {
-                Ok(a) => *a,
-                Err(logp) => sample(logp, &mut t.rng),
-            }
+                      decided: &std::result::Result<usize, Vec<f32>>|
+         -> Result<usize> {
+            Ok(match (decided, choice) {
+                (Ok(a), _) => *a,
+                (Err(logp), Choice::Lookahead(k)) => {
+                    if t.look.is_none() {
+                        t.look = Some(crate::lookahead::Lookahead::new(&t.ep)?);
+                    }
+                    let look = t.look.as_mut().expect("built above");
+                    look.choose(&t.ep, logp, k)?
+                }
+                (Err(logp), _) => sample(logp, &mut t.rng),
+            })
         };
         match verdicts {
             None => profile::time(Phase::Step, || {
                 induce_explain::parallel::map_mut(&mut moves, threads, |(t, decided)| {
-                    let a = choose(t, decided);
+                    let a = choose(t, decided)?;
                     t.ep.step(a).map(|_| ())
                 })
             })
@@ -328,7 +352,7 @@ fn play_refs<'g, A: Actor>(
             Some(batch) => {
                 profile::time(Phase::Step, || {
                     induce_explain::parallel::map_mut(&mut moves, threads, |(t, decided)| {
-                        let a = choose(t, decided);
+                        let a = choose(t, decided)?;
                         t.ep.step_deferred(a)
                     })
                 })?;

@@ -83,6 +83,13 @@ pub struct InduceConfig {
     /// not depend on it; on the Burn kernel a batch sums in another order, so a near-tie
     /// between two actions can break the other way.
     pub inference_batch: usize,
+    /// Exact look-ahead over the policy's own proposals ([`crate::lookahead`]): every greedy
+    /// episode (inductive inference, and the transductive search's greedy episodes) takes, at
+    /// each step, the best of the policy's `lookahead` most probable actions by the black box's
+    /// verdicts; with it the transductive search also plays its policy's greedy episode first
+    /// and after its last update. Forward passes only (`lookahead` verdicts per step). 0 or 1:
+    /// the policy's argmax, as the paper.
+    pub lookahead: usize,
 }
 
 impl Default for InduceConfig {
@@ -104,6 +111,7 @@ impl Default for InduceConfig {
             inference_samples: 16,
             greedy_every: 0,
             inference_batch: 1,
+            lookahead: 0,
         }
     }
 }
@@ -636,7 +644,10 @@ impl Search<'_> {
     fn greedy<L: Learner>(&mut self, learner: &L, ep: &mut Episode<'_>) -> Result<bool> {
         ep.reset();
         let scorer = bind(learner, ep)?;
-        play_greedy(&scorer, ep)?;
+        match self.config.lookahead {
+            0 | 1 => play_greedy(&scorer, ep)?,
+            k => crate::lookahead::play_lookahead(&scorer, ep, k)?,
+        }
         self.keep(ep.explanation())
     }
 
@@ -651,7 +662,8 @@ impl Search<'_> {
         greedy_first: bool,
     ) -> Result<()> {
         let config = self.config;
-        if greedy_first && self.greedy(&learner, ep)? {
+        let looks = config.lookahead > 1;
+        if (greedy_first || looks) && self.greedy(&learner, ep)? {
             return Ok(());
         }
         for i in 0..config.episodes {
@@ -664,7 +676,8 @@ impl Search<'_> {
             if !returns.is_empty() {
                 learner.update(&batch, &returns, config)?;
             }
-            if greedy_due(config, i) && self.greedy(&learner, ep)? {
+            let last = looks && i + 1 == config.episodes;
+            if (greedy_due(config, i) || last) && self.greedy(&learner, ep)? {
                 break;
             }
         }
@@ -722,6 +735,7 @@ pub fn explain_best_of_k(
         samples,
         seed,
         threads: 1,
+        lookahead: 0,
     };
     let mut out = policy.best_of_k(vec![ep], &search, &Ok)?;
     Ok(out.remove(0))
@@ -748,6 +762,8 @@ pub struct InduceExplainer<'a> {
     warm_up: Option<bool>,
     /// A warm-up has run (it runs once per explainer).
     warmed: std::sync::atomic::AtomicBool,
+    /// Look-ahead over the policy's best proposals in the greedy episode (0: off).
+    lookahead: usize,
 }
 
 impl<'a> InduceExplainer<'a> {
@@ -775,6 +791,7 @@ impl<'a> InduceExplainer<'a> {
             batched_verdicts: None,
             warm_up: None,
             warmed: std::sync::atomic::AtomicBool::new(false),
+            lookahead: 0,
         }
     }
 }
@@ -805,6 +822,7 @@ impl<'a> InduceExplainer<'a> {
             .with_kernel(config.kernel)
             .with_minimise(config.minimise)
             .with_batch(config.inference_batch)
+            .with_lookahead(config.lookahead)
     }
 }
 
@@ -821,6 +839,14 @@ impl InduceExplainer<'_> {
     /// best-of-k, on each sample's before they are compared). Off by default.
     pub fn with_minimise(mut self, minimise: bool) -> Self {
         self.minimise = minimise;
+        self
+    }
+
+    /// The greedy episode looks ahead over the policy's `k` most probable actions at each step,
+    /// each judged by the black box ([`crate::lookahead`]; [`InduceConfig::lookahead`]). 0 (the
+    /// default) or 1: the policy's argmax.
+    pub fn with_lookahead(mut self, k: usize) -> Self {
+        self.lookahead = k;
         self
     }
 
@@ -990,6 +1016,7 @@ impl InduceExplainer<'_> {
             samples,
             seed,
             threads,
+            lookahead: self.lookahead,
         }
     }
 }

@@ -54,6 +54,7 @@ pub mod divergence;
 pub mod env;
 pub mod induce;
 pub mod kernel;
+pub mod lookahead;
 pub mod policy_io;
 pub mod profile;
 pub mod reward;

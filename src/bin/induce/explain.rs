@@ -78,6 +78,13 @@ pub struct ExplainArgs {
     /// most confidently as another class).
     #[arg(long, value_name = "ball|graph", default_value = "ball")]
     pub additions: induce::baselines::Additions,
+    /// InduCE's greedy episodes (inductive, inductive-best-of-k's first, the transductive
+    /// search's) look ahead: at each step the policy's K most probable actions are each judged
+    /// by the black box and the best taken (a flip first, else the smallest margin of the
+    /// original class); the transductive search then also plays its greedy episode first and
+    /// after its last update. Forward passes only. 0: the policy's argmax, as the paper.
+    #[arg(long, value_name = "K")]
+    pub lookahead: Option<usize>,
     /// Episodes per target of inductive-best-of-k: the greedy one and K-1 sampled from the
     /// trained policy.
     #[arg(long, default_value_t = 16)]
@@ -161,6 +168,7 @@ impl ExplainArgs {
             max_size: Some(self.max_size),
             max_evaluations: Some(self.max_evaluations),
             additions: Some(self.additions),
+            lookahead: self.lookahead,
             ..self.induce.options()
         };
         let mut job = options.explain_job(

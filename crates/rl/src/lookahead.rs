@@ -1,0 +1,112 @@
+//! Exact look-ahead over the policy's own proposals: at each step the `k` actions the policy
+//! ranks highest are each judged by the black box (the target's exact verdict with the edit
+//! made), and the one that flips the target most confidently, else the one that leaves the
+//! original class the smallest lead, is taken. The policy still chooses what is considered (an
+//! action outside its top `k` is never taken); the verdicts only rank its proposals. `k = 1` is
+//! the greedy episode.
+//!
+//! ```text
+//!   policy's top 3:  add (t, 7)   del (2, 5)   add (t, 9)
+//!   margin after:      +0.40        −0.10        +0.05      → del (2, 5): it flips the target
+//! ```
+
+use induce_explain::{Edit, EditKind, Judge, Verdict};
+
+use crate::env::Episode;
+use crate::error::Result;
+
+/// The black box's verdicts on one episode's candidate steps (see the module docs): a judge of
+/// the episode's target alone, bound to the graph when the black box is (the paper's GCN on the
+/// host kernel: the target's row from cached layers).
+pub struct Lookahead<'g> {
+    judge: Judge<'g>,
+    trial: Vec<Edit>,
+}
+
+impl std::fmt::Debug for Lookahead<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Lookahead")
+            .field("target", &self.judge.target())
+            .finish_non_exhaustive()
+    }
+}
+
+impl<'g> Lookahead<'g> {
+    /// The look-ahead of `ep`'s target, its verdicts taken where the episode's are (the model
+    /// on the whole edited graph, or the frozen neighbourhood under the paper's protocol).
+    pub fn new(ep: &Episode<'g>) -> Result<Self> {
+        let j = ep.judge();
+        let judge = match j.verdict() {
+            Verdict::Exact => Judge::exact_target(j.graph(), j.black_box(), j.target())?,
+            Verdict::Neighbourhood => Judge::frozen(j.graph(), j.black_box(), ep.subgraph())?,
+        };
+        Ok(Self {
+            judge,
+            trial: Vec::new(),
+        })
+    }
+
+    /// The action to take in `ep`: among the `k` highest of the policy's `log_probs` over
+    /// `ep`'s candidates (the first on ties), the one whose edit flips the target with the
+    /// smallest margin of the original class, else the smallest margin; the policy's argmax
+    /// when `k ≤ 1`.
+    ///
+    /// # Shapes
+    /// - log_probs: `[candidates]`
+    pub fn choose(&mut self, ep: &Episode<'_>, log_probs: &[f32], k: usize) -> Result<usize> {
+        let mut order: Vec<usize> = (0..log_probs.len()).collect();
+        order.sort_by(|&a, &b| log_probs[b].total_cmp(&log_probs[a]).then(a.cmp(&b)));
+        order.truncate(k.max(1));
+        if order.len() == 1 {
+            return Ok(order[0]);
+        }
+        let y = ep.original_label();
+        let sub = ep.subgraph();
+        let mut best: Option<(bool, f32, usize)> = None;
+        for &i in &order {
+            let (u, w, kind) = ep.candidates().get(i);
+            let (gu, gw) = (sub.global_of(u as usize), sub.global_of(w as usize));
+            let edit = match kind {
+                EditKind::Add => Edit::add(gu, gw),
+                EditKind::Delete => Edit::delete(gu.min(gw), gu.max(gw)),
+            };
+            self.trial.clear();
+            self.trial.extend_from_slice(ep.edits());
+            self.trial.push(edit);
+            self.judge.set_edits(&self.trial)?;
+            let row = self.judge.target_row();
+            let flipped = self.judge.label() != y;
+            let other = row
+                .iter()
+                .enumerate()
+                .filter(|&(c, _)| c != y)
+                .map(|(_, &v)| v)
+                .fold(f32::NEG_INFINITY, f32::max);
+            let margin = row[y] - other;
+            let better = match best {
+                None => true,
+                Some((f, m, _)) => (flipped && !f) || (flipped == f && margin < m),
+            };
+            if better {
+                best = Some((flipped, margin, i));
+            }
+        }
+        Ok(best.map(|b| b.2).unwrap_or(order[0]))
+    }
+}
+
+/// Plays `ep` to its end with look-ahead over the `k` best proposals of `scorer` (the policy's
+/// log-probabilities over the candidates).
+pub(crate) fn play_lookahead(
+    scorer: &crate::kernel::Scorer<'_>,
+    ep: &mut Episode<'_>,
+    k: usize,
+) -> Result<()> {
+    let mut look = Lookahead::new(ep)?;
+    while !ep.is_done() {
+        let logp = scorer(ep)?;
+        let a = look.choose(ep, &logp, k)?;
+        ep.step(a)?;
+    }
+    Ok(())
+}
