@@ -7,9 +7,8 @@ use std::str::FromStr;
 
 use burn::tensor::Device;
 use induce_baselines::{
-    Candidates, Cf2Config, Cf2Explainer, CfGnnConfig, CfGnnExplainer, ExactConfig,
-    ExactExplainer, GreedyConfig, GreedyExplainer, Optimiser, PgConfig, PgExplainer, RandomConfig,
-    RandomExplainer,
+    Candidates, Cf2Config, Cf2Explainer, CfGnnConfig, CfGnnExplainer, ExactConfig, ExactExplainer,
+    GreedyConfig, GreedyExplainer, Optimiser, PgConfig, PgExplainer, RandomConfig, RandomExplainer,
 };
 use induce_explain::{Explainer, Verdict};
 use induce_graph::Dataset;
@@ -656,7 +655,10 @@ impl BaselineConfig {
             ("pgexplainer.k", self.pgexplainer.k),
             ("greedy.budget", self.greedy.budget),
             ("exact.max_size", self.exact.max_size),
-            ("exact.max_evaluations", self.exact.max_evaluations.min(1) as usize),
+            (
+                "exact.max_evaluations",
+                self.exact.max_evaluations.min(1) as usize,
+            ),
         ] {
             if v == 0 {
                 return Err(Error::InvalidValue {

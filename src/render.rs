@@ -422,7 +422,9 @@ mod tests {
         };
         let dev = induce_models::device::default_device().unwrap();
         let bb = GcnBlackBox::new(GcnConfig::new(1, 2).init(&dev), &dev);
-        let mut e = Explanation { evaluations: None, certified: None,
+        let mut e = Explanation {
+            evaluations: None,
+            certified: None,
             target: 0,
             found: true,
             original_label: 0,

@@ -492,7 +492,9 @@ mod tests {
         .unwrap();
         let e = load_expected(&p).unwrap();
         assert_eq!(e[0].edits(), vec![Edit::delete(1, 2), Edit::add(4, 0)]);
-        let mut got = Explanation { evaluations: None, certified: None,
+        let mut got = Explanation {
+            evaluations: None,
+            certified: None,
             target: 4,
             found: false,
             original_label: 1,

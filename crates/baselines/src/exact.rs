@@ -12,8 +12,8 @@
 //! Within a size, sets are tried in the order of their actions' single-edit margins (the most
 //! promising first), so a counterfactual, when there is one, is usually met early.
 
-use induce_explain::{Certified, Edit, EditKind, ExplainError, Explainer, Explanation, Result};
 use induce_explain::Verdict;
+use induce_explain::{Certified, Edit, EditKind, ExplainError, Explainer, Explanation, Result};
 use induce_graph::Graph;
 use induce_models::BlackBox;
 use serde::{Deserialize, Serialize};
@@ -330,7 +330,11 @@ mod tests {
         assert!(e.found);
         assert_eq!(e.size(), 2);
         assert_eq!(e.certified, Some(Certified::Minimum { size: 2 }));
-        assert!(e.edits.iter().all(|d| d.kind == EditKind::Delete && d.u == 0));
+        assert!(
+            e.edits
+                .iter()
+                .all(|d| d.kind == EditKind::Delete && d.u == 0)
+        );
         // L = 0: the single edits that reach the centre are the 3 additions (to 7, 8, 9, all
         // within 4 hops) and the 6 spokes; the first pair tried is two spokes (the lowest
         // single margins) and flips: the original verdict, 9 singles and 1 pair.

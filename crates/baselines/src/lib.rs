@@ -33,8 +33,8 @@ pub mod pgexplainer;
 pub mod random;
 pub mod sgd;
 
-pub use cf_gnnexplainer::{CfGnnConfig, CfGnnExplainer};
 pub use action_space::Additions;
+pub use cf_gnnexplainer::{CfGnnConfig, CfGnnExplainer};
 pub use cf2::{Cf2Config, Cf2Explainer};
 pub use exact::{ExactConfig, ExactExplainer};
 pub use greedy::{GreedyConfig, GreedyExplainer};

@@ -234,7 +234,9 @@ impl<'a> MaskProblem<'a> {
     /// order; deletions as `(u, w)` with `u < w`, additions with the target first when it is an
     /// endpoint).
     pub fn explanation(&self, keep: &[bool], new_label: usize) -> Explanation {
-        Explanation { evaluations: None, certified: None,
+        Explanation {
+            evaluations: None,
+            certified: None,
             target: self.sub.target,
             found: new_label != self.original_label,
             original_label: self.original_label,
@@ -245,7 +247,9 @@ impl<'a> MaskProblem<'a> {
 
     /// The explanation of a target for which nothing was found.
     pub fn not_found(&self) -> Explanation {
-        Explanation { evaluations: None, certified: None,
+        Explanation {
+            evaluations: None,
+            certified: None,
             target: self.sub.target,
             found: false,
             original_label: self.original_label,

@@ -302,7 +302,9 @@ impl MinimalitySearch {
 
     /// The counterfactual with the undone edits removed (the original when not one).
     fn result(self) -> Explanation {
-        Explanation { evaluations: None, certified: None,
+        Explanation {
+            evaluations: None,
+            certified: None,
             edits: self
                 .e
                 .edits
@@ -374,7 +376,9 @@ mod tests {
         // The explanation also deleted (4, 5), which does not touch 0, and a third edge of 0.
         let g = star();
         let bb = DegreeAtLeast(3);
-        let e = Explanation { evaluations: None, certified: None,
+        let e = Explanation {
+            evaluations: None,
+            certified: None,
             target: 0,
             found: true,
             original_label: 1,
@@ -447,7 +451,9 @@ mod tests {
                 0 => 1 - base[target as usize],
                 _ => base[target as usize],
             };
-            es.push(Explanation { evaluations: None, certified: None,
+            es.push(Explanation {
+                evaluations: None,
+                certified: None,
                 target,
                 found: true,
                 original_label: original,
@@ -459,7 +465,9 @@ mod tests {
         let mut twice = es[1].clone();
         twice.edits.push(twice.edits[0]);
         es.push(twice);
-        es.push(Explanation { evaluations: None, certified: None,
+        es.push(Explanation {
+            evaluations: None,
+            certified: None,
             edits: vec![es[0].edits[0]],
             ..es[0].clone()
         });
@@ -475,7 +483,9 @@ mod tests {
         // Both outcomes occur, so the test tells the passes apart.
         assert!(shrunk > 5 && kept > 5, "shrunk {shrunk}, kept {kept}");
         // An edit outside the graph is the batched call's typed error.
-        let bad = Explanation { evaluations: None, certified: None,
+        let bad = Explanation {
+            evaluations: None,
+            certified: None,
             edits: vec![Edit::delete(0, 1), Edit::add(0, 99)],
             ..es[0].clone()
         };
@@ -498,7 +508,9 @@ mod tests {
     fn leaves_minimal_and_unfound_explanations_alone() {
         let g = star();
         let bb = DegreeAtLeast(4);
-        let one = Explanation { evaluations: None, certified: None,
+        let one = Explanation {
+            evaluations: None,
+            certified: None,
             target: 0,
             found: true,
             original_label: 1,
@@ -506,7 +518,9 @@ mod tests {
             edits: vec![Edit::delete(0, 1)],
         };
         assert_eq!(minimise(&g, &bb, &one, 2, Verdict::Exact).unwrap(), one);
-        let none = Explanation { evaluations: None, certified: None,
+        let none = Explanation {
+            evaluations: None,
+            certified: None,
             found: false,
             new_label: 1,
             edits: vec![Edit::delete(0, 1), Edit::delete(0, 2)],
@@ -521,7 +535,9 @@ mod tests {
         // (0, 5) and deletes two edges: the addition must go, then one deletion suffices.
         let g = star();
         let bb = DegreeAtLeast(4);
-        let e = Explanation { evaluations: None, certified: None,
+        let e = Explanation {
+            evaluations: None,
+            certified: None,
             target: 0,
             found: true,
             original_label: 1,

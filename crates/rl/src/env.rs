@@ -1089,7 +1089,9 @@ impl<'a> Episode<'a> {
 
     /// The episode as an explanation (found = the label flipped).
     pub fn explanation(&self) -> Explanation {
-        Explanation { evaluations: None, certified: None,
+        Explanation {
+            evaluations: None,
+            certified: None,
             target: self.sub.target,
             found: self.is_flipped(),
             original_label: self.original_label,

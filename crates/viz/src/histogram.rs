@@ -177,7 +177,9 @@ mod tests {
 
     #[test]
     fn bars_stack_and_chart_parses() {
-        let e = |found, edits| Explanation { evaluations: None, certified: None,
+        let e = |found, edits| Explanation {
+            evaluations: None,
+            certified: None,
             target: 0,
             found,
             original_label: 1,

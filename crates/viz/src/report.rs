@@ -104,7 +104,9 @@ pub fn short_edit_list(e: &Explanation, max: usize) -> String {
     if e.edits.len() <= max {
         return edit_list(e);
     }
-    let head = Explanation { evaluations: None, certified: None,
+    let head = Explanation {
+        evaluations: None,
+        certified: None,
         edits: e.edits[..max].to_vec(),
         ..e.clone()
     };

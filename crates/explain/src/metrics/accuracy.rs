@@ -73,7 +73,9 @@ mod tests {
             x.edits.clear();
         }
         assert_eq!(accuracy(&e, &fixture::predictions()).unwrap(), None);
-        let bad = Explanation { evaluations: None, certified: None,
+        let bad = Explanation {
+            evaluations: None,
+            certified: None,
             target: 0,
             found: true,
             original_label: 1,
@@ -89,7 +91,9 @@ mod tests {
             })
         ));
         // additions never look at predictions
-        let add = Explanation { evaluations: None, certified: None,
+        let add = Explanation {
+            evaluations: None,
+            certified: None,
             edits: vec![Edit::add(0, 50)],
             ..bad
         };

@@ -228,7 +228,9 @@ pub(crate) mod fixture {
 
     fn ex(target: u32, found: bool, edits: Vec<Edit>) -> Explanation {
         let new_label = if found { 0 } else { 1 };
-        Explanation { evaluations: None, certified: None,
+        Explanation {
+            evaluations: None,
+            certified: None,
             target,
             found,
             original_label: 1,

@@ -168,7 +168,9 @@ mod tests {
 
     #[test]
     fn jaccard_compares_unordered_pairs_with_their_kind() {
-        let cf = |edits| Explanation { evaluations: None, certified: None,
+        let cf = |edits| Explanation {
+            evaluations: None,
+            certified: None,
             target: 0,
             found: true,
             original_label: 1,

@@ -70,7 +70,9 @@ mod tests {
     fn off_motif_target_and_errors() {
         let g = fixture::graph();
         // target 5 is off-motif: even an edit between two off-motif nodes is wrong
-        let e = Explanation { evaluations: None, certified: None,
+        let e = Explanation {
+            evaluations: None,
+            certified: None,
             target: 5,
             found: true,
             original_label: 1,
@@ -81,7 +83,9 @@ mod tests {
             strict_accuracy(std::slice::from_ref(&e), &g).unwrap(),
             Some(0.0)
         );
-        let far = Explanation { evaluations: None, certified: None,
+        let far = Explanation {
+            evaluations: None,
+            certified: None,
             edits: vec![Edit::add(5, 43)],
             ..e.clone()
         };

@@ -224,7 +224,9 @@ mod tests {
     use crate::Edit;
 
     fn e(t: u32) -> Explanation {
-        Explanation { evaluations: None, certified: None,
+        Explanation {
+            evaluations: None,
+            certified: None,
             target: t,
             found: true,
             original_label: 1,

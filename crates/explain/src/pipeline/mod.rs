@@ -208,7 +208,9 @@ impl<'a> EvalContext<'a> {
                     target,
                     num_nodes: self.graph.num_nodes(),
                 })?;
-        Ok(Explanation { evaluations: None, certified: None,
+        Ok(Explanation {
+            evaluations: None,
+            certified: None,
             target,
             found: false,
             original_label: label,
@@ -472,7 +474,9 @@ pub(crate) mod testutil {
                 .iter()
                 .map(|&w| Edit::delete(t.min(w), t.max(w)))
                 .collect();
-            Ok(Explanation { evaluations: None, certified: None,
+            Ok(Explanation {
+                evaluations: None,
+                certified: None,
                 target: t,
                 found: true,
                 original_label: 1,

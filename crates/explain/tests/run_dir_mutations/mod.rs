@@ -30,7 +30,9 @@ pub fn runs(targets: &[u32]) -> Vec<MethodRun> {
                     let found = !(t + m as u32).is_multiple_of(3);
                     TargetRecord {
                         method: method.to_string(),
-                        explanation: Explanation { evaluations: None, certified: None,
+                        explanation: Explanation {
+                            evaluations: None,
+                            certified: None,
                             target: t,
                             found,
                             original_label: 1,

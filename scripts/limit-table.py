@@ -1,0 +1,73 @@
+#!/usr/bin/env python3
+"""How close to the limit: one markdown row per (graph, method) from induce run directories.
+
+Usage: scripts/limit-table.py --exact EXACT_RUN --greedy GREEDY_RUN GRAPH RUN [RUN ...]
+
+Columns: found (valid counterfactuals) of the targets; mean size over the targets found; share
+of the targets `exact` certified (minimum = s) on which the method found a counterfactual of
+size s; how many of greedy's targets the method finds too; evaluations (black-box calls) per
+target; seconds per target (explain and per-run training). Reads explanations.jsonl and
+summary.json only (no shared code with induce).
+"""
+import argparse
+import json
+import os
+
+
+def records(run):
+    out = {}
+    for line in open(os.path.join(run, "explanations.jsonl")):
+        r = json.loads(line)
+        out.setdefault(r["method"], {})[r["target"]] = r
+    return out
+
+
+def seconds(run):
+    s = json.load(open(os.path.join(run, "summary.json")))
+    return {r["method"]: r["explain_seconds"] + r.get("train_seconds", 0.0) for r in s["runs"]}
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("--exact", help="a run directory with the exact method")
+    p.add_argument("--greedy", help="a run directory with the greedy method")
+    p.add_argument("graph")
+    p.add_argument("runs", nargs="+")
+    a = p.parse_args()
+    exact = records(a.exact)["exact"] if a.exact else {}
+    minimum = {
+        t: r["certified"]["minimum"]["size"]
+        for t, r in exact.items()
+        if "minimum" in (r.get("certified") or {})
+    }
+    greedy = records(a.greedy)["greedy"] if a.greedy else {}
+    greedy_found = {t for t, r in greedy.items() if r["found"] and r.get("valid") is not False}
+    for run in a.runs:
+        secs = seconds(run)
+        for method, recs in records(run).items():
+            n = len(recs)
+            found = {t for t, r in recs.items() if r["found"] and r.get("valid") is not False}
+            sizes = [len(recs[t]["edits"]) for t in found]
+            size = sum(sizes) / len(sizes) if sizes else float("nan")
+            certified = [t for t in recs if t in minimum]
+            at_min = sum(
+                1 for t in certified if t in found and len(recs[t]["edits"]) == minimum[t]
+            )
+            evals = [r.get("evaluations") for r in recs.values()]
+            ev = (
+                f"{sum(evals) / n:,.0f}"
+                if all(e is not None for e in evals) and n
+                else "-"
+            )
+            share = f"{100 * at_min / len(certified):.1f} %" if certified else "-"
+            of_greedy = (
+                f"{len(found & greedy_found)}/{len(greedy_found)}" if greedy_found else "-"
+            )
+            print(
+                f"| {a.graph} | {method} | {len(found)}/{n} | {size:.3f} | {share} | "
+                f"{of_greedy} | {ev} | {secs[method] / n:.4f} |"
+            )
+
+
+if __name__ == "__main__":
+    main()
