@@ -71,8 +71,11 @@ impl std::fmt::Display for Additions {
 /// [`Additions::Graph`] picks its candidates from. Computed once per graph and kept.
 #[derive(Debug, Default)]
 pub struct GraphPredictions {
-    cached: Mutex<Option<(usize, usize, std::sync::Arc<Vec<(usize, f32)>>)>>,
+    cached: Mutex<Option<CachedPredictions>>,
 }
+
+/// The graph's size (nodes, edges) the predictions were taken on, and the predictions.
+type CachedPredictions = (usize, usize, std::sync::Arc<Vec<(usize, f32)>>);
 
 impl GraphPredictions {
     /// `graph`'s predictions by `black_box` (one whole-graph pass the first time; recomputed
