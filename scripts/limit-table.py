@@ -12,6 +12,7 @@ summary.json only (no shared code with induce).
 import argparse
 import json
 import os
+import re
 
 
 def records(run):
@@ -25,6 +26,19 @@ def records(run):
 def seconds(run):
     s = json.load(open(os.path.join(run, "summary.json")))
     return {r["method"]: r["explain_seconds"] + r.get("train_seconds", 0.0) for r in s["runs"]}
+
+
+def flags(run):
+    """The options a run directory's name records: `-laK` (--lookahead K), `-graph`
+    (--additions graph)."""
+    name = os.path.basename(os.path.normpath(run))
+    out = []
+    m = re.search(r"-la(\d+)", name)
+    if m:
+        out.append(f"--lookahead {m.group(1)}")
+    if name.endswith("-graph"):
+        out.append("--additions graph")
+    return (" " + " ".join(out)) if out else ""
 
 
 def main():
@@ -64,7 +78,7 @@ def main():
                 f"{len(found & greedy_found)}/{len(greedy_found)}" if greedy_found else "-"
             )
             print(
-                f"| {a.graph} | {method} | {len(found)}/{n} | {size:.3f} | {share} | "
+                f"| {a.graph} | {method}{flags(run)} | {len(found)}/{n} | {size:.3f} | {share} | "
                 f"{of_greedy} | {ev} | {secs[method] / n:.4f} |"
             )
 

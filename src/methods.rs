@@ -1080,7 +1080,7 @@ mod tests {
             e,
             "invalid method `gem`: expected one of inductive, inductive-best-of-k, \
              transductive, inductive-fine-tuned, inductive-del-only, untrained, random, cf-gnnexplainer, cf-gnnexplainer++, cf2, \
-             pgexplainer"
+             pgexplainer, greedy, exact"
         );
         assert!(Method::BASELINES.iter().all(|m| m.is_baseline()));
         assert!(Method::INDUCE.iter().all(|m| !m.is_baseline()));

@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# "How close to the limit" (docs/RESULTS.md): the runs behind the table, then its rows.
+#
+# Usage: scripts/limit-runs.sh [INDUCE_BIN] [OUT_DIR]
+#   INDUCE_BIN  the induce binary [default: target/release/induce]
+#   OUT_DIR     where the run directories go [default: runs/limit]
+#   LIMIT_POLICY=1 also trains the BA-Shapes policy (about 3 minutes on 2 cores) and measures
+#   inductive and inductive-best-of-k, with and without look-ahead.
+#
+# Needs ../shared (the authors' graphs and GCNs, Cora and CiteSeer). Every run is seeded
+# (--seed's default, 42): the counts and sizes are reproducible; the seconds are this machine's.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bin=${1:-target/release/induce}
+out=${2:-runs/limit}
+ref=../shared/reference
+real=../shared/datasets/cora-citeseer-npz
+test -x "$bin" || { echo "no induce binary at $bin (cargo build --release --bin induce)"; exit 1; }
+test -d "$ref" || { echo "../shared/reference is missing: the table needs the authors' graphs"; exit 1; }
+mkdir -p "$out"
+run() { echo "+ induce $*" >&2; "$bin" "$@" --no-progress >/dev/null; }
+
+# The authors' graphs: exact up to size 3 certifies every target.
+for s in syn1 syn4 syn5; do
+  d=(--data "$ref/$s.npz" --black-box "$ref/${s}_gcn.safetensors" --targets eval)
+  run explain "${d[@]}" --method exact --out "$out/$s-exact"
+  run explain "${d[@]}" --method greedy --out "$out/$s-greedy"
+  run explain "${d[@]}" --method transductive --out "$out/$s-transductive"
+  run explain "${d[@]}" --method transductive --lookahead 8 --out "$out/$s-transductive-la8"
+done
+if [ "${LIMIT_POLICY:-0}" = 1 ]; then
+  d=(--data "$ref/syn1.npz" --black-box "$ref/syn1_gcn.safetensors")
+  test -s "$out/syn1-policy/policy.bpk" || run train "${d[@]}" --out "$out/syn1-policy"
+  run explain "${d[@]}" --targets eval --policy "$out/syn1-policy" \
+    --method inductive,inductive-best-of-k --out "$out/syn1-inductive"
+  run explain "${d[@]}" --targets eval --policy "$out/syn1-policy" \
+    --method inductive,inductive-best-of-k --lookahead 8 --out "$out/syn1-inductive-la8"
+fi
+
+# Cora and CiteSeer: the paper's GCN recipe, 60 sampled test targets; exact up to size 2 with
+# a budget of 200,000 evaluations per target.
+for g in cora citeseer; do
+  test -d "$real" || { echo "no $real: skipping the real graphs"; break; }
+  test -s "$out/$g-bb/black_box.bpk" ||
+    run train-black-box --data "$real/$g.npz" --out "$out/$g-bb"
+  d=(--data "$real/$g.npz" --black-box "$out/$g-bb" --targets test --sample 60)
+  run explain "${d[@]}" --method exact --max-size 2 --max-evaluations 200000 --out "$out/$g-exact"
+  run explain "${d[@]}" --method greedy --out "$out/$g-greedy"
+  run explain "${d[@]}" --method greedy --additions graph --out "$out/$g-greedy-graph"
+  run explain "${d[@]}" --method transductive --out "$out/$g-transductive"
+  run explain "${d[@]}" --method transductive --lookahead 16 --out "$out/$g-transductive-la16"
+done
+
+echo
+echo "| graph | method | found | size | at exact's minimum | of greedy's | evaluations / target | s / target |"
+echo "|---|---|---|---|---|---|---|---|"
+for g in syn1 syn4 syn5 cora citeseer; do
+  test -d "$out/$g-exact" || continue
+  python3 scripts/limit-table.py --exact "$out/$g-exact" --greedy "$out/$g-greedy" "$g" \
+    $(ls -d "$out/$g"-* | grep -v -- "-bb$\|-policy$") | grep "^| $g "
+done
