@@ -177,14 +177,17 @@ fn published_seconds(method: Method, ds: &str) -> Option<f64> {
     }
 }
 
-/// Every baseline on the authors' graph `ds` with its GCN and evaluation targets, with its
-/// authors' settings (host gradient kernel; also Burn's with `--compare-burn`).
+/// Every baseline and the search references (greedy, exact) on the authors' graph `ds` with its
+/// GCN and evaluation targets, with its authors' settings (host gradient kernel; also Burn's
+/// with `--compare-burn`); each row's detail gives the black-box evaluations per target.
 fn baseline_rows(args: &Args, ds: &str, dev: &induce::Device) -> Result<Vec<BenchRow>> {
     let mut methods = vec![
         Method::Random,
         Method::CfGnnExplainer,
         Method::Cf2,
         Method::PgExplainer,
+        Method::Greedy,
+        Method::Exact,
     ];
     if args.plus_plus {
         methods.push(Method::CfGnnExplainerPlusPlus);
@@ -227,6 +230,9 @@ fn baseline_rows(args: &Args, ds: &str, dev: &induce::Device) -> Result<Vec<Benc
                     "fid {:.1} %, size {size}",
                     100.0 * row.metrics.fidelity.unwrap_or(f64::NAN)
                 );
+                if let Some(ev) = row.metrics.evaluations_mean {
+                    detail += &format!(", {ev:.0} evaluations/target");
+                }
                 if let Some(p) = published_seconds(m, ds) {
                     detail += &format!(", published {p} s: {:.0}x faster", p / secs);
                 }

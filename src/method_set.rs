@@ -113,8 +113,8 @@ pub fn policy_file_name(mode: EditMode) -> &'static str {
 /// * `trained`: the settings a loaded policy was trained with (its checkpoint's), or `None` when
 ///   the policy is trained by the run itself (with `settings.induce`).
 /// * A loaded policy keeps its training settings (network, environment, reward) and takes the
-///   run's inference settings: kernel, minimality pass, best-of-k samples, seed, verdicts,
-///   fan-out and neighbourhood cap.
+///   run's inference settings: kernel, minimality pass, best-of-k samples, look-ahead, seed,
+///   verdicts, fan-out and neighbourhood cap.
 /// * `transductive` runs `settings.transductive`; `inductive-fine-tuned` fine-tunes with its
 ///   schedule (episodes, γ, learning rate, greedy episodes).
 /// * `settings.edits` / `settings.allowed` restrict every InduCE method, `settings.budget` sets
@@ -133,6 +133,7 @@ pub fn method_config(
             c.minimise = run.minimise;
             c.inference_samples = run.inference_samples;
             c.inference_batch = run.inference_batch;
+            c.lookahead = run.lookahead;
             c.seed = run.seed;
             c.env.fanout = run.env.fanout;
             c.env.max_nodes = run.env.max_nodes;
@@ -515,6 +516,7 @@ mod tests {
         settings.induce.kernel = induce_rl::Kernel::Burn;
         settings.induce.minimise = false;
         settings.induce.inference_samples = 5;
+        settings.induce.lookahead = 4;
         settings.transductive.episodes = 9;
         settings.transductive.lr = 0.5;
         settings.transductive.greedy_every = 3;
@@ -530,8 +532,8 @@ mod tests {
         // Training settings from the checkpoint, inference settings from the run.
         assert_eq!((c.gamma, c.hidden, c.seed), (0.3, 8, 7));
         assert_eq!(
-            (c.kernel, c.minimise, c.inference_samples),
-            (induce_rl::Kernel::Burn, false, 5)
+            (c.kernel, c.minimise, c.inference_samples, c.lookahead),
+            (induce_rl::Kernel::Burn, false, 5, 4)
         );
         assert_eq!(c.episodes, trained.episodes);
         // The policy's own edit budget unless the run gives one (`--budget`).

@@ -204,7 +204,8 @@ impl fmt::Display for Mismatch {
 /// use induce::rl::Explanation;
 /// let want = ExpectedExplanation { target: 5, found: true, orig_pred: 1, final_pred: 0,
 ///     cf: vec![(2, 3, Delete), (5, 9, Add)] };
-/// let mut got = Explanation { evaluations: None, certified: None, target: 5, found: true, original_label: 1, new_label: 0,
+/// let mut got = Explanation { evaluations: None, certified: None,
+///     target: 5, found: true, original_label: 1, new_label: 0,
 ///     edits: vec![Edit::delete(2, 3), Edit::add(5, 9)] };
 /// assert!(compare(&want, &got).is_none());
 /// got.edits[1] = Edit::add(5, 8);

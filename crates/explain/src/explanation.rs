@@ -96,7 +96,8 @@ impl Edit {
 ///
 /// ```
 /// use induce_explain::{Edit, Explanation};
-/// let e = Explanation { evaluations: None, certified: None, target: 7, found: true, original_label: 1, new_label: 0,
+/// let e = Explanation { evaluations: None, certified: None,
+///     target: 7, found: true, original_label: 1, new_label: 0,
 ///     edits: vec![Edit::delete(3, 7)] };
 /// let json = serde_json::to_string(&e).unwrap();
 /// assert_eq!(json, concat!(r#"{"target":7,"found":true,"original_label":1,"new_label":0,"#,
@@ -202,7 +203,8 @@ impl Explanation {
 ///     fn name(&self) -> &str { "first-edge" }
 ///     fn explain(&self, graph: &Graph, target: u32) -> Result<Explanation> {
 ///         let w = graph.neighbors(target).min().expect("an edge");
-///         Ok(Explanation { evaluations: None, certified: None, target, found: true, original_label: 1, new_label: 0,
+///         Ok(Explanation { evaluations: None, certified: None,
+///             target, found: true, original_label: 1, new_label: 0,
 ///             edits: vec![Edit::delete(target.min(w), target.max(w))] })
 ///     }
 /// }

@@ -34,7 +34,8 @@
 //!     fn name(&self) -> &str { "first-edge" }
 //!     fn explain(&self, g: &Graph, t: u32) -> Result<Explanation> {
 //!         let w = g.neighbors(t).next().unwrap();
-//!         Ok(Explanation { evaluations: None, certified: None, target: t, found: true, original_label: 1, new_label: 0,
+//!         Ok(Explanation { evaluations: None, certified: None,
+//!             target: t, found: true, original_label: 1, new_label: 0,
 //!             edits: vec![Edit::delete(t.min(w), t.max(w))] })
 //!     }
 //! }

@@ -7,7 +7,8 @@ use crate::explanation::Explanation;
 ///
 /// ```
 /// use induce_explain::{Explanation, metrics::fidelity};
-/// let e = |found| Explanation { evaluations: None, certified: None, target: 0, found, original_label: 1, new_label: 0,
+/// let e = |found| Explanation { evaluations: None, certified: None,
+///     target: 0, found, original_label: 1, new_label: 0,
 ///     edits: vec![] };
 /// assert_eq!(fidelity(&[e(true), e(false), e(true), e(true)]), Some(0.25));
 /// assert_eq!(fidelity(&[]), None);

@@ -69,9 +69,11 @@ pub(crate) fn mean(values: impl Iterator<Item = f64>) -> Option<f64> {
 /// let g = Graph::from_edges(3, &[(0, 1), (1, 2)], Features::constant(3, 1, 1.0), vec![1, 1, 0])
 ///     .unwrap();
 /// let e = vec![
-///     Explanation { evaluations: None, certified: None, target: 0, found: true, original_label: 1, new_label: 0,
+///     Explanation { evaluations: None, certified: None,
+///         target: 0, found: true, original_label: 1, new_label: 0,
 ///         edits: vec![Edit::delete(0, 1)] },
-///     Explanation { evaluations: None, certified: None, target: 1, found: false, original_label: 1, new_label: 1, edits: vec![] },
+///     Explanation { evaluations: None, certified: None,
+///         target: 1, found: false, original_label: 1, new_label: 1, edits: vec![] },
 /// ];
 /// let s = summarize(&e, &g, &[1, 1, 0], |_| 2).unwrap();
 /// assert_eq!((s.targets, s.found), (2, 1));

@@ -9,7 +9,8 @@ use crate::metrics::found;
 ///
 /// ```
 /// use induce_explain::{Edit, Explanation, metrics::size_histogram};
-/// let e = |k: u32| Explanation { evaluations: None, certified: None, target: 0, found: true, original_label: 1, new_label: 0,
+/// let e = |k: u32| Explanation { evaluations: None, certified: None,
+///     target: 0, found: true, original_label: 1, new_label: 0,
 ///     edits: (0..k).map(|i| Edit::add(0, i + 1)).collect() };
 /// let h = size_histogram(&[e(1), e(2), e(1)]);
 /// assert_eq!(h.into_iter().collect::<Vec<_>>(), vec![(1, 2), (2, 1)]);

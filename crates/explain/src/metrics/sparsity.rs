@@ -15,7 +15,8 @@ use crate::metrics::{found, mean};
 ///
 /// ```
 /// use induce_explain::{Edit, Explanation, metrics::sparsity};
-/// let e = Explanation { evaluations: None, certified: None, target: 3, found: true, original_label: 1, new_label: 0,
+/// let e = Explanation { evaluations: None, certified: None,
+///     target: 3, found: true, original_label: 1, new_label: 0,
 ///     edits: vec![Edit::delete(3, 4)] };
 /// assert_eq!(sparsity(&[e], |_| 4), Some(0.75));
 /// ```

@@ -16,7 +16,8 @@ use crate::verdict::Verdict;
 /// use induce_explain::pipeline::TargetRecord;
 /// let r = TargetRecord {
 ///     method: "inductive".into(),
-///     explanation: Explanation { evaluations: None, certified: None, target: 7, found: true, original_label: 1, new_label: 0,
+///     explanation: Explanation { evaluations: None, certified: None,
+///         target: 7, found: true, original_label: 1, new_label: 0,
 ///         edits: vec![Edit::delete(3, 7)] },
 ///     neighbourhood_edges: 12, accuracy: Some(1.0), strict_accuracy: None, one_minimal: None,
 ///     valid: Some(true), verdict: Default::default() };
@@ -73,7 +74,8 @@ pub struct TargetRecord {
 /// use induce_explain::pipeline::{TargetRecord, summarize_records};
 /// let record = |target, edits: Vec<Edit>, valid| TargetRecord {
 ///     method: "inductive".into(),
-///     explanation: Explanation { evaluations: None, certified: None, target, found: true, original_label: 1, new_label: 0, edits },
+///     explanation: Explanation { evaluations: None, certified: None,
+///         target, found: true, original_label: 1, new_label: 0, edits },
 ///     neighbourhood_edges: 4, accuracy: None, strict_accuracy: None, one_minimal: None,
 ///     valid: Some(valid), verdict: Verdict::Exact };
 /// let records = [record(0, vec![Edit::delete(0, 1)], true),

@@ -33,7 +33,8 @@ from . import _native
 
 __all__ = ["Explainer", "Explanation", "Result", "train_policy", "METHODS"]
 
-#: The methods ``Explainer`` accepts (InduCE's modes and the baselines).
+#: The methods ``Explainer`` accepts (InduCE's modes, the baselines and the search references
+#: ``greedy`` and ``exact``).
 METHODS = (
     "inductive",
     "inductive-best-of-k",
@@ -46,6 +47,8 @@ METHODS = (
     "cf-gnnexplainer++",
     "cf2",
     "pgexplainer",
+    "greedy",
+    "exact",
 )
 
 _EDITS = {"add": "add_only", "del": "delete_only", "both": "both"}
@@ -141,8 +144,11 @@ class Explanation:
     forward pass whatever the verdict; ``is_counterfactual`` is ``found and valid``),
     ``original_label``, ``new_label``, ``added`` and ``removed`` (the counterfactual's
     edges as ``(u, v)`` pairs in the graph's node ids; empty when nothing was found),
-    ``size`` (number of edits), ``one_minimal`` (for found counterfactuals), and ``record``
-    (the full record, as in ``explanations.jsonl``).
+    ``size`` (number of edits), ``one_minimal`` (for found counterfactuals), ``evaluations``
+    (black-box calls the method made for this target, or ``None``), ``certified`` (``exact``
+    only: ``{"minimum": {"size": s}}``, ``{"none_up_to": {"size": k}}`` or ``{"gave_up":
+    {...}}``; ``None`` otherwise), and ``record`` (the full record, as in
+    ``explanations.jsonl``).
     """
 
     def __init__(self, record):
@@ -160,6 +166,8 @@ class Explanation:
         self.valid = record.get("valid")
         self.verdict = record.get("verdict", "neighbourhood")
         self.one_minimal = record.get("one_minimal")
+        self.evaluations = record.get("evaluations")
+        self.certified = record.get("certified")
 
     @property
     def is_counterfactual(self):
