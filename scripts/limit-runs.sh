@@ -7,11 +7,16 @@
 #   LIMIT_POLICY=1 also trains the inductive policies (BA-Shapes on its training targets, about
 #   1.5 minutes on 2 cores; CiteSeer on 250 and Cora on 150 sampled training targets) and
 #   measures inductive and inductive-best-of-k, with and without look-ahead.
+#   LIMIT_PYG=PYTHON (a Python with torch and torch_geometric) also trains the four PyG families
+#   on Cora and CiteSeer (scripts/pyg-train-cora.py), explains 60 test targets of each with
+#   exact, greedy and transductive, and replays every counterfactual in PyG
+#   (scripts/pyg-replay-cora.py).
 #
 # Needs ../shared (the authors' graphs and GCNs, Cora and CiteSeer). Every run is seeded
 # (--seed's default, 42): the counts and sizes are reproducible; the seconds are this machine's.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+root=$PWD
 bin=${1:-target/release/induce}
 out=${2:-runs/limit}
 ref=../shared/reference
@@ -66,6 +71,26 @@ for g in cora citeseer; do
   fi
 done
 
+if [ -n "${LIMIT_PYG:-}" ]; then
+  for g in cora citeseer; do
+    p=$out/pyg-$g
+    test -s "$p/gat/model.safetensors" ||
+      "$LIMIT_PYG" scripts/pyg-train-cora.py "$real/$g.npz" "$p" >/dev/null
+    for m in gcn sage gin gat; do
+      d=(--data "$p/$g.npz" --black-box "$p/$m/model.safetensors" --arch "$p/$m/arch.json"
+        --targets test --sample 60)
+      run explain "${d[@]}" --method exact --max-size 2 --max-evaluations 20000 \
+        --out "$p/$m-exact"
+      run explain "${d[@]}" --method greedy --out "$p/$m-greedy"
+      run explain "${d[@]}" --method transductive --out "$p/$m-transductive"
+      run explain "${d[@]}" --method transductive --lookahead 256 \
+        --out "$p/$m-transductive-la256"
+    done
+    (cd "$p" && "$LIMIT_PYG" "$root/scripts/pyg-replay-cora.py" --graph $g.npz \
+      --runs '{m}-exact' '{m}-greedy' '{m}-transductive' '{m}-transductive-la256')
+  done
+fi
+
 echo
 echo "| graph | method | found | size | at exact's minimum | of greedy's (size: own / greedy's) | evaluations / target | s / target |"
 echo "|---|---|---|---|---|---|---|---|"
@@ -73,4 +98,12 @@ for g in syn1 syn4 syn5 cora citeseer; do
   test -d "$out/$g-exact" || continue
   python3 scripts/limit-table.py --exact "$out/$g-exact" --greedy "$out/$g-greedy" "$g" \
     $(ls -dv "$out/$g"-* | grep -v -- "-bb$\|-policy$") | grep "^| $g "
+done
+for g in cora citeseer; do
+  for m in gcn sage gin gat; do
+    p=$out/pyg-$g
+    test -d "$p/$m-exact" || continue
+    python3 scripts/limit-table.py --exact "$p/$m-exact" --greedy "$p/$m-greedy" "$g PyG $m" \
+      $(ls -dv "$p/$m"-*) | grep "^| $g "
+  done
 done

@@ -1,11 +1,15 @@
 #!/usr/bin/env python3
-"""Independent check of the docs/RESULTS.md "PyG models on Cora" runs: every found
-counterfactual of runs/pyg-cora/ex-<model>/explanations.jsonl is replayed in PyG itself (the
-model rebuilt in torch_geometric, its state_dict loaded, one full forward pass of the whole
-edited graph) and must flip the target's prediction as recorded.
+"""Independent check of the runs on scripts/pyg-train-cora.py's models: every found
+counterfactual of RUN/explanations.jsonl (each --runs pattern with {m} the model; default
+ex-{m}) is replayed in PyG itself (the model rebuilt in torch_geometric, its state_dict loaded,
+one full forward pass of the whole edited graph) and must flip the target's prediction as
+recorded.
 
     cd runs/pyg-cora && python ../../scripts/pyg-replay-cora.py     # needs torch + PyG
+    cd runs/pyg-citeseer && python ../../scripts/pyg-replay-cora.py --graph citeseer.npz \
+        --runs 'greedy-{m}' 'transductive-{m}'                      # run directories, {m}: model
 """
+import argparse
 import json
 
 import numpy as np
@@ -14,7 +18,11 @@ import torch.nn.functional as F
 from safetensors.torch import load_file
 from torch_geometric.nn import GATConv, GCNConv, GINConv, SAGEConv
 
-g = np.load("cora.npz")
+ap = argparse.ArgumentParser()
+ap.add_argument("--graph", default="cora.npz")
+ap.add_argument("--runs", nargs="+", default=["ex-{m}"])
+args = ap.parse_args()
+g = np.load(args.graph)
 x, ei = torch.tensor(g["features"]), g["edge_index"]
 d, c = x.shape[1], int(g["labels"].max()) + 1
 
@@ -47,9 +55,10 @@ for m, build in BUILD.items():
     net.load_state_dict(load_file(f"{m}/model.safetensors"))
     net.eval()
     ok = bad = 0
+    lines = [ln for run in args.runs for ln in open(f"{run.format(m=m)}/explanations.jsonl")]
     with torch.no_grad():
         before = net(x, torch.tensor(ei))
-        for line in open(f"ex-{m}/explanations.jsonl"):
+        for line in lines:
             r = json.loads(line)
             if not r["found"]:
                 continue

@@ -1,14 +1,18 @@
 #!/usr/bin/env python3
-"""Trains a GCN, a GraphSAGE, a GIN and a GAT on Cora in PyTorch Geometric and saves each for
+"""Trains a GCN, a GraphSAGE, a GIN and a GAT on a gnn-benchmark graph (Cora, CiteSeer) in
+PyTorch Geometric and saves each for
 `induce explain --black-box OUT/<model>/model.safetensors --arch OUT/<model>/arch.json`.
 
 Needs torch, torch_geometric, safetensors and numpy (see scripts/pyg-fixtures.py). Usage:
 
     python scripts/pyg-train-cora.py ../shared/datasets/cora-citeseer-npz/cora.npz runs/pyg-cora
+    python scripts/pyg-train-cora.py ../shared/datasets/cora-citeseer-npz/citeseer.npz \
+        runs/pyg-citeseer
 
-Writes OUT/cora.npz (the graph in induce's reference layout, with the seeded 80/20 split the
-models were trained on, so `induce` explains the same split), and per model OUT/<model>/
-{model.safetensors, arch.json, accuracy.json}. Seeded (--seed, default 0); CPU.
+Writes OUT/<graph>.npz (cora.npz, citeseer.npz: the graph in induce's reference layout, self
+loops dropped, with the seeded 80/20 split the models were trained on, so `induce` explains the
+same split), and per model OUT/<model>/{model.safetensors, arch.json, accuracy.json}. Seeded
+(--seed, default 0); CPU.
 """
 
 import argparse
@@ -71,20 +75,20 @@ def models(d, c, h=16):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("cora")
+    ap.add_argument("graph", help="a gnn-benchmark npz (cora.npz, citeseer.npz)")
     ap.add_argument("out")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--epochs", type=int, default=200)
     a = ap.parse_args()
     torch.manual_seed(a.seed)
     torch.set_num_threads(max(1, os.cpu_count() or 1))
-    x, pairs, y, n = load_gnn_benchmark(a.cora)
+    x, pairs, y, n = load_gnn_benchmark(a.graph)
     rng = np.random.default_rng(a.seed)
     perm = rng.permutation(n)
     train, test = np.sort(perm[: int(0.8 * n)]), np.sort(perm[int(0.8 * n):])
     os.makedirs(a.out, exist_ok=True)
     edge_index = np.concatenate([pairs.T, pairs.T[::-1]], axis=1)
-    np.savez(os.path.join(a.out, "cora.npz"), edge_index=edge_index, features=x, labels=y,
+    np.savez(os.path.join(a.out, os.path.basename(a.graph)), edge_index=edge_index, features=x, labels=y,
              train_idx=train, test_idx=test)
     xt, ei, yt = torch.tensor(x), torch.tensor(edge_index), torch.tensor(y)
     tr, te = torch.tensor(train), torch.tensor(test)
