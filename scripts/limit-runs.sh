@@ -9,7 +9,8 @@
 #   measures inductive and inductive-best-of-k, with and without look-ahead.
 #   LIMIT_PYG=PYTHON (a Python with torch and torch_geometric) also trains the four PyG families
 #   on Cora and CiteSeer (scripts/pyg-train-cora.py), explains 60 test targets of each with
-#   exact, greedy and transductive, and replays every counterfactual in PyG
+#   exact (up to size 1: the PyG families evaluate the whole ball per call), greedy and
+#   transductive, and replays every counterfactual in PyG
 #   (scripts/pyg-replay-cora.py).
 #
 # Needs ../shared (the authors' graphs and GCNs, Cora and CiteSeer). Every run is seeded
@@ -24,7 +25,15 @@ real=../shared/datasets/cora-citeseer-npz
 test -x "$bin" || { echo "no induce binary at $bin (cargo build --release --bin induce)"; exit 1; }
 test -d "$ref" || { echo "../shared/reference is missing: the table needs the authors' graphs"; exit 1; }
 mkdir -p "$out"
-run() { echo "+ induce $*" >&2; "$bin" "$@" --no-progress >/dev/null; }
+# A run whose --out already holds a summary.json is kept (delete the directory to rerun it): the
+# script resumes where it stopped.
+run() {
+  local o="" prev=""
+  for a in "$@"; do [ "$prev" = --out ] && o=$a; prev=$a; done
+  if [ -n "$o" ] && [ -s "$o/summary.json" ]; then echo "= kept $o" >&2; return; fi
+  echo "+ induce $*" >&2
+  "$bin" "$@" --no-progress >/dev/null
+}
 
 # The authors' graphs: exact up to size 3 certifies every target.
 for s in syn1 syn4 syn5; do
@@ -79,7 +88,7 @@ if [ -n "${LIMIT_PYG:-}" ]; then
     for m in gcn sage gin gat; do
       d=(--data "$p/$g.npz" --black-box "$p/$m/model.safetensors" --arch "$p/$m/arch.json"
         --targets test --sample 60)
-      run explain "${d[@]}" --method exact --max-size 2 --max-evaluations 20000 \
+      run explain "${d[@]}" --method exact --max-size 1 \
         --out "$p/$m-exact"
       run explain "${d[@]}" --method greedy --out "$p/$m-greedy"
       run explain "${d[@]}" --method transductive --out "$p/$m-transductive"

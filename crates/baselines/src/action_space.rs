@@ -464,39 +464,7 @@ pub fn margin(row: &[f32], label: usize) -> f32 {
 
 #[cfg(test)]
 pub(crate) mod fixtures {
-    use induce_graph::Features;
-    use induce_models::{BlackBox, LogProbs};
-
-    /// Class 1 with probability `sigmoid(degree − t + ½)`: class 1 iff the degree is at least
-    /// `t`, with a margin that moves with every edit at the node (which it alone reads: L = 0).
-    pub(crate) struct GradedDegree(pub usize);
-
-    impl BlackBox for GradedDegree {
-        fn input_dim(&self) -> usize {
-            1
-        }
-        fn num_classes(&self) -> usize {
-            2
-        }
-        fn message_passing_layers(&self) -> Option<u32> {
-            Some(0)
-        }
-        fn log_probs(&self, x: &Features, edges: &[(u32, u32)]) -> induce_models::Result<LogProbs> {
-            let mut deg = vec![0usize; x.num_nodes()];
-            for &(u, w) in edges {
-                deg[u as usize] += 1;
-                deg[w as usize] += 1;
-            }
-            let d = deg.iter().flat_map(|&d| {
-                let z = d as f32 - self.0 as f32 + 0.5;
-                // log sigmoid(z), log sigmoid(−z)
-                let l1 = -(1.0 + (-z).exp()).ln();
-                let l0 = -(1.0 + z.exp()).ln();
-                [l0, l1]
-            });
-            LogProbs::new(x.num_nodes(), 2, d.collect())
-        }
-    }
+    pub(crate) use induce_models::testing::GradedDegree;
 }
 
 #[cfg(test)]

@@ -18,8 +18,8 @@ use induce_graph::Graph;
 use induce_models::BlackBox;
 use serde::{Deserialize, Serialize};
 
-use crate::action_space::{Additions, GraphPredictions, Reach, TargetOracle, argmax, margin};
-use crate::greedy::{action_space, check_additions};
+use crate::action_space::{Additions, GraphPredictions, Reach, argmax, margin};
+use crate::greedy::{SearchStart, SpaceSettings, check_additions};
 use crate::neighbourhood::search_hops;
 
 /// Settings of [`ExactExplainer`].
@@ -152,19 +152,19 @@ impl Explainer for ExactExplainer<'_> {
     fn explain(&self, graph: &Graph, target: u32) -> Result<Explanation> {
         let c = &self.config;
         c.validate()?;
-        let hops = search_hops(self.black_box, c.hops, c.verdict);
-        let space = action_space(
-            graph,
-            self.black_box,
-            target,
-            hops,
-            c.additions,
-            c.graph_candidates,
-            &self.predictions,
-        )?;
-        let mut oracle = TargetOracle::new(graph, self.black_box, &space.sub, c.verdict)?;
-        let y = argmax(&oracle.row(&[])?);
-        let layers = self.black_box.message_passing_layers();
+        let settings = SpaceSettings {
+            hops: c.hops,
+            verdict: c.verdict,
+            additions: c.additions,
+            graph_candidates: c.graph_candidates,
+        };
+        let SearchStart {
+            space,
+            mut oracle,
+            y,
+            layers,
+            ..
+        } = SearchStart::new(graph, self.black_box, target, &settings, &self.predictions)?;
         let actions = &space.actions;
         let done = |edits: Vec<Edit>, label: usize, certified: Certified, calls: u64| Explanation {
             target,

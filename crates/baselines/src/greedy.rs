@@ -80,25 +80,57 @@ pub(crate) fn check_additions(additions: Additions, verdict: Verdict, method: &s
     }
 }
 
-/// The action space of `target` under `additions` (the outside candidates from `predictions`).
-pub(crate) fn action_space(
-    graph: &Graph,
-    black_box: &dyn BlackBox,
-    target: u32,
-    hops: u32,
-    additions: Additions,
-    graph_candidates: usize,
-    predictions: &GraphPredictions,
-) -> Result<ActionSpace> {
-    let space = ActionSpace::new(graph, target, hops, &[])?;
-    match additions {
-        Additions::Ball => Ok(space),
-        Additions::Graph => {
-            let p = predictions.of(graph, black_box)?;
-            let label = p[target as usize].0;
-            let outside = ActionSpace::outside_candidates(&space.sub, &p, label, graph_candidates);
-            ActionSpace::new(graph, target, hops, &outside)
-        }
+/// The settings that shape a search's action space and verdicts.
+pub(crate) struct SpaceSettings {
+    /// The configured radius (widened to the receptive field under exact verdicts).
+    pub hops: u32,
+    pub verdict: Verdict,
+    pub additions: Additions,
+    pub graph_candidates: usize,
+}
+
+/// What greedy and exact start from: the target's action space under `additions` (the outside
+/// candidates from the graph's predictions), its oracle, its original class and the black
+/// box's depth.
+pub(crate) struct SearchStart<'a> {
+    /// The radius searched ([`search_hops`]).
+    pub hops: u32,
+    pub space: ActionSpace,
+    pub oracle: TargetOracle<'a>,
+    /// The original class (one evaluation).
+    pub y: usize,
+    pub layers: Option<u32>,
+}
+
+impl<'a> SearchStart<'a> {
+    pub(crate) fn new(
+        graph: &'a Graph,
+        black_box: &'a dyn BlackBox,
+        target: u32,
+        s: &SpaceSettings,
+        predictions: &GraphPredictions,
+    ) -> Result<Self> {
+        let hops = search_hops(black_box, s.hops, s.verdict);
+        let ball = ActionSpace::new(graph, target, hops, &[])?;
+        let space = match s.additions {
+            Additions::Ball => ball,
+            Additions::Graph => {
+                let p = predictions.of(graph, black_box)?;
+                let label = p[target as usize].0;
+                let outside =
+                    ActionSpace::outside_candidates(&ball.sub, &p, label, s.graph_candidates);
+                ActionSpace::new(graph, target, hops, &outside)?
+            }
+        };
+        let mut oracle = TargetOracle::new(graph, black_box, &space.sub, s.verdict)?;
+        let y = argmax(&oracle.row(&[])?);
+        Ok(Self {
+            hops,
+            space,
+            oracle,
+            y,
+            layers: black_box.message_passing_layers(),
+        })
     }
 }
 
@@ -167,19 +199,19 @@ impl Explainer for GreedyExplainer<'_> {
     fn explain(&self, graph: &Graph, target: u32) -> Result<Explanation> {
         let c = &self.config;
         c.validate()?;
-        let hops = search_hops(self.black_box, c.hops, c.verdict);
-        let space = action_space(
-            graph,
-            self.black_box,
-            target,
+        let settings = SpaceSettings {
+            hops: c.hops,
+            verdict: c.verdict,
+            additions: c.additions,
+            graph_candidates: c.graph_candidates,
+        };
+        let SearchStart {
             hops,
-            c.additions,
-            c.graph_candidates,
-            &self.predictions,
-        )?;
-        let mut oracle = TargetOracle::new(graph, self.black_box, &space.sub, c.verdict)?;
-        let y = argmax(&oracle.row(&[])?);
-        let layers = self.black_box.message_passing_layers();
+            space,
+            mut oracle,
+            y,
+            layers,
+        } = SearchStart::new(graph, self.black_box, target, &settings, &self.predictions)?;
         let mut used = vec![false; space.len()];
         let mut edits: Vec<Edit> = Vec::new();
         let mut trial: Vec<Edit> = Vec::with_capacity(c.budget);

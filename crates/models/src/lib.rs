@@ -29,6 +29,7 @@ pub mod reference;
 #[cfg_attr(feature = "ndarray", allow(deprecated))]
 pub mod spmm;
 pub mod tensors;
+pub mod testing;
 pub mod timing;
 pub mod train;
 

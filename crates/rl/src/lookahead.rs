@@ -116,34 +116,7 @@ mod tests {
     use super::*;
     use crate::env::EnvConfig;
     use induce_graph::{Features, Graph};
-    use induce_models::{BlackBox, LogProbs};
-
-    /// Class 1 with probability `sigmoid(degree − 1.5)`: class 1 iff the degree is at least 2
-    /// (a node's own edges only: L = 0).
-    struct Degree2;
-    impl BlackBox for Degree2 {
-        fn input_dim(&self) -> usize {
-            1
-        }
-        fn num_classes(&self) -> usize {
-            2
-        }
-        fn message_passing_layers(&self) -> Option<u32> {
-            Some(0)
-        }
-        fn log_probs(&self, x: &Features, edges: &[(u32, u32)]) -> induce_models::Result<LogProbs> {
-            let mut deg = vec![0usize; x.num_nodes()];
-            for &(u, w) in edges {
-                deg[u as usize] += 1;
-                deg[w as usize] += 1;
-            }
-            let d = deg.iter().flat_map(|&d| {
-                let z = d as f32 - 1.5;
-                [-(1.0 + z.exp()).ln(), -(1.0 + (-z).exp()).ln()]
-            });
-            LogProbs::new(x.num_nodes(), 2, d.collect())
-        }
-    }
+    use induce_models::testing::GradedDegree;
 
     /// A policy stand-in that ranks delete (3,4) first (it cannot flip node 2), then add (2,0)
     /// (it strengthens class 1), then delete (1,2) (it flips), the rest last.
@@ -170,7 +143,7 @@ mod tests {
 
     #[test]
     fn looks_ahead_over_the_policys_proposals_only() {
-        //  0 ─ 1 ─ 2 ─ 3 ─ 4, target 2 (degree 2: class 1)
+        //  0 ─ 1 ─ 2 ─ 3 ─ 4, target 2 (degree 2: class 1 under GradedDegree(2))
         let g = Graph::from_edges(
             5,
             &[(0, 1), (1, 2), (2, 3), (3, 4)],
@@ -183,16 +156,16 @@ mod tests {
             ..EnvConfig::default()
         };
         // The argmax takes the useless deletion and spends the budget.
-        let mut ep = Episode::new(&g, &Degree2, 2, &env).unwrap();
+        let mut ep = Episode::new(&g, &GradedDegree(2), 2, &env).unwrap();
         play_lookahead(&scorer(), &mut ep, 1).unwrap();
         assert!(!ep.is_flipped());
         assert_eq!(ep.edits(), [Edit::delete(3, 4)]);
         // Two proposals: neither flips; the smaller margin is the deletion's (unchanged) one.
-        let mut ep = Episode::new(&g, &Degree2, 2, &env).unwrap();
+        let mut ep = Episode::new(&g, &GradedDegree(2), 2, &env).unwrap();
         play_lookahead(&scorer(), &mut ep, 2).unwrap();
         assert_eq!(ep.edits(), [Edit::delete(3, 4)]);
         // Three: the third flips the target.
-        let mut ep = Episode::new(&g, &Degree2, 2, &env).unwrap();
+        let mut ep = Episode::new(&g, &GradedDegree(2), 2, &env).unwrap();
         play_lookahead(&scorer(), &mut ep, 3).unwrap();
         assert!(ep.is_flipped());
         assert_eq!(ep.edits(), [Edit::delete(1, 2)]);
@@ -202,7 +175,7 @@ mod tests {
                 verdict,
                 ..EnvConfig::default()
             };
-            let mut ep = Episode::new(&g, &Degree2, 2, &env).unwrap();
+            let mut ep = Episode::new(&g, &GradedDegree(2), 2, &env).unwrap();
             play_lookahead(&scorer(), &mut ep, 3).unwrap();
             assert!(ep.is_flipped(), "{verdict:?}");
         }
