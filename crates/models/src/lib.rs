@@ -23,6 +23,7 @@ pub mod gcn;
 pub mod host;
 pub mod init;
 pub mod kernel;
+pub mod ops;
 pub mod policy;
 pub mod pyg;
 pub mod reference;

@@ -87,6 +87,30 @@ def test_paper_faithful_records_say_where_they_were_judged():
     assert f"{sum(e.is_counterfactual for e in result)} valid" in repr(result)
 
 
+def test_search_references_certify_and_count_evaluations():
+    d, g = fixture("gcn")
+    n = g["features"].shape[0]
+    explainer = induce.Explainer(model=d / "model.safetensors", arch=d / "arch.json",
+                                 method=["greedy", "exact", "transductive"], hops=3,
+                                 max_size=1, lookahead=4, additions="ball")
+    result = list(explainer(g["features"], g["edge_index"], index=np.arange(n)))
+    assert {"greedy", "exact"} <= set(induce.METHODS)
+    assert all(e.evaluations is not None and e.evaluations > 0 for e in result)
+    exact = [e for e in result if e.method == "exact"]
+    assert len(exact) == n
+    for e in exact:
+        # Up to size 1: a found one is the certified minimum 1, the rest are "none of size <= 1"
+        # (or a budget that ran out).
+        if e.found:
+            assert e.certified == {"minimum": {"size": 1}} and e.size == 1
+        else:
+            assert "none_up_to" in e.certified or "gave_up" in e.certified
+    assert all(e.certified is None for e in result if e.method != "exact")
+    found1 = {e.target for e in exact if e.found}
+    greedy1 = {e.target for e in result if e.method == "greedy" and e.found and e.size == 1}
+    assert found1 == greedy1  # greedy's first step tries every single edit too
+
+
 def test_torch_style_inputs_and_one_direction_edges():
     d, g = fixture("sage")
     ei = g["edge_index"]

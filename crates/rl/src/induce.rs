@@ -12,14 +12,14 @@ use std::time::Instant;
 use burn::module::Module;
 use burn::tensor::Device;
 use induce_graph::Graph;
-use induce_models::{BlackBox, Kernel, Policy, PolicyConfig};
+use induce_models::{BlackBox, Kernel, Policy};
 use rand::rngs::StdRng;
 use rand::seq::SliceRandom;
 use rand::{Rng, SeedableRng};
 use serde::{Deserialize, Serialize};
 
 use crate::batch::{Finish, SearchConfig};
-use crate::env::{EnvConfig, Episode, state_dim};
+use crate::env::{EnvConfig, Episode};
 use crate::error::{Result, RlError};
 use crate::explanation::{Explainer, Explanation};
 use crate::kernel::burn::BurnLearner;
@@ -28,163 +28,7 @@ use crate::kernel::{KernelPolicy, Learner, bind, play_greedy};
 use crate::kernel::{rollout, rollout_batch};
 use crate::train_store::TrainStore;
 
-/// Hyperparameters of InduCE. Defaults are the paper's (§3.1, spec §2) for inductive training on
-/// BA-Shapes (80 episodes; use 500 for Tree-Cycles and Tree-Grid).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(default)]
-pub struct InduceConfig {
-    /// The edit environment (hops, budget δ, mode, V_c, reward).
-    pub env: EnvConfig,
-    /// Width of the GAT layers.
-    pub hidden: usize,
-    /// Number of GAT layers K.
-    pub gat_layers: usize,
-    /// Width of the scoring MLP's two hidden layers.
-    pub mlp_hidden: usize,
-    /// Discount γ (paper: 0.4 inductive, 0.6 transductive).
-    pub gamma: f32,
-    /// Entropy bonus η.
-    pub entropy_coef: f32,
-    /// Adam learning rate.
-    pub lr: f64,
-    /// Training episodes M: passes over the training targets (inductive) or episodes per target
-    /// (transductive).
-    pub episodes: usize,
-    /// Target nodes per policy update (inductive).
-    pub batch_size: usize,
-    /// Floor `c` of the standard deviation when normalising returns.
-    pub return_std_floor: f32,
-    /// Seed of the initialisation and of action sampling.
-    pub seed: u64,
-    /// Which implementation of the policy trains and explains (same function, see
-    /// [`Kernel`]).
-    pub kernel: Kernel,
-    /// Run the minimality pass ([`induce_explain::minimise`]) on every counterfactual found:
-    /// each edit the flip does not need is undone, so every reported counterfactual is
-    /// 1-minimal. The transductive search minimises each episode's counterfactual before
-    /// comparing it with the best so far (so it stops as soon as one reduces to a single edit).
-    /// Not in the paper: [`InduceConfig::paper_faithful`] turns it off.
-    pub minimise: bool,
-    /// Episodes per target of best-of-k inductive inference (`inductive-best-of-k`): the
-    /// greedy one and `inference_samples − 1` sampled from the trained policy.
-    pub inference_samples: usize,
-    /// Transductive (and fine-tuned) search: also play the per-target policy's GREEDY episode
-    /// after every `greedy_every`-th update and after the last one, and keep its counterfactual
-    /// when it is smaller. The sampled episodes are the same with or without it (it uses no
-    /// randomness and changes no parameter), so the result is never worse. Not in the paper:
-    /// 0, the default, never does. On large neighbourhoods (Amazon-Photo: ~100,000 candidate
-    /// edits) the sampled episodes stay nearly uniform long after the policy's argmax has found
-    /// the edits that flip the target.
-    pub greedy_every: usize,
-    /// Inductive inference (`inductive`, `inductive-best-of-k`, `untrained`): targets explained
-    /// together, in lockstep ([`crate::batch`]). On the Burn kernel each step scores all of
-    /// their states in one block-diagonal forward pass (what a GPU needs: hundreds); 1, the
-    /// default, explains each target on its own thread. With the host kernel the results do
-    /// not depend on it; on the Burn kernel a batch sums in another order, so a near-tie
-    /// between two actions can break the other way.
-    pub inference_batch: usize,
-    /// Exact look-ahead over the policy's own proposals ([`crate::lookahead`]): every greedy
-    /// episode (inductive inference, and the transductive search's greedy episodes) takes, at
-    /// each step, the best of the policy's `lookahead` most probable actions by the black box's
-    /// verdicts; with it the transductive search also plays its policy's greedy episode first
-    /// and after its last update. Forward passes only (`lookahead` verdicts per step). 0 or 1:
-    /// the policy's argmax, as the paper.
-    pub lookahead: usize,
-}
-
-impl Default for InduceConfig {
-    fn default() -> Self {
-        Self {
-            env: EnvConfig::default(),
-            hidden: 16,
-            gat_layers: 3,
-            mlp_hidden: 16,
-            gamma: 0.4,
-            entropy_coef: 0.1,
-            lr: 3e-4,
-            episodes: 80,
-            batch_size: 16,
-            return_std_floor: 1e-3,
-            seed: 42,
-            kernel: Kernel::Host,
-            minimise: true,
-            inference_samples: 16,
-            greedy_every: 0,
-            inference_batch: 1,
-            lookahead: 0,
-        }
-    }
-}
-
-impl InduceConfig {
-    /// The same settings as the paper describes the method: no minimality pass, and the
-    /// Verdicts on the frozen neighbourhood ([`Verdict::Neighbourhood`](induce_explain::Verdict)),
-    /// as the paper and the authors' code take them.
-    pub fn paper_faithful(self) -> Self {
-        Self {
-            minimise: false,
-            env: EnvConfig {
-                verdict: induce_explain::Verdict::Neighbourhood,
-                ..self.env
-            },
-            ..self
-        }
-    }
-
-    /// Checks every setting a run reads, naming the field at fault: a library user gets the
-    /// error the command line prints. Training and the transductive search also need
-    /// `episodes ≥ 1` and `batch_size ≥ 1` (checked where they run).
-    ///
-    /// ```
-    /// use induce_rl::InduceConfig;
-    /// assert!(InduceConfig::default().validate().is_ok());
-    /// let e = InduceConfig { lr: 0.0, ..InduceConfig::default() }.validate().unwrap_err();
-    /// assert!(e.to_string().contains("InduceConfig.lr"), "{e}");
-    /// ```
-    pub fn validate(&self) -> Result<()> {
-        let bad = |field: &str, rule: &str, value: String| {
-            Err(RlError::InvalidConfig(format!(
-                "InduceConfig.{field} must be {rule}, got {value}"
-            )))
-        };
-        if !(self.lr.is_finite() && self.lr > 0.0) {
-            return bad("lr", "a positive finite number", self.lr.to_string());
-        }
-        if !(0.0..=1.0).contains(&self.gamma) {
-            return bad("gamma", "in [0, 1]", self.gamma.to_string());
-        }
-        if !self.entropy_coef.is_finite() {
-            return bad("entropy_coef", "finite", self.entropy_coef.to_string());
-        }
-        if !(self.return_std_floor.is_finite() && self.return_std_floor > 0.0) {
-            let v = self.return_std_floor.to_string();
-            return bad("return_std_floor", "a positive finite number", v);
-        }
-        for (field, v) in [
-            ("hidden", self.hidden),
-            ("gat_layers", self.gat_layers),
-            ("mlp_hidden", self.mlp_hidden),
-            ("inference_samples", self.inference_samples),
-            ("inference_batch", self.inference_batch),
-            ("env.budget", self.env.budget),
-            ("env.hops", self.env.hops as usize),
-        ] {
-            if v == 0 {
-                return bad(field, "at least 1", v.to_string());
-            }
-        }
-        Ok(())
-    }
-
-    /// The policy network for a graph with `feature_dim` features and `num_classes` classes.
-    pub fn policy_config(&self, feature_dim: usize, num_classes: usize) -> PolicyConfig {
-        PolicyConfig::new(state_dim(feature_dim, num_classes))
-            .with_hidden(self.hidden)
-            .with_gat_layers(self.gat_layers)
-            .with_mlp_hidden(self.mlp_hidden)
-            .with_init_seed(self.seed)
-    }
-}
+pub use crate::config::InduceConfig;
 
 /// Progress of one training epoch (one pass over the training targets).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -50,6 +50,7 @@
 //! ```
 
 pub mod batch;
+pub mod config;
 pub mod divergence;
 pub mod env;
 pub mod induce;

@@ -4,9 +4,9 @@ use burn::tensor::Device;
 use induce_models::Policy;
 use serde::{Deserialize, Serialize};
 
+use crate::config::InduceConfig;
 use crate::env::state_dim;
 use crate::error::{Result, RlError};
-use crate::induce::InduceConfig;
 
 /// What is saved beside a policy checkpoint (`policy.json`): the InduCE config and the data
 /// layout the policy was trained for.

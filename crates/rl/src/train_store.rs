@@ -6,8 +6,8 @@ use induce_models::host::adam::HostAdam;
 use induce_models::host::policy::HostPolicy;
 use serde::{Deserialize, Serialize};
 
+use crate::config::InduceConfig;
 use crate::error::{Result, RlError};
-use crate::induce::InduceConfig;
 
 /// What a training checkpoint holds.
 #[derive(Serialize, Deserialize)]

@@ -16,6 +16,7 @@ use induce_graph::Features;
 use crate::black_box::check_features;
 use crate::error::{ModelError, Result};
 use crate::gcn::Gcn;
+use crate::ops::log_softmax;
 use crate::tensors::Messages;
 
 /// A dense row-major layer `[rows, cols]` and its bias.
@@ -432,13 +433,6 @@ impl BoundEdgeWeightGcn<'_> {
             .collect();
         (logp, grad)
     }
-}
-
-/// Numerically stable log-softmax of one row.
-fn log_softmax(z: &[f32]) -> Vec<f32> {
-    let m = z.iter().copied().fold(f32::NEG_INFINITY, f32::max);
-    let lse = m + z.iter().map(|v| (v - m).exp()).sum::<f32>().ln();
-    z.iter().map(|v| v - lse).collect()
 }
 
 #[cfg(test)]

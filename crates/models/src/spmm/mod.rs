@@ -148,7 +148,7 @@ pub(crate) fn reference_greedy<B: Backend>(ptr: IntTensor<B>, val: FloatTensor<B
 /// The host's greedy choice over one non-empty row of scores: the first position of the largest
 /// log-softmax value (a NaN passed over: the next value replaces it).
 pub(crate) fn greedy(scores: &[f32]) -> usize {
-    let v = crate::host::policy::log_softmax(scores);
+    let v = crate::ops::log_softmax(scores);
     let mut best = 0;
     for (i, &x) in v.iter().enumerate() {
         if x > v[best] || v[best].is_nan() {

@@ -139,7 +139,7 @@ fn segment_greedy_takes_the_hosts_choice_in_each_segment() {
     values.extend([1.0, 1.0 + f32::EPSILON]);
     values.extend([1.0; 998]);
     let ptr: Vec<u32> = vec![0, 3, 4, 6, 6, 8, 10, 1010];
-    let last = crate::host::policy::log_softmax(&values[10..]);
+    let last = crate::ops::log_softmax(&values[10..]);
     assert_eq!(
         last[0], last[1],
         "the test's near-tie collapses on the host"

@@ -16,9 +16,9 @@ use induce_models::{CandidateTensors, Policy};
 
 use super::resident::Resident;
 use super::{Actor, Learner, Rounds};
+use crate::config::InduceConfig;
 use crate::env::Episode;
 use crate::error::Result;
-use crate::induce::InduceConfig;
 use crate::profile::{self, Count, Phase};
 
 /// Candidates scored per block of the MLP in a batch ([`Policy::score_blocks`]) on the CPU:

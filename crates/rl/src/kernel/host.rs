@@ -15,9 +15,9 @@ use induce_models::host::policy::{
 };
 
 use super::{Actor, Learner};
+use crate::config::InduceConfig;
 use crate::env::{Episode, StateSnapshot};
 use crate::error::Result;
-use crate::induce::InduceConfig;
 
 /// In a batch of several episodes (inductive training), a rollout keeps each step's forward
 /// pass for the backward pass when the neighbourhood has fewer messages than this (the trace is

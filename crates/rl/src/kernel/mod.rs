@@ -28,10 +28,10 @@ use induce_models::{Kernel, Policy};
 use rand::Rng;
 use rand::rngs::StdRng;
 
+use crate::config::InduceConfig;
 use crate::env::Episode;
 use crate::error::Result;
 use crate::explanation::Explanation;
-use crate::induce::InduceConfig;
 
 /// The policy's forward pass on one kernel.
 pub trait Actor: Sync {

@@ -98,19 +98,7 @@ fn tile<const R: usize, const C: usize>(
     }
 }
 
-/// Burn's `log_softmax` on one row: `s = z − max z`, `s − ln Σ exp s`.
-pub(crate) fn log_softmax_in_place(row: &mut [f32]) {
-    let max = row.iter().copied().fold(f32::NEG_INFINITY, f32::max);
-    let mut sum = 0.0f32;
-    for v in row.iter_mut() {
-        *v -= max;
-        sum += v.exp();
-    }
-    let lse = sum.ln();
-    for v in row.iter_mut() {
-        *v -= lse;
-    }
-}
+pub(crate) use crate::ops::log_softmax_in_place;
 
 /// Adds the bias (and applies ReLU) to every `m`-wide row.
 pub(super) fn bias_relu(h: &mut [f32], bias: &[f32], m: usize, relu: bool) {

@@ -170,14 +170,4 @@ pub(super) fn matmul_nt_acc(d: &[f32], w: &[f32], k: usize, m: usize, dx: &mut [
     matmul_acc(d, &wt, m, k, dx);
 }
 
-/// Log-softmax of a score vector (max-shifted), as the host kernel computes it.
-///
-/// ```
-/// let lp = induce_models::host::policy::log_softmax(&[0.0, 0.0]);
-/// assert_eq!(lp, vec![-std::f32::consts::LN_2; 2]);
-/// ```
-pub fn log_softmax(s: &[f32]) -> Vec<f32> {
-    let mx = s.iter().copied().fold(f32::NEG_INFINITY, f32::max);
-    let lse = mx + s.iter().map(|v| (v - mx).exp()).sum::<f32>().ln();
-    s.iter().map(|v| v - lse).collect()
-}
+pub use crate::ops::log_softmax;
