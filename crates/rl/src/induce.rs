@@ -29,6 +29,8 @@ use crate::kernel::{rollout, rollout_batch};
 use crate::train_store::TrainStore;
 
 pub use crate::config::InduceConfig;
+use crate::returns::batch_returns;
+pub use crate::returns::{discounted_returns, normalise};
 
 /// Progress of one training epoch (one pass over the training targets).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -41,54 +43,6 @@ pub struct EpochStats {
     pub flipped: f32,
     /// Mean number of edits per episode.
     pub mean_edits: f32,
-}
-
-/// Discounted returns `G_t = Σ_i γ^i R_{t+i}` of one episode.
-pub fn discounted_returns(rewards: &[f32], gamma: f32) -> Vec<f32> {
-    let mut out = vec![0.0; rewards.len()];
-    let mut acc = 0.0;
-    for t in (0..rewards.len()).rev() {
-        acc = rewards[t] + gamma * acc;
-        out[t] = acc;
-    }
-    out
-}
-
-/// `(G − mean) / max(std, floor)` over all steps of a batch (population std).
-pub fn normalise(returns: &mut [f32], floor: f32) {
-    if returns.is_empty() {
-        return;
-    }
-    let n = returns.len() as f32;
-    let mean = returns.iter().sum::<f32>() / n;
-    let var = returns.iter().map(|g| (g - mean) * (g - mean)).sum::<f32>() / n;
-    let sd = var.sqrt().max(floor);
-    for g in returns {
-        *g = (*g - mean) / sd;
-    }
-}
-
-/// The discounted returns of a batch of episodes (`reward` of each step), normalised over the
-/// batch, flattened in step order. Non-finite returns are a typed error.
-pub(crate) fn batch_returns<S>(
-    episodes: &[Vec<S>],
-    reward: impl Fn(&S) -> f32,
-    config: &InduceConfig,
-) -> Result<Vec<f32>> {
-    let mut returns: Vec<f32> = episodes
-        .iter()
-        .flat_map(|e| {
-            let r: Vec<f32> = e.iter().map(&reward).collect();
-            discounted_returns(&r, config.gamma)
-        })
-        .collect();
-    if let Some(g) = returns.iter().find(|g| !g.is_finite()) {
-        return Err(RlError::InvalidConfig(format!(
-            "non-finite return {g}: check the reward and the black box's outputs"
-        )));
-    }
-    normalise(&mut returns, config.return_std_floor);
-    Ok(returns)
 }
 
 /// Trains a policy inductively on `targets` (typically training-split nodes with a non-zero
@@ -1042,18 +996,6 @@ pub fn timed<T>(f: impl FnOnce() -> T) -> (T, f64) {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn returns_are_discounted_and_normalised() {
-        let g = discounted_returns(&[1.0, 0.0, 2.0], 0.5);
-        assert_eq!(g, vec![1.5, 1.0, 2.0]);
-        let mut v = vec![1.0, 3.0];
-        normalise(&mut v, 1e-3);
-        assert_eq!(v, vec![-1.0, 1.0]);
-        let mut c = vec![2.0, 2.0];
-        normalise(&mut c, 1e-3);
-        assert_eq!(c, vec![0.0, 0.0]);
-    }
 
     #[test]
     fn validation_names_the_field() {

@@ -58,6 +58,7 @@ pub mod kernel;
 pub mod lookahead;
 pub mod policy_io;
 pub mod profile;
+pub mod returns;
 pub mod reward;
 mod train_store;
 

@@ -471,7 +471,7 @@ mod tests {
     use super::host::{HostLearner, HostStep, StepInput};
     use super::*;
     use crate::env::StateSnapshot;
-    use crate::induce::batch_returns;
+    use crate::returns::batch_returns;
     use ::burn::module::{Module, ModuleVisitor, Param};
     use ::burn::optim::GradientsParams;
     use ::burn::tensor::Tensor;
