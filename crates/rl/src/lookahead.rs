@@ -96,9 +96,9 @@ impl<'g> Lookahead<'g> {
 }
 
 /// Plays `ep` to its end with look-ahead over the `k` best proposals of `scorer` (the policy's
-/// log-probabilities over the candidates).
+/// log-probabilities over the candidates: a bound policy, `crate::kernel::Scorer`).
 pub(crate) fn play_lookahead(
-    scorer: &crate::kernel::Scorer<'_>,
+    scorer: &dyn Fn(&Episode<'_>) -> Result<Vec<f32>>,
     ep: &mut Episode<'_>,
     k: usize,
 ) -> Result<()> {
@@ -120,8 +120,8 @@ mod tests {
 
     /// A policy stand-in that ranks delete (3,4) first (it cannot flip node 2), then add (2,0)
     /// (it strengthens class 1), then delete (1,2) (it flips), the rest last.
-    fn scorer() -> crate::kernel::Scorer<'static> {
-        Box::new(|ep: &Episode<'_>| {
+    fn scorer() -> impl Fn(&Episode<'_>) -> Result<Vec<f32>> {
+        |ep: &Episode<'_>| {
             let c = ep.candidates();
             Ok((0..c.len())
                 .map(|i| {
@@ -138,7 +138,7 @@ mod tests {
                     }
                 })
                 .collect())
-        })
+        }
     }
 
     #[test]
