@@ -92,21 +92,7 @@ impl MethodSettings {
     }
 }
 
-/// The policy file of a policy trained for `mode`: `policy-del-only.bpk` for deletions only,
-/// `policy.bpk` otherwise (with its `.json` beside it).
-///
-/// ```
-/// use induce::method_set::policy_file_name;
-/// use induce::rl::EditMode;
-/// assert_eq!(policy_file_name(EditMode::DeleteOnly), "policy-del-only.bpk");
-/// assert_eq!(policy_file_name(EditMode::Both), "policy.bpk");
-/// ```
-pub fn policy_file_name(mode: EditMode) -> &'static str {
-    match mode {
-        EditMode::DeleteOnly => "policy-del-only.bpk",
-        _ => "policy.bpk",
-    }
-}
+pub use crate::methods::policy_file_name;
 
 /// The InduCE configuration `method` runs with: the one place a run's settings are merged.
 ///

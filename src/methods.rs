@@ -870,13 +870,29 @@ fn pyg_key(path: &Path) -> Option<String> {
     })
 }
 
+/// The policy file of a policy trained for `mode`: `policy-del-only.bpk` for deletions only,
+/// `policy.bpk` otherwise (with its `.json` beside it).
+///
+/// ```
+/// use induce::methods::policy_file_name;
+/// use induce::rl::EditMode;
+/// assert_eq!(policy_file_name(EditMode::DeleteOnly), "policy-del-only.bpk");
+/// assert_eq!(policy_file_name(EditMode::Both), "policy.bpk");
+/// ```
+pub fn policy_file_name(mode: EditMode) -> &'static str {
+    match mode {
+        EditMode::DeleteOnly => "policy-del-only.bpk",
+        _ => "policy.bpk",
+    }
+}
+
 /// The checkpoint file of a policy given as a file or as a run directory (`DIR/policy.bpk`, or
 /// `DIR/policy-del-only.bpk` for the deletion-only method).
 pub fn policy_path(path: impl AsRef<Path>, method: Method) -> PathBuf {
     let path = path.as_ref();
     if path.is_dir() {
         let mode = method.edit_mode().unwrap_or_default();
-        path.join(crate::method_set::policy_file_name(mode))
+        path.join(policy_file_name(mode))
     } else {
         path.to_path_buf()
     }

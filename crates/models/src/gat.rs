@@ -7,10 +7,7 @@ use burn::tensor::activation::leaky_relu;
 
 use crate::tensors::{GraphTensors, dense, linear};
 
-/// The attention-logit offset of an absent message ([`GatConv::attend_masked`]): `exp` of it
-/// minus any finite logit is exactly 0 in f32, and adding `-ABSENT` restores a present
-/// message's offset to exactly 0.
-pub const ABSENT: f32 = -1e30;
+pub use crate::ops::ABSENT;
 
 /// One attention head: `h = W x`, `e_ij = LeakyReLU_0.2(a_dst·h_i + a_src·h_j)` over the
 /// neighbours `j` of `i` plus `i` itself, `α_ij = softmax_j(e_ij)`, `out_i = Σ_j α_ij h_j + b`.

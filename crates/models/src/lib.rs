@@ -23,6 +23,7 @@ pub mod gcn;
 pub mod host;
 pub mod init;
 pub mod kernel;
+mod log_probs;
 pub mod ops;
 pub mod policy;
 pub mod pyg;

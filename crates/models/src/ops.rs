@@ -1,6 +1,12 @@
 //! Row operations shared by the host kernels (the GCN's, its gradients', the policy's) and the
 //! spmm kernels: the bottom floor, importing nothing of this crate.
 
+/// The attention-logit offset of an absent message
+/// ([`GatConv::attend_masked`](crate::GatConv::attend_masked)): `exp` of it minus any finite
+/// logit is exactly 0 in f32, and adding `-ABSENT` restores a present message's offset to
+/// exactly 0.
+pub const ABSENT: f32 = -1e30;
+
 /// Log-softmax of a score vector: `s − (max s + ln Σ exp(s − max s))`, the host policy's and
 /// the host gradients' form.
 ///

@@ -363,7 +363,7 @@ fn gat_check(device: &Device, seed: u64) -> Result<Option<f32>> {
             .zip(&dst)
             .map(|(&x, &d)| {
                 if x < -0.7 || d == 0 {
-                    crate::gat::ABSENT
+                    crate::ops::ABSENT
                 } else {
                     0.0
                 }
