@@ -172,7 +172,7 @@ pub(crate) fn explain_memory_core(
     header: Option<&str>,
     notice: &dyn Fn(&str),
 ) -> Result<(RunSummary, Vec<MethodRun>)> {
-    super::explain::check_methods(
+    super::checks::check_methods(
         &job.methods,
         job.settings.edits,
         job.settings.allowed.is_some(),

@@ -3,6 +3,7 @@
 //! the run ([`explain`]: [`ExplainJob`], [`explain_to_dir`]). `induce explain` is one conversion
 //! from its arguments to an [`ExplainJob`] and one call of [`explain_to_dir`].
 
+mod checks;
 pub mod explain;
 pub mod memory;
 pub mod options;

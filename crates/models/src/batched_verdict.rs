@@ -31,9 +31,9 @@ use burn::tensor::activation::{log_softmax, relu};
 use burn::tensor::{Device, IndexingUpdateOp, Tensor, TensorData};
 use induce_graph::Features;
 
-use crate::black_box::LogProbs;
 use crate::error::{ModelError, Result};
 use crate::gcn::Gcn;
+use crate::log_probs::LogProbs;
 use crate::tensors::{GraphTensors, add_at, dense, index_tensor_below, matrix, try_to_vec};
 use crate::timing::span;
 
