@@ -5,6 +5,8 @@ use burn::tensor::{Device, IndexingUpdateOp, Int, Tensor, TensorData};
 use crate::error::{ModelError, Result};
 use crate::spmm::{Csr, CsrIndex};
 
+pub use crate::ops::{index_tensor, index_tensor_below, indices, scatter_add_rows, to_vec};
+
 /// A graph on a device as a directed message list: both directions of every undirected edge plus
 /// one self loop per node, with the GCN normalisation of each message.
 ///
@@ -452,41 +454,6 @@ pub fn matrix(data: &[f32], rows: usize, cols: usize, device: &Device) -> Tensor
     Tensor::from_data(TensorData::new(data.to_vec(), [rows, cols]), device)
 }
 
-/// Uploads a vector of indices.
-pub fn indices(data: &[u32], device: &Device) -> Tensor<1, Int> {
-    // One cast, from u32 to the backend's integer type, on upload.
-    Tensor::from_data(TensorData::new(data.to_vec(), [data.len()]), device)
-}
-
-/// Uploads an owned index array without copying it on the host: when every index fits an
-/// `i32` (the integer type of Burn's backends here), the vector is reinterpreted in place and
-/// handed over as is; otherwise it is cast like [`indices`]. The same tensor as
-/// `indices(&data, device)`.
-///
-/// ```
-/// use induce_models::device::default_device;
-/// use induce_models::tensors::{index_tensor, indices};
-/// let dev = default_device().unwrap();
-/// let a = index_tensor(vec![3, 0, 7], &dev);
-/// assert_eq!(a.to_data(), indices(&[3, 0, 7], &dev).to_data());
-/// ```
-pub fn index_tensor(data: Vec<u32>, device: &Device) -> Tensor<1, Int> {
-    let bound = data.iter().max().map_or(0, |&m| m as usize + 1);
-    index_tensor_below(data, bound, device)
-}
-
-/// [`index_tensor`] for indices the caller knows are all below `bound` (no scan for the
-/// largest).
-pub fn index_tensor_below(data: Vec<u32>, bound: usize, device: &Device) -> Tensor<1, Int> {
-    let len = data.len();
-    if bound > i32::MAX as usize {
-        return Tensor::from_data(TensorData::new(data, [len]), device);
-    }
-    // Same size and alignment, every value below 2^31: the same numbers as i32, no copy.
-    let signed: Vec<i32> = bytemuck::allocation::cast_vec(data);
-    Tensor::from_data(TensorData::new(signed, [len]), device)
-}
-
 /// `t[at[k]] += values[k]` on a vector, by the backend's parallel scatter (atomic additions on a
 /// GPU; `select_assign` would run one GPU thread over every index of a vector). The order of the
 /// additions is unspecified: use it where every order gives the same sums (small integers, or
@@ -512,22 +479,6 @@ pub fn add_at(t: Tensor<1>, at: Vec<u32>, values: Vec<f32>) -> Tensor<1> {
         0,
         index,
         Tensor::from_data(TensorData::new(values, [k]), &dev),
-        IndexingUpdateOp::Add,
-    )
-}
-
-/// Sums rows of `values` into `n` output rows: `out[index[k]] += values[k]`.
-///
-/// # Shapes
-/// - values: `[E, F]`
-/// - index: `[E]`
-/// - output: `[n, F]`
-pub fn scatter_add_rows(values: Tensor<2>, index: Tensor<1, Int>, n: usize) -> Tensor<2> {
-    let f = values.dims()[1];
-    Tensor::<2>::zeros([n, f], &values.device()).select_assign(
-        0,
-        index,
-        values,
         IndexingUpdateOp::Add,
     )
 }
@@ -576,14 +527,6 @@ pub fn segment_log_softmax(
     let shifted = scores - seg_max.select(0, seg.clone());
     let denom = scatter_add_rows(shifted.clone().exp(), seg.clone(), num_segments);
     shifted - denom.log().select(0, seg)
-}
-
-/// Reads a float tensor back to the host as a flat row-major vector.
-pub fn to_vec(t: Tensor<2>) -> Vec<f32> {
-    t.into_data()
-        .convert::<f32>()
-        .try_into_vec::<f32>()
-        .expect("float tensor converts to f32")
 }
 
 /// [`to_vec`] that reports a failure of the device (the computation behind `t`, or the read)

@@ -329,7 +329,7 @@ impl Csr {
         // The transpose: the sorted positions, re-sorted by their source.
         let t = CsrIndex::by_destination(cols, &fwd.row, &fwd.col);
         let sorted = fwd.perm.iter().enumerate().all(|(i, &p)| i as u32 == p);
-        let up = |v: &[u32]| crate::tensors::indices(v, device);
+        let up = |v: &[u32]| crate::ops::indices(v, device);
         Ok(Self {
             rows,
             cols,
@@ -416,7 +416,7 @@ impl Csr {
         if let Some(why) = bad_col {
             return bad(why);
         }
-        let up = |v: Vec<u32>, bound: usize| crate::tensors::index_tensor_below(v, bound, device);
+        let up = |v: Vec<u32>, bound: usize| crate::ops::index_tensor_below(v, bound, device);
         let e = row.len();
         Ok(Self {
             rows,
@@ -513,7 +513,7 @@ impl Csr {
             // in for it; a gradient needs it, so those products take the composition.
             None if values.is_require_grad() || x.is_require_grad() => {
                 let e = self.len();
-                return crate::tensors::scatter_add_rows(
+                return crate::ops::scatter_add_rows(
                     x.select(0, self.col.clone()) * values.reshape([e, 1]),
                     self.row.clone(),
                     self.rows,
@@ -661,8 +661,8 @@ pub fn self_check(device: &Device, seed: u64) -> Result<Vec<KernelCheck>> {
         let (w, x, r) = (random(e), random(cols * f), random(rows * f));
         let csr = Csr::new(rows, cols, &src, &dst, &ad)?;
         let (s_idx, d_idx) = (
-            crate::tensors::indices(&src, &ad),
-            crate::tensors::indices(&dst, &ad),
+            crate::ops::indices(&src, &ad),
+            crate::ops::indices(&dst, &ad),
         );
         let run = |segment: bool| {
             let wt = Tensor::<1>::from_data(TensorData::new(w.clone(), [e]), &ad).require_grad();
@@ -671,18 +671,18 @@ pub fn self_check(device: &Device, seed: u64) -> Result<Vec<KernelCheck>> {
             let rt = Tensor::<2>::from_data(TensorData::new(r.clone(), [rows, f]), &ad);
             let y = match segment {
                 true => csr.matmul(wt.clone(), xt.clone()),
-                false => crate::tensors::scatter_add_rows(
+                false => crate::ops::scatter_add_rows(
                     xt.clone().select(0, s_idx.clone()) * wt.clone().unsqueeze_dim::<2>(1),
                     d_idx.clone(),
                     rows,
                 ),
             };
-            let value = crate::tensors::to_vec(y.clone());
+            let value = crate::ops::to_vec(y.clone());
             let g = (y * rt).sum().backward();
             let gw = wt
                 .grad(&g)
-                .map(|t| crate::tensors::to_vec(t.unsqueeze_dim::<2>(1)));
-            let gx = xt.grad(&g).map(crate::tensors::to_vec);
+                .map(|t| crate::ops::to_vec(t.unsqueeze_dim::<2>(1)));
+            let gx = xt.grad(&g).map(crate::ops::to_vec);
             (value, gw.unwrap_or_default(), gx.unwrap_or_default())
         };
         let (a, b) = (run(true), run(false));
@@ -692,14 +692,14 @@ pub fn self_check(device: &Device, seed: u64) -> Result<Vec<KernelCheck>> {
             None => wt.clone(),
         };
         let sorted_copy = sorted.clone();
-        let max_got = crate::tensors::to_vec(csr.segment_max(sorted).unsqueeze_dim(0));
-        let max_want = crate::tensors::to_vec(
+        let max_got = crate::ops::to_vec(csr.segment_max(sorted).unsqueeze_dim(0));
+        let max_want = crate::ops::to_vec(
             Tensor::<1>::full([rows], -1e30, &ad)
                 .select_assign(0, d_idx.clone(), wt, IndexingUpdateOp::Max)
                 .unsqueeze_dim(0),
         );
         // First maxima, on values with many ties.
-        let quarters: Vec<f32> = crate::tensors::to_vec(sorted_copy.unsqueeze_dim(0))
+        let quarters: Vec<f32> = crate::ops::to_vec(sorted_copy.unsqueeze_dim(0))
             .iter()
             .map(|v| (v * 4.0).round() / 4.0)
             .collect();

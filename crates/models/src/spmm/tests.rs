@@ -1,6 +1,6 @@
 use super::*;
 use crate::device::default_device;
-use crate::tensors::to_vec;
+use crate::ops::to_vec;
 use burn::tensor::{Tensor, TensorData};
 
 #[test]
@@ -146,7 +146,7 @@ fn segment_greedy_takes_the_hosts_choice_in_each_segment() {
     );
     for d in [dev.clone(), dev.clone().autodiff()] {
         let got: Vec<i64> = segment_greedy(
-            crate::tensors::indices(&ptr, &d),
+            crate::ops::indices(&ptr, &d),
             Tensor::<1>::from_data(TensorData::new(values.clone(), [values.len()]), &d),
         )
         .into_data()
@@ -188,7 +188,7 @@ fn segment_greedy_on_long_segments_takes_the_hosts_choice() {
         ptr.push(values.len() as u32);
     }
     let got: Vec<i64> = segment_greedy(
-        crate::tensors::indices(&ptr, &dev),
+        crate::ops::indices(&ptr, &dev),
         Tensor::<1>::from_data(TensorData::new(values.clone(), [values.len()]), &dev),
     )
     .into_data()
