@@ -23,7 +23,7 @@ use induce_models::batched_verdict::VerdictBatch;
 use crate::env::Episode;
 use crate::error::{Result, RlError};
 use crate::explanation::Explanation;
-use crate::kernel::{Actor, sample};
+use crate::kernel::{Actor, KernelPolicy, sample};
 use crate::profile::{self, Count, Phase};
 
 /// How [`best_of_k`] searches.
@@ -380,6 +380,47 @@ fn play_refs<'g, A: Actor>(
         }
         if let Some(line) = profile::progress_line() {
             eprintln!("{line}");
+        }
+    }
+}
+
+/// Best-of-k inference on either kernel (the loops above, over the policy's kernel).
+impl KernelPolicy {
+    /// Best-of-k inference for several episodes at once ([`crate::batch::best_of_k`]): the
+    /// Burn kernel scores all of them in one block-diagonal batch per step.
+    pub fn best_of_k(
+        &self,
+        episodes: Vec<Episode<'_>>,
+        search: &SearchConfig,
+        finish: &(dyn Fn(Explanation) -> Result<Explanation> + Sync),
+    ) -> Result<Vec<Explanation>> {
+        self.best_of_k_with(episodes, search, finish, None)
+    }
+
+    /// [`KernelPolicy::best_of_k`] with each round's black-box verdicts taken in one batched
+    /// call ([`crate::batch::best_of_k_with`]).
+    pub fn best_of_k_with(
+        &self,
+        episodes: Vec<Episode<'_>>,
+        search: &SearchConfig,
+        finish: &(dyn Fn(Explanation) -> Result<Explanation> + Sync),
+        verdicts: Option<&induce_models::batched_verdict::VerdictBatch<'_>>,
+    ) -> Result<Vec<Explanation>> {
+        self.best_of_k_finishing(episodes, search, &finish, verdicts)
+    }
+
+    /// [`KernelPolicy::best_of_k_with`] with any [`Finish`](crate::batch::Finish), each round's
+    /// counterfactuals finished together ([`crate::batch::best_of_k_finishing`]).
+    pub fn best_of_k_finishing(
+        &self,
+        episodes: Vec<Episode<'_>>,
+        search: &SearchConfig,
+        finish: &dyn Finish,
+        verdicts: Option<&induce_models::batched_verdict::VerdictBatch<'_>>,
+    ) -> Result<Vec<Explanation>> {
+        match self {
+            Self::Host(p) => best_of_k_finishing(p, episodes, search, finish, verdicts),
+            Self::Burn(p) => best_of_k_finishing(p, episodes, search, finish, verdicts),
         }
     }
 }

@@ -31,7 +31,6 @@ use rand::rngs::StdRng;
 use crate::config::InduceConfig;
 use crate::env::Episode;
 use crate::error::Result;
-use crate::explanation::Explanation;
 
 /// The policy's forward pass on one kernel.
 pub trait Actor: Sync {
@@ -287,29 +286,6 @@ impl KernelPolicy {
         }
     }
 
-    /// Best-of-k inference for several episodes at once ([`crate::batch::best_of_k`]): the
-    /// Burn kernel scores all of them in one block-diagonal batch per step.
-    pub fn best_of_k(
-        &self,
-        episodes: Vec<Episode<'_>>,
-        search: &crate::batch::SearchConfig,
-        finish: &(dyn Fn(Explanation) -> Result<Explanation> + Sync),
-    ) -> Result<Vec<Explanation>> {
-        self.best_of_k_with(episodes, search, finish, None)
-    }
-
-    /// [`KernelPolicy::best_of_k`] with each round's black-box verdicts taken in one batched
-    /// call ([`crate::batch::best_of_k_with`]).
-    pub fn best_of_k_with(
-        &self,
-        episodes: Vec<Episode<'_>>,
-        search: &crate::batch::SearchConfig,
-        finish: &(dyn Fn(Explanation) -> Result<Explanation> + Sync),
-        verdicts: Option<&induce_models::batched_verdict::VerdictBatch<'_>>,
-    ) -> Result<Vec<Explanation>> {
-        self.best_of_k_finishing(episodes, search, &finish, verdicts)
-    }
-
     /// Plays one greedy round of `ep` (a lockstep play of one, as [`crate::batch`] plays a
     /// batch) and drops the choice: on the Burn kernel this launches, and so compiles, the
     /// policy's kernels of an explanation round before a batch needs them, and with the GPU
@@ -326,25 +302,6 @@ impl KernelPolicy {
                 let cache = p.prepare(ep)?;
                 let mut rounds = Rounds::default();
                 p.greedy_round(&mut rounds, &[(ep, &cache)], 1).map(drop)
-            }
-        }
-    }
-
-    /// [`KernelPolicy::best_of_k_with`] with any [`Finish`](crate::batch::Finish), each round's
-    /// counterfactuals finished together ([`crate::batch::best_of_k_finishing`]).
-    pub fn best_of_k_finishing(
-        &self,
-        episodes: Vec<Episode<'_>>,
-        search: &crate::batch::SearchConfig,
-        finish: &dyn crate::batch::Finish,
-        verdicts: Option<&induce_models::batched_verdict::VerdictBatch<'_>>,
-    ) -> Result<Vec<Explanation>> {
-        match self {
-            Self::Host(p) => {
-                crate::batch::best_of_k_finishing(p, episodes, search, finish, verdicts)
-            }
-            Self::Burn(p) => {
-                crate::batch::best_of_k_finishing(p, episodes, search, finish, verdicts)
             }
         }
     }
