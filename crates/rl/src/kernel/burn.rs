@@ -14,6 +14,8 @@ use induce_models::tensors::{GraphTensors, Messages, indices, matrix, scatter_ad
 use induce_models::tensors::{segment_log_softmax, try_indices, try_to_vec};
 use induce_models::{CandidateTensors, Policy};
 
+pub use super::burn_cache::BurnCache;
+use super::burn_cache::{CacheProduct, split};
 use super::resident::Resident;
 use super::{Actor, Learner, Rounds};
 use crate::config::InduceConfig;
@@ -174,79 +176,6 @@ impl BurnActor {
         let generation = next_generation();
         p.product = Some((cols, product.clone(), generation));
         Ok(Some((product, generation)))
-    }
-}
-
-/// What the states of one episode share on the Burn kernel: the first GAT layer's product
-/// over the node features ([`Policy::block_product`]): computed once per episode on the device,
-/// or the episode's rows of the whole graph's ([`BurnOptions::graph_product`]), gathered when a
-/// batch is packed (one gather for all the episodes of a batch).
-#[derive(Debug, Clone)]
-pub struct BurnCache {
-    product: CacheProduct,
-}
-
-#[derive(Debug, Clone)]
-enum CacheProduct {
-    /// The episode's own product, `[n, hidden]`.
-    Own(Tensor<2>),
-    /// Rows `rows` (the neighbourhood's nodes) of the whole graph's product `whole`
-    /// (`[bound, hidden]`, number `generation`).
-    Rows {
-        whole: Tensor<2>,
-        generation: u64,
-        rows: std::sync::Arc<[u32]>,
-        bound: usize,
-    },
-}
-
-impl BurnCache {
-    /// `F · W₁[feature columns]` of the episode, `[n, hidden]`.
-    pub(super) fn product(&self) -> Tensor<2> {
-        match &self.product {
-            CacheProduct::Own(t) => t.clone(),
-            CacheProduct::Rows {
-                whole, rows, bound, ..
-            } => {
-                let d = whole.device();
-                whole
-                    .clone()
-                    .select(0, index_tensor_below(rows.to_vec(), *bound, &d))
-            }
-        }
-    }
-
-    /// The products of `caches` side by side, `[Σ n, hidden]`: one gather where all hold rows
-    /// of the same graph-wide product, else each one's, concatenated.
-    pub(super) fn stacked(caches: &[&BurnCache]) -> Tensor<2> {
-        let shared = match caches.first().map(|c| &c.product) {
-            Some(CacheProduct::Rows {
-                whole,
-                generation,
-                bound,
-                ..
-            }) => caches
-                .iter()
-                .all(|c| {
-                    matches!(&c.product, CacheProduct::Rows { generation: g, .. } if g == generation)
-                })
-                .then_some((whole, *bound)),
-            _ => None,
-        };
-        match (caches, shared) {
-            ([one], _) => one.product(),
-            (_, Some((whole, bound))) => {
-                let mut rows = Vec::new();
-                for c in caches {
-                    if let CacheProduct::Rows { rows: r, .. } = &c.product {
-                        rows.extend_from_slice(r);
-                    }
-                }
-                let d = whole.device();
-                whole.clone().select(0, index_tensor_below(rows, bound, &d))
-            }
-            _ => Tensor::cat(caches.iter().map(|c| c.product()).collect(), 0),
-        }
     }
 }
 
@@ -574,20 +503,6 @@ impl Packed {
 /// `out[i] = from[i] + by`.
 fn shifted(out: &mut [u32], from: &[u32], by: u32) {
     out.iter_mut().zip(from).for_each(|(o, &v)| *o = v + by);
-}
-
-/// `s` cut into consecutive parts of the given lengths (which sum to at most its length).
-pub(super) fn split<T>(
-    mut s: &mut [T],
-    lens: impl Iterator<Item = usize>,
-) -> std::collections::VecDeque<&mut [T]> {
-    let mut parts = std::collections::VecDeque::new();
-    for len in lens {
-        let (head, tail) = std::mem::take(&mut s).split_at_mut(len);
-        parts.push_back(head);
-        s = tail;
-    }
-    parts
 }
 
 impl Actor for BurnActor {

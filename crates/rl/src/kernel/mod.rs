@@ -20,6 +20,7 @@
 //! ```
 
 pub mod burn;
+mod burn_cache;
 pub mod host;
 mod resident;
 

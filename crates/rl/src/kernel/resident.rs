@@ -35,7 +35,7 @@ use induce_models::gat::ABSENT;
 use induce_models::tensors::{GraphTensors, add_at, index_tensor_below};
 use induce_models::{CandidateTensors, Policy};
 
-use super::burn::BurnCache;
+use super::burn_cache::BurnCache;
 use crate::env::Episode;
 use crate::error::Result;
 use crate::profile::{self, Count, Phase};
@@ -221,14 +221,14 @@ impl Resident {
                 .collect();
             let cand_lens: Vec<usize> =
                 states.iter().map(|(ep, _)| ep.candidates().len()).collect();
-            let mut p1 = super::burn::split(&mut ptr[1..], node_lens.clone());
-            let mut s1 = super::burn::split(&mut src, msg_lens.iter().copied());
-            let mut d1 = super::burn::split(&mut dst, msg_lens.iter().copied());
-            let mut a1 = super::burn::split(&mut absent, msg_lens.iter().copied());
-            let mut u1 = super::burn::split(&mut cu, cand_lens.iter().copied());
-            let mut w1 = super::burn::split(&mut cw, cand_lens.iter().copied());
-            let mut f1 = super::burn::split(&mut flag, cand_lens.iter().copied());
-            let mut m1 = super::burn::split(&mut small, node_lens.map(|n| n * width));
+            let mut p1 = super::burn_cache::split(&mut ptr[1..], node_lens.clone());
+            let mut s1 = super::burn_cache::split(&mut src, msg_lens.iter().copied());
+            let mut d1 = super::burn_cache::split(&mut dst, msg_lens.iter().copied());
+            let mut a1 = super::burn_cache::split(&mut absent, msg_lens.iter().copied());
+            let mut u1 = super::burn_cache::split(&mut cu, cand_lens.iter().copied());
+            let mut w1 = super::burn_cache::split(&mut cw, cand_lens.iter().copied());
+            let mut f1 = super::burn_cache::split(&mut flag, cand_lens.iter().copied());
+            let mut m1 = super::burn_cache::split(&mut small, node_lens.map(|n| n * width));
             let mut out = Vec::with_capacity(states.len());
             for ((ep, _), s) in states.iter().zip(&sizes) {
                 let mut next = || {
