@@ -409,7 +409,7 @@ impl KernelPolicy {
         self.best_of_k_finishing(episodes, search, &finish, verdicts)
     }
 
-    /// [`KernelPolicy::best_of_k_with`] with any [`Finish`](crate::batch::Finish), each round's
+    /// [`KernelPolicy::best_of_k_with`] with any [`Finish`], each round's
     /// counterfactuals finished together ([`crate::batch::best_of_k_finishing`]).
     pub fn best_of_k_finishing(
         &self,
