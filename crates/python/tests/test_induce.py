@@ -95,7 +95,11 @@ def test_search_references_certify_and_count_evaluations():
                                  max_size=1, lookahead=4, additions="ball")
     result = list(explainer(g["features"], g["edge_index"], index=np.arange(n)))
     assert {"greedy", "exact"} <= set(induce.METHODS)
-    assert all(e.evaluations is not None and e.evaluations > 0 for e in result)
+    # A target with nothing to edit (an isolated node) is recorded without a call.
+    editable = {e.target for e in result if e.record["neighbourhood_edges"] > 0}
+    assert editable and len(editable) < n
+    assert all(e.evaluations == 0 for e in result if e.target not in editable)
+    assert all(e.evaluations > 0 for e in result if e.target in editable)
     exact = [e for e in result if e.method == "exact"]
     assert len(exact) == n
     for e in exact:
@@ -103,7 +107,7 @@ def test_search_references_certify_and_count_evaluations():
         # (or a budget that ran out).
         if e.found:
             assert e.certified == {"minimum": {"size": 1}} and e.size == 1
-        else:
+        elif e.target in editable:
             assert "none_up_to" in e.certified or "gave_up" in e.certified
     assert all(e.certified is None for e in result if e.method != "exact")
     found1 = {e.target for e in exact if e.found}
