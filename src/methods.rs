@@ -167,6 +167,20 @@ impl Method {
         )
     }
 
+    /// True for the methods that optimise through the black box's gradients with respect to
+    /// edge weights ([`BlackBox::edge_weighted`](induce_models::BlackBox::edge_weighted)):
+    /// `cf-gnnexplainer`, `cf-gnnexplainer++`, `cf2`, `pgexplainer`. The others need only
+    /// predictions.
+    pub fn needs_gradients(self) -> bool {
+        matches!(
+            self,
+            Method::CfGnnExplainer
+                | Method::CfGnnExplainerPlusPlus
+                | Method::Cf2
+                | Method::PgExplainer
+        )
+    }
+
     /// True for the methods trained on the training targets before explaining (the inductive
     /// policy is trained separately; PGExplainer trains as it is built).
     pub fn needs_training_targets(self) -> bool {

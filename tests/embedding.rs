@@ -10,6 +10,22 @@ use induce::{Dataset, Method, TargetSpec, default_device};
 /// Class 1 iff the node's degree is at least 3: a model with no gradients.
 struct DegreeRule;
 
+/// [`DegreeRule`] counting its calls.
+struct Counted(std::sync::atomic::AtomicUsize);
+
+impl BlackBox for Counted {
+    fn input_dim(&self) -> usize {
+        1
+    }
+    fn num_classes(&self) -> usize {
+        2
+    }
+    fn log_probs(&self, x: &Features, edges: &[(u32, u32)]) -> induce::models::Result<LogProbs> {
+        self.0.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        DegreeRule.log_probs(x, edges)
+    }
+}
+
 impl BlackBox for DegreeRule {
     fn input_dim(&self) -> usize {
         1
@@ -80,6 +96,16 @@ fn your_own_black_box_in_memory() {
         e.contains("cf-gnnexplainer needs the black box's gradients"),
         "{e}"
     );
+    assert!(e.contains("implement BlackBox::edge_weighted"), "{e}");
+    // ... before any method runs: the transductive search listed first makes no call.
+    let counted = Counted(Default::default());
+    let mut both = MemoryJob::new(&data, &counted, &[Method::Transductive, Method::Cf2]);
+    both.targets = TargetSpec::List(vec![0, 1, 2]);
+    let e = explain_in_memory(&both, None, &device)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("cf2 needs the black box's gradients"), "{e}");
+    assert_eq!(counted.0.load(std::sync::atomic::Ordering::Relaxed), 0);
 
     // The run is drawn with the model; without it, the error says how.
     let e = induce::render::open_run(&out, &device)

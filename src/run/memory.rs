@@ -182,6 +182,15 @@ pub(crate) fn explain_memory_core(
     // graph) is computed here, not per target.
     let bound = BoundBlackBox::new(job.black_box, &data.graph)?;
     let bb: &dyn BlackBox = &bound;
+    // A method the black box cannot serve is refused before any method runs.
+    if let Some(m) =
+        (job.methods.iter()).find(|m| m.needs_gradients() && bb.edge_weighted().is_none())
+    {
+        return Err(induce_explain::ExplainError::NotDifferentiable {
+            method: m.name().into(),
+        }
+        .into());
+    }
     let hops = job.settings.induce.env.hops;
     let mut set = MethodSet::new(data, bb, job.settings.clone(), job.policies, device)
         .with_progress(progress);

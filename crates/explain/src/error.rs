@@ -46,11 +46,12 @@ pub enum ExplainError {
         max: usize,
     },
     /// A gradient-based method was given a black box that provides no gradients
-    /// ([`BlackBox::differentiable`](induce_models::BlackBox::differentiable) is `None`).
+    /// ([`BlackBox::edge_weighted`](induce_models::BlackBox::edge_weighted) is `None`).
     #[error(
         "{method} needs the black box's gradients with respect to edge weights, and this black \
-         box provides none (BlackBox::differentiable is None): use a method that needs only \
-         predictions (InduCE, random), or implement BlackBox::differentiable"
+         box provides none (BlackBox::edge_weighted is None): use a method that needs only \
+         predictions (InduCE, random, greedy, exact), or implement BlackBox::edge_weighted \
+         (return your model's differentiable form, an induce_models::EdgeWeighted)"
     )]
     NotDifferentiable {
         /// The method that needs gradients.
