@@ -17,6 +17,15 @@ pub use crate::log_probs::LogProbs;
 /// Any model can be explained by implementing this trait; nothing else of the model is used
 /// (the explainer is model-agnostic).
 ///
+/// **Edge order.** The explainers hand `edges` in an order of their own (a neighbourhood's
+/// local ids, an edited list with additions at the end). A model whose floating-point sums
+/// follow the order of `edges` (message passing summed in list order, as most do) may then
+/// answer with values that differ in the last bits between two orders of the same graph. A
+/// prediction that sits on a near-tie can differ with it, and so can which of two equally good
+/// edits a search picks (the library's own GCN kernels sum in list order too); every reported
+/// counterfactual is still checked on the whole graph. A model that sums in a fixed order (say,
+/// by sorted neighbour) answers the same for every order.
+///
 /// ```
 /// use induce_graph::Features;
 /// use induce_models::{BlackBox, LogProbs, Result};
