@@ -66,7 +66,37 @@ pub fn open_run_with(
     black_box: Option<Box<dyn BlackBox>>,
     device: &Device,
 ) -> Result<OpenedRun> {
-    let dir = dir.as_ref();
+    let source = match black_box {
+        Some(bb) => Source::Model(bb),
+        None => Source::Config,
+    };
+    open_run_from(dir.as_ref(), source, device)
+}
+
+/// [`open_run`] with the run's black box loaded from `path` (with `arch`, a PyG model's
+/// architecture) instead of the file `config.json` names: a run made in memory with a model
+/// that is also saved as a file (`induce render --black-box`).
+pub fn open_run_with_file(
+    dir: impl AsRef<Path>,
+    path: impl AsRef<Path>,
+    arch: Option<&Path>,
+    device: &Device,
+) -> Result<OpenedRun> {
+    let source = Source::File(path.as_ref().to_path_buf(), arch.map(Path::to_path_buf));
+    open_run_from(dir.as_ref(), source, device)
+}
+
+/// Where an opened run's black box comes from.
+enum Source {
+    /// The file `config.json` names (or the run's `black_box.bpk`).
+    Config,
+    /// A model given in memory.
+    Model(Box<dyn BlackBox>),
+    /// A file (and a PyG architecture).
+    File(PathBuf, Option<PathBuf>),
+}
+
+fn open_run_from(dir: &Path, source: Source, device: &Device) -> Result<OpenedRun> {
     let run = read_run(dir)?;
     let c = &run.config;
     let bad = |reason: String| Error::InvalidValue {
@@ -89,21 +119,26 @@ pub fn open_run_with(
             .transpose()?;
         load_data(spec, format, seed)?
     };
-    let black_box = match black_box {
-        Some(bb) => bb,
+    let black_box = match source {
+        Source::Model(bb) => bb,
+        Source::File(path, arch) => {
+            load_black_box_with_arch(&path, arch.as_deref(), &data, Kernel::Host, device)?.black_box
+        }
         // An experiment that trained its black box (config.json: black_box null) saved it
         // beside its results.
-        None if c.get("black_box").is_some_and(Value::is_null)
-            && !dir.join("black_box.bpk").is_file() =>
+        Source::Config
+            if c.get("black_box").is_some_and(Value::is_null)
+                && !dir.join("black_box.bpk").is_file() =>
         {
             return Err(bad(
                 "it was explained with a black box held in memory (config.json: black_box null), \
-                 which a run directory cannot hold: open it with induce::render::open_run_with \
-                 and the model"
+                 which a run directory cannot hold: give the model's file (`induce render \
+                 --black-box FILE`, induce::render::open_run_with_file) or the model itself \
+                 (induce::render::open_run_with)"
                     .into(),
             ));
         }
-        None => {
+        Source::Config => {
             let bb_path = match config_str(c, &["black_box"]) {
                 Some(p) => PathBuf::from(p),
                 None => dir.join("black_box.bpk"),

@@ -361,6 +361,21 @@ fn generate_train_explain_eval_round_trip_and_shards_merge_to_the_whole_run() {
         svgs.push(std::fs::read_to_string(&out).unwrap());
     }
     assert_eq!(svgs[0], svgs[1]);
+    // The black box given on the command line (as for a run made in memory): the same picture.
+    let given = p.root.join("given.svg");
+    ok(induce_plain(&[
+        "render",
+        s(&whole),
+        "--target",
+        &target,
+        "--method",
+        "transductive",
+        "--black-box",
+        s(&p.black_box),
+        "--out",
+        s(&given),
+    ]));
+    assert_eq!(std::fs::read_to_string(&given).unwrap(), svgs[0]);
     assert!(svgs[0].starts_with("<svg") && svgs[0].trim_end().ends_with("</svg>"));
     assert!(svgs[0].contains(&format!("data-node=\"{target}\"")));
     let report = p.root.join("report.html");

@@ -22,12 +22,22 @@ pub struct RenderArgs {
     /// Output file [default: DIR/render-METHOD-TARGET.svg].
     #[arg(long)]
     pub out: Option<PathBuf>,
+    /// The black box, when the run's config.json names none (a run explained in memory with a
+    /// model saved elsewhere) or another one should draw it: as for `induce explain`.
+    #[arg(long)]
+    pub black_box: Option<PathBuf>,
+    /// The architecture of a PyG --black-box (JSON; docs/FORMATS.md).
+    #[arg(long, requires = "black_box")]
+    pub arch: Option<PathBuf>,
 }
 
 /// Runs `induce render`.
 pub fn run(a: RenderArgs) -> Result<()> {
     let dev = pick_device(None)?;
-    let run = induce::render::open_run(&a.dir, &dev)?;
+    let run = match &a.black_box {
+        Some(bb) => induce::render::open_run_with_file(&a.dir, bb, a.arch.as_deref(), &dev)?,
+        None => induce::render::open_run(&a.dir, &dev)?,
+    };
     let svg = induce::render::render_target(&run, a.method, a.target)?;
     let name = induce::render::find_record(&run.run, a.method, a.target)?
         .method
