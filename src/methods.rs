@@ -168,7 +168,7 @@ impl Method {
     }
 
     /// True for the methods that optimise through the black box's gradients with respect to
-    /// edge weights ([`BlackBox::edge_weighted`](induce_models::BlackBox::edge_weighted)):
+    /// edge weights ([`BlackBox::edge_weighted`]):
     /// `cf-gnnexplainer`, `cf-gnnexplainer++`, `cf2`, `pgexplainer`. The others need only
     /// predictions.
     pub fn needs_gradients(self) -> bool {
