@@ -74,6 +74,21 @@ fn prepare() -> Prepared {
     let inspect = ok(induce_plain(&["data", "inspect", s(&data)]));
     assert!(inspect.contains("nodes        871"), "{inspect}");
     assert!(inspect.contains("60 motif instances"), "{inspect}");
+    // A reader that closes the pipe before reading (`induce data inspect FILE | head -0`): the
+    // command exits quietly, with success, instead of panicking on the broken pipe.
+    let mut child = Command::new(env!("CARGO_BIN_EXE_induce"))
+        .args(["data", "inspect", s(&data)])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    let closed = child.wait_with_output().unwrap();
+    let said = String::from_utf8_lossy(&closed.stderr);
+    assert!(
+        closed.status.success() && !said.contains("panicked"),
+        "{said}"
+    );
     let black_box = root.join("bb");
     let out = ok(induce(&[
         "train-black-box",

@@ -58,6 +58,7 @@ enum Command {
 }
 
 fn main() -> ExitCode {
+    quiet_on_broken_pipe();
     let result = match Cli::parse().command {
         Command::Data(c) => data::run(c),
         Command::TrainBlackBox(a) => train_black_box::run(a),
@@ -79,6 +80,23 @@ fn main() -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+/// `induce ... | head` closes the pipe early; printing then fails (Rust's `println!` panics on
+/// it), and a command-line tool exits quietly instead, with success, as `cat` and ripgrep do in
+/// a pipeline.
+fn quiet_on_broken_pipe() {
+    let default = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        let payload = info.payload();
+        let msg = (payload.downcast_ref::<String>().map(String::as_str))
+            .or_else(|| payload.downcast_ref::<&str>().copied())
+            .unwrap_or("");
+        if msg.starts_with("failed printing to stdout") && msg.contains("Broken pipe") {
+            std::process::exit(0);
+        }
+        default(info);
+    }));
 }
 
 /// The library names the settings at fault (`InduceConfig.lr`); its command-line user knows
