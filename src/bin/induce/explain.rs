@@ -50,7 +50,7 @@ pub struct ExplainArgs {
     /// truth (a `motif` array, a generated benchmark, the authors' syn1/syn4/syn5), a non-zero
     /// label; without ground truth label 0 counts too. How many targets were chosen, and by
     /// which rule, is printed on stderr (docs/FORMATS.md).
-    #[arg(long, default_value = "test")]
+    #[arg(long, default_value = "test", allow_hyphen_values = true)]
     pub targets: TargetSpec,
     #[command(flatten)]
     pub family: FamilyArg,

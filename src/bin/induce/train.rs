@@ -26,7 +26,7 @@ pub struct TrainArgs {
     /// Training targets: train, test, eval, all, a list 12,40,77 or @file. train, test and all
     /// keep only the paper's targets unless --all-nodes (the rule as for `explain --targets`;
     /// how many it kept, and why, is printed on stderr).
-    #[arg(long, default_value = "train")]
+    #[arg(long, default_value = "train", allow_hyphen_values = true)]
     pub targets: TargetSpec,
     #[command(flatten)]
     pub family: FamilyArg,

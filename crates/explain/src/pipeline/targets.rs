@@ -63,12 +63,15 @@ impl FromStr for TargetSpec {
                 let ids = s
                     .split(',')
                     .map(|p| {
-                        p.trim().parse::<u32>().map_err(|_| {
-                            bad(format!(
-                                "`{}` is not a node id (expected train, test, eval, all, \
-                                 a list such as 12,40,77 or @file)",
-                                p.trim()
-                            ))
+                        let p = p.trim();
+                        p.parse::<u32>().map_err(|_| match p.parse::<i64>() {
+                            Ok(v) if v < 0 => {
+                                bad(format!("node {v} is out of range: node ids start at 0"))
+                            }
+                            _ => bad(format!(
+                                "`{p}` is not a node id (expected train, test, eval, all, a \
+                                 list such as 12,40,77 or @file)"
+                            )),
                         })
                     })
                     .collect::<Result<Vec<u32>>>()?;
