@@ -131,8 +131,8 @@ fn bad_pyg_models_are_one_clear_line() {
         ),
         (
             vec!["--black-box", s(&model), "--arch", s(&sage_arch)],
-            "missing tensor `convs.0.lin_l.weight` (the architecture needs it); tensors under \
-             `convs.0`: convs.0.bias, convs.0.lin.weight",
+            "layer `convs.0` holds the tensors of a GCNConv, but the architecture says \"type\": \
+             \"sage\" (SAGEConv): a layer-type mismatch; write \"type\": \"gcn\"",
         ),
         (
             vec!["--black-box", s(&model), "--arch", s(&one_layer)],

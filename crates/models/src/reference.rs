@@ -93,6 +93,24 @@ pub fn safetensors_tensors(path: impl AsRef<Path>) -> Result<Vec<RawTensor>> {
         path: path.into(),
         source,
     })?;
+    parse_safetensors(path, &bytes)
+}
+
+/// [`safetensors_tensors`] of SafeTensors bytes held in memory; `source` names them in errors
+/// (a file, or a description such as `<torch module>`).
+///
+/// ```
+/// use induce_models::reference::parse_safetensors;
+///
+/// let header = br#"{"w":{"dtype":"F32","shape":[2],"data_offsets":[0,8]}}"#;
+/// let mut bytes = (header.len() as u64).to_le_bytes().to_vec();
+/// bytes.extend_from_slice(header);
+/// bytes.extend_from_slice(&[0, 0, 128, 63, 0, 0, 0, 64]); // 1.0, 2.0
+/// let t = parse_safetensors("<memory>".as_ref(), &bytes).unwrap();
+/// assert_eq!(t[0].f32_values(), Some(vec![1.0, 2.0]));
+/// assert!(parse_safetensors("<memory>".as_ref(), &bytes[..20]).is_err());
+/// ```
+pub fn parse_safetensors(path: &Path, bytes: &[u8]) -> Result<Vec<RawTensor>> {
     let bad = |m: &str| ModelError::checkpoint(path, format!("not a SafeTensors file: {m}"));
     if bytes.len() < 8 {
         return Err(bad("shorter than its 8-byte header length"));

@@ -9,18 +9,21 @@
 //! `KeyboardInterrupt` at once (an explain run stops before its next target; a training run
 //! cannot be stopped mid-way and finishes in the background, its result discarded).
 
+mod model;
+
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::Duration;
 
 use induce::Method;
-use induce::methods::LoadedBlackBox;
 use induce::pipeline::{Progress, TargetSpec};
 use induce::run::{RunOptions, explain_job_with, train_job_with, write_policy_dir};
 use pyo3::exceptions::{PyKeyboardInterrupt, PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
+
+use model::{Model, Spec, model_callback, model_file, model_pyg};
 
 /// A library error as the command line would print it, with the library's field names turned
 /// into the package's keyword arguments.
@@ -34,7 +37,42 @@ fn message(e: &(dyn std::error::Error + 'static)) -> String {
         }
         cause = c.source();
     }
-    induce::run::name_settings(&out, str::to_string)
+    keywords(&induce::run::name_settings(&out, str::to_string))
+}
+
+/// A message's command-line flags as the package's keyword arguments: `--arch arch.json` reads
+/// `arch=arch.json`, `--all-nodes` reads `all_nodes=True`.
+fn keywords(line: &str) -> String {
+    const SWITCHES: [&str; 4] = ["all-nodes", "paper-faithful", "resume", "no-progress"];
+    let mut out = String::with_capacity(line.len());
+    let mut rest = line;
+    while let Some(i) = rest.find("--") {
+        let (before, after) = rest.split_at(i);
+        out.push_str(before);
+        let name_len = after[2..]
+            .find(|c: char| !(c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-'))
+            .unwrap_or(after.len() - 2);
+        let name = &after[2..2 + name_len];
+        if name.is_empty() || !name.starts_with(|c: char| c.is_ascii_lowercase()) {
+            out.push_str("--");
+            rest = &after[2..];
+            continue;
+        }
+        out.push_str(&name.replace('-', "_"));
+        let tail = &after[2 + name_len..];
+        if SWITCHES.contains(&name) {
+            out.push_str("=True");
+            rest = tail;
+        } else {
+            out.push('=');
+            rest = tail
+                .strip_prefix(' ')
+                .filter(|t| t.starts_with(|c: char| c.is_alphanumeric() || "./~<'\"".contains(c)))
+                .unwrap_or(tail);
+        }
+    }
+    out.push_str(rest);
+    out
 }
 
 fn value_error(e: impl std::error::Error + 'static) -> PyErr {
@@ -174,19 +212,17 @@ impl Arrays {
         })
     }
 
-    /// The dataset, the default device and the black box at `model` (`arch`: a PyG model)
-    /// checked against the data, as the command line loads them.
+    /// The dataset, the default device and the black box `model` checked against the data, as
+    /// the command line loads them.
     fn load(
         self,
-        model: &std::path::Path,
-        arch: Option<&std::path::Path>,
+        model: &Spec,
         kernel: induce::rl::Kernel,
-    ) -> Result<(induce::Dataset, induce::Device, LoadedBlackBox), String> {
+    ) -> Result<(induce::Dataset, induce::Device, Box<dyn induce::BlackBox>), String> {
         let data = self.dataset()?;
         let device = induce::default_device().map_err(|e| message(&e))?;
-        let loaded = induce::methods::load_black_box_with_arch(model, arch, &data, kernel, &device)
-            .map_err(|e| message(&e))?;
-        Ok((data, device, loaded))
+        let black_box = model.load(&data, kernel, &device)?;
+        Ok((data, device, black_box))
     }
 
     fn dataset(self) -> Result<induce::Dataset, String> {
@@ -227,7 +263,7 @@ fn targets(index: Vec<i64>) -> PyResult<TargetSpec> {
 /// as JSON: `{"summary": …, "runs": [{"method", "records", "train_seconds",
 /// "explain_seconds", "notes"}]}` (records as in `explanations.jsonl`).
 #[pyfunction]
-#[pyo3(signature = (x, n, d, edge_index, y, model, arch, policy, methods, index, options))]
+#[pyo3(signature = (x, n, d, edge_index, y, model, policy, methods, index, options))]
 #[allow(clippy::too_many_arguments)]
 fn explain(
     py: Python<'_>,
@@ -236,8 +272,7 @@ fn explain(
     d: usize,
     edge_index: &Bound<'_, PyBytes>,
     y: Option<&Bound<'_, PyBytes>>,
-    model: PathBuf,
-    arch: Option<PathBuf>,
+    model: &Model,
     policy: Option<PathBuf>,
     methods: Vec<String>,
     index: Vec<i64>,
@@ -249,15 +284,17 @@ fn explain(
         .iter()
         .map(|m| m.parse::<Method>().map_err(value_error))
         .collect::<PyResult<Vec<Method>>>()?;
-    let job = opts.explain_job("arrays", model, arch, policy, &methods, targets(index)?);
+    let (path, arch) = model.0.source();
+    let job = opts.explain_job("arrays", path, arch, policy, &methods, targets(index)?);
+    let spec = model.0.clone();
     run_interruptible(py, move |flag| {
-        let (data, device, loaded) =
-            arrays.load(&job.black_box, job.arch.as_deref(), job.induce.kernel)?;
+        let (data, device, black_box) =
+            arrays.load(&spec, job.black_box_kernel.unwrap_or(job.induce.kernel))?;
         let progress = Cancel(flag);
         let (summary, runs) = explain_job_with(
             &job,
             &data,
-            loaded.black_box.as_ref(),
+            black_box.as_ref(),
             &device,
             &progress,
             None,
@@ -284,7 +321,7 @@ fn explain(
 /// `induce train --out` does ([`write_policy_dir`]); returns the policy's path and the training
 /// outcome as JSON.
 #[pyfunction]
-#[pyo3(signature = (x, n, d, edge_index, y, model, arch, index, out, options))]
+#[pyo3(signature = (x, n, d, edge_index, y, model, index, out, options))]
 #[allow(clippy::too_many_arguments)]
 fn train_policy(
     py: Python<'_>,
@@ -293,22 +330,22 @@ fn train_policy(
     d: usize,
     edge_index: &Bound<'_, PyBytes>,
     y: Option<&Bound<'_, PyBytes>>,
-    model: PathBuf,
-    arch: Option<PathBuf>,
+    model: &Model,
     index: Vec<i64>,
     out: PathBuf,
     options: &str,
 ) -> PyResult<String> {
     let arrays = Arrays::read(x, n, d, edge_index, y)?;
     let opts = self::options(options)?;
-    let job = opts.train_job("arrays", model, arch, targets(index)?);
+    let (path, arch) = model.0.source();
+    let job = opts.train_job("arrays", path, arch, targets(index)?);
+    let spec = model.0.clone();
     run_interruptible(py, move |_flag| {
-        let (data, device, loaded) =
-            arrays.load(&job.black_box, job.arch.as_deref(), job.induce.kernel)?;
+        let (data, device, black_box) = arrays.load(&spec, job.induce.kernel)?;
         let (policy, meta, outcome) = train_job_with(
             &job,
             &data,
-            loaded.black_box.as_ref(),
+            black_box.as_ref(),
             &device,
             &induce::pipeline::NoProgress,
             None,
@@ -326,10 +363,65 @@ fn train_policy(
     })
 }
 
+/// The class log-probabilities of every node of the graph under `model` (the whole graph, one
+/// forward pass): `(bytes, classes)`, the bytes `[n, classes]` little-endian float32, as
+/// `induce predict` writes them.
+#[pyfunction]
+#[pyo3(signature = (x, n, d, edge_index, model, options))]
+fn predict<'py>(
+    py: Python<'py>,
+    x: &Bound<'py, PyBytes>,
+    n: usize,
+    d: usize,
+    edge_index: &Bound<'py, PyBytes>,
+    model: &Model,
+    options: &str,
+) -> PyResult<(Bound<'py, PyBytes>, usize)> {
+    let arrays = Arrays::read(x, n, d, edge_index, None)?;
+    let opts = self::options(options)?;
+    let (path, arch) = model.0.source();
+    let job = opts.explain_job("arrays", path, arch, None, &[], TargetSpec::All);
+    let spec = model.0.clone();
+    let (values, classes) = run_interruptible(py, move |_flag| {
+        let (data, _device, black_box) =
+            arrays.load(&spec, job.black_box_kernel.unwrap_or(job.induce.kernel))?;
+        let lp = black_box
+            .log_probs(data.graph.features(), &data.graph.edges())
+            .map_err(|e| message(&e))?;
+        Ok((lp.as_slice().to_vec(), lp.num_classes()))
+    })?;
+    let bytes: Vec<u8> = values.iter().flat_map(|v| v.to_le_bytes()).collect();
+    Ok((PyBytes::new(py, &bytes), classes))
+}
+
 /// The native module.
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    m.add_class::<Model>()?;
+    m.add_function(wrap_pyfunction!(model_file, m)?)?;
+    m.add_function(wrap_pyfunction!(model_pyg, m)?)?;
+    m.add_function(wrap_pyfunction!(model_callback, m)?)?;
     m.add_function(wrap_pyfunction!(explain, m)?)?;
+    m.add_function(wrap_pyfunction!(predict, m)?)?;
     m.add_function(wrap_pyfunction!(train_policy, m)?)?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::keywords;
+
+    #[test]
+    fn flags_read_as_keywords() {
+        assert_eq!(
+            keywords("describe the model with --arch arch.json (docs/FORMATS.md)"),
+            "describe the model with arch=arch.json (docs/FORMATS.md)"
+        );
+        assert_eq!(
+            keywords("use --all-nodes or --targets"),
+            "use all_nodes=True or targets="
+        );
+        assert_eq!(keywords("a -- b, --7"), "a -- b, --7");
+    }
 }

@@ -17,6 +17,7 @@
 
 mod arch;
 mod burn_net;
+mod hints;
 
 mod layers;
 
@@ -32,7 +33,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use crate::black_box::{BlackBox, LogProbs, PreparedBlackBox, check_features, check_rows};
 use crate::error::{ModelError, Result};
-use crate::reference::safetensors_tensors;
+use crate::reference::{RawTensor, parse_safetensors, safetensors_tensors};
 
 /// A PyG node classifier: message-passing layers, an activation between them, an optional linear
 /// head, `log_softmax` on the output.
@@ -193,8 +194,24 @@ impl PygNet {
     /// [`PygNet::load`] with the architecture already parsed.
     pub fn from_arch(weights: impl AsRef<Path>, arch: &PygArch) -> Result<Self> {
         let path = weights.as_ref();
+        Self::from_tensors(path, safetensors_tensors(path)?, arch)
+    }
+
+    /// [`PygNet::from_arch`] with the `state_dict`'s SafeTensors bytes in memory (a live model
+    /// converted without files, as the Python package does); `source` names them in errors.
+    pub fn from_safetensors_bytes(source: &Path, bytes: &[u8], arch: &PygArch) -> Result<Self> {
+        Self::from_tensors(source, parse_safetensors(source, bytes)?, arch)
+    }
+
+    fn from_tensors(path: &Path, tensors: Vec<RawTensor>, arch: &PygArch) -> Result<Self> {
+        if arch.layers.is_empty() {
+            return Err(ModelError::checkpoint(
+                path,
+                "the architecture has no layer (`layers` is empty)",
+            ));
+        }
         let mut map = BTreeMap::new();
-        for t in safetensors_tensors(path)? {
+        for t in tensors {
             if t.name.ends_with("num_batches_tracked") {
                 continue;
             }
@@ -214,6 +231,10 @@ impl PygNet {
                 ));
             }
             map.insert(t.name, (t.shape, v));
+        }
+        let keys: Vec<&str> = map.keys().map(String::as_str).collect();
+        if let Some(hint) = hints::layout_hint(&keys, arch) {
+            return Err(ModelError::checkpoint(path, hint));
         }
         let mut ts = Tensors {
             path: path.into(),

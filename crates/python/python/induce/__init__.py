@@ -31,7 +31,11 @@ import numpy as np
 
 from . import _native
 
-__all__ = ["Explainer", "Explanation", "Result", "train_policy", "METHODS"]
+__all__ = ["Explainer", "Explanation", "Result", "train_policy", "predict", "describe",
+           "METHODS", "__version__"]
+
+#: The package's version (the native module's crate version).
+__version__ = _native.__version__
 
 #: The methods ``Explainer`` accepts (InduCE's modes, the baselines and the search references
 #: ``greedy`` and ``exact``).
@@ -258,21 +262,189 @@ def _methods(method):
     return methods
 
 
+class _Model:
+    """The black box of ``Explainer``, ``predict`` and ``train_policy``: a file path (with
+    ``arch`` for a PyG ``state_dict``), a live ``torch.nn.Module`` (a recognised PyG layer stack
+    converted in memory and checked against the module's own output on the graph; anything else
+    called back), or any callable ``f(x, edge_index) -> logits`` (called back).
+
+    ``layers`` (callbacks): the model's number of message-passing layers, so that verdicts are
+    taken on the edited receptive field (``None`` for a torch module: the number of PyG
+    ``MessagePassing`` layers found in it; ``0``: every verdict evaluates the whole graph, exact
+    for any model). ``inputs`` (callables): ``"torch"`` tensors (the default when torch is
+    importable) or ``"numpy"`` arrays."""
+
+    def __init__(self, model, arch=None, layers=None, inputs=None):
+        self.arch = _path(arch, "arch")
+        self.layers = layers
+        self.native_cache = {}
+        self.notes = []
+        if isinstance(model, (str, os.PathLike)):
+            self.kind, self.model = "file", _path(model, "model")
+            return
+        if self.arch is not None:
+            raise TypeError("arch: only for a model file; a live module describes itself")
+        if not callable(model):
+            raise TypeError(f"model: expected a path, a torch.nn.Module or a callable, got "
+                            f"{type(model).__name__}")
+        self.model = model
+        self.kind = "module" if _is_module(model) else "callable"
+        if inputs is None:
+            inputs = "torch" if self.kind == "module" or _has_torch() else "numpy"
+        if inputs not in ("torch", "numpy"):
+            raise ValueError(f"invalid option inputs={inputs!r}: expected torch or numpy")
+        self.inputs = inputs
+
+    def native(self, xf, ei):
+        """The native model for the graph ``(xf, ei)``."""
+        if self.kind == "file":
+            return _native.model_file(self.model, self.arch)
+        key = (xf.shape, ei.shape, hash(xf.tobytes()), hash(ei.tobytes()))
+        if key not in self.native_cache:
+            self.native_cache.clear()
+            self.native_cache[key] = self._live(xf, ei)
+        return self.native_cache[key]
+
+    def _live(self, xf, ei):
+        from . import _torch
+
+        cb = _torch.Callback(self.model, self.inputs)
+        name = f"<{type(self.model).__name__}>"
+        layers = self.layers
+        if self.kind == "module":
+            training = getattr(self.model, "training", False)
+            self.model.eval()
+            try:
+                conv = _torch.convert(self.model)
+                want = _log_softmax(cb.outputs(xf, _both(ei)))
+                for arch in _torch.candidates(conv):
+                    m = _native.model_pyg(json.dumps(arch), _torch.safetensors_bytes(conv.tensors),
+                                          name)
+                    got = _predict_native(m, xf, ei)
+                    if got.shape == want.shape and _agrees(got, want):
+                        self.notes = [str(conv)]
+                        return m
+                if conv.recognised:
+                    conv.reasons.append("the converted stack's outputs differ from the "
+                                        "module's on this graph (its forward does more)")
+                    conv.arch = None
+                self.notes = [str(conv)]
+                if layers is None:
+                    layers = conv.layers or None
+            finally:
+                self.model.train(training)
+        if layers == 0:
+            layers = None
+        return _native.model_callback(_EvalCallback(self.model, cb), layers, name)
+
+
+class _EvalCallback:
+    """A callback that puts a torch module in eval mode around each call."""
+
+    def __init__(self, model, cb):
+        self.model, self.cb = model, cb
+
+    def __call__(self, *args):
+        training = getattr(self.model, "training", None)
+        if training:
+            self.model.eval()
+        try:
+            return self.cb(*args)
+        finally:
+            if training:
+                self.model.train(True)
+
+
+def _is_module(model):
+    try:
+        import torch
+    except ImportError:
+        return False
+    return isinstance(model, torch.nn.Module)
+
+
+def _has_torch():
+    try:
+        import torch  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def _both(ei):
+    """``edge_index`` with every edge in both directions, each pair once per direction."""
+    pairs = {(int(min(u, v)), int(max(u, v))) for u, v in ei.T if u != v}
+    one = np.array(sorted(pairs), dtype=np.int64).reshape(-1, 2).T
+    return np.concatenate([one, one[::-1]], axis=1)
+
+
+def _log_softmax(a):
+    a = a - a.max(axis=1, keepdims=True)
+    return a - np.log(np.exp(a).sum(axis=1, keepdims=True))
+
+
+def _agrees(got, want):
+    """The converted model computes the module's function: log-probabilities within float32
+    noise of each other, the same prediction wherever the module's top two are apart."""
+    if not np.all(np.isfinite(got)) or np.max(np.abs(got - want)) > 1e-3:
+        return False
+    top = np.sort(want, axis=1)
+    clear = (top[:, -1] - top[:, -2]) > 1e-4 if want.shape[1] > 1 else np.ones(len(want), bool)
+    return bool(np.all(got.argmax(1)[clear] == want.argmax(1)[clear]))
+
+
+def _predict_native(model, xf, ei, options=None):
+    n, d = xf.shape
+    raw, c = _native.predict(xf.tobytes(), n, d, ei.tobytes(), model,
+                             _options(options or {}))
+    return np.frombuffer(raw, dtype="<f4").reshape(n, c)
+
+
+def describe(model, x=None, edge_index=None):
+    """What ``Explainer`` makes of a live ``torch.nn.Module``: the layers, head and activation it
+    recognised (converted in memory, no files) or why a part was not (then the module runs as a
+    callback, with the same results, slower). With ``x`` and ``edge_index`` the conversion is also
+    checked against the module's own output on that graph, as ``Explainer`` does. Returns the
+    text."""
+    from . import _torch
+
+    if x is None:
+        return str(_torch.convert(model))
+    m = _Model(model)
+    m.native(_features(x), _edge_index(edge_index))
+    return "\n".join(m.notes)
+
+
 class Explainer:
     """An explainer of one black box with one or more methods (see ``METHODS``).
 
-    ``model``: the black box file; ``arch``: its PyG architecture file (for a PyG model);
-    ``policy``: a trained policy (``train_policy``'s directory) for the inductive methods;
-    ``options``: the command line's settings by name (``seed=42``, ``hops=3``, ...).
+    ``model``: the black box: a file, a live ``torch.nn.Module`` or any callable ``f(x,
+    edge_index) -> logits`` (see ``describe``; ``layers`` and ``inputs`` are for the last two);
+    ``arch``: the PyG architecture file of a ``state_dict`` file; ``policy``: a trained policy
+    (``train_policy``'s directory) for the inductive methods; ``options``: the command line's
+    settings by name (``seed=42``, ``hops=3``, ...).
+
+    With the PyG tutorial's GCN in hand::
+
+        explainer = induce.Explainer(model=model, method="greedy")
+        for e in explainer(data.x, data.edge_index, index=[0, 1, 2]):
+            print(e)
     """
 
-    def __init__(self, model, arch=None, method="transductive", policy=None, **options):
-        self.model = _path(model, "model")
-        self.arch = _path(arch, "arch")
+    def __init__(self, model, arch=None, method="transductive", policy=None, layers=None,
+                 inputs=None, **options):
+        self._model = _Model(model, arch, layers, inputs)
+        self.model = self._model.model
+        self.arch = self._model.arch
         self.policy = _path(policy, "policy")
         self.methods = _methods(method)
         self.options = options
         _options(options)  # refuse a bad edits value now
+
+    @property
+    def notes(self):
+        """What the last call made of a live model (``describe``'s text), or ``[]``."""
+        return self._model.notes
 
     def __call__(self, x, edge_index, index, y=None):
         """Explains the nodes ``index`` (an int, a list, an int array or a boolean mask) of the
@@ -284,22 +456,34 @@ class Explainer:
         n, d = xf.shape
         payload = _native.explain(
             xf.tobytes(), n, d, ei.tobytes(), None if y is None else _labels(y, n),
-            self.model, self.arch, self.policy, self.methods, _index(index, n),
+            self._model.native(xf, ei), self.policy, self.methods, _index(index, n),
             _options(self.options),
         )
         return Result(json.loads(payload))
 
 
-def train_policy(model, x, edge_index, index, out, arch=None, y=None, **options):
+def predict(model, x, edge_index, arch=None, layers=None, inputs=None, **options):
+    """Every node's class log-probabilities under ``model`` (a file, a live module or a
+    callable, as ``Explainer`` takes it) on the whole graph: a float32 numpy array
+    ``[N, classes]`` (``.argmax(1)`` gives the labels), as ``induce predict`` writes them."""
+    xf = _features(x)
+    ei = _edge_index(edge_index)
+    m = _Model(model, arch, layers, inputs)
+    return _predict_native(m.native(xf, ei), xf, ei, options)
+
+
+def train_policy(model, x, edge_index, index, out, arch=None, y=None, layers=None, inputs=None,
+                 **options):
     """Trains InduCE's inductive policy on the nodes ``index`` and writes it to the directory
-    ``out`` (as ``induce train --out`` does). Returns ``{"policy": path, "targets": n,
-    "seconds": s}``; pass ``policy=out`` to ``Explainer(method="inductive", ...)``."""
+    ``out`` (as ``induce train --out`` does). ``model`` is a file, a live module or a callable, as
+    ``Explainer`` takes it. Returns ``{"policy": path, "targets": n, "seconds": s}``; pass
+    ``policy=out`` to ``Explainer(method="inductive", ...)``."""
     xf = _features(x)
     ei = _edge_index(edge_index)
     n, d = xf.shape
+    m = _Model(model, arch, layers, inputs)
     payload = _native.train_policy(
         xf.tobytes(), n, d, ei.tobytes(), None if y is None else _labels(y, n),
-        _path(model, "model"), _path(arch, "arch"), _index(index, n), _path(out, "out"),
-        _options(options),
+        m.native(xf, ei), _index(index, n), _path(out, "out"), _options(options),
     )
     return json.loads(payload)

@@ -1,0 +1,305 @@
+"""Live torch models: a recognised PyG layer stack converted in memory, anything else called back.
+
+``convert(module)`` walks a ``torch.nn.Module`` and, when it is a stack of the layers the native
+path implements (``GCNConv``, ``SAGEConv``, ``GINConv`` with a ``Sequential`` or PyG ``MLP``,
+``GATConv``, an optional ``Linear`` head), returns the architecture (the ``arch.json`` of
+docs/FORMATS.md) and the tensors, renamed where the native layout differs. Nothing is written to
+disk. What the module's ``forward`` does is not visible to a walk (the activation between layers,
+say), so the caller checks the conversion against the module's own output before trusting it
+(``Explainer`` does, on the graph it explains) and otherwise runs the module as a callback.
+
+``Callback`` wraps a module or any callable ``f(x, edge_index) -> logits`` as the black box the
+native side calls back: in eval mode, under ``torch.no_grad()``, on the (edited) receptive field
+it asks about.
+"""
+
+import json
+
+import numpy as np
+
+#: PyG layers the native path implements, by class name.
+NATIVE_LAYERS = ("GCNConv", "SAGEConv", "GINConv", "GATConv")
+
+_ACTIVATIONS = {
+    "ReLU": "relu",
+    "ELU": "elu",
+    "LeakyReLU": "leaky_relu",
+    "Tanh": "tanh",
+    "Sigmoid": "sigmoid",
+    "Identity": "identity",
+}
+
+
+class Conversion:
+    """What a walk of a module found: ``arch`` (dict, or ``None`` when the module is not a
+    recognised stack), ``tensors`` (name -> float32 numpy array), ``layers`` (the number of
+    message-passing layers found), ``activation_known`` (the activation between layers was read
+    off a module rather than assumed), ``lines`` (what was recognised, one line per part) and
+    ``reasons`` (why the module is not a recognised stack; empty when it is)."""
+
+    def __init__(self):
+        self.arch = None
+        self.tensors = {}
+        self.layers = 0
+        self.activation_known = False
+        self.lines = []
+        self.reasons = []
+
+    @property
+    def recognised(self):
+        return self.arch is not None
+
+    def __str__(self):
+        head = "recognised: converted in memory, no files" if self.recognised else (
+            "not a recognised layer stack: it runs as a callback (slower, same results)")
+        return "\n".join([head] + [f"  {line}" for line in self.lines]
+                         + [f"  why not native: {r}" for r in self.reasons])
+
+
+def _activation_name(module):
+    name = type(module).__name__
+    act = _ACTIVATIONS.get(name)
+    if name == "ELU" and getattr(module, "alpha", 1.0) != 1.0:
+        return None
+    if name == "LeakyReLU" and getattr(module, "negative_slope", 0.01) != 0.01:
+        return None
+    return act
+
+
+def _has_state(module):
+    return any(True for _ in module.parameters()) or any(True for _ in module.buffers())
+
+
+def _numpy(t):
+    return t.detach().cpu().float().numpy()
+
+
+def _gin_mlp(conv, key, out, reasons):
+    """The ops and tensors of a GINConv's ``nn`` (a ``Sequential`` or PyG's ``MLP``)."""
+    import torch
+
+    nn = conv.nn
+    ops = []
+    pos = 0
+
+    def take(module):
+        for name, t in module.state_dict().items():
+            if name != "num_batches_tracked":
+                out[f"{key}.nn.{pos}.{name}"] = _numpy(t)
+
+    if isinstance(nn, torch.nn.Sequential):
+        for i, m in enumerate(nn):
+            name = type(m).__name__
+            if isinstance(m, torch.nn.Linear):
+                ops.append("linear")
+                take(m)
+            elif isinstance(m, torch.nn.BatchNorm1d):
+                if not m.track_running_stats:
+                    reasons.append(f"`{key}.nn.{i}`: BatchNorm1d without running statistics")
+                ops.append("batch_norm")
+                take(m)
+            elif isinstance(m, torch.nn.Dropout):
+                ops.append("identity")  # eval mode
+            elif _activation_name(m) is not None:
+                ops.append(_activation_name(m))
+            else:
+                reasons.append(f"`{key}.nn.{i}`: {name} inside GINConv's nn")
+                ops.append("identity")
+            pos += 1
+        return ops
+    if type(nn).__name__ == "MLP" and hasattr(nn, "lins"):
+        act = _activation_name(nn.act) if nn.act is not None else "identity"
+        if act is None:
+            reasons.append(f"`{key}.nn`: MLP activation {type(nn.act).__name__}")
+            act = "identity"
+        last = len(nn.lins) - 1
+        for i, lin in enumerate(nn.lins):
+            ops.append("linear")
+            take(lin)
+            pos += 1
+            if i == last and nn.plain_last:
+                break
+            norm = nn.norms[i] if nn.norms is not None and i < len(nn.norms) else None
+            steps = []
+            if norm is not None and not isinstance(norm, torch.nn.Identity):
+                if isinstance(norm, torch.nn.BatchNorm1d) or type(norm).__name__ == "BatchNorm":
+                    bn = norm.module if hasattr(norm, "module") else norm
+                    steps.append(("batch_norm", bn))
+                else:
+                    reasons.append(f"`{key}.nn.norms.{i}`: {type(norm).__name__}")
+            act_step = [(act, None)]
+            steps = act_step + steps if getattr(nn, "act_first", False) else steps + act_step
+            for op, m in steps:
+                ops.append(op)
+                if m is not None:
+                    take(m)
+                pos += 1
+        return ops
+    reasons.append(f"`{key}.nn`: {type(nn).__name__} (a Sequential or PyG's MLP is needed)")
+    return ops
+
+
+def _layer(conv, key, out, reasons):
+    """The architecture entry of one message-passing layer, its tensors added to ``out``."""
+    name = type(conv).__name__
+    if name not in NATIVE_LAYERS:
+        reasons.append(f"`{key}`: {name} is not one of the native layers "
+                       f"({', '.join(NATIVE_LAYERS)})")
+        return None
+    entry = {"type": name[:-4].lower(), "key": key}
+    plain = True
+    if name == "GCNConv":
+        entry.update(add_self_loops=bool(conv.add_self_loops), normalize=bool(conv.normalize))
+    elif name == "SAGEConv":
+        aggr = str(conv.aggr)
+        if aggr not in ("mean", "add", "sum"):
+            reasons.append(f"`{key}`: SAGEConv aggr={aggr!r} (mean and sum are native)")
+        entry.update(aggr="mean" if aggr == "mean" else "sum", normalize=bool(conv.normalize))
+    elif name == "GATConv":
+        if getattr(conv, "edge_dim", None) is not None:
+            reasons.append(f"`{key}`: GATConv with edge features (edge_dim)")
+        if getattr(conv, "res", None) is not None:
+            reasons.append(f"`{key}`: GATConv with residual=True")
+        entry.update(concat=bool(conv.concat), negative_slope=float(conv.negative_slope),
+                     add_self_loops=bool(conv.add_self_loops))
+    elif name == "GINConv":
+        plain = False
+        entry["mlp"] = _gin_mlp(conv, key, out, reasons)
+        for tname, t in conv.state_dict().items():
+            if tname == "eps":
+                out[f"{key}.eps"] = _numpy(t).reshape(1)
+    if plain:
+        for tname, t in conv.state_dict().items():
+            out[f"{key}.{tname}"] = _numpy(t)
+    return entry
+
+
+def convert(module):
+    """Walks ``module`` (a ``torch.nn.Module``) into a ``Conversion``."""
+    import torch
+
+    try:
+        from torch_geometric.nn.conv import MessagePassing
+    except ImportError:  # pragma: no cover - a torch model without PyG
+        MessagePassing = ()
+    c = Conversion()
+    convs, head, act, act_name = [], None, None, None
+    for name, child in module.named_children():
+        if MessagePassing and isinstance(child, MessagePassing):
+            convs.append((name, child))
+        elif (isinstance(child, torch.nn.ModuleList) and len(child) > 0 and MessagePassing
+              and all(isinstance(m, MessagePassing) for m in child)):
+            convs.extend((f"{name}.{i}", m) for i, m in enumerate(child))
+        elif isinstance(child, torch.nn.Linear):
+            if not convs:
+                c.reasons.append(f"`{name}`: a Linear before the first message-passing layer")
+            elif head is not None:
+                c.reasons.append(f"`{name}`: a second Linear after the layers")
+            else:
+                head = name
+                for tname, t in child.state_dict().items():
+                    c.tensors[f"{name}.{tname}"] = _numpy(t)
+        elif not _has_state(child):
+            a = _activation_name(child)
+            if a is not None and a != "identity" and act is None:
+                act, act_name = a, name
+        else:
+            c.reasons.append(f"`{name}`: {type(child).__name__} with parameters, outside the "
+                             "layers and a Linear head")
+    jk = getattr(module, "jk_mode", None)
+    if jk:
+        c.reasons.append(f"jumping knowledge (jk={jk!r})")
+    c.layers = len(convs)
+    if not convs:
+        c.reasons.append("no message-passing layer (torch_geometric.nn.MessagePassing) found")
+    layers = []
+    for key, conv in convs:
+        entry = _layer(conv, key, c.tensors, c.reasons)
+        if entry is not None:
+            layers.append(entry)
+            opts = ", ".join(f"{k}={v}" for k, v in entry.items() if k not in ("type", "key"))
+            c.lines.append(f"`{key}`: {type(conv).__name__}" + (f" ({opts})" if opts else ""))
+    if head is not None:
+        c.lines.append(f"`{head}`: Linear head")
+    if act is not None:
+        c.activation_known = True
+        c.lines.append(f"activation between layers: {act} (module `{act_name}`)")
+    else:
+        c.lines.append("activation between layers: not a module (applied in forward); relu, elu, "
+                       "leaky_relu, tanh, sigmoid and none are tried against the module's output")
+    c.lines.append(f"receptive field: {len(convs)} message-passing layers")
+    if not c.reasons:
+        c.arch = {"layers": layers, "activation": act or "relu"}
+        if head is not None:
+            c.arch["head"] = head
+    return c
+
+
+def candidates(conversion):
+    """The architectures to try against the module's output, most likely first."""
+    if not conversion.recognised:
+        return []
+    base = conversion.arch
+    acts = [base["activation"]] if conversion.activation_known else [
+        "relu", "elu", "leaky_relu", "tanh", "sigmoid", "identity"]
+    lasts = [None] if "head" not in base else [True, False]
+    out = []
+    for a in acts:
+        for last in lasts:
+            arch = dict(base, activation=a)
+            if last is not None:
+                arch["act_last"] = last
+            out.append(arch)
+    return out
+
+
+def safetensors_bytes(tensors):
+    """The tensors (name -> float32 array) in the SafeTensors format, in memory."""
+    header, blobs, offset = {}, [], 0
+    for name in sorted(tensors):
+        a = np.ascontiguousarray(tensors[name], dtype="<f4")
+        b = a.tobytes()
+        header[name] = {"dtype": "F32", "shape": list(a.shape),
+                        "data_offsets": [offset, offset + len(b)]}
+        blobs.append(b)
+        offset += len(b)
+    h = json.dumps(header).encode()
+    h += b" " * (-len(h) % 8)
+    return len(h).to_bytes(8, "little") + h + b"".join(blobs)
+
+
+class Callback:
+    """A module or callable ``f(x, edge_index)`` as the native side's black box: it is called
+    with the (edited) receptive field's features and edges in both directions, and returns
+    float32 logits or log-probabilities ``[n, classes]``. ``inputs``: ``"torch"`` (tensors) or
+    ``"numpy"`` (arrays)."""
+
+    def __init__(self, fn, inputs):
+        self.fn = fn
+        self.inputs = inputs
+        self.calls = 0
+
+    def outputs(self, x, edge_index):
+        """The model's outputs as a float32 numpy array, on numpy inputs."""
+        self.calls += 1
+        if self.inputs == "torch":
+            import torch
+
+            with torch.no_grad():
+                out = self.fn(torch.from_numpy(x), torch.from_numpy(edge_index))
+            if isinstance(out, tuple):
+                out = out[0]
+            out = out.detach().cpu().float().numpy()
+        else:
+            out = np.asarray(self.fn(x, edge_index), dtype=np.float32)
+        if out.ndim != 2 or out.shape[0] != x.shape[0]:
+            raise ValueError(f"model: returned shape {list(out.shape)} for {x.shape[0]} nodes; "
+                             "expected [num_nodes, num_classes]")
+        return out
+
+    def __call__(self, xb, n, d, eb, e):
+        """The native side's call: features and one-direction edges as little-endian bytes."""
+        x = np.frombuffer(xb, dtype="<f4").reshape(n, d).copy()
+        one = np.frombuffer(eb, dtype="<i8").reshape(2, e)
+        ei = np.concatenate([one, one[::-1]], axis=1).copy()
+        return np.ascontiguousarray(self.outputs(x, ei), dtype="<f4").tobytes()

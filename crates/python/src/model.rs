@@ -1,0 +1,223 @@
+//! The black box of a call: a file (as the command line loads it), a PyG stack converted in
+//! memory from a live `torch.nn.Module`, or a Python callable called back.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use induce::methods::{LoadedBlackBox, load_black_box_with_arch};
+use induce::models::pyg::{PygArch, PygNet};
+use induce::models::{BlackBox, LogProbs, ModelError};
+use induce::{Dataset, Device, graph::Features};
+use pyo3::prelude::*;
+use pyo3::types::PyBytes;
+
+/// A model handed to `explain`, `train_policy` or `predict` (built by `model_file`,
+/// `model_pyg` or `model_callback`).
+#[pyclass(frozen, module = "induce._native")]
+pub struct Model(pub(crate) Spec);
+
+#[derive(Clone)]
+pub(crate) enum Spec {
+    File {
+        path: PathBuf,
+        arch: Option<PathBuf>,
+    },
+    Pyg {
+        net: Arc<PygNet>,
+        name: String,
+    },
+    Callback {
+        f: Arc<Py<PyAny>>,
+        layers: Option<u32>,
+        name: String,
+    },
+}
+
+impl Spec {
+    /// What the run's config records as its black box.
+    pub(crate) fn source(&self) -> (PathBuf, Option<PathBuf>) {
+        match self {
+            Spec::File { path, arch } => (path.clone(), arch.clone()),
+            Spec::Pyg { name, .. } | Spec::Callback { name, .. } => (PathBuf::from(name), None),
+        }
+    }
+
+    /// The black box, checked against the data as the command line checks a file's.
+    pub(crate) fn load(
+        &self,
+        data: &Dataset,
+        kernel: induce::rl::Kernel,
+        device: &Device,
+    ) -> Result<Box<dyn BlackBox>, String> {
+        let msg = |e: &(dyn std::error::Error + 'static)| crate::message(e);
+        match self {
+            Spec::File { path, arch } => {
+                let LoadedBlackBox { black_box, .. } =
+                    load_black_box_with_arch(path, arch.as_deref(), data, kernel, device)
+                        .map_err(|e| msg(&e))?;
+                Ok(black_box)
+            }
+            Spec::Pyg { net, name } => {
+                let (d, c) = (data.graph.features().dim(), data.graph.num_classes());
+                check(name, "node feature dimension", net.input_dim(), d, true)?;
+                check(name, "number of classes", net.num_classes(), c, false)?;
+                Ok(Box::new(PygNet::clone(net)))
+            }
+            Spec::Callback { f, layers, name } => {
+                let input_dim = data.graph.features().dim();
+                let probe = Callback {
+                    f: Arc::clone(f),
+                    input_dim,
+                    num_classes: 0,
+                    layers: *layers,
+                };
+                let lp = probe
+                    .call(data.graph.features(), &data.graph.edges())
+                    .map_err(|e| msg(&e))?;
+                let c = lp.len() / data.graph.num_nodes().max(1);
+                check(
+                    name,
+                    "number of classes",
+                    c,
+                    data.graph.num_classes(),
+                    false,
+                )?;
+                Ok(Box::new(Callback {
+                    num_classes: c,
+                    ..probe
+                }))
+            }
+        }
+    }
+}
+
+/// `found` against the data's `expected`: equal, or (for classes) at least as many.
+fn check(name: &str, what: &str, found: usize, expected: usize, exact: bool) -> Result<(), String> {
+    if found == expected || (!exact && found > expected) {
+        Ok(())
+    } else {
+        Err(format!(
+            "model {name} does not fit the data: {what} (the data's vs the model's): expected \
+             {expected}, got {found}"
+        ))
+    }
+}
+
+/// A Python callable as the black box: `f(x_bytes, n, d, edge_bytes, e) -> logits_bytes`
+/// (`induce._torch.Callback`), called with the GIL held for each graph the explainers ask about.
+struct Callback {
+    f: Arc<Py<PyAny>>,
+    input_dim: usize,
+    num_classes: usize,
+    layers: Option<u32>,
+}
+
+impl Callback {
+    /// Row-wise log-softmax of what the callable returns for this graph (`n × classes`).
+    fn call(&self, x: &Features, edges: &[(u32, u32)]) -> induce::models::Result<Vec<f32>> {
+        let (n, d) = (x.num_nodes(), x.dim());
+        let xb: Vec<u8> = x.as_slice().iter().flat_map(|v| v.to_le_bytes()).collect();
+        let eb: Vec<u8> = edges
+            .iter()
+            .map(|&(u, _)| i64::from(u))
+            .chain(edges.iter().map(|&(_, v)| i64::from(v)))
+            .flat_map(|v| v.to_le_bytes())
+            .collect();
+        let out: Vec<u8> = Python::attach(|py| {
+            let r = self.f.call1(
+                py,
+                (
+                    PyBytes::new(py, &xb),
+                    n,
+                    d,
+                    PyBytes::new(py, &eb),
+                    edges.len(),
+                ),
+            )?;
+            r.extract::<Vec<u8>>(py)
+        })
+        .map_err(|e| ModelError::InvalidInput(format!("the model raised {e}")))?;
+        if n == 0 || !out.len().is_multiple_of(4 * n) {
+            return Err(ModelError::InvalidInput(format!(
+                "the model returned {} bytes for {n} nodes: expected [num_nodes, num_classes] \
+                 float32",
+                out.len()
+            )));
+        }
+        let mut v: Vec<f32> = out
+            .chunks_exact(4)
+            .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+            .collect();
+        let c = v.len() / n;
+        if self.num_classes != 0 && c != self.num_classes {
+            return Err(ModelError::InvalidInput(format!(
+                "the model returned {c} classes per node, earlier {}",
+                self.num_classes
+            )));
+        }
+        if let Some(i) = v.iter().position(|x| x.is_nan()) {
+            return Err(ModelError::InvalidInput(format!(
+                "the model returned NaN for node {} (output element {i})",
+                i / c
+            )));
+        }
+        for row in v.chunks_exact_mut(c) {
+            induce::models::ops::log_softmax_in_place(row);
+        }
+        Ok(v)
+    }
+}
+
+impl BlackBox for Callback {
+    fn input_dim(&self) -> usize {
+        self.input_dim
+    }
+    fn num_classes(&self) -> usize {
+        self.num_classes
+    }
+    fn log_probs(&self, x: &Features, edges: &[(u32, u32)]) -> induce::models::Result<LogProbs> {
+        induce::models::black_box::check_features(x, self.input_dim)?;
+        let v = self.call(x, edges)?;
+        LogProbs::new(x.num_nodes(), self.num_classes, v)
+    }
+    fn message_passing_layers(&self) -> Option<u32> {
+        self.layers
+    }
+}
+
+/// A model file: the paper's GCN (`.safetensors`, `.bpk`, a run directory) or a PyG
+/// `state_dict` with its `arch` file, loaded as the command line loads it.
+#[pyfunction]
+#[pyo3(signature = (path, arch=None))]
+pub fn model_file(path: PathBuf, arch: Option<PathBuf>) -> Model {
+    Model(Spec::File { path, arch })
+}
+
+/// A PyG layer stack from its architecture (the JSON of `arch.json`) and its `state_dict` as
+/// SafeTensors bytes, converted in memory; `name` stands for it in messages and configs.
+#[pyfunction]
+pub fn model_pyg(arch: &str, weights: &Bound<'_, PyBytes>, name: String) -> PyResult<Model> {
+    let source = Path::new(&name);
+    let arch: PygArch = serde_json::from_str(arch).map_err(|e| {
+        pyo3::exceptions::PyValueError::new_err(format!("model {name}: architecture: {e}"))
+    })?;
+    let net = PygNet::from_safetensors_bytes(source, weights.as_bytes(), &arch)
+        .map_err(crate::value_error)?;
+    Ok(Model(Spec::Pyg {
+        net: Arc::new(net),
+        name,
+    }))
+}
+
+/// A Python callable as the black box (`induce._torch.Callback`); `layers`: its number of
+/// message-passing layers, when verdicts may be taken on the receptive field (`None`: every
+/// verdict evaluates the whole graph).
+#[pyfunction]
+#[pyo3(signature = (f, layers, name))]
+pub fn model_callback(f: Py<PyAny>, layers: Option<u32>, name: String) -> Model {
+    Model(Spec::Callback {
+        f: Arc::new(f),
+        layers,
+        name,
+    })
+}
