@@ -387,12 +387,30 @@ impl Family {
         }
     }
 
-    /// One line saying which family a run on the dataset `name` uses and how it was chosen,
-    /// e.g. `trees, guessed from the name `syn4` (--family ba-shapes|trees|real overrides)`.
+    /// One line saying which family a run on the dataset `name` uses, how it was chosen and,
+    /// for a guess, why: e.g. `trees, guessed from the name `syn4`, a Tree-Cycles / Tree-Grid
+    /// benchmark (--family ba-shapes|trees|real overrides)`.
+    ///
+    /// ```
+    /// use induce::methods::Family;
+    /// let f = Family::choose(None, "graph");
+    /// assert_eq!(f.describe("graph"), "real, guessed from the name `graph`, which names no \
+    ///     synthetic benchmark (ba-shapes, syn1, tree-cycles, tree-grid, syn4, syn5) \
+    ///     (--family ba-shapes|trees|real overrides)");
+    /// ```
     pub fn describe(&self, name: &str) -> String {
+        let why = match self.preset {
+            Preset::BaShapes => "a BA-Shapes benchmark",
+            Preset::Trees => "a Tree-Cycles / Tree-Grid benchmark",
+            Preset::Real => {
+                "which names no synthetic benchmark (ba-shapes, syn1, tree-cycles, tree-grid, \
+                 syn4, syn5)"
+            }
+        };
         match self.guessed {
             true => format!(
-                "{}, guessed from the name `{name}` (--family ba-shapes|trees|real overrides)",
+                "{}, guessed from the name `{name}`, {why} (--family ba-shapes|trees|real \
+                 overrides)",
                 self.preset
             ),
             false => format!("{}, chosen with --family", self.preset),

@@ -1309,10 +1309,17 @@ fn family_is_chosen_printed_and_saved_and_test_targets_say_their_rule() {
     let out = root.join("guessed");
     let o = explain(&without, &out, &[]);
     let err = String::from_utf8_lossy(&o.stderr).into_owned();
-    ok(o);
+    let table = ok(o);
     assert!(
-        err.contains("family: real, guessed from the name `plain`"),
+        err.contains(
+            "family: real, guessed from the name `plain`, which names no synthetic benchmark"
+        ),
         "{err}"
+    );
+    // No motif ground truth, no background class: the accuracies are not shown.
+    assert!(
+        !table.contains("acc %") && table.contains("sparsity"),
+        "{table}"
     );
     let line = err
         .lines()
@@ -1409,6 +1416,60 @@ fn family_is_chosen_printed_and_saved_and_test_targets_say_their_rule() {
         serde_json::from_slice(&std::fs::read(policy.join("train.json")).unwrap()).unwrap();
     assert_eq!(train["job"]["family"], "ba-shapes");
     assert_eq!(train["job"]["family_guessed"], false);
+
+    // predict: every node's label and class probabilities, to stdout or atomically to a file.
+    let csv = ok(induce_plain(&[
+        "predict",
+        "--data",
+        s(&without),
+        "--black-box",
+        s(&bb),
+    ]));
+    let c = g.num_classes();
+    let header: Vec<String> = ["node".to_string(), "label".to_string()]
+        .into_iter()
+        .chain((0..c).map(|k| format!("p{k}")))
+        .collect();
+    let mut lines = csv.lines();
+    assert_eq!(lines.next(), Some(header.join(",").as_str()));
+    let rows: Vec<Vec<f64>> = lines
+        .map(|l| l.split(',').map(|v| v.parse().unwrap()).collect())
+        .collect();
+    assert_eq!(rows.len(), g.num_nodes());
+    for (i, r) in rows.iter().enumerate() {
+        // The class-0 GCN: label 0 everywhere, probabilities summing to 1.
+        assert_eq!((r[0], r[1]), (i as f64, 0.0), "row {i}");
+        assert!((r[2..].iter().sum::<f64>() - 1.0).abs() < 1e-4, "row {i}: {r:?}");
+    }
+    let file = root.join("predictions.csv");
+    let o = induce_plain(&[
+        "predict",
+        "--data",
+        s(&without),
+        "--black-box",
+        s(&bb),
+        "--out",
+        s(&file),
+    ]);
+    ok(o);
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), csv);
+    // A model of another width is one clear line and no file.
+    let narrow = root.join("narrow.safetensors");
+    write_class_zero_gcn(&narrow, g.features().dim() + 1, c);
+    let missing = root.join("none.csv");
+    let o = induce_plain(&[
+        "predict",
+        "--data",
+        s(&without),
+        "--black-box",
+        s(&narrow),
+        "--out",
+        s(&missing),
+    ]);
+    assert!(!o.status.success());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("dimension"), "{err}");
+    assert!(!missing.exists());
 }
 
 /// Every counterfactual `explain` reports flips the model on the WHOLE graph (issue 22): the

@@ -7,6 +7,7 @@ mod checks;
 pub mod explain;
 pub mod memory;
 pub mod options;
+mod predict;
 pub mod train;
 
 pub use explain::{
@@ -17,6 +18,7 @@ pub use memory::{MemoryJob, explain_in_memory};
 pub use options::{
     DEFAULT_MAX_NEIGHBOURHOOD, DEFAULT_SAMPLES, RunOptions, SETTING_NAMES, name_settings,
 };
+pub use predict::{predict, write_predictions_csv};
 pub use train::{
     TrainJob, TrainOutcome, train_job, train_job_checkpointed, train_job_noticed, train_job_with,
     train_report_name, train_reporting, train_to_dir, write_policy_dir,

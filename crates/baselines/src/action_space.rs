@@ -313,7 +313,18 @@ enum Source<'a> {
     /// A [`Judge`]: incremental where the black box is, else a whole evaluation of the target's
     /// receptive field (or of the frozen neighbourhood under [`Verdict::Neighbourhood`]).
     Judge(Box<Judge<'a>>),
+    /// A black box that [batches graphs](BlackBox::batches_graphs): each edited receptive
+    /// field (`radius` = layers + 1) built here, many handed over in one call.
+    Batched {
+        graph: &'a Graph,
+        black_box: &'a dyn BlackBox,
+        radius: u32,
+    },
 }
+
+/// At most this many feature values go into one batched call (64 MiB of `f32`): the candidate
+/// fields of a step are split into calls of this size.
+const BATCH_VALUES: usize = 1 << 24;
 
 /// The black box's prediction for one target with any set of edits applied: the model on the
 /// whole edited graph ([`Verdict::Exact`]) or on the frozen neighbourhood
@@ -375,6 +386,17 @@ impl<'a> TargetOracle<'a> {
                 }
                 Source::Bound(b)
             }
+            (Verdict::Exact, None)
+                if black_box.batches_graphs() && black_box.message_passing_layers().is_some() =>
+            {
+                induce_explain::verdict::check_inputs(graph, black_box, target)?;
+                induce_explain::verdict::check_classes(black_box)?;
+                Source::Batched {
+                    graph,
+                    black_box,
+                    radius: black_box.message_passing_layers().unwrap_or(0) + 1,
+                }
+            }
             (Verdict::Exact, None) => Source::Judge(Box::new(Judge::new(
                 graph,
                 black_box,
@@ -399,6 +421,9 @@ impl<'a> TargetOracle<'a> {
     /// # Shapes
     /// - output: `[num_classes]`
     pub fn row(&mut self, edits: &[Edit]) -> Result<Vec<f32>> {
+        if let Source::Batched { .. } = self.source {
+            return Ok(self.rows(&[edits])?.remove(0));
+        }
         self.calls += 1;
         let row = match &mut self.source {
             Source::Bound(b) => {
@@ -410,7 +435,58 @@ impl<'a> TargetOracle<'a> {
                 j.set_edits(edits)?;
                 j.target_row().to_vec()
             }
+            Source::Batched { .. } => unreachable!("answered above"),
         };
+        self.checked(row)
+    }
+
+    /// [`TargetOracle::row`] for each edit set of `trials`, in order: one call of the black box
+    /// for many of them where it [batches graphs](BlackBox::batches_graphs), else one each.
+    ///
+    /// # Shapes
+    /// - output: `[trials.len()][num_classes]`
+    pub fn rows(&mut self, trials: &[&[Edit]]) -> Result<Vec<Vec<f32>>> {
+        let Source::Batched {
+            graph,
+            black_box,
+            radius,
+        } = self.source
+        else {
+            return trials.iter().map(|t| self.row(t)).collect();
+        };
+        let dim = graph.features().dim().max(1);
+        let mut out = Vec::with_capacity(trials.len());
+        let mut fields = Vec::new();
+        let mut values = 0;
+        for (i, edits) in trials.iter().enumerate() {
+            let pairs: Vec<(u32, u32)> = edits.iter().map(|e| (e.u, e.w)).collect();
+            let (nodes, edges) =
+                induce_explain::field::edited_field(graph, self.target, radius, &pairs);
+            values += nodes.len() * dim;
+            fields.push((graph.features().gather(&nodes), edges));
+            if values >= BATCH_VALUES || i + 1 == trials.len() {
+                let refs: Vec<_> = fields.iter().map(|(x, e)| (x, e.as_slice())).collect();
+                oracle::count(refs.len() as u64);
+                self.calls += refs.len() as u64;
+                let answers = black_box.log_probs_many(&refs)?;
+                if answers.len() != refs.len() {
+                    return Err(ExplainError::InvalidValue {
+                        what: "black box",
+                        value: format!("{} answers", answers.len()),
+                        reason: format!("log_probs_many was given {} graphs", refs.len()),
+                    });
+                }
+                for lp in answers {
+                    out.push(self.checked(lp.row(0).to_vec())?);
+                }
+                fields.clear();
+                values = 0;
+            }
+        }
+        Ok(out)
+    }
+
+    fn checked(&self, row: Vec<f32>) -> Result<Vec<f32>> {
         if row.iter().any(|x| x.is_nan()) {
             return Err(ExplainError::NanOutput {
                 target: self.target,

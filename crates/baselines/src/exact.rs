@@ -199,18 +199,20 @@ impl Explainer for ExactExplainer<'_> {
         // Size 1: every action that reaches the target alone.
         let mut single = vec![f32::INFINITY; actions.len()];
         let mut best: Option<(f32, usize, usize)> = None;
-        for i in 0..actions.len() {
-            if !reachable[i] {
-                continue;
-            }
-            if oracle.calls() >= c.max_evaluations {
-                let g = Certified::GaveUp {
-                    evaluations: oracle.calls(),
-                    none_up_to: 0,
-                };
-                return Ok(done(Vec::new(), y, g, oracle.calls()));
-            }
-            let row = oracle.row(&[actions[i]])?;
+        let ones: Vec<usize> = (0..actions.len()).filter(|&i| reachable[i]).collect();
+        let room = c.max_evaluations.saturating_sub(oracle.calls());
+        let asked = ones.len().min(usize::try_from(room).unwrap_or(usize::MAX));
+        let trials: Vec<[Edit; 1]> = ones[..asked].iter().map(|&i| [actions[i]]).collect();
+        let refs: Vec<&[Edit]> = trials.iter().map(|t| t.as_slice()).collect();
+        let rows = oracle.rows(&refs)?;
+        if asked < ones.len() {
+            let g = Certified::GaveUp {
+                evaluations: oracle.calls(),
+                none_up_to: 0,
+            };
+            return Ok(done(Vec::new(), y, g, oracle.calls()));
+        }
+        for (&i, row) in ones.iter().zip(rows) {
             let (label, m) = (argmax(&row), margin(&row, y));
             single[i] = m;
             if label != y && best.is_none_or(|b| m < b.0) {
@@ -340,6 +342,22 @@ mod tests {
         // single margins) and flips: the original verdict, 9 singles and 1 pair.
         assert_eq!(e.evaluations, Some(1 + 9 + 1));
         assert_eq!(n, 1 + 9 + 1);
+        // A batching model: the 9 singles in one call, the same certificate and evaluations.
+        let batching = induce_models::testing::Batching::new(GradedDegree(5));
+        let b = ExactExplainer::new(&batching, ExactConfig::default());
+        assert_eq!(b.explain(&star(), 0).unwrap(), e);
+        assert_eq!(batching.calls(), (3, 11));
+        let tight = ExactConfig {
+            max_evaluations: 5,
+            ..ExactConfig::default()
+        };
+        let plain = ExactExplainer::new(&bb, tight.clone()).explain(&star(), 0);
+        assert_eq!(
+            ExactExplainer::new(&batching, tight)
+                .explain(&star(), 0)
+                .unwrap(),
+            plain.unwrap()
+        );
     }
 
     #[test]

@@ -91,8 +91,9 @@ impl Edit {
 ///
 /// When `found` is true, applying `edits` to the graph changes the black box's prediction for
 /// `target` from `original_label` to `new_label`: the edits are a counterfactual explanation.
-/// When `found` is false, `edits` lists what was tried (it is not a counterfactual) and
-/// `new_label == original_label`; the metrics ignore the edits of such explanations.
+/// When `found` is false, `edits` may list what the method tried (it is not a counterfactual)
+/// and `new_label == original_label`; the metrics ignore the edits of such explanations, and a
+/// run's records (`explanations.jsonl`) list none.
 ///
 /// ```
 /// use induce_explain::{Edit, Explanation};

@@ -52,6 +52,7 @@
 
 mod error;
 pub mod explanation;
+pub mod field;
 pub mod metrics;
 mod minimise;
 pub mod oracle;

@@ -10,6 +10,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{ExplainError, Result};
 use crate::explanation::{Edit, EditKind};
+use crate::field::{ball, induced_edges, is_edge};
 
 /// Where the black box's verdict on an edited graph is taken.
 ///
@@ -891,8 +892,11 @@ impl<'a> Judge<'a> {
     }
 }
 
-/// The errors every judge reports for a bad target or a black box of the wrong width.
-fn check_inputs(graph: &Graph, black_box: &dyn BlackBox, target: u32) -> Result<()> {
+/// What every verdict on `target` needs: the target inside the graph and features of the black
+/// box's dimension.
+///
+/// Errors: [`ExplainError::TargetOutOfRange`], [`ExplainError::FeatureDimension`].
+pub fn check_inputs(graph: &Graph, black_box: &dyn BlackBox, target: u32) -> Result<()> {
     let n = graph.num_nodes();
     if target as usize >= n {
         return Err(ExplainError::TargetOutOfRange {
@@ -908,59 +912,6 @@ fn check_inputs(graph: &Graph, black_box: &dyn BlackBox, target: u32) -> Result<
         });
     }
     Ok(())
-}
-
-/// Whether `p` is an edge of the original graph.
-fn is_edge(graph: &Graph, p: (u32, u32)) -> bool {
-    graph.sorted_neighbors(p.0).binary_search(&p.1).is_ok()
-}
-
-/// The edges of `graph` between the nodes of `nodes` (`local` maps them to positions), as local
-/// pairs `(min, max)`.
-fn induced_edges(graph: &Graph, nodes: &[u32], local: &HashMap<u32, u32>) -> Vec<(u32, u32)> {
-    let mut edges = Vec::new();
-    for (lu, &u) in nodes.iter().enumerate() {
-        for &w in graph.sorted_neighbors(u) {
-            if let Some(&lw) = local.get(&w)
-                && lw as usize > lu
-            {
-                edges.push((lu as u32, lw));
-            }
-        }
-    }
-    edges
-}
-
-/// The nodes within `radius` hops of `target` in the graph with the pairs of `delta` that are
-/// not edges added (deletions are ignored: the ball is a superset of the edited graph's).
-fn ball(graph: &Graph, target: u32, radius: u32, delta: &BTreeSet<(u32, u32)>) -> Vec<u32> {
-    let mut extra: HashMap<u32, Vec<u32>> = HashMap::new();
-    for &(a, b) in delta {
-        if !is_edge(graph, (a, b)) {
-            extra.entry(a).or_default().push(b);
-            extra.entry(b).or_default().push(a);
-        }
-    }
-    let mut seen: HashSet<u32> = HashSet::from([target]);
-    let mut order = vec![target];
-    let mut lo = 0;
-    for _ in 0..radius {
-        let hi = order.len();
-        for i in lo..hi {
-            let u = order[i];
-            let more = extra.get(&u).map(Vec::as_slice).unwrap_or(&[]);
-            for &w in graph.sorted_neighbors(u).iter().chain(more) {
-                if seen.insert(w) {
-                    order.push(w);
-                }
-            }
-        }
-        if order.len() == hi {
-            break;
-        }
-        lo = hi;
-    }
-    order
 }
 
 /// The best evaluator the black box offers for the node set `nodes` of `graph`, and its output

@@ -72,6 +72,25 @@ pub trait BlackBox: Send + Sync {
         None
     }
 
+    /// Whether [`BlackBox::log_probs_many`] is cheaper than one [`BlackBox::log_probs`] per
+    /// graph: a model with a fixed cost per call (one called back in Python, whose every call
+    /// crosses the language boundary). The searches (`greedy`, `exact`) then hand it each
+    /// step's candidate graphs together. `false` (the default): they evaluate one at a time,
+    /// incrementally where the model allows.
+    fn batches_graphs(&self) -> bool {
+        false
+    }
+
+    /// Class log-probabilities of several graphs, each as [`BlackBox::log_probs`] computes
+    /// them: what a model that [batches graphs](BlackBox::batches_graphs) evaluates in one call
+    /// (for example as one disjoint union). The default calls `log_probs` once per graph.
+    ///
+    /// # Shapes
+    /// - graphs: `[(x: [n_i, input_dim], edges)]`; output: `[LogProbs [n_i, num_classes]]`
+    fn log_probs_many(&self, graphs: &[(&Features, &[(u32, u32)])]) -> Result<Vec<LogProbs>> {
+        graphs.iter().map(|&(x, e)| self.log_probs(x, e)).collect()
+    }
+
     /// The model in the form the gradient-based baselines (CF-GNNExplainer(++), CF²,
     /// PGExplainer) differentiate: a Burn [`Gcn`] whose output is differentiable with respect
     /// to a weight on every edge ([`Gcn::forward_weighted`]); the host kernel's gradient is
@@ -295,6 +314,12 @@ impl BlackBox for BoundBlackBox<'_> {
     }
     fn message_passing_layers(&self) -> Option<u32> {
         self.inner.message_passing_layers()
+    }
+    fn batches_graphs(&self) -> bool {
+        self.inner.batches_graphs()
+    }
+    fn log_probs_many(&self, graphs: &[(&Features, &[(u32, u32)])]) -> Result<Vec<LogProbs>> {
+        self.inner.log_probs_many(graphs)
     }
     fn differentiable(&self) -> Option<&Gcn> {
         self.inner.differentiable()

@@ -49,3 +49,68 @@ impl BlackBox for GradedDegree {
         LogProbs::new(x.num_nodes(), 2, d.collect())
     }
 }
+
+/// `B` as a model that [batches graphs](BlackBox::batches_graphs), counting the calls of
+/// [`BlackBox::log_probs_many`] and the graphs they held: the searches' batched path, checked
+/// against `B` itself.
+///
+/// ```
+/// use induce_graph::Features;
+/// use induce_models::BlackBox;
+/// use induce_models::testing::{Batching, GradedDegree};
+/// let b = Batching::new(GradedDegree(1));
+/// let x = Features::constant(2, 1, 1.0);
+/// let lps = b.log_probs_many(&[(&x, &[(0, 1)]), (&x, &[])]).unwrap();
+/// assert_eq!((lps[0].argmax(0), lps[1].argmax(0)), (1, 0));
+/// assert_eq!(b.calls(), (1, 2));
+/// ```
+#[derive(Debug, Default)]
+pub struct Batching<B> {
+    inner: B,
+    calls: std::sync::atomic::AtomicUsize,
+    graphs: std::sync::atomic::AtomicUsize,
+}
+
+impl<B> Batching<B> {
+    /// `inner`, batching.
+    pub fn new(inner: B) -> Self {
+        Self {
+            inner,
+            calls: Default::default(),
+            graphs: Default::default(),
+        }
+    }
+
+    /// `(calls, graphs)` of [`BlackBox::log_probs_many`] so far.
+    pub fn calls(&self) -> (usize, usize) {
+        use std::sync::atomic::Ordering::Relaxed;
+        (self.calls.load(Relaxed), self.graphs.load(Relaxed))
+    }
+}
+
+impl<B: BlackBox> BlackBox for Batching<B> {
+    fn input_dim(&self) -> usize {
+        self.inner.input_dim()
+    }
+    fn num_classes(&self) -> usize {
+        self.inner.num_classes()
+    }
+    fn message_passing_layers(&self) -> Option<u32> {
+        self.inner.message_passing_layers()
+    }
+    fn log_probs(&self, x: &Features, edges: &[(u32, u32)]) -> Result<LogProbs> {
+        self.inner.log_probs(x, edges)
+    }
+    fn batches_graphs(&self) -> bool {
+        true
+    }
+    fn log_probs_many(&self, graphs: &[(&Features, &[(u32, u32)])]) -> Result<Vec<LogProbs>> {
+        use std::sync::atomic::Ordering::Relaxed;
+        self.calls.fetch_add(1, Relaxed);
+        self.graphs.fetch_add(graphs.len(), Relaxed);
+        graphs
+            .iter()
+            .map(|&(x, e)| self.inner.log_probs(x, e))
+            .collect()
+    }
+}

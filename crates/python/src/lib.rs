@@ -167,55 +167,65 @@ fn run_interruptible<T: Send + 'static>(
     }
 }
 
-/// The arrays of a call, read while the GIL is held.
-struct Arrays {
+/// A graph handed over from Python: its arrays, read and checked once while the GIL is held
+/// ([`graph`]), then given to every call.
+#[pyclass(frozen, module = "induce._native")]
+struct Graph {
     n: usize,
     d: usize,
     x: Vec<f32>,
     src: Vec<i64>,
     dst: Vec<i64>,
     y: Option<Vec<i64>>,
+    /// Each node's motif instance (`-1`: none): the ground truth of the accuracies.
+    motif: Option<Vec<i64>>,
 }
 
-impl Arrays {
-    fn read(
-        x: &Bound<'_, PyBytes>,
-        n: usize,
-        d: usize,
-        edge_index: &Bound<'_, PyBytes>,
-        y: Option<&Bound<'_, PyBytes>>,
-    ) -> PyResult<Self> {
-        let x = f32s(x.as_bytes(), n * d, "x")?;
-        let ei = i64s(edge_index.as_bytes(), "edge_index")?;
-        let e = ei.len() / 2;
-        let (src, dst) = ei.split_at(e);
-        let y = match y {
-            Some(b) => {
-                let v = i64s(b.as_bytes(), "y")?;
-                if v.len() != n {
-                    return Err(PyValueError::new_err(format!(
-                        "y: {} labels for {n} nodes",
-                        v.len()
-                    )));
-                }
-                Some(v)
-            }
-            None => None,
-        };
-        Ok(Self {
-            n,
-            d,
-            x,
-            src: src.to_vec(),
-            dst: dst.to_vec(),
-            y,
-        })
+/// `n` little-endian `i64`s of the per-node array `what`, if given.
+fn per_node(b: Option<&Bound<'_, PyBytes>>, n: usize, what: &str) -> PyResult<Option<Vec<i64>>> {
+    let Some(b) = b else { return Ok(None) };
+    let v = i64s(b.as_bytes(), what)?;
+    if v.len() != n {
+        return Err(PyValueError::new_err(format!(
+            "{what}: {} values for {n} nodes",
+            v.len()
+        )));
     }
+    Ok(Some(v))
+}
 
+/// The graph of the arrays: `x` (`n × d` little-endian float32), `edge_index` (`[2, E]`
+/// little-endian int64), optional labels `y` and motif ids `motif` (`[n]` int64, `-1` for a
+/// node in no motif).
+#[pyfunction]
+#[pyo3(signature = (x, n, d, edge_index, y=None, motif=None))]
+fn graph(
+    x: &Bound<'_, PyBytes>,
+    n: usize,
+    d: usize,
+    edge_index: &Bound<'_, PyBytes>,
+    y: Option<&Bound<'_, PyBytes>>,
+    motif: Option<&Bound<'_, PyBytes>>,
+) -> PyResult<Graph> {
+    let x = f32s(x.as_bytes(), n * d, "x")?;
+    let ei = i64s(edge_index.as_bytes(), "edge_index")?;
+    let (src, dst) = ei.split_at(ei.len() / 2);
+    Ok(Graph {
+        n,
+        d,
+        x,
+        src: src.to_vec(),
+        dst: dst.to_vec(),
+        y: per_node(y, n, "y")?,
+        motif: per_node(motif, n, "motif")?,
+    })
+}
+
+impl Graph {
     /// The dataset, the default device and the black box `model` checked against the data, as
     /// the command line loads them.
     fn load(
-        self,
+        &self,
         model: &Spec,
         kernel: induce::rl::Kernel,
     ) -> Result<(induce::Dataset, induce::Device, Box<dyn induce::BlackBox>), String> {
@@ -225,17 +235,31 @@ impl Arrays {
         Ok((data, device, black_box))
     }
 
-    fn dataset(self) -> Result<induce::Dataset, String> {
-        induce::graph::io::from_arrays(
+    fn dataset(&self) -> Result<induce::Dataset, String> {
+        let mut data = induce::graph::io::from_arrays(
             "arrays",
             self.n,
             self.d,
-            self.x,
+            self.x.clone(),
             &self.src,
             &self.dst,
             self.y.as_deref(),
         )
-        .map_err(|e| message(&e))
+        .map_err(|e| message(&e))?;
+        if let Some(m) = &self.motif {
+            let ids = m
+                .iter()
+                .enumerate()
+                .map(|(i, &v)| match v {
+                    -1 => Ok(None),
+                    v => u32::try_from(v)
+                        .map(Some)
+                        .map_err(|_| format!("motif: node {i} has the invalid id {v} (-1: none)")),
+                })
+                .collect::<Result<Vec<_>, String>>()?;
+            data.graph = data.graph.with_motifs(ids).map_err(|e| message(&e))?;
+        }
+        Ok(data)
     }
 }
 
@@ -263,22 +287,16 @@ fn targets(index: Vec<i64>) -> PyResult<TargetSpec> {
 /// as JSON: `{"summary": …, "runs": [{"method", "records", "train_seconds",
 /// "explain_seconds", "notes"}]}` (records as in `explanations.jsonl`).
 #[pyfunction]
-#[pyo3(signature = (x, n, d, edge_index, y, model, policy, methods, index, options))]
-#[allow(clippy::too_many_arguments)]
+#[pyo3(signature = (graph, model, policy, methods, index, options))]
 fn explain(
     py: Python<'_>,
-    x: &Bound<'_, PyBytes>,
-    n: usize,
-    d: usize,
-    edge_index: &Bound<'_, PyBytes>,
-    y: Option<&Bound<'_, PyBytes>>,
+    graph: Py<Graph>,
     model: &Model,
     policy: Option<PathBuf>,
     methods: Vec<String>,
     index: Vec<i64>,
     options: &str,
 ) -> PyResult<String> {
-    let arrays = Arrays::read(x, n, d, edge_index, y)?;
     let opts = self::options(options)?;
     let methods = methods
         .iter()
@@ -288,8 +306,9 @@ fn explain(
     let job = opts.explain_job("arrays", path, arch, policy, &methods, targets(index)?);
     let spec = model.0.clone();
     run_interruptible(py, move |flag| {
-        let (data, device, black_box) =
-            arrays.load(&spec, job.black_box_kernel.unwrap_or(job.induce.kernel))?;
+        let (data, device, black_box) = graph
+            .get()
+            .load(&spec, job.black_box_kernel.unwrap_or(job.induce.kernel))?;
         let progress = Cancel(flag);
         let (summary, runs) = explain_job_with(
             &job,
@@ -321,27 +340,21 @@ fn explain(
 /// `induce train --out` does ([`write_policy_dir`]); returns the policy's path and the training
 /// outcome as JSON.
 #[pyfunction]
-#[pyo3(signature = (x, n, d, edge_index, y, model, index, out, options))]
-#[allow(clippy::too_many_arguments)]
+#[pyo3(signature = (graph, model, index, out, options))]
 fn train_policy(
     py: Python<'_>,
-    x: &Bound<'_, PyBytes>,
-    n: usize,
-    d: usize,
-    edge_index: &Bound<'_, PyBytes>,
-    y: Option<&Bound<'_, PyBytes>>,
+    graph: Py<Graph>,
     model: &Model,
     index: Vec<i64>,
     out: PathBuf,
     options: &str,
 ) -> PyResult<String> {
-    let arrays = Arrays::read(x, n, d, edge_index, y)?;
     let opts = self::options(options)?;
     let (path, arch) = model.0.source();
     let job = opts.train_job("arrays", path, arch, targets(index)?);
     let spec = model.0.clone();
     run_interruptible(py, move |_flag| {
-        let (data, device, black_box) = arrays.load(&spec, job.induce.kernel)?;
+        let (data, device, black_box) = graph.get().load(&spec, job.induce.kernel)?;
         let (policy, meta, outcome) = train_job_with(
             &job,
             &data,
@@ -367,27 +380,22 @@ fn train_policy(
 /// forward pass): `(bytes, classes)`, the bytes `[n, classes]` little-endian float32, as
 /// `induce predict` writes them.
 #[pyfunction]
-#[pyo3(signature = (x, n, d, edge_index, model, options))]
+#[pyo3(signature = (graph, model, options))]
 fn predict<'py>(
     py: Python<'py>,
-    x: &Bound<'py, PyBytes>,
-    n: usize,
-    d: usize,
-    edge_index: &Bound<'py, PyBytes>,
+    graph: Py<Graph>,
     model: &Model,
     options: &str,
 ) -> PyResult<(Bound<'py, PyBytes>, usize)> {
-    let arrays = Arrays::read(x, n, d, edge_index, None)?;
     let opts = self::options(options)?;
     let (path, arch) = model.0.source();
     let job = opts.explain_job("arrays", path, arch, None, &[], TargetSpec::All);
     let spec = model.0.clone();
     let (values, classes) = run_interruptible(py, move |_flag| {
-        let (data, _device, black_box) =
-            arrays.load(&spec, job.black_box_kernel.unwrap_or(job.induce.kernel))?;
-        let lp = black_box
-            .log_probs(data.graph.features(), &data.graph.edges())
-            .map_err(|e| message(&e))?;
+        let (data, _device, black_box) = graph
+            .get()
+            .load(&spec, job.black_box_kernel.unwrap_or(job.induce.kernel))?;
+        let lp = induce::run::predict(&data, black_box.as_ref()).map_err(|e| message(&e))?;
         Ok((lp.as_slice().to_vec(), lp.num_classes()))
     })?;
     let bytes: Vec<u8> = values.iter().flat_map(|v| v.to_le_bytes()).collect();
@@ -399,6 +407,8 @@ fn predict<'py>(
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add_class::<Model>()?;
+    m.add_class::<Graph>()?;
+    m.add_function(wrap_pyfunction!(graph, m)?)?;
     m.add_function(wrap_pyfunction!(model_file, m)?)?;
     m.add_function(wrap_pyfunction!(model_pyg, m)?)?;
     m.add_function(wrap_pyfunction!(model_callback, m)?)?;

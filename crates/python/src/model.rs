@@ -115,8 +115,18 @@ struct Callback {
 impl Callback {
     /// Row-wise log-softmax of what the callable returns for this graph (`n × classes`).
     fn call(&self, x: &Features, edges: &[(u32, u32)]) -> induce::models::Result<Vec<f32>> {
-        let (n, d) = (x.num_nodes(), x.dim());
-        let xb: Vec<u8> = x.as_slice().iter().flat_map(|v| v.to_le_bytes()).collect();
+        self.call_raw(x.num_nodes(), x.dim(), x.as_slice(), edges)
+    }
+
+    /// [`Callback::call`] on `n × d` features given as a slice.
+    fn call_raw(
+        &self,
+        n: usize,
+        d: usize,
+        x: &[f32],
+        edges: &[(u32, u32)],
+    ) -> induce::models::Result<Vec<f32>> {
+        let xb: Vec<u8> = x.iter().flat_map(|v| v.to_le_bytes()).collect();
         let eb: Vec<u8> = edges
             .iter()
             .map(|&(u, _)| i64::from(u))
@@ -182,6 +192,39 @@ impl BlackBox for Callback {
     }
     fn message_passing_layers(&self) -> Option<u32> {
         self.layers
+    }
+    /// A message-passing model (its layers known) predicts each component of a disjoint union
+    /// as it predicts that graph alone, so many graphs go in one call.
+    fn batches_graphs(&self) -> bool {
+        self.layers.is_some()
+    }
+    /// One call on the disjoint union of `graphs` (node ids offset), its rows split back.
+    fn log_probs_many(
+        &self,
+        graphs: &[(&Features, &[(u32, u32)])],
+    ) -> induce::models::Result<Vec<LogProbs>> {
+        if !self.batches_graphs() || graphs.len() <= 1 {
+            return graphs.iter().map(|&(x, e)| self.log_probs(x, e)).collect();
+        }
+        let mut xs = Vec::new();
+        let mut edges = Vec::new();
+        let mut n = 0u32;
+        for &(x, e) in graphs {
+            induce::models::black_box::check_features(x, self.input_dim)?;
+            xs.extend_from_slice(x.as_slice());
+            edges.extend(e.iter().map(|&(u, w)| (u + n, w + n)));
+            n += x.num_nodes() as u32;
+        }
+        let all = self.call_raw(n as usize, self.input_dim, &xs, &edges)?;
+        let c = self.num_classes;
+        let mut out = Vec::with_capacity(graphs.len());
+        let mut at = 0;
+        for &(x, _) in graphs {
+            let k = x.num_nodes() * c;
+            out.push(LogProbs::new(x.num_nodes(), c, all[at..at + k].to_vec())?);
+            at += k;
+        }
+        Ok(out)
     }
 }
 

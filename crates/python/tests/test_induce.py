@@ -115,6 +115,29 @@ def test_search_references_certify_and_count_evaluations():
     assert found1 and found1 == greedy1  # greedy's first step tries every single edit too
 
 
+def test_motif_ground_truth_gives_the_accuracies_and_not_found_lists_no_edit():
+    d, g = fixture("gcn")
+    x, ei = g["features"], g["edge_index"]
+    n = x.shape[0]
+    explainer = induce.Explainer(model=d / "model.safetensors", arch=d / "arch.json",
+                                 method="greedy", hops=3, budget=1)
+    plain = list(explainer(x, ei, index=range(n)))
+    # No motif ground truth: no background class, no accuracy.
+    assert all(e.accuracy is None and e.strict_accuracy is None for e in plain)
+    assert any(not e.found for e in plain)
+    assert all(e.record["edits"] == [] for e in plain if not e.found)
+    # Nodes 0..6 form motif 0, the rest are background: the accuracies are taken.
+    motif = np.where(np.arange(n) < 7, 0, -1)
+    marked = list(explainer(x, ei, index=range(n), motif=motif))
+    assert [e.record["edits"] for e in marked] == [e.record["edits"] for e in plain]
+    assert all(e.accuracy is not None for e in marked if e.found and e.size > 0)
+    assert any(e.strict_accuracy is not None for e in marked if e.found)
+    with pytest.raises(ValueError, match="motif: node 0 has the invalid id -2"):
+        explainer(x, ei, index=[0], motif=np.full(n, -2))
+    with pytest.raises(ValueError, match=r"motif: expected shape \[14\]"):
+        explainer(x, ei, index=[0], motif=np.zeros(3, dtype=np.int64))
+
+
 def test_torch_style_inputs_and_one_direction_edges():
     d, g = fixture("sage")
     ei = g["edge_index"]

@@ -141,20 +141,30 @@ pub fn report_html(runs: &[ReportRun<'_>]) -> String {
         "<title>induce report</title><style>{STYLE}</style><script>{FILTER_JS}</script></head>\
          <body>\n<h1>induce report</h1>\n"
     );
-    // The metrics table, every run side by side.
-    h.push_str(
+    // The metrics table, every run side by side; the accuracies only where a graph has motif
+    // ground truth (a background class), as in the text table.
+    let acc = runs
+        .iter()
+        .flat_map(|r| &r.data.summary.runs)
+        .any(|row| row.metrics.accuracy.is_some() || row.metrics.strict_accuracy.is_some());
+    let acc_th = if acc {
+        "<th>acc %</th><th>strict %</th>"
+    } else {
+        ""
+    };
+    h.push_str(&format!(
         "<h2>Metrics</h2>\n<p class=\"note\">Fidelity: share of targets without a \
          valid counterfactual (lower is better; for paper-faithful rows, marked \
          <em>frozen</em>, over those found on the frozen neighbourhood). Valid: share of the \
          reported counterfactuals that flip the model on the whole graph (a whole-graph forward \
          pass). Size: mean ± std of edits over the valid counterfactuals (over the found ones \
-         for paper-faithful rows), as are the columns after it. Accuracy: the paper's \
+         for paper-faithful rows), as are the columns after it. Accuracy (graphs with motif ground truth only): the paper's \
          protocol; strict: both endpoints in the target's own motif. 1-min: share of counterfactuals from which no single edit can be undone with \
          the label still flipped. Times in seconds.</p>\n<table><thead><tr><th class=\"l\">run</th>\
          <th class=\"l\">dataset</th><th class=\"l\">method</th><th>targets</th><th>fid %</th>\
-         <th>valid %</th><th>size</th><th>acc %</th><th>strict %</th><th>sparsity</th><th>add/del</th>\
+         <th>valid %</th><th>size</th>{acc_th}<th>sparsity</th><th>add/del</th>\
          <th>1-min %</th><th>train s</th><th>explain s</th></tr></thead><tbody>\n",
-    );
+    ));
     for (i, r) in runs.iter().enumerate() {
         for row in &r.data.summary.runs {
             let m = &row.metrics;
@@ -165,7 +175,7 @@ pub fn report_html(runs: &[ReportRun<'_>]) -> String {
             let _ = writeln!(
                 h,
                 "<tr><td class=\"l\">{}</td><td class=\"l\">{}</td><td class=\"l\">{}{}</td>\
-                 <td>{}</td><td>{}</td><td>{}</td><td>{size}</td><td>{}</td><td>{}</td><td>{}</td>\
+                 <td>{}</td><td>{}</td><td>{}</td><td>{size}</td>{}<td>{}</td>\
                  <td>{}/{}</td><td>{}</td><td>{:.2}</td><td>{:.2}</td></tr>",
                 i + 1,
                 escape(&r.data.summary.dataset),
@@ -180,8 +190,15 @@ pub fn report_html(runs: &[ReportRun<'_>]) -> String {
                     Some(v) if m.found > 0 => format!("{:.2}", 100.0 * v as f64 / m.found as f64),
                     _ => "–".into(),
                 },
-                pct(m.accuracy),
-                pct(m.strict_accuracy),
+                if acc {
+                    format!(
+                        "<td>{}</td><td>{}</td>",
+                        pct(m.accuracy),
+                        pct(m.strict_accuracy)
+                    )
+                } else {
+                    String::new()
+                },
                 m.sparsity.map_or("–".into(), |s| format!("{s:.3}")),
                 m.additions,
                 m.deletions,

@@ -9,6 +9,7 @@ mod data;
 mod eval;
 mod explain;
 mod merge;
+mod predict;
 mod render;
 mod report;
 mod slurm;
@@ -42,6 +43,8 @@ enum Command {
     Train(train::TrainArgs),
     /// Explain target nodes with one or more methods and write a run directory.
     Explain(explain::ExplainArgs),
+    /// Write every node's predicted class and class probabilities under a black box (CSV).
+    Predict(predict::PredictArgs),
     /// Merge the shard directories of one run (`explain --shard I/N`) into one run.
     Merge(merge::MergeArgs),
     /// Write the Slurm job-array scripts of a whole-graph audit: one shard of the targets per
@@ -65,6 +68,7 @@ fn main() -> ExitCode {
         Command::Train(a) => train::run(a),
         Command::Explain(a) => explain::run(a),
         Command::Merge(a) => merge::run(a),
+        Command::Predict(a) => predict::run(a),
         Command::Slurm(a) => slurm::run(a),
         Command::Eval(a) => eval::run(a),
         Command::Render(a) => render::run(a),

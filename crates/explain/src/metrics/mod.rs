@@ -78,9 +78,13 @@ pub(crate) fn mean(values: impl Iterator<Item = f64>) -> Option<f64> {
 /// let s = summarize(&e, &g, &[1, 1, 0], |_| 2).unwrap();
 /// assert_eq!((s.targets, s.found), (2, 1));
 /// assert_eq!(s.fidelity, Some(0.5));
-/// assert_eq!(s.accuracy, Some(1.0));
 /// assert_eq!(s.sparsity, Some(0.5));
-/// assert_eq!(s.strict_accuracy, None); // no motif ground truth
+/// // no motif ground truth, so no background class: neither accuracy means anything
+/// assert_eq!((s.accuracy, s.strict_accuracy), (None, None));
+/// // nodes 0 and 1 in motif 0, node 2 the background: both accuracies count
+/// let g = g.with_motifs(vec![Some(0), Some(0), None]).unwrap();
+/// let s = summarize(&e, &g, &[1, 1, 0], |_| 2).unwrap();
+/// assert_eq!((s.accuracy, s.strict_accuracy), (Some(1.0), Some(1.0)));
 /// ```
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Summary {
@@ -113,7 +117,8 @@ pub struct Summary {
     pub size_mean: Option<f64>,
     /// Population standard deviation of the size over found targets ([`size`]).
     pub size_std: Option<f64>,
-    /// [`accuracy`] (paper protocol).
+    /// [`accuracy`] (paper protocol); `None` when the graph has no motif ground truth (no
+    /// background class: the real graphs), where it means nothing.
     pub accuracy: Option<f64>,
     /// [`strict_accuracy`]; `None` also when the graph has no motif ground truth.
     pub strict_accuracy: Option<f64>,
@@ -158,7 +163,8 @@ pub fn evaluations_mean(explanations: &[Explanation]) -> Option<f64> {
 /// Computes every metric.
 ///
 /// * `graph`: the original graph (for the motif ground truth of [`strict_accuracy`]; a graph
-///   without ground truth gives `strict_accuracy: None`);
+///   without ground truth has no background class and gives `accuracy` and `strict_accuracy`
+///   `None`);
 /// * `full_graph_pred`: the black box's predicted label of every node on the full original
 ///   graph (for [`accuracy`]);
 /// * `edges_of`: the number of edges of a target's original neighbourhood (for [`sparsity`];
@@ -171,9 +177,14 @@ pub fn summarize(
 ) -> Result<Summary> {
     let sz = size(explanations);
     let comp = composition(explanations);
-    let strict = match graph.motifs() {
-        Some(_) => strict_accuracy(explanations, graph)?,
-        None => None,
+    // Both accuracies need a background class: the motif graphs (BA-Shapes, Tree-Cycles,
+    // Tree-Grid), whose class 0 holds the non-motif nodes. Elsewhere they mean nothing.
+    let (acc, strict) = match graph.motifs() {
+        Some(_) => (
+            accuracy(explanations, full_graph_pred)?,
+            strict_accuracy(explanations, graph)?,
+        ),
+        None => (None, None),
     };
     Ok(Summary {
         targets: explanations.len(),
@@ -184,7 +195,7 @@ pub fn summarize(
         valid_fidelity: None,
         size_mean: sz.map(|s| s.mean),
         size_std: sz.map(|s| s.std),
-        accuracy: accuracy(explanations, full_graph_pred)?,
+        accuracy: acc,
         strict_accuracy: strict,
         sparsity: sparsity(explanations, edges_of),
         additions: comp.additions,

@@ -237,7 +237,8 @@ impl<'a> EvalContext<'a> {
         Ok(Some(now != original))
     }
 
-    /// One line of `explanations.jsonl`: the explanation and its per-target metric ingredients.
+    /// One line of `explanations.jsonl`: the explanation and its per-target metric ingredients
+    /// (a not-found explanation without the edits its method tried).
     pub fn record(&self, method: &str, explanation: Explanation) -> Result<TargetRecord> {
         self.record_within(method, explanation, self.hops)
     }
@@ -251,11 +252,19 @@ impl<'a> EvalContext<'a> {
         explanation: Explanation,
         hops: u32,
     ) -> Result<TargetRecord> {
+        let mut explanation = explanation;
+        if !explanation.found {
+            // What a method tried without a flip is no explanation: a record lists none.
+            explanation.edits.clear();
+        }
         let one = std::slice::from_ref(&explanation);
-        let accuracy = accuracy(one, &self.predictions)?;
-        let strict_accuracy = match self.has_ground_truth() {
-            true => strict_accuracy(one, self.graph)?,
-            false => None,
+        // Both accuracies need a background class: graphs with motif ground truth only.
+        let (accuracy, strict_accuracy) = match self.has_ground_truth() {
+            true => (
+                accuracy(one, &self.predictions)?,
+                strict_accuracy(one, self.graph)?,
+            ),
+            false => (None, None),
         };
         let (one_minimal, valid) = match self.black_box {
             Some(bb) => (
@@ -513,6 +522,7 @@ pub(crate) mod testutil {
 mod tests {
     use super::testutil::{DEGREE_RULE, Prune, graph};
     use super::*;
+    use crate::explanation::Edit;
     use crate::metrics::summarize;
 
     #[test]
@@ -593,6 +603,56 @@ mod tests {
         assert_eq!((edges(&Prune), edges(&Wide)), (2, 6));
         let minimised = crate::minimise::Minimised::new(Wide, &DEGREE_RULE, 1, Verdict::Exact);
         assert_eq!(edges(&minimised), 6);
+    }
+
+    #[test]
+    fn a_not_found_record_lists_no_edit_and_a_motifless_graph_no_accuracy() {
+        /// Tries one deletion and reports no flip.
+        struct Tries;
+        impl Explainer for Tries {
+            fn name(&self) -> &str {
+                "tries"
+            }
+            fn explain(&self, _: &Graph, t: u32) -> Result<Explanation> {
+                Ok(Explanation {
+                    evaluations: None,
+                    certified: None,
+                    target: t,
+                    found: false,
+                    original_label: 1,
+                    new_label: 1,
+                    edits: vec![Edit::delete(0, 1)],
+                })
+            }
+        }
+        let g = graph();
+        let ctx = EvalContext::new(&g, &DEGREE_RULE, 2).unwrap();
+        let run = explain_targets(&Tries, &ctx, &[0], &ExplainOptions::default()).unwrap();
+        assert!(run.records[0].explanation.edits.is_empty());
+        // Without motif ground truth (no background class) neither accuracy is taken.
+        let bare =
+            Graph::from_edges(8, &g.edges(), g.features().clone(), g.labels().to_vec()).unwrap();
+        let ctx = EvalContext::new(&bare, &DEGREE_RULE, 2).unwrap();
+        let run = explain_targets(&Prune, &ctx, &[0], &ExplainOptions::default()).unwrap();
+        let r = &run.records[0];
+        assert!(r.explanation.found);
+        assert_eq!((r.accuracy, r.strict_accuracy), (None, None));
+        let table = |run: &MethodRun| {
+            format_table(&[&RunSummary {
+                dataset: "toy".into(),
+                seed: 42,
+                graph: GraphSize { nodes: 8, edges: 6 },
+                black_box: BlackBoxAccuracy::default(),
+                shard: None,
+                runs: vec![run.row()],
+                notes: Vec::new(),
+            }])
+        };
+        let t = table(&run);
+        assert!(!t.contains("acc %") && t.contains("sparsity"), "{t}");
+        let ctx = EvalContext::new(&g, &DEGREE_RULE, 2).unwrap();
+        let run = explain_targets(&Prune, &ctx, &[0], &ExplainOptions::default()).unwrap();
+        assert!(table(&run).contains("acc %"));
     }
 
     #[test]

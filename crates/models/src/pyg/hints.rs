@@ -57,7 +57,7 @@ fn layer_roots<'a>(keys: &[&'a str]) -> Vec<(&'a str, &'static str)> {
                 .map(|i| &k[..i])
         })
         .collect();
-    roots.sort_by(|a, b| natural(a).cmp(&natural(b)));
+    roots.sort_by_key(|a| natural(a));
     roots.dedup();
     roots
         .into_iter()

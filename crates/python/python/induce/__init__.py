@@ -90,15 +90,23 @@ def _edge_index(edge_index):
     return np.ascontiguousarray(ei, dtype="<i8")
 
 
-def _labels(y, n):
-    if y is None:
+def _per_node(a, n, name, what):
+    if a is None:
         return None
-    y = _to_numpy(y, "y")
-    if not np.issubdtype(y.dtype, np.integer):
-        raise TypeError(f"y: labels must be integers, got dtype {y.dtype}")
-    if y.shape != (n,):
-        raise ValueError(f"y: expected shape [{n}], got {list(y.shape)}")
-    return np.ascontiguousarray(y, dtype="<i8").tobytes()
+    a = _to_numpy(a, name)
+    if not np.issubdtype(a.dtype, np.integer):
+        raise TypeError(f"{name}: {what} must be integers, got dtype {a.dtype}")
+    if a.shape != (n,):
+        raise ValueError(f"{name}: expected shape [{n}], got {list(a.shape)}")
+    return np.ascontiguousarray(a, dtype="<i8").tobytes()
+
+
+def _graph(xf, ei, y=None, motif=None):
+    """The native graph of checked arrays, with optional labels ``y`` and motif ids ``motif``
+    (``-1`` for a node in no motif)."""
+    n, d = xf.shape
+    return _native.graph(xf.tobytes(), n, d, ei.tobytes(), _per_node(y, n, "y", "labels"),
+                         _per_node(motif, n, "motif", "motif ids"))
 
 
 def _index(index, n):
@@ -148,7 +156,9 @@ class Explanation:
     forward pass whatever the verdict; ``is_counterfactual`` is ``found and valid``),
     ``original_label``, ``new_label``, ``added`` and ``removed`` (the counterfactual's
     edges as ``(u, v)`` pairs in the graph's node ids; empty when nothing was found),
-    ``size`` (number of edits), ``one_minimal`` (for found counterfactuals), ``evaluations``
+    ``size`` (number of edits), ``accuracy`` and ``strict_accuracy`` (the paper's accuracies,
+    ``None`` unless the graph has motif ground truth: pass ``motif=``), ``one_minimal`` (for
+    found counterfactuals), ``evaluations``
     (black-box calls the method made for this target, or ``None``), ``certified`` (``exact``
     only: ``{"minimum": {"size": s}}``, ``{"none_up_to": {"size": k}}`` or ``{"gave_up":
     {...}}``; ``None`` otherwise), and ``record`` (the full record, as in
@@ -162,13 +172,15 @@ class Explanation:
         self.found = bool(record["found"])
         self.original_label = record["original_label"]
         self.new_label = record["new_label"]
-        # A record that found nothing keeps its search's last edits; they are no counterfactual.
+        # A record that found nothing lists no edit (older runs kept the search's last ones).
         edits = record.get("edits", []) if self.found else []
         self.added = [(u, v) for u, v, kind in edits if kind == "add"]
         self.removed = [(u, v) for u, v, kind in edits if kind == "del"]
         self.size = len(edits)
         self.valid = record.get("valid")
         self.verdict = record.get("verdict", "neighbourhood")
+        self.accuracy = record.get("accuracy")
+        self.strict_accuracy = record.get("strict_accuracy")
         self.one_minimal = record.get("one_minimal")
         self.evaluations = record.get("evaluations")
         self.certified = record.get("certified")
@@ -394,10 +406,8 @@ def _agrees(got, want):
 
 
 def _predict_native(model, xf, ei, options=None):
-    n, d = xf.shape
-    raw, c = _native.predict(xf.tobytes(), n, d, ei.tobytes(), model,
-                             _options(options or {}))
-    return np.frombuffer(raw, dtype="<f4").reshape(n, c)
+    raw, c = _native.predict(_graph(xf, ei), model, _options(options or {}))
+    return np.frombuffer(raw, dtype="<f4").reshape(xf.shape[0], c)
 
 
 def describe(model, x=None, edge_index=None):
@@ -446,18 +456,18 @@ class Explainer:
         """What the last call made of a live model (``describe``'s text), or ``[]``."""
         return self._model.notes
 
-    def __call__(self, x, edge_index, index, y=None):
+    def __call__(self, x, edge_index, index, y=None, motif=None):
         """Explains the nodes ``index`` (an int, a list, an int array or a boolean mask) of the
         graph with features ``x`` ([N, d], float) and edges ``edge_index`` ([2, E], int; one or
-        both directions). ``y`` (optional, [N] int) are ground-truth labels. Returns a
-        ``Result``."""
+        both directions). ``y`` (optional, [N] int) are ground-truth labels; ``motif``
+        (optional, [N] int) each node's motif instance, ``-1`` for none: the ground truth of a
+        synthetic motif graph, which makes the accuracies meaningful (as a ``motif`` array in an
+        ``.npz`` does for ``induce explain``). Returns a ``Result``."""
         xf = _features(x)
         ei = _edge_index(edge_index)
-        n, d = xf.shape
         payload = _native.explain(
-            xf.tobytes(), n, d, ei.tobytes(), None if y is None else _labels(y, n),
-            self._model.native(xf, ei), self.policy, self.methods, _index(index, n),
-            _options(self.options),
+            _graph(xf, ei, y, motif), self._model.native(xf, ei), self.policy, self.methods,
+            _index(index, xf.shape[0]), _options(self.options),
         )
         return Result(json.loads(payload))
 
@@ -473,17 +483,16 @@ def predict(model, x, edge_index, arch=None, layers=None, inputs=None, **options
 
 
 def train_policy(model, x, edge_index, index, out, arch=None, y=None, layers=None, inputs=None,
-                 **options):
+                 motif=None, **options):
     """Trains InduCE's inductive policy on the nodes ``index`` and writes it to the directory
     ``out`` (as ``induce train --out`` does). ``model`` is a file, a live module or a callable, as
     ``Explainer`` takes it. Returns ``{"policy": path, "targets": n, "seconds": s}``; pass
     ``policy=out`` to ``Explainer(method="inductive", ...)``."""
     xf = _features(x)
     ei = _edge_index(edge_index)
-    n, d = xf.shape
     m = _Model(model, arch, layers, inputs)
     payload = _native.train_policy(
-        xf.tobytes(), n, d, ei.tobytes(), None if y is None else _labels(y, n),
-        m.native(xf, ei), _index(index, n), _path(out, "out"), _options(options),
+        _graph(xf, ei, y, motif), m.native(xf, ei), _index(index, xf.shape[0]),
+        _path(out, "out"), _options(options),
     )
     return json.loads(payload)
