@@ -1439,7 +1439,10 @@ fn family_is_chosen_printed_and_saved_and_test_targets_say_their_rule() {
     for (i, r) in rows.iter().enumerate() {
         // The class-0 GCN: label 0 everywhere, probabilities summing to 1.
         assert_eq!((r[0], r[1]), (i as f64, 0.0), "row {i}");
-        assert!((r[2..].iter().sum::<f64>() - 1.0).abs() < 1e-4, "row {i}: {r:?}");
+        assert!(
+            (r[2..].iter().sum::<f64>() - 1.0).abs() < 1e-4,
+            "row {i}: {r:?}"
+        );
     }
     let file = root.join("predictions.csv");
     let o = induce_plain(&[
