@@ -166,6 +166,7 @@ pub fn run_on(
         baselines: config.baselines.clone(),
         edits: None,
         allowed: None,
+        locked: Default::default(),
         budget: None,
     };
     let policies = Policies::Train {

@@ -31,7 +31,7 @@ use induce_explain::pipeline::{
     EvalContext, ExplainOptions, Journal, MethodRun, NoProgress, Progress,
     explain_targets_journaled,
 };
-use induce_explain::{Explainer, Verdict};
+use induce_explain::{Explainer, Locked, Verdict};
 use induce_graph::{Dataset, k_hop};
 use induce_models::{BlackBox, Policy};
 use induce_rl::{EditMode, InduceConfig, PolicyMeta, save_policy};
@@ -58,6 +58,9 @@ pub struct MethodSettings {
     /// Node pairs InduCE's edits are restricted to (the paper's `V_c`, `--allowed`; jobs refuse
     /// it with a baseline, which would ignore it).
     pub allowed: Option<Vec<(u32, u32)>>,
+    /// Nodes and pairs no edit may touch (`--lock-nodes`, `--lock-edges`): every InduCE
+    /// method and the searches (`greedy`, `exact`); jobs refuse it with another baseline.
+    pub locked: Locked,
     /// InduCE's edit budget δ (`--budget`), over a loaded policy's own (`None`: the policy's,
     /// else `induce.env.budget`); the baselines keep their own.
     pub budget: Option<usize>,
@@ -79,6 +82,7 @@ impl MethodSettings {
             baselines: BaselineConfig::for_family(family, name, seed),
             edits: None,
             allowed: None,
+            locked: Locked::default(),
             budget: None,
         }
     }
@@ -103,7 +107,7 @@ pub use crate::methods::policy_file_name;
 ///   verdicts, fan-out and neighbourhood cap.
 /// * `transductive` runs `settings.transductive`; `inductive-fine-tuned` fine-tunes with its
 ///   schedule (episodes, γ, learning rate, greedy episodes).
-/// * `settings.edits` / `settings.allowed` restrict every InduCE method, `settings.budget` sets
+/// * `settings.edits` / `settings.allowed` / `settings.locked` restrict every InduCE method, `settings.budget` sets
 ///   every InduCE method's edit budget; `inductive-del-only` always deletes only.
 pub fn method_config(
     method: Method,
@@ -140,6 +144,9 @@ pub fn method_config(
     }
     if settings.allowed.is_some() {
         c.env.allowed = settings.allowed.clone();
+    }
+    if !settings.locked.is_empty() {
+        c.env.locked = settings.locked.clone();
     }
     if let Some(b) = settings.budget {
         c.env.budget = b;
@@ -277,7 +284,11 @@ impl<'a> MethodSet<'a> {
     /// then shared).
     pub fn prepare(&mut self, method: Method) -> Result<PreparedMethod<'a>> {
         if method.is_baseline() {
-            let b = &self.settings.baselines;
+            // The searches keep the run's locked nodes and pairs (the others are refused).
+            let mut b = self.settings.baselines.clone();
+            b.greedy.locked = self.settings.locked.clone();
+            b.exact.locked = self.settings.locked.clone();
+            let b = &b;
             if method.needs_training_targets() {
                 self.progress.message(&format!(
                     "training {method} on {} targets",

@@ -271,6 +271,7 @@ pub fn run_quality(
                     baselines: baselines.clone(),
                     edits: None,
                     allowed: None,
+                    locked: Default::default(),
                     budget: None,
                 };
                 let policies = Policies::Train {

@@ -464,6 +464,126 @@ fn generate_train_explain_eval_round_trip_and_shards_merge_to_the_whole_run() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("did not explain it"));
 }
 
+/// `--lock-nodes` and `--lock-edges`: every node and pair the unconstrained run edited (but
+/// the targets) is locked, and the constrained run edits none of them, with InduCE and the
+/// searches; a baseline that would ignore the lock is refused, an id out of range named.
+#[test]
+fn locked_nodes_and_edges_are_never_edited() {
+    let p = prepare();
+    let records = |out: &Path| -> Vec<serde_json::Value> {
+        std::fs::read_to_string(out.join("explanations.jsonl"))
+            .unwrap()
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect()
+    };
+    let edits = |r: &serde_json::Value| -> Vec<(u32, u32)> {
+        let e = r["edits"].as_array().unwrap();
+        e.iter()
+            .map(|e| (e[0].as_u64().unwrap() as u32, e[1].as_u64().unwrap() as u32))
+            .collect()
+    };
+    let run = |out: &Path, extra: &[&str]| {
+        let mut a = vec![
+            "explain",
+            "--data",
+            s(&p.data),
+            "--black-box",
+            s(&p.black_box),
+            "--method",
+            "greedy,transductive",
+            "--episodes",
+            "5",
+            "--sample",
+            "8",
+            "--out",
+            s(out),
+        ];
+        a.extend_from_slice(extra);
+        induce(&a)
+    };
+    let free = p.root.join("free");
+    ok(run(&free, &[]));
+    let free_records = records(&free);
+    let targets: std::collections::BTreeSet<u32> = free_records
+        .iter()
+        .map(|r| r["target"].as_u64().unwrap() as u32)
+        .collect();
+    let mut nodes = std::collections::BTreeSet::new();
+    let mut pairs = String::new();
+    for r in free_records.iter().filter(|r| r["found"] == true) {
+        for (u, w) in edits(r) {
+            pairs.push_str(&format!("{u} {w}\n"));
+            nodes.extend([u, w].into_iter().filter(|v| !targets.contains(v)));
+        }
+    }
+    assert!(
+        !nodes.is_empty(),
+        "nothing was edited: the test checks nothing"
+    );
+    let list: Vec<String> = nodes.iter().map(u32::to_string).collect();
+    let list = list.join(",");
+    let file = p.root.join("locked-pairs.txt");
+    std::fs::write(&file, &pairs).unwrap();
+    let locked = p.root.join("locked");
+    ok(run(
+        &locked,
+        &["--lock-nodes", &list, "--lock-edges", s(&file)],
+    ));
+    let banned: std::collections::BTreeSet<(u32, u32)> = pairs
+        .lines()
+        .map(|l| {
+            let v: Vec<u32> = l.split(' ').map(|x| x.parse().unwrap()).collect();
+            (v[0].min(v[1]), v[0].max(v[1]))
+        })
+        .collect();
+    let mut found = 0;
+    for r in records(&locked) {
+        for (u, w) in edits(&r) {
+            assert!(!nodes.contains(&u) && !nodes.contains(&w), "{r}");
+            assert!(!banned.contains(&(u.min(w), u.max(w))), "{r}");
+        }
+        found += usize::from(r["found"] == true);
+    }
+    let config: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(locked.join("config.json")).unwrap()).unwrap();
+    assert_eq!(
+        config["locked"]["nodes"].as_array().unwrap().len(),
+        nodes.len()
+    );
+    eprintln!("locked: {found} found with {} nodes locked", nodes.len());
+    // Refused with a baseline that would ignore it; an id out of range is named.
+    let out = p.root.join("refused");
+    let mut a = vec![
+        "explain",
+        "--data",
+        s(&p.data),
+        "--black-box",
+        s(&p.black_box),
+        "--method",
+        "random",
+        "--lock-nodes",
+        "1",
+        "--out",
+        s(&out),
+    ];
+    let o = induce(&a);
+    let err = String::from_utf8_lossy(&o.stderr).into_owned();
+    assert!(
+        !o.status.success() && err.contains("random") && err.contains("locked"),
+        "{err}"
+    );
+    a[6] = "greedy";
+    a[8] = "99999";
+    let o = induce(&a);
+    let err = String::from_utf8_lossy(&o.stderr).into_owned();
+    assert!(
+        !o.status.success() && err.contains("locked node `99999`: out of range"),
+        "{err}"
+    );
+    assert!(!out.exists());
+}
+
 #[test]
 fn bad_inputs_give_one_clear_line_and_no_output() {
     let p = prepare();

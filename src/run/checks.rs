@@ -7,7 +7,8 @@ use crate::error::{Error, Result};
 use crate::methods::Method;
 
 /// Refuses a method list with a method twice, or with a method that would ignore the job's
-/// edit restrictions (`edits`, and `allowed`: whether allowed pairs are given): the baselines
+/// edit restrictions (`edits`; `allowed`: whether allowed pairs are given; `locked`: whether
+/// nodes or pairs are locked, which InduCE's methods and the searches keep): the baselines
 /// edit their own candidates (deletions of existing edges; every pair for
 /// `cf-gnnexplainer++`), so neither the allowed pairs nor additions only can be imposed on them,
 /// and `inductive-del-only` deletes only. A restriction a method already keeps (deletions only
@@ -17,6 +18,7 @@ pub(crate) fn check_methods(
     methods: &[Method],
     edits: Option<EditMode>,
     allowed: bool,
+    locked: bool,
 ) -> Result<()> {
     for (i, m) in methods.iter().enumerate() {
         if methods[..i].contains(m) {
@@ -44,6 +46,14 @@ pub(crate) fn check_methods(
                 "the allowed pairs (--allowed, the paper's V_c) restrict InduCE's edits; the \
                  baselines choose among their own candidates and would ignore them: run the \
                  baselines without --allowed",
+            );
+        }
+        if locked && m.is_baseline() && !Method::SEARCHES.contains(&m) {
+            return refuse(
+                m,
+                "locked nodes and edges (--lock-nodes, --lock-edges) restrict the edits of \
+                 InduCE's methods and of the searches (greedy, exact); this baseline chooses \
+                 among its own candidates and would ignore them: run it without them",
             );
         }
         let deletes_only = !m.adds_edges();

@@ -7,6 +7,7 @@ use induce_models::BlackBox;
 use std::path::{Path, PathBuf};
 
 use burn::tensor::Device;
+use induce_explain::Locked;
 use induce_explain::pipeline::{
     Journal, MethodRun, Progress, RunSummary, RunWriter, Shard, TargetSpec,
 };
@@ -58,6 +59,10 @@ pub struct ExplainJob {
     pub edits: Option<EditMode>,
     /// The allowed pairs V_c (`None`: every pair).
     pub allowed: Option<Vec<(u32, u32)>>,
+    /// Nodes and pairs no edit may touch (InduCE's methods and the searches; the other
+    /// baselines are refused with it).
+    #[serde(default, skip_serializing_if = "Locked::is_empty")]
+    pub locked: Locked,
     /// InduCE's edit budget δ when given (`--budget`): every InduCE method's, a loaded
     /// policy's too (`None`: `induce.env.budget`, and a loaded policy's own).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -116,6 +121,7 @@ impl ExplainJob {
             shard: None,
             edits: None,
             allowed: None,
+            locked: Locked::default(),
             budget: None,
             seed,
             threads: 0,
@@ -204,6 +210,15 @@ impl ExplainJob {
     /// assert!(del_only.unwrap_err().contains("inductive-del-only"));
     /// let plus = job(&[Method::CfGnnExplainerPlusPlus], Some(EditMode::DeleteOnly), None);
     /// assert!(plus.unwrap_err().contains("cf-gnnexplainer++"));
+    ///
+    /// // Locked nodes and edges: InduCE's methods and the searches keep them, the rest refuse.
+    /// let locked = |m: Method| {
+    ///     let mut j = ExplainJob::new("tree-cycles", "gcn.bpk", &[m]);
+    ///     j.locked = induce::explain::Locked::new(vec![3], vec![(0, 1)]);
+    ///     j.validate().map_err(|e| e.to_string())
+    /// };
+    /// assert!(locked(Method::Transductive).is_ok() && locked(Method::Exact).is_ok());
+    /// assert!(locked(Method::CfGnnExplainer).unwrap_err().contains("locked nodes"));
     /// ```
     pub fn validate(&self) -> Result<()> {
         if self.methods.is_empty() {
@@ -213,7 +228,12 @@ impl ExplainJob {
                 reason: "give at least one method".into(),
             });
         }
-        check_methods(&self.methods, self.edits, self.allowed.is_some())?;
+        check_methods(
+            &self.methods,
+            self.edits,
+            self.allowed.is_some(),
+            !self.locked.is_empty(),
+        )?;
         self.induce.validate()?;
         if self.induce.episodes == 0 {
             return Err(induce_explain::ExplainError::InvalidConfig(
@@ -298,6 +318,7 @@ pub fn explain_job_with(
         baselines: job.baselines.clone(),
         edits: job.edits,
         allowed: job.allowed.clone(),
+        locked: job.locked.clone(),
         budget: job.budget,
         ..MethodSettings::for_family(job.family, job.seed)
     }

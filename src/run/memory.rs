@@ -5,6 +5,7 @@
 use std::path::Path;
 
 use burn::tensor::Device;
+use induce_explain::Locked;
 use induce_explain::pipeline::{
     EvalContext, ExplainOptions, Journal, MethodRun, NoProgress, Progress, RunSummary, RunWriter,
     Shard, TargetSpec,
@@ -114,6 +115,8 @@ struct MemoryConfig<'j> {
     baselines: &'j crate::methods::BaselineConfig,
     edits: Option<induce_rl::EditMode>,
     allowed: &'j Option<Vec<(u32, u32)>>,
+    #[serde(skip_serializing_if = "Locked::is_empty")]
+    locked: &'j Locked,
     #[serde(skip_serializing_if = "Option::is_none")]
     budget: Option<usize>,
 }
@@ -146,6 +149,7 @@ pub fn explain_in_memory(
             baselines: &s.baselines,
             edits: s.edits,
             allowed: &s.allowed,
+            locked: &s.locked,
             budget: s.budget,
         };
         let config = serde_json::to_value(&config).map_err(|e| Error::InvalidValue {
@@ -176,8 +180,19 @@ pub(crate) fn explain_memory_core(
         &job.methods,
         job.settings.edits,
         job.settings.allowed.is_some(),
+        !job.settings.locked.is_empty(),
     )?;
     let data = job.data;
+    if let Some(v) = job.settings.locked.out_of_range(data.graph.num_nodes()) {
+        return Err(Error::InvalidValue {
+            what: "locked node",
+            value: v.to_string(),
+            reason: format!(
+                "out of range: the graph has {} nodes",
+                data.graph.num_nodes()
+            ),
+        });
+    }
     // Bound once per job: what every target shares (the host GCN's first layer on the whole
     // graph) is computed here, not per target.
     let bound = BoundBlackBox::new(job.black_box, &data.graph)?;

@@ -84,12 +84,12 @@ pub fn load_data(spec: &str, format: Option<DataFormat>, seed: u64) -> Result<Da
     }
 }
 
-/// Reads an allowed-pairs file (the paper's V_c): one pair `u w` or `u,w` a line, original ids;
-/// blank lines and `#` comments skipped.
+/// Reads a file of node pairs (`--allowed`, the paper's V_c; `--lock-edges`): one pair `u w` or
+/// `u,w` a line, original ids; blank lines and `#` comments skipped.
 pub fn read_pairs(path: impl AsRef<Path>, num_nodes: usize) -> Result<Vec<(u32, u32)>> {
     let path = path.as_ref();
     let text = std::fs::read_to_string(path).map_err(|e| Error::InvalidValue {
-        what: "allowed-pairs file",
+        what: "pairs file",
         value: path.display().to_string(),
         reason: e.to_string(),
     })?;
@@ -100,7 +100,7 @@ pub fn read_pairs(path: impl AsRef<Path>, num_nodes: usize) -> Result<Vec<(u32, 
             continue;
         }
         let bad = |reason: String| Error::InvalidValue {
-            what: "allowed pair",
+            what: "node pair",
             value: format!("{}:{}: {line}", path.display(), i + 1),
             reason,
         };

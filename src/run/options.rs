@@ -151,6 +151,13 @@ pub struct RunOptions {
     /// the black box (`--lookahead`; default 0: the policy's argmax, as the paper).
     #[serde(default)]
     pub lookahead: Option<usize>,
+    /// Nodes no edit may touch (`--lock-nodes`): InduCE's methods and the searches.
+    #[serde(default)]
+    pub lock_nodes: Option<Vec<u32>>,
+    /// Node pairs no edit may delete or add (`--lock-edges`): InduCE's methods and the
+    /// searches.
+    #[serde(default)]
+    pub lock_edges: Option<Vec<(u32, u32)>>,
 }
 
 impl RunOptions {
@@ -207,6 +214,10 @@ impl RunOptions {
         job.filter = self.filter();
         job.edits = self.edits;
         job.budget = self.budget;
+        job.locked = induce_explain::Locked::new(
+            self.lock_nodes.clone().unwrap_or_default(),
+            self.lock_edges.clone().unwrap_or_default(),
+        );
         job.seed = seed;
         job.induce.seed = seed;
         job.baselines = job.baselines.clone().with_seed(seed);

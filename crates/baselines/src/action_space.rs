@@ -15,7 +15,7 @@
 use std::collections::HashSet;
 use std::sync::Mutex;
 
-use induce_explain::{Edit, EditKind, ExplainError, Judge, Result, Verdict, oracle};
+use induce_explain::{Edit, EditKind, ExplainError, Judge, Locked, Result, Verdict, oracle};
 use induce_graph::{Graph, Subgraph, k_hop};
 use induce_models::{BlackBox, GraphBinding};
 use serde::{Deserialize, Serialize};
@@ -174,6 +174,34 @@ impl ActionSpace {
             sub,
             actions,
         })
+    }
+
+    /// The space without the actions `locked` forbids (an endpoint or the pair locked).
+    ///
+    /// Errors: [`ExplainError::NoCandidate`] when nothing is left.
+    ///
+    /// ```
+    /// use induce_baselines::action_space::ActionSpace;
+    /// use induce_explain::{Edit, Locked};
+    /// use induce_graph::{Features, Graph};
+    /// //  0 ─ 1 ─ 2 ─ 3
+    /// let g = Graph::from_edges(4, &[(0, 1), (1, 2), (2, 3)], Features::constant(4, 1, 1.0),
+    ///     vec![0; 4]).unwrap();
+    /// let s = ActionSpace::new(&g, 0, 2, &[]).unwrap();
+    /// let s = s.without_locked(&Locked::new(vec![2], vec![])).unwrap();
+    /// assert_eq!(s.actions, [Edit::delete(0, 1)]);
+    /// ```
+    pub fn without_locked(mut self, locked: &Locked) -> Result<Self> {
+        if locked.is_empty() {
+            return Ok(self);
+        }
+        self.actions.retain(|e| locked.permits(e.u, e.w));
+        if self.actions.is_empty() {
+            return Err(ExplainError::NoCandidate {
+                target: self.target,
+            });
+        }
+        Ok(self)
     }
 
     /// The nodes outside `sub` that [`Additions::Graph`] offers for additions: up to `count`

@@ -12,8 +12,8 @@
 //! Within a size, sets are tried in the order of their actions' single-edit margins (the most
 //! promising first), so a counterfactual, when there is one, is usually met early.
 
-use induce_explain::Verdict;
 use induce_explain::{Certified, Edit, EditKind, ExplainError, Explainer, Explanation, Result};
+use induce_explain::{Locked, Verdict};
 use induce_graph::Graph;
 use induce_models::BlackBox;
 use serde::{Deserialize, Serialize};
@@ -47,6 +47,10 @@ pub struct ExactConfig {
     pub graph_candidates: usize,
     /// Where verdicts are taken (default the model on the whole edited graph).
     pub verdict: Verdict,
+    /// Nodes and pairs no edit may touch (default none): the minimum is certified within the
+    /// action space that is left.
+    #[serde(skip_serializing_if = "Locked::is_empty")]
+    pub locked: Locked,
 }
 
 impl Default for ExactConfig {
@@ -58,6 +62,7 @@ impl Default for ExactConfig {
             additions: Additions::Ball,
             graph_candidates: 256,
             verdict: Verdict::Exact,
+            locked: Locked::default(),
         }
     }
 }
@@ -157,6 +162,7 @@ impl Explainer for ExactExplainer<'_> {
             verdict: c.verdict,
             additions: c.additions,
             graph_candidates: c.graph_candidates,
+            locked: &c.locked,
         };
         let SearchStart {
             space,

@@ -7,7 +7,9 @@
 //! action that leaves the original class the smallest lead (margin) is kept, for up to `budget`
 //! edits.
 
-use induce_explain::{Edit, ExplainError, Explainer, Explanation, Result, Verdict, minimise};
+use induce_explain::{
+    Edit, ExplainError, Explainer, Explanation, Locked, Result, Verdict, minimise,
+};
 use induce_graph::Graph;
 use induce_models::BlackBox;
 use serde::{Deserialize, Serialize};
@@ -41,6 +43,9 @@ pub struct GreedyConfig {
     pub minimise: bool,
     /// Where verdicts are taken (default the model on the whole edited graph).
     pub verdict: Verdict,
+    /// Nodes and pairs no edit may touch (default none).
+    #[serde(skip_serializing_if = "Locked::is_empty")]
+    pub locked: Locked,
 }
 
 impl Default for GreedyConfig {
@@ -52,6 +57,7 @@ impl Default for GreedyConfig {
             graph_candidates: 256,
             minimise: true,
             verdict: Verdict::Exact,
+            locked: Locked::default(),
         }
     }
 }
@@ -81,12 +87,14 @@ pub(crate) fn check_additions(additions: Additions, verdict: Verdict, method: &s
 }
 
 /// The settings that shape a search's action space and verdicts.
-pub(crate) struct SpaceSettings {
+pub(crate) struct SpaceSettings<'a> {
     /// The configured radius (widened to the receptive field under exact verdicts).
     pub hops: u32,
     pub verdict: Verdict,
     pub additions: Additions,
     pub graph_candidates: usize,
+    /// What no action may touch.
+    pub locked: &'a Locked,
 }
 
 /// What greedy and exact start from: the target's action space under `additions` (the outside
@@ -107,7 +115,7 @@ impl<'a> SearchStart<'a> {
         graph: &'a Graph,
         black_box: &'a dyn BlackBox,
         target: u32,
-        s: &SpaceSettings,
+        s: &SpaceSettings<'_>,
         predictions: &GraphPredictions,
     ) -> Result<Self> {
         let hops = search_hops(black_box, s.hops, s.verdict);
@@ -121,7 +129,8 @@ impl<'a> SearchStart<'a> {
                     ActionSpace::outside_candidates(&ball.sub, &p, label, s.graph_candidates);
                 ActionSpace::new(graph, target, hops, &outside)?
             }
-        };
+        }
+        .without_locked(s.locked)?;
         let mut oracle = TargetOracle::new(graph, black_box, &space.sub, s.verdict)?;
         let y = argmax(&oracle.row(&[])?);
         Ok(Self {
@@ -204,6 +213,7 @@ impl Explainer for GreedyExplainer<'_> {
             verdict: c.verdict,
             additions: c.additions,
             graph_candidates: c.graph_candidates,
+            locked: &c.locked,
         };
         let SearchStart {
             hops,
@@ -303,6 +313,39 @@ mod tests {
         // deletions of spokes), 7 at step 2; then the minimality pass's checks.
         assert!(n >= 1 + 8 + 7, "{n}");
         assert_eq!(x.explain(&star(), 0).unwrap(), e);
+    }
+
+    #[test]
+    fn locked_nodes_and_edges_are_never_edited() {
+        // Leaves 1 and 2 locked, and the spoke (0, 3): the next spokes go instead.
+        let bb = GradedDegree(5);
+        let c = GreedyConfig {
+            locked: Locked::new(vec![1, 2], vec![(3, 0)]),
+            ..GreedyConfig::default()
+        };
+        let e = GreedyExplainer::new(&bb, c).explain(&star(), 0).unwrap();
+        assert!(e.found);
+        assert_eq!(e.edits, [Edit::delete(0, 4), Edit::delete(0, 5)]);
+        // The centre locked: nothing that reaches it is left, so nothing is found.
+        let c = GreedyConfig {
+            locked: Locked::new(vec![0], vec![]),
+            ..GreedyConfig::default()
+        };
+        let e = GreedyExplainer::new(&bb, c).explain(&star(), 0).unwrap();
+        assert!(!e.found && e.edits.is_empty());
+        // exact certifies its minimum within what is left: still 2, the same spokes.
+        let c = crate::ExactConfig {
+            locked: Locked::new(vec![1, 2], vec![(3, 0)]),
+            ..crate::ExactConfig::default()
+        };
+        let e = crate::ExactExplainer::new(&bb, c)
+            .explain(&star(), 0)
+            .unwrap();
+        assert_eq!(e.edits, [Edit::delete(0, 4), Edit::delete(0, 5)]);
+        assert_eq!(
+            e.certified,
+            Some(induce_explain::Certified::Minimum { size: 2 })
+        );
     }
 
     #[test]

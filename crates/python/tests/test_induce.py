@@ -138,6 +138,30 @@ def test_motif_ground_truth_gives_the_accuracies_and_not_found_lists_no_edit():
         explainer(x, ei, index=[0], motif=np.zeros(3, dtype=np.int64))
 
 
+def test_locked_nodes_and_edges_are_never_edited():
+    d, g = fixture("gcn")
+    x, ei = g["features"], g["edge_index"]
+    n = x.shape[0]
+    kw = dict(model=d / "model.safetensors", arch=d / "arch.json", method="greedy", hops=3)
+    free = [e for e in induce.Explainer(**kw)(x, ei, index=range(n)) if e.found]
+    assert free
+    targets = {e.target for e in free}
+    nodes = sorted({v for e in free for p in e.added + e.removed for v in p} - targets)
+    pairs = sorted({p for e in free for p in e.added + e.removed})
+    locked = induce.Explainer(lock_nodes=np.array(nodes), lock_edges=pairs, **kw)(
+        x, ei, index=range(n))
+    for e in locked:
+        for u, v in e.added + e.removed:
+            assert u not in nodes and v not in nodes and (u, v) not in pairs, e
+    with pytest.raises(ValueError, match="refused|locked"):
+        induce.Explainer(model=d / "model.safetensors", arch=d / "arch.json", method="random",
+                         lock_nodes=[1])(x, ei, index=[0])
+    with pytest.raises(ValueError, match="locked node `99`: out of range"):
+        induce.Explainer(lock_nodes=[99], **kw)(x, ei, index=[0])
+    with pytest.raises(ValueError, match=r"lock_edges: expected pairs"):
+        induce.Explainer(lock_edges=[1, 2, 3], **kw)(x, ei, index=[0])
+
+
 def test_torch_style_inputs_and_one_direction_edges():
     d, g = fixture("sage")
     ei = g["edge_index"]

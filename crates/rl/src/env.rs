@@ -5,7 +5,7 @@ use std::ops::Range;
 use std::sync::Arc;
 
 use burn::tensor::{Device, Tensor};
-use induce_explain::{Judge, PendingJudge, Verdict};
+use induce_explain::{Judge, Locked, PendingJudge, Verdict};
 use induce_graph::{EditGraph, Features, Graph, Subgraph, k_hop};
 use induce_models::host::policy::{SparseRows, StateBlocks};
 use induce_models::tensors::matrix;
@@ -94,6 +94,10 @@ pub struct EnvConfig {
     /// candidates whose pair is in the set are offered (pairs outside the neighbourhood are
     /// ignored). `None` allows every pair.
     pub allowed: Option<Vec<(u32, u32)>>,
+    /// Nodes and pairs no edit may touch (in ORIGINAL ids; `--lock-nodes`, `--lock-edges`):
+    /// candidates with a locked endpoint or pair are not offered. Default: nothing locked.
+    #[serde(default, skip_serializing_if = "Locked::is_empty")]
+    pub locked: Locked,
     /// The reward of an edit.
     pub reward: Reward,
     /// *Reference switch:* how the per-node state is built (default [`StateLayout::Paper`]).
@@ -134,6 +138,7 @@ impl Default for EnvConfig {
             budget: 15,
             mode: EditMode::Both,
             allowed: None,
+            locked: Locked::default(),
             reward: Reward::default(),
             state: StateLayout::Paper,
             action_flag: ActionFlag::IsAddition,
@@ -167,6 +172,7 @@ impl EnvConfig {
             budget: 15,
             mode: EditMode::Both,
             allowed: None,
+            locked: Locked::default(),
             reward: Reward::default(),
             state: StateLayout::Reference,
             action_flag: ActionFlag::TargetNeighbour,
@@ -448,7 +454,7 @@ impl<'a> PendingEpisode<'a> {
 /// * deletions of every edge of the neighbourhood, and
 /// * additions `(target, u)` for every node `u ≠ target` of the neighbourhood not adjacent to it,
 ///
-/// restricted by [`EnvConfig::mode`] and [`EnvConfig::allowed`]. A pair edited once is never
+/// restricted by [`EnvConfig::mode`], [`EnvConfig::allowed`] and [`EnvConfig::locked`]. A pair edited once is never
 /// offered again, so after an edit the candidate list only loses the used action (a deleted
 /// edge is not offered for re-addition, an added edge not for deletion).
 ///
@@ -1107,12 +1113,12 @@ fn build_candidates(sub: &Subgraph, edit: &EditGraph, config: &EnvConfig) -> Can
         .allowed
         .as_ref()
         .map(|pairs| pairs.iter().map(|&(a, b)| (a.min(b), a.max(b))).collect());
-    let ok = |a: usize, b: usize| match &allowed {
-        None => true,
-        Some(set) => {
-            let (ga, gb) = (sub.global_of(a), sub.global_of(b));
-            set.contains(&(ga.min(gb), ga.max(gb)))
-        }
+    let ok = |a: usize, b: usize| {
+        let (ga, gb) = (sub.global_of(a), sub.global_of(b));
+        config.locked.permits(ga, gb)
+            && allowed
+                .as_ref()
+                .is_none_or(|set| set.contains(&(ga.min(gb), ga.max(gb))))
     };
     let t = sub.target_local;
     let (add_flag, target_neighbour) = match config.action_flag {
@@ -1545,6 +1551,33 @@ mod tests {
         };
         let ep = Episode::new(&g, &RULE, 2, &c).unwrap();
         assert_eq!(list(ep.candidates()), vec![(2, 0, A)]);
+        // Locked node 6 (local 5) and edge (2, 1), original ids: add (2, 6), del (4, 6) and
+        // del (1, 2) are not offered.
+        let c = EnvConfig {
+            locked: Locked::new(vec![6], vec![(2, 1)]),
+            ..cfg()
+        };
+        let ep = Episode::new(&g, &RULE, 2, &c).unwrap();
+        assert_eq!(
+            list(ep.candidates()),
+            vec![(2, 0, A), (2, 3, A), (0, 1, D), (1, 3, D), (2, 4, D)]
+        );
+        // The target locked: only the deletions away from it are left; with deletions only
+        // and every edge of the neighbourhood locked, nothing is (the typed error).
+        let c = EnvConfig {
+            locked: Locked::new(vec![2], vec![]),
+            ..cfg()
+        };
+        let ep = Episode::new(&g, &RULE, 2, &c).unwrap();
+        assert_eq!(list(ep.candidates()), vec![(0, 1, D), (1, 3, D), (4, 5, D)]);
+        let c = EnvConfig {
+            locked: Locked::new(vec![1, 2, 4], vec![]),
+            ..cfg()
+        };
+        assert!(matches!(
+            Episode::new(&g, &RULE, 2, &c),
+            Err(RlError::NoCandidate { target: 2 })
+        ));
     }
 
     #[test]

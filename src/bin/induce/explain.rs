@@ -5,6 +5,7 @@ use std::path::PathBuf;
 use anyhow::Result;
 use clap::Args;
 use induce::cli::Bars;
+use induce::explain::Locked;
 use induce::explain::pipeline::format_table;
 use induce::methods::Method;
 use induce::run::{ExplainJob, RunOptions, Sample, explain_to_dir, load_data, read_pairs};
@@ -67,6 +68,15 @@ pub struct ExplainArgs {
     /// methods only: a baseline in --method is refused with it.
     #[arg(long)]
     pub allowed: Option<PathBuf>,
+    /// Nodes no edit may touch, as an endpoint of a deletion or an addition (comma-separated
+    /// ids). InduCE's methods and the searches (greedy, exact); another baseline is refused with
+    /// it.
+    #[arg(long, value_name = "IDS", value_delimiter = ',')]
+    pub lock_nodes: Vec<u32>,
+    /// Node pairs no edit may delete or add: a file of pairs `u w` a line, as --allowed.
+    /// InduCE's methods and the searches.
+    #[arg(long, value_name = "FILE")]
+    pub lock_edges: Option<PathBuf>,
     /// exact: the largest counterfactual size searched (every edit set up to it is tried).
     #[arg(long, value_name = "K", default_value_t = 3)]
     pub max_size: usize,
@@ -169,6 +179,7 @@ impl ExplainArgs {
             max_evaluations: Some(self.max_evaluations),
             additions: Some(self.additions),
             lookahead: self.lookahead,
+            lock_nodes: Some(self.lock_nodes.clone()),
             ..self.induce.options()
         };
         let mut job = options.explain_job(
@@ -186,13 +197,19 @@ impl ExplainArgs {
             Some(ShardArg::Fixed(s)) => Some(s),
             Some(ShardArg::Auto) => Some(Shard::from_process_env()?),
         };
-        if let Some(path) = &self.allowed {
+        if self.allowed.is_some() || self.lock_edges.is_some() {
             // Node count for the range check: loading the data twice is cheap next to
             // explaining.
             let n = load_data(&job.data, job.format, job.seed)?
                 .graph
                 .num_nodes();
-            job.allowed = Some(read_pairs(path, n)?);
+            if let Some(path) = &self.allowed {
+                job.allowed = Some(read_pairs(path, n)?);
+            }
+            if let Some(path) = &self.lock_edges {
+                let edges = read_pairs(path, n)?;
+                job.locked = Locked::new(job.locked.nodes.clone(), edges);
+            }
         }
         Ok(job)
     }

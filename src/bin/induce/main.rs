@@ -42,7 +42,7 @@ enum Command {
     /// Train an inductive InduCE policy.
     Train(train::TrainArgs),
     /// Explain target nodes with one or more methods and write a run directory.
-    Explain(explain::ExplainArgs),
+    Explain(Box<explain::ExplainArgs>),
     /// Write every node's predicted class and class probabilities under a black box (CSV).
     Predict(predict::PredictArgs),
     /// Merge the shard directories of one run (`explain --shard I/N`) into one run.
@@ -66,7 +66,7 @@ fn main() -> ExitCode {
         Command::Data(c) => data::run(c),
         Command::TrainBlackBox(a) => train_black_box::run(a),
         Command::Train(a) => train::run(a),
-        Command::Explain(a) => explain::run(a),
+        Command::Explain(a) => explain::run(*a),
         Command::Merge(a) => merge::run(a),
         Command::Predict(a) => predict::run(a),
         Command::Slurm(a) => slurm::run(a),

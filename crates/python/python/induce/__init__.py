@@ -18,7 +18,9 @@ Every call runs the same job as ``induce explain`` with the same settings (keywo
 named as its flags: ``seed``, ``family``, ``hops``, ``budget``, ``episodes``, ``lr``,
 ``iterations``, ``edits``, ``samples``, ``greedy_every``, ``fanout``, ``max_neighbourhood``, ``kernel``,
 ``reward``, ``paper_faithful``, ``all_nodes``, ``threads``, ``batch_targets``,
-``black_box_kernel``), so its results equal the command line's. Bad input raises
+``black_box_kernel``, ``lookahead``, ``max_size``, ``max_evaluations``, ``additions``, and the
+constraints ``lock_nodes`` (node ids no edit may touch) and ``lock_edges`` (pairs ``(u, v)`` no
+edit may delete or add)), so its results equal the command line's. Bad input raises
 ``TypeError`` (wrong dtypes) or ``ValueError`` (shapes, ids, a model that does not fit the
 features, an unknown option) with the message the command line would print. The GIL is released
 while Rust works; Ctrl-C raises ``KeyboardInterrupt``.
@@ -134,6 +136,20 @@ def _options(options):
         if r not in ("shaped", "paper"):
             raise ValueError(f"invalid option reward={r!r}: expected shaped or paper")
         opts["reward"] = {"kind": r}
+    if opts.get("lock_nodes") is not None:
+        ids = _to_numpy(opts["lock_nodes"], "lock_nodes").reshape(-1)
+        if ids.size and not np.issubdtype(ids.dtype, np.integer):
+            raise TypeError(f"lock_nodes: node ids must be integers, got dtype {ids.dtype}")
+        opts["lock_nodes"] = [int(v) for v in ids]
+    if opts.get("lock_edges") is not None:
+        pairs = _to_numpy(opts["lock_edges"], "lock_edges")
+        if pairs.size == 0:
+            pairs = pairs.reshape(0, 2)
+        if pairs.ndim != 2 or pairs.shape[1] != 2:
+            raise ValueError(f"lock_edges: expected pairs, shape [k, 2], got {list(pairs.shape)}")
+        if pairs.size and not np.issubdtype(pairs.dtype, np.integer):
+            raise TypeError(f"lock_edges: node ids must be integers, got dtype {pairs.dtype}")
+        opts["lock_edges"] = [[int(u), int(v)] for u, v in pairs]
     return json.dumps({k: v for k, v in opts.items() if v is not None})
 
 
