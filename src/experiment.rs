@@ -167,6 +167,7 @@ pub fn run_on(
         edits: None,
         allowed: None,
         locked: Default::default(),
+        goal: Default::default(),
         budget: None,
     };
     let policies = Policies::Train {

@@ -31,7 +31,7 @@ use induce_explain::pipeline::{
     EvalContext, ExplainOptions, Journal, MethodRun, NoProgress, Progress,
     explain_targets_journaled,
 };
-use induce_explain::{Explainer, Locked, Verdict};
+use induce_explain::{Explainer, Goal, Locked, Verdict};
 use induce_graph::{Dataset, k_hop};
 use induce_models::{BlackBox, Policy};
 use induce_rl::{EditMode, InduceConfig, PolicyMeta, save_policy};
@@ -61,6 +61,9 @@ pub struct MethodSettings {
     /// Nodes and pairs no edit may touch (`--lock-nodes`, `--lock-edges`): every InduCE
     /// method and the searches (`greedy`, `exact`); jobs refuse it with another baseline.
     pub locked: Locked,
+    /// What a counterfactual must reach (`--to-class`): every InduCE method and the searches;
+    /// jobs refuse it with another baseline.
+    pub goal: Goal,
     /// InduCE's edit budget δ (`--budget`), over a loaded policy's own (`None`: the policy's,
     /// else `induce.env.budget`); the baselines keep their own.
     pub budget: Option<usize>,
@@ -83,6 +86,7 @@ impl MethodSettings {
             edits: None,
             allowed: None,
             locked: Locked::default(),
+            goal: Goal::AnyOther,
             budget: None,
         }
     }
@@ -148,6 +152,7 @@ pub fn method_config(
     if !settings.locked.is_empty() {
         c.env.locked = settings.locked.clone();
     }
+    c.env.goal = settings.goal;
     if let Some(b) = settings.budget {
         c.env.budget = b;
     }
@@ -288,6 +293,7 @@ impl<'a> MethodSet<'a> {
             let mut b = self.settings.baselines.clone();
             b.greedy.locked = self.settings.locked.clone();
             b.exact.locked = self.settings.locked.clone();
+            (b.greedy.goal, b.exact.goal) = (self.settings.goal, self.settings.goal);
             let b = &b;
             if method.needs_training_targets() {
                 self.progress.message(&format!(

@@ -272,6 +272,7 @@ pub fn run_quality(
                     edits: None,
                     allowed: None,
                     locked: Default::default(),
+                    goal: Default::default(),
                     budget: None,
                 };
                 let policies = Policies::Train {

@@ -582,6 +582,37 @@ fn locked_nodes_and_edges_are_never_edited() {
         "{err}"
     );
     assert!(!out.exists());
+
+    // --to-class: every counterfactual reaches the class (here 0, the background, from the
+    // cycles' 1); a class the model lacks and a baseline that ignores it are refused.
+    let to = p.root.join("to-class");
+    ok(run(&to, &["--to-class", "0"]));
+    let to_records = records(&to);
+    assert!(to_records.iter().any(|r| r["found"] == true));
+    for r in &to_records {
+        assert!(
+            r["found"] == false || (r["new_label"] == 0 && r["valid"] == true),
+            "{r}"
+        );
+    }
+    let config: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(to.join("config.json")).unwrap()).unwrap();
+    assert_eq!(config["goal"], serde_json::json!({"class": 0}));
+    a[7] = "--to-class";
+    for (method, class, want) in [
+        (
+            "greedy",
+            "2",
+            "invalid to-class `2`: the black box has 2 classes",
+        ),
+        ("random", "0", "--to-class"),
+    ] {
+        (a[6], a[8]) = (method, class);
+        let o = induce(&a);
+        let err = String::from_utf8_lossy(&o.stderr).into_owned();
+        assert!(!o.status.success() && err.contains(want), "{err}");
+        assert!(!out.exists());
+    }
 }
 
 #[test]

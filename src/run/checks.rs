@@ -8,7 +8,8 @@ use crate::methods::Method;
 
 /// Refuses a method list with a method twice, or with a method that would ignore the job's
 /// edit restrictions (`edits`; `allowed`: whether allowed pairs are given; `locked`: whether
-/// nodes or pairs are locked, which InduCE's methods and the searches keep): the baselines
+/// nodes or pairs are locked, and `to_class`: whether a desired class is given, both of which
+/// InduCE's methods and the searches keep): the baselines
 /// edit their own candidates (deletions of existing edges; every pair for
 /// `cf-gnnexplainer++`), so neither the allowed pairs nor additions only can be imposed on them,
 /// and `inductive-del-only` deletes only. A restriction a method already keeps (deletions only
@@ -19,6 +20,7 @@ pub(crate) fn check_methods(
     edits: Option<EditMode>,
     allowed: bool,
     locked: bool,
+    to_class: bool,
 ) -> Result<()> {
     for (i, m) in methods.iter().enumerate() {
         if methods[..i].contains(m) {
@@ -54,6 +56,14 @@ pub(crate) fn check_methods(
                 "locked nodes and edges (--lock-nodes, --lock-edges) restrict the edits of \
                  InduCE's methods and of the searches (greedy, exact); this baseline chooses \
                  among its own candidates and would ignore them: run it without them",
+            );
+        }
+        if to_class && m.is_baseline() && !Method::SEARCHES.contains(&m) {
+            return refuse(
+                m,
+                "a desired class (--to-class) is kept by InduCE's methods and the searches \
+                 (greedy, exact); this baseline stops at any other class and would ignore it: \
+                 run it without --to-class",
             );
         }
         let deletes_only = !m.adds_edges();

@@ -7,10 +7,10 @@ use induce_models::BlackBox;
 use std::path::{Path, PathBuf};
 
 use burn::tensor::Device;
-use induce_explain::Locked;
 use induce_explain::pipeline::{
     Journal, MethodRun, Progress, RunSummary, RunWriter, Shard, TargetSpec,
 };
+use induce_explain::{Goal, Locked};
 use induce_graph::io::DataFormat;
 use induce_rl::{EditMode, InduceConfig, Kernel};
 use serde::{Deserialize, Serialize};
@@ -63,6 +63,9 @@ pub struct ExplainJob {
     /// baselines are refused with it).
     #[serde(default, skip_serializing_if = "Locked::is_empty")]
     pub locked: Locked,
+    /// What a counterfactual must reach (`--to-class`; InduCE's methods and the searches).
+    #[serde(default, skip_serializing_if = "Goal::is_any_other")]
+    pub goal: Goal,
     /// InduCE's edit budget δ when given (`--budget`): every InduCE method's, a loaded
     /// policy's too (`None`: `induce.env.budget`, and a loaded policy's own).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -122,6 +125,7 @@ impl ExplainJob {
             edits: None,
             allowed: None,
             locked: Locked::default(),
+            goal: Goal::AnyOther,
             budget: None,
             seed,
             threads: 0,
@@ -233,6 +237,7 @@ impl ExplainJob {
             self.edits,
             self.allowed.is_some(),
             !self.locked.is_empty(),
+            !self.goal.is_any_other(),
         )?;
         self.induce.validate()?;
         if self.induce.episodes == 0 {
@@ -319,6 +324,7 @@ pub fn explain_job_with(
         edits: job.edits,
         allowed: job.allowed.clone(),
         locked: job.locked.clone(),
+        goal: job.goal,
         budget: job.budget,
         ..MethodSettings::for_family(job.family, job.seed)
     }

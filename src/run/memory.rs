@@ -5,11 +5,11 @@
 use std::path::Path;
 
 use burn::tensor::Device;
-use induce_explain::Locked;
 use induce_explain::pipeline::{
     EvalContext, ExplainOptions, Journal, MethodRun, NoProgress, Progress, RunSummary, RunWriter,
     Shard, TargetSpec,
 };
+use induce_explain::{Goal, Locked};
 use induce_graph::Dataset;
 use induce_models::{BlackBox, BoundBlackBox};
 use serde::Serialize;
@@ -117,6 +117,8 @@ struct MemoryConfig<'j> {
     allowed: &'j Option<Vec<(u32, u32)>>,
     #[serde(skip_serializing_if = "Locked::is_empty")]
     locked: &'j Locked,
+    #[serde(skip_serializing_if = "Goal::is_any_other")]
+    goal: Goal,
     #[serde(skip_serializing_if = "Option::is_none")]
     budget: Option<usize>,
 }
@@ -150,6 +152,7 @@ pub fn explain_in_memory(
             edits: s.edits,
             allowed: &s.allowed,
             locked: &s.locked,
+            goal: s.goal,
             budget: s.budget,
         };
         let config = serde_json::to_value(&config).map_err(|e| Error::InvalidValue {
@@ -181,7 +184,21 @@ pub(crate) fn explain_memory_core(
         job.settings.edits,
         job.settings.allowed.is_some(),
         !job.settings.locked.is_empty(),
+        !job.settings.goal.is_any_other(),
     )?;
+    if let induce_explain::Goal::Class(c) = job.settings.goal
+        && c >= job.black_box.num_classes()
+    {
+        return Err(Error::InvalidValue {
+            what: "to-class",
+            value: c.to_string(),
+            reason: format!(
+                "the black box has {} classes (0 to {})",
+                job.black_box.num_classes(),
+                job.black_box.num_classes().saturating_sub(1)
+            ),
+        });
+    }
     let data = job.data;
     if let Some(v) = job.settings.locked.out_of_range(data.graph.num_nodes()) {
         return Err(Error::InvalidValue {
@@ -231,7 +248,7 @@ pub(crate) fn explain_memory_core(
     if let Some(line) = &rule {
         notice(line);
     }
-    let ctx = EvalContext::new(&data.graph, bb, hops)?;
+    let ctx = EvalContext::new(&data.graph, bb, hops)?.with_goal(job.settings.goal);
     let opts = ExplainOptions {
         threads: threads(job.threads),
         progress,

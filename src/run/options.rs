@@ -158,6 +158,10 @@ pub struct RunOptions {
     /// searches.
     #[serde(default)]
     pub lock_edges: Option<Vec<(u32, u32)>>,
+    /// The class every counterfactual must reach (`--to-class`; default any other class):
+    /// InduCE's methods and the searches.
+    #[serde(default)]
+    pub to_class: Option<usize>,
 }
 
 impl RunOptions {
@@ -192,6 +196,7 @@ impl RunOptions {
         if let Some(r) = self.reward {
             induce.env.reward = r;
         }
+        induce.env.goal = induce_explain::Goal::to_class(self.to_class);
     }
 
     /// The explain job these settings give for `data` (its name chooses the family unless
@@ -214,6 +219,7 @@ impl RunOptions {
         job.filter = self.filter();
         job.edits = self.edits;
         job.budget = self.budget;
+        job.goal = induce_explain::Goal::to_class(self.to_class);
         job.locked = induce_explain::Locked::new(
             self.lock_nodes.clone().unwrap_or_default(),
             self.lock_edges.clone().unwrap_or_default(),

@@ -13,12 +13,12 @@
 //! promising first), so a counterfactual, when there is one, is usually met early.
 
 use induce_explain::{Certified, Edit, EditKind, ExplainError, Explainer, Explanation, Result};
-use induce_explain::{Locked, Verdict};
+use induce_explain::{Goal, Locked, Verdict};
 use induce_graph::Graph;
 use induce_models::BlackBox;
 use serde::{Deserialize, Serialize};
 
-use crate::action_space::{Additions, GraphPredictions, Reach, argmax, margin};
+use crate::action_space::{Additions, GraphPredictions, Reach, argmax};
 use crate::greedy::{SearchStart, SpaceSettings, check_additions};
 use crate::neighbourhood::search_hops;
 
@@ -51,6 +51,9 @@ pub struct ExactConfig {
     /// action space that is left.
     #[serde(skip_serializing_if = "Locked::is_empty")]
     pub locked: Locked,
+    /// What a counterfactual must reach (default any other class; `--to-class`).
+    #[serde(skip_serializing_if = "Goal::is_any_other")]
+    pub goal: Goal,
 }
 
 impl Default for ExactConfig {
@@ -63,6 +66,7 @@ impl Default for ExactConfig {
             graph_candidates: 256,
             verdict: Verdict::Exact,
             locked: Locked::default(),
+            goal: Goal::AnyOther,
         }
     }
 }
@@ -163,6 +167,7 @@ impl Explainer for ExactExplainer<'_> {
             additions: c.additions,
             graph_candidates: c.graph_candidates,
             locked: &c.locked,
+            goal: c.goal,
         };
         let SearchStart {
             space,
@@ -174,10 +179,14 @@ impl Explainer for ExactExplainer<'_> {
         let actions = &space.actions;
         let done = |edits: Vec<Edit>, label: usize, certified: Certified, calls: u64| Explanation {
             target,
-            found: label != y,
+            found: c.goal.reached(y, label),
             original_label: y,
             new_label: label,
-            edits: if label != y { edits } else { Vec::new() },
+            edits: if c.goal.reached(y, label) {
+                edits
+            } else {
+                Vec::new()
+            },
             evaluations: Some(calls),
             certified: Some(certified),
         };
@@ -219,9 +228,9 @@ impl Explainer for ExactExplainer<'_> {
             return Ok(done(Vec::new(), y, g, oracle.calls()));
         }
         for (&i, row) in ones.iter().zip(rows) {
-            let (label, m) = (argmax(&row), margin(&row, y));
+            let (label, m) = (argmax(&row), c.goal.margin(&row, y));
             single[i] = m;
-            if label != y && best.is_none_or(|b| m < b.0) {
+            if c.goal.reached(y, label) && best.is_none_or(|b| m < b.0) {
                 best = Some((m, i, label));
             }
         }
@@ -250,7 +259,7 @@ impl Explainer for ExactExplainer<'_> {
                     edits.clear();
                     edits.extend(set.iter().map(|&i| actions[i]));
                     let label = argmax(&oracle.row(&edits)?);
-                    if label != y {
+                    if c.goal.reached(y, label) {
                         let mut set = set;
                         set.sort_unstable();
                         break Some(Stop::Found(set, label));

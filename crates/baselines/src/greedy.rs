@@ -8,15 +8,13 @@
 //! edits.
 
 use induce_explain::{
-    Edit, ExplainError, Explainer, Explanation, Locked, Result, Verdict, minimise,
+    Edit, ExplainError, Explainer, Explanation, Goal, Locked, Result, Verdict, minimise,
 };
 use induce_graph::Graph;
 use induce_models::BlackBox;
 use serde::{Deserialize, Serialize};
 
-use crate::action_space::{
-    ActionSpace, Additions, GraphPredictions, Reach, TargetOracle, argmax, margin,
-};
+use crate::action_space::{ActionSpace, Additions, GraphPredictions, Reach, TargetOracle, argmax};
 use crate::neighbourhood::search_hops;
 
 /// Settings of [`GreedyExplainer`].
@@ -46,6 +44,10 @@ pub struct GreedyConfig {
     /// Nodes and pairs no edit may touch (default none).
     #[serde(skip_serializing_if = "Locked::is_empty")]
     pub locked: Locked,
+    /// What a counterfactual must reach (default any other class; `--to-class`): the margin
+    /// lowered is [`Goal::margin`].
+    #[serde(skip_serializing_if = "Goal::is_any_other")]
+    pub goal: Goal,
 }
 
 impl Default for GreedyConfig {
@@ -58,6 +60,7 @@ impl Default for GreedyConfig {
             minimise: true,
             verdict: Verdict::Exact,
             locked: Locked::default(),
+            goal: Goal::AnyOther,
         }
     }
 }
@@ -95,6 +98,8 @@ pub(crate) struct SpaceSettings<'a> {
     pub graph_candidates: usize,
     /// What no action may touch.
     pub locked: &'a Locked,
+    /// What a counterfactual must reach.
+    pub goal: Goal,
 }
 
 /// What greedy and exact start from: the target's action space under `additions` (the outside
@@ -133,6 +138,18 @@ impl<'a> SearchStart<'a> {
         .without_locked(s.locked)?;
         let mut oracle = TargetOracle::new(graph, black_box, &space.sub, s.verdict)?;
         let y = argmax(&oracle.row(&[])?);
+        if let Goal::Class(c) = s.goal {
+            let classes = black_box.num_classes();
+            if c >= classes {
+                return Err(ExplainError::InvalidConfig(format!(
+                    "to-class: class {c} is not a class of the black box ({classes} classes)"
+                )));
+            }
+            if c == y {
+                // Already the desired class: nothing to reach.
+                return Err(ExplainError::NoCandidate { target });
+            }
+        }
         Ok(Self {
             hops,
             space,
@@ -214,6 +231,7 @@ impl Explainer for GreedyExplainer<'_> {
             additions: c.additions,
             graph_candidates: c.graph_candidates,
             locked: &c.locked,
+            goal: c.goal,
         };
         let SearchStart {
             hops,
@@ -243,13 +261,14 @@ impl Explainer for GreedyExplainer<'_> {
             let rows = oracle.rows(&refs)?;
             for (&i, row) in step.iter().zip(rows) {
                 let label = argmax(&row);
-                let m = margin(&row, y);
+                let m = c.goal.margin(&row, y);
+                let hit = c.goal.reached(y, label);
                 let better = match best {
                     None => true,
-                    Some((f, bm, _, _)) => (label != y && !f) || ((label != y) == f && m < bm),
+                    Some((f, bm, _, _)) => (hit && !f) || (hit == f && m < bm),
                 };
                 if better {
-                    best = Some((label != y, m, i, label));
+                    best = Some((hit, m, i, label));
                 }
             }
             let Some((flipped, _, i, label)) = best else {
@@ -268,7 +287,7 @@ impl Explainer for GreedyExplainer<'_> {
                     certified: None,
                 };
                 return match c.minimise && e.size() > 1 {
-                    true => minimise(graph, self.black_box, &e, hops, c.verdict),
+                    true => minimise(graph, self.black_box, &e, hops, c.verdict, c.goal),
                     false => Ok(e),
                 };
             }
@@ -313,6 +332,100 @@ mod tests {
         // deletions of spokes), 7 at step 2; then the minimality pass's checks.
         assert!(n >= 1 + 8 + 7, "{n}");
         assert_eq!(x.explain(&star(), 0).unwrap(), e);
+    }
+
+    /// Three classes by degree: 0 up to 1, 1 for 2 or 3, 2 from 4 (graded: the closer the
+    /// degree to a class's range, the higher its log-probability).
+    struct ThreeDegrees;
+
+    impl BlackBox for ThreeDegrees {
+        fn input_dim(&self) -> usize {
+            1
+        }
+        fn num_classes(&self) -> usize {
+            3
+        }
+        fn message_passing_layers(&self) -> Option<u32> {
+            Some(0)
+        }
+        fn log_probs(
+            &self,
+            x: &Features,
+            edges: &[(u32, u32)],
+        ) -> induce_models::Result<induce_models::LogProbs> {
+            let mut deg = vec![0f32; x.num_nodes()];
+            for &(u, w) in edges {
+                deg[u as usize] += 1.0;
+                deg[w as usize] += 1.0;
+            }
+            let rows = deg.iter().flat_map(|&d| {
+                let s = [
+                    -(d - 0.5).abs(),
+                    -(d - 2.5).abs(),
+                    -(d - 5.0).max(-1.0).abs() - 0.2,
+                ];
+                let m = s.iter().copied().fold(f32::NEG_INFINITY, f32::max);
+                let z = m + s.iter().map(|v| (v - m).exp()).sum::<f32>().ln();
+                s.map(|v| v - z)
+            });
+            induce_models::LogProbs::new(x.num_nodes(), 3, rows.collect())
+        }
+    }
+
+    #[test]
+    fn a_desired_class_is_reached_or_not_found() {
+        // The centre (degree 6, class 2): any other class after 3 deletions (degree 3, class
+        // 1); class 0 only at degree 1, 5 deletions.
+        let g = star();
+        let bb = ThreeDegrees;
+        let lp = bb.log_probs(g.features(), &g.edges()).unwrap();
+        assert_eq!((lp.argmax(0), lp.argmax(1)), (2, 0));
+        let any = GreedyExplainer::new(&bb, GreedyConfig::default())
+            .explain(&g, 0)
+            .unwrap();
+        assert_eq!((any.found, any.new_label, any.size()), (true, 1, 3));
+        let to0 = GreedyConfig {
+            goal: Goal::Class(0),
+            ..GreedyConfig::default()
+        };
+        let e = GreedyExplainer::new(&bb, to0.clone())
+            .explain(&g, 0)
+            .unwrap();
+        assert_eq!((e.found, e.new_label, e.size()), (true, 0, 5), "{e:?}");
+        assert!(
+            e.edits
+                .iter()
+                .all(|x| x.kind == induce_explain::EditKind::Delete)
+        );
+        // A target already of the class has nothing to reach; a class the model lacks is an
+        // error naming it.
+        let leaf = GreedyExplainer::new(&bb, to0).explain(&g, 1);
+        assert!(matches!(leaf, Err(ExplainError::NoCandidate { target: 1 })));
+        let bad = GreedyConfig {
+            goal: Goal::Class(3),
+            ..GreedyConfig::default()
+        };
+        let err = GreedyExplainer::new(&bb, bad).explain(&g, 0).unwrap_err();
+        assert!(err.to_string().contains("class 3"), "{err}");
+        // exact: class 0 needs 5 edits, so none of size <= 3; any other class: minimum 3.
+        let c = crate::ExactConfig {
+            goal: Goal::Class(0),
+            ..crate::ExactConfig::default()
+        };
+        let e = crate::ExactExplainer::new(&bb, c).explain(&g, 0).unwrap();
+        assert!(!e.found && e.edits.is_empty());
+        assert_eq!(
+            e.certified,
+            Some(induce_explain::Certified::NoneUpTo { size: 3 })
+        );
+        let e = crate::ExactExplainer::new(&bb, crate::ExactConfig::default())
+            .explain(&g, 0)
+            .unwrap();
+        assert_eq!(
+            e.certified,
+            Some(induce_explain::Certified::Minimum { size: 3 })
+        );
+        assert_eq!(e.new_label, 1);
     }
 
     #[test]

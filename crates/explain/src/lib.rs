@@ -53,6 +53,7 @@
 mod error;
 pub mod explanation;
 pub mod field;
+mod goal;
 mod locked;
 pub mod metrics;
 mod minimise;
@@ -63,6 +64,7 @@ pub mod verdict;
 
 pub use error::{ExplainError, Result};
 pub use explanation::{Certified, Edit, EditKind, Explainer, Explanation};
+pub use goal::Goal;
 pub use locked::Locked;
 pub use minimise::{Minimised, minimise, minimise_batched};
 pub use verdict::{Judge, PendingJudge, Verdict, whole_graph_label};

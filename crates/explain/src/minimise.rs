@@ -7,6 +7,7 @@ use induce_models::batched_verdict::{VerdictBatch, VerdictRequest};
 
 use crate::error::Result;
 use crate::explanation::{EditKind, Explainer, Explanation};
+use crate::goal::Goal;
 use crate::verdict::{Judge, Verdict};
 
 /// A counterfactual's edits with the black box ready to judge any subset of them (the rest
@@ -76,7 +77,7 @@ impl<'a> EditProbe<'a> {
 /// `2·size`), each incremental when the black box is.
 ///
 /// ```
-/// use induce_explain::{Edit, Explanation, Verdict, minimise};
+/// use induce_explain::{Edit, Explanation, Goal, Verdict, minimise};
 /// use induce_graph::{Features, Graph};
 /// use induce_models::{BlackBox, LogProbs};
 ///
@@ -99,7 +100,7 @@ impl<'a> EditProbe<'a> {
 /// let two = Explanation { evaluations: None, certified: None,
 ///     target: 1, found: true, original_label: 1, new_label: 0,
 ///     edits: vec![Edit::delete(0, 1), Edit::delete(1, 2)] };
-/// let one = minimise(&g, &DegreeRule, &two, 3, Verdict::Exact).unwrap();
+/// let one = minimise(&g, &DegreeRule, &two, 3, Verdict::Exact, Goal::AnyOther).unwrap();
 /// assert_eq!(one.edits, vec![Edit::delete(1, 2)]);
 /// assert_eq!(one.new_label, 0);
 /// ```
@@ -109,8 +110,9 @@ pub fn minimise(
     e: &Explanation,
     hops: u32,
     verdict: Verdict,
+    goal: Goal,
 ) -> Result<Explanation> {
-    let mut search = MinimalitySearch::new(e);
+    let mut search = MinimalitySearch::new(e, goal);
     if search.is_done() {
         return Ok(search.result());
     }
@@ -137,7 +139,7 @@ pub fn minimise(
 /// [`induce_models::ModelError::InvalidInput`] for an edit with an endpoint outside the graph.
 ///
 /// ```
-/// use induce_explain::{Edit, Explanation, Verdict, minimise, minimise_batched};
+/// use induce_explain::{Edit, Explanation, Goal, Verdict, minimise, minimise_batched};
 /// use induce_graph::{Features, Graph};
 /// use induce_models::{BlackBox, GcnBlackBox, GcnConfig, device::default_device};
 /// let dev = default_device().unwrap();
@@ -154,15 +156,16 @@ pub fn minimise(
 ///         new_label: 1 - label, edits: vec![e, Edit::add(0, 2)] })
 ///     .collect();
 /// let batch = bb.batched(g.features(), &g.edges()).unwrap().unwrap();
-/// let together = minimise_batched(&g, &es, &batch).unwrap();
+/// let together = minimise_batched(&g, &es, &batch, Goal::AnyOther).unwrap();
 /// for (e, t) in es.iter().zip(&together) {
-///     assert_eq!(&minimise(&g, &bb, e, 3, Verdict::Exact).unwrap(), t);
+///     assert_eq!(&minimise(&g, &bb, e, 3, Verdict::Exact, Goal::AnyOther).unwrap(), t);
 /// }
 /// ```
 pub fn minimise_batched(
     graph: &Graph,
     es: &[Explanation],
     verdicts: &VerdictBatch<'_>,
+    goal: Goal,
 ) -> Result<Vec<Explanation>> {
     if verdicts.num_nodes() != graph.num_nodes() {
         return Err(crate::ExplainError::InvalidValue {
@@ -174,7 +177,8 @@ pub fn minimise_batched(
             ),
         });
     }
-    let mut searches: Vec<MinimalitySearch> = es.iter().map(MinimalitySearch::new).collect();
+    let mut searches: Vec<MinimalitySearch> =
+        es.iter().map(|e| MinimalitySearch::new(e, goal)).collect();
     loop {
         let mut asking = Vec::new();
         let mut toggles = Vec::new();
@@ -223,14 +227,17 @@ struct MinimalitySearch {
     /// Whether the current pass undid an edit.
     changed: bool,
     label: usize,
+    /// What the kept edits must still reach.
+    goal: Goal,
     /// A query awaits its answer.
     asked: bool,
     done: bool,
 }
 
 impl MinimalitySearch {
-    fn new(e: &Explanation) -> Self {
+    fn new(e: &Explanation, goal: Goal) -> Self {
         Self {
+            goal,
             keep: vec![true; e.edits.len()],
             at: 0,
             changed: false,
@@ -275,7 +282,7 @@ impl MinimalitySearch {
     /// The target's label for the pending query's edits.
     fn answer(&mut self, label: usize) {
         debug_assert!(self.asked, "an answer follows a query");
-        if label != self.e.original_label {
+        if self.goal.reached(self.e.original_label, label) {
             self.label = label;
             self.changed = true;
         } else {
@@ -328,6 +335,7 @@ pub struct Minimised<'a, E> {
     black_box: &'a dyn BlackBox,
     hops: u32,
     verdict: Verdict,
+    goal: Goal,
 }
 
 impl<'a, E: Explainer> Minimised<'a, E> {
@@ -339,7 +347,14 @@ impl<'a, E: Explainer> Minimised<'a, E> {
             black_box,
             hops,
             verdict,
+            goal: Goal::AnyOther,
         }
+    }
+
+    /// The same pass keeping `goal` (default [`Goal::AnyOther`]).
+    pub fn with_goal(mut self, goal: Goal) -> Self {
+        self.goal = goal;
+        self
     }
 }
 
@@ -350,7 +365,14 @@ impl<E: Explainer> Explainer for Minimised<'_, E> {
 
     fn explain(&self, graph: &Graph, target: u32) -> Result<Explanation> {
         let e = self.inner.explain(graph, target)?;
-        minimise(graph, self.black_box, &e, self.hops, self.verdict)
+        minimise(
+            graph,
+            self.black_box,
+            &e,
+            self.hops,
+            self.verdict,
+            self.goal,
+        )
     }
 
     fn neighbourhood_hops(&self) -> Option<u32> {
@@ -393,15 +415,15 @@ mod tests {
             ],
         };
         assert_eq!(
-            is_one_minimal(&g, &bb, &e, 2, Verdict::Exact).unwrap(),
+            is_one_minimal(&g, &bb, &e, 2, Verdict::Exact, Goal::AnyOther).unwrap(),
             Some(false)
         );
-        let m = minimise(&g, &bb, &e, 2, Verdict::Exact).unwrap();
+        let m = minimise(&g, &bb, &e, 2, Verdict::Exact, Goal::AnyOther).unwrap();
         // (4,5) goes first, then (0,1): (0,2) and (0,3) are both needed after that.
         assert_eq!(m.edits, vec![Edit::delete(0, 2), Edit::delete(0, 3)]);
         assert_eq!((m.found, m.original_label, m.new_label), (true, 1, 0));
         assert_eq!(
-            is_one_minimal(&g, &bb, &m, 2, Verdict::Exact).unwrap(),
+            is_one_minimal(&g, &bb, &m, 2, Verdict::Exact, Goal::AnyOther).unwrap(),
             Some(true)
         );
     }
@@ -474,10 +496,10 @@ mod tests {
             ..es[0].clone()
         });
         let batch = bb.batched(g.features(), &g.edges()).unwrap().unwrap();
-        let together = minimise_batched(&g, &es, &batch).unwrap();
+        let together = minimise_batched(&g, &es, &batch, Goal::AnyOther).unwrap();
         let (mut shrunk, mut kept) = (0, 0);
         for (e, t) in es.iter().zip(&together) {
-            let alone = minimise(&g, &bb, e, 2, Verdict::Exact).unwrap();
+            let alone = minimise(&g, &bb, e, 2, Verdict::Exact, Goal::AnyOther).unwrap();
             assert_eq!(&alone, t, "{e:?}");
             shrunk += usize::from(t.edits.len() < e.edits.len());
             kept += usize::from(t.edits.len() > 1);
@@ -491,7 +513,7 @@ mod tests {
             edits: vec![Edit::delete(0, 1), Edit::add(0, 99)],
             ..es[0].clone()
         };
-        let err = minimise_batched(&g, &[bad], &batch)
+        let err = minimise_batched(&g, &[bad], &batch, Goal::AnyOther)
             .unwrap_err()
             .to_string();
         assert!(err.contains("99"), "{err}");
@@ -502,7 +524,9 @@ mod tests {
             .batched(small.features(), &small.edges())
             .unwrap()
             .unwrap();
-        let err = minimise_batched(&g, &es, &other).unwrap_err().to_string();
+        let err = minimise_batched(&g, &es, &other, Goal::AnyOther)
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("3 nodes") && err.contains("12 nodes"), "{err}");
     }
 
@@ -519,7 +543,10 @@ mod tests {
             new_label: 0,
             edits: vec![Edit::delete(0, 1)],
         };
-        assert_eq!(minimise(&g, &bb, &one, 2, Verdict::Exact).unwrap(), one);
+        assert_eq!(
+            minimise(&g, &bb, &one, 2, Verdict::Exact, Goal::AnyOther).unwrap(),
+            one
+        );
         let none = Explanation {
             evaluations: None,
             certified: None,
@@ -528,7 +555,10 @@ mod tests {
             edits: vec![Edit::delete(0, 1), Edit::delete(0, 2)],
             ..one.clone()
         };
-        assert_eq!(minimise(&g, &bb, &none, 2, Verdict::Exact).unwrap(), none);
+        assert_eq!(
+            minimise(&g, &bb, &none, 2, Verdict::Exact, Goal::AnyOther).unwrap(),
+            none
+        );
     }
 
     #[test]
@@ -546,10 +576,10 @@ mod tests {
             new_label: 0,
             edits: vec![Edit::add(0, 5), Edit::delete(0, 1), Edit::delete(0, 2)],
         };
-        let m = minimise(&g, &bb, &e, 2, Verdict::Exact).unwrap();
+        let m = minimise(&g, &bb, &e, 2, Verdict::Exact, Goal::AnyOther).unwrap();
         assert_eq!(m.edits, vec![Edit::delete(0, 2)]);
         assert_eq!(
-            is_one_minimal(&g, &bb, &m, 2, Verdict::Exact).unwrap(),
+            is_one_minimal(&g, &bb, &m, 2, Verdict::Exact, Goal::AnyOther).unwrap(),
             Some(true)
         );
     }

@@ -162,6 +162,33 @@ def test_locked_nodes_and_edges_are_never_edited():
         induce.Explainer(lock_edges=[1, 2, 3], **kw)(x, ei, index=[0])
 
 
+def test_to_class_reaches_the_desired_class_on_the_whole_graph():
+    d, g = fixture("gcn")
+    x, ei = g["features"], g["edge_index"]
+    n = x.shape[0]
+    model = dict(model=d / "model.safetensors", arch=d / "arch.json")
+    labels = induce.predict(x=x, edge_index=ei, **model).argmax(1)
+    classes = induce.predict(x=x, edge_index=ei, **model).shape[1]
+    assert classes > 2, "the fixture needs 3 classes for a desired class to differ from any"
+    reached = 0
+    for k in range(classes):
+        result = induce.Explainer(method=["greedy", "transductive"], hops=3, to_class=k,
+                                  **model)(x, ei, index=range(n))
+        for e in result:
+            if labels[e.target] == k:
+                assert not e.found, e
+            elif e.found:
+                assert e.new_label == k and e.is_counterfactual, e
+                now = induce.predict(x=x, edge_index=e.edited_edge_index(ei), **model)
+                assert now.argmax(1)[e.target] == k, e
+                reached += 1
+    assert reached > 0
+    with pytest.raises(ValueError, match="to.class"):
+        induce.Explainer(method="greedy", to_class=classes, **model)(x, ei, index=[0])
+    with pytest.raises(ValueError, match="to.class"):
+        induce.Explainer(method="cf2", to_class=0, **model)(x, ei, index=[0])
+
+
 def test_torch_style_inputs_and_one_direction_edges():
     d, g = fixture("sage")
     ei = g["edge_index"]

@@ -5,7 +5,7 @@ use std::ops::Range;
 use std::sync::Arc;
 
 use burn::tensor::{Device, Tensor};
-use induce_explain::{Judge, Locked, PendingJudge, Verdict};
+use induce_explain::{Goal, Judge, Locked, PendingJudge, Verdict};
 use induce_graph::{EditGraph, Features, Graph, Subgraph, k_hop};
 use induce_models::host::policy::{SparseRows, StateBlocks};
 use induce_models::tensors::matrix;
@@ -98,6 +98,11 @@ pub struct EnvConfig {
     /// candidates with a locked endpoint or pair are not offered. Default: nothing locked.
     #[serde(default, skip_serializing_if = "Locked::is_empty")]
     pub locked: Locked,
+    /// What ends an episode with a counterfactual (`--to-class`): the target leaving its
+    /// original class (default, the paper's) or reaching one class. The reward follows it:
+    /// [`Goal::log_p_away`] takes the place of `log p(y)`.
+    #[serde(default, skip_serializing_if = "Goal::is_any_other")]
+    pub goal: Goal,
     /// The reward of an edit.
     pub reward: Reward,
     /// *Reference switch:* how the per-node state is built (default [`StateLayout::Paper`]).
@@ -139,6 +144,7 @@ impl Default for EnvConfig {
             mode: EditMode::Both,
             allowed: None,
             locked: Locked::default(),
+            goal: Goal::AnyOther,
             reward: Reward::default(),
             state: StateLayout::Paper,
             action_flag: ActionFlag::IsAddition,
@@ -173,6 +179,7 @@ impl EnvConfig {
             mode: EditMode::Both,
             allowed: None,
             locked: Locked::default(),
+            goal: Goal::AnyOther,
             reward: Reward::default(),
             state: StateLayout::Reference,
             action_flag: ActionFlag::TargetNeighbour,
@@ -374,6 +381,7 @@ fn graph_sparse_rows(graph: &Features) -> Option<Arc<SparseRows>> {
 struct Settings {
     budget: usize,
     reward: Reward,
+    goal: Goal,
     state: StateLayout,
     min_candidates: usize,
 }
@@ -383,6 +391,7 @@ impl Settings {
         Self {
             budget: config.budget,
             reward: config.reward,
+            goal: config.goal,
             state: config.state,
             min_candidates: config.min_candidates,
         }
@@ -496,6 +505,7 @@ pub struct Episode<'a> {
     edit: EditGraph,
     budget: usize,
     reward: Reward,
+    goal: Goal,
     original_label: usize,
     candidates: Candidates,
     /// The state columns other than the features, `[n, 2 + classes]`: `[degree ‖ entropy ‖
@@ -675,6 +685,18 @@ impl<'a> Episode<'a> {
         let num_classes = black_box.num_classes();
         let log_probs = judge.log_probs();
         let original_label = log_probs.argmax(sub.target_local);
+        if let Goal::Class(c) = config.goal {
+            if c >= num_classes {
+                return Err(RlError::InvalidConfig(format!(
+                    "EnvConfig.goal: class {c} is not a class of the black box ({num_classes} \
+                     classes)"
+                )));
+            }
+            if c == original_label {
+                // Already the desired class: there is nothing to reach.
+                return Err(RlError::NoCandidate { target: sub.target });
+            }
+        }
         let n = sub.num_nodes();
         let dim = state_dim(d, num_classes);
         let sw = dim - d;
@@ -708,6 +730,7 @@ impl<'a> Episode<'a> {
             edit,
             budget: config.budget,
             reward: config.reward,
+            goal: config.goal,
             original_label,
             initial_candidates: candidates.clone(),
             pending: None,
@@ -847,7 +870,7 @@ impl<'a> Episode<'a> {
                 num_candidates: self.candidates.len(),
             });
         }
-        let before = self.log_prob_original();
+        let before = self.log_p_away();
         let (u, w, kind) = self.candidates.remove(action);
         let exists = self.edit.toggle(u as usize, w as usize);
         debug_assert_eq!(
@@ -870,7 +893,7 @@ impl<'a> Episode<'a> {
     /// The second half of a step, once the verdict is in: state, reward, end.
     fn end_step(&mut self, before: f32) -> Step {
         self.refresh_state();
-        let after = self.log_prob_original();
+        let after = self.log_p_away();
         let flipped = self.is_flipped();
         let reward = self
             .reward
@@ -1018,9 +1041,10 @@ impl<'a> Episode<'a> {
         self.done
     }
 
-    /// True when the target's current prediction differs from its original label.
+    /// True when the target's current prediction reaches the goal ([`EnvConfig::goal`]): it
+    /// differs from its original label, or is the desired class.
     pub fn is_flipped(&self) -> bool {
-        self.current_label() != self.original_label
+        self.goal.reached(self.original_label, self.current_label())
     }
 
     /// The edits made so far, in order, in ORIGINAL node ids.
@@ -1086,6 +1110,18 @@ impl<'a> Episode<'a> {
     /// The target's current predicted label.
     pub fn current_label(&self) -> usize {
         self.judge.label()
+    }
+
+    /// The target's current log-probability mass away from the goal, which the reward drives
+    /// down ([`Goal::log_p_away`]): `log p(y)` under the paper's goal.
+    pub fn log_p_away(&self) -> f32 {
+        self.goal
+            .log_p_away(self.judge.target_row(), self.original_label)
+    }
+
+    /// What a counterfactual must reach ([`EnvConfig::goal`]).
+    pub fn goal(&self) -> Goal {
+        self.goal
     }
 
     /// `log p(y)`: the target's current log-probability of its original label.

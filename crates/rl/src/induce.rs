@@ -97,7 +97,8 @@ fn usable_targets(
     if usable.is_empty() {
         return Err(RlError::InvalidConfig(format!(
             "no training target has a candidate action: none of the {} given (an isolated \
-             node, or the edit types and allowed pairs leave nothing to edit)",
+             node, or the edit types, allowed pairs, locked nodes or desired class leave \
+             nothing to edit)",
             targets.len()
         )));
     }
@@ -427,7 +428,15 @@ impl Search<'_> {
         let c = self.config;
         let e = match c.minimise && e.found {
             true => {
-                induce_explain::minimise(self.graph, self.black_box, &e, c.env.hops, c.env.verdict)?
+                let env = &c.env;
+                induce_explain::minimise(
+                    self.graph,
+                    self.black_box,
+                    &e,
+                    env.hops,
+                    env.verdict,
+                    env.goal,
+                )?
             }
             false => e,
         };
@@ -801,7 +810,8 @@ impl InduceExplainer<'_> {
     fn finish(&self, graph: &Graph, e: Explanation) -> Result<Explanation> {
         match self.minimise && e.found {
             true => {
-                induce_explain::minimise(graph, self.black_box, &e, self.env.hops, self.env.verdict)
+                let env = &self.env;
+                induce_explain::minimise(graph, self.black_box, &e, env.hops, env.verdict, env.goal)
             }
             false => Ok(e),
         }
@@ -925,7 +935,8 @@ impl Finish for MinimalityPass<'_, '_, '_, '_> {
         let many = es.iter().filter(|e| e.edits.len() > 1).count() > 1;
         if let (true, true, Some(batch)) = (self.explainer.minimise, many, self.verdicts)
             && self.explainer.env.verdict == induce_explain::Verdict::Exact
-            && let Ok(done) = induce_explain::minimise_batched(self.graph, &es, batch)
+            && let Ok(done) =
+                induce_explain::minimise_batched(self.graph, &es, batch, self.explainer.env.goal)
         {
             return Ok(done);
         }

@@ -47,9 +47,9 @@ impl<'g> Lookahead<'g> {
     }
 
     /// The action to take in `ep`: among the `k` highest of the policy's `log_probs` over
-    /// `ep`'s candidates (the first on ties), the one whose edit flips the target with the
-    /// smallest margin of the original class, else the smallest margin; the policy's argmax
-    /// when `k ≤ 1`.
+    /// `ep`'s candidates (the first on ties), the one whose edit reaches the goal with the
+    /// smallest margin ([`Goal::margin`](induce_explain::Goal::margin): of the original class,
+    /// or to the desired one), else the smallest margin; the policy's argmax when `k ≤ 1`.
     ///
     /// # Shapes
     /// - log_probs: `[candidates]`
@@ -74,15 +74,8 @@ impl<'g> Lookahead<'g> {
             self.trial.extend_from_slice(ep.edits());
             self.trial.push(edit);
             self.judge.set_edits(&self.trial)?;
-            let row = self.judge.target_row();
-            let flipped = self.judge.label() != y;
-            let other = row
-                .iter()
-                .enumerate()
-                .filter(|&(c, _)| c != y)
-                .map(|(_, &v)| v)
-                .fold(f32::NEG_INFINITY, f32::max);
-            let margin = row[y] - other;
+            let flipped = ep.goal().reached(y, self.judge.label());
+            let margin = ep.goal().margin(self.judge.target_row(), y);
             let better = match best {
                 None => true,
                 Some((f, m, _)) => (flipped && !f) || (flipped == f && margin < m),

@@ -111,6 +111,12 @@ pub struct InduceArgs {
     /// the reward it was trained with); --paper-faithful does not change it.
     #[arg(long, value_name = "shaped|paper")]
     pub reward: Option<Reward>,
+    /// The class every counterfactual must reach (a class id of the black box): found only
+    /// when the prediction becomes this class, not just any other; a target already predicted
+    /// as it has none. InduCE's methods (trained toward it with `induce train`) and the searches
+    /// (greedy, exact); another baseline is refused with it [default: any other class].
+    #[arg(long, value_name = "C")]
+    pub to_class: Option<usize>,
 }
 
 #[derive(Debug, Clone, Copy, clap::ValueEnum)]
@@ -134,6 +140,7 @@ impl InduceArgs {
             max_neighbourhood: Some(self.max_neighbourhood),
             all_nodes: self.all_nodes,
             reward: self.reward,
+            to_class: self.to_class,
             ..Default::default()
         }
     }

@@ -77,6 +77,7 @@ pub struct ExplainArgs {
     /// InduCE's methods and the searches.
     #[arg(long, value_name = "FILE")]
     pub lock_edges: Option<PathBuf>,
+
     /// exact: the largest counterfactual size searched (every edit set up to it is tried).
     #[arg(long, value_name = "K", default_value_t = 3)]
     pub max_size: usize,

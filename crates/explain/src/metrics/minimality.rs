@@ -5,6 +5,7 @@ use induce_models::BlackBox;
 
 use crate::error::Result;
 use crate::explanation::Explanation;
+use crate::goal::Goal;
 use crate::minimise::EditProbe;
 use crate::verdict::Verdict;
 
@@ -17,7 +18,7 @@ use crate::verdict::Verdict;
 ///
 /// ```
 /// use induce_explain::metrics::is_one_minimal;
-/// use induce_explain::{Edit, Explanation, Verdict};
+/// use induce_explain::{Edit, Explanation, Goal, Verdict};
 /// use induce_graph::{Features, Graph};
 /// use induce_models::{BlackBox, LogProbs};
 ///
@@ -41,10 +42,11 @@ use crate::verdict::Verdict;
 ///     target: 1, found: true, original_label: 1, new_label: 0, edits };
 /// // One deletion suffices: minimal. Two deletions: either alone already flips, not minimal.
 /// assert_eq!(is_one_minimal(&g, &DegreeRule, &cf(vec![Edit::delete(0, 1)]), 3,
-///     Verdict::Exact).unwrap(),
+///     Verdict::Exact, Goal::AnyOther).unwrap(),
 ///     Some(true));
 /// let two = cf(vec![Edit::delete(0, 1), Edit::delete(1, 2)]);
-/// assert_eq!(is_one_minimal(&g, &DegreeRule, &two, 3, Verdict::Exact).unwrap(), Some(false));
+/// assert_eq!(is_one_minimal(&g, &DegreeRule, &two, 3, Verdict::Exact, Goal::AnyOther).unwrap(),
+///     Some(false));
 /// ```
 pub fn is_one_minimal(
     graph: &Graph,
@@ -52,6 +54,7 @@ pub fn is_one_minimal(
     e: &Explanation,
     hops: u32,
     verdict: Verdict,
+    goal: Goal,
 ) -> Result<Option<bool>> {
     if !e.found || e.edits.is_empty() {
         return Ok(None);
@@ -60,7 +63,7 @@ pub fn is_one_minimal(
     let mut keep = vec![true; probe.len()];
     for skip in 0..keep.len() {
         keep[skip] = false;
-        if probe.label(&keep)? != e.original_label {
+        if goal.reached(e.original_label, probe.label(&keep)?) {
             return Ok(Some(false));
         }
         keep[skip] = true;

@@ -30,6 +30,7 @@ use induce_models::BlackBox;
 
 use crate::error::{ExplainError, Result};
 use crate::explanation::{Explainer, Explanation};
+use crate::goal::Goal;
 use crate::metrics::{accuracy, is_one_minimal, neighbourhood_edges, strict_accuracy};
 use crate::verdict::{Verdict, whole_graph_label};
 
@@ -123,6 +124,7 @@ pub struct EvalContext<'a> {
     hops: u32,
     black_box: Option<&'a dyn BlackBox>,
     verdict: Verdict,
+    goal: Goal,
 }
 
 impl std::fmt::Debug for EvalContext<'_> {
@@ -162,7 +164,20 @@ impl<'a> EvalContext<'a> {
             hops,
             black_box: None,
             verdict: Verdict::Exact,
+            goal: Goal::AnyOther,
         })
+    }
+
+    /// What a counterfactual must reach (default [`Goal::AnyOther`]; `--to-class`): the
+    /// validity and 1-minimality checks follow it.
+    pub fn with_goal(mut self, goal: Goal) -> Self {
+        self.goal = goal;
+        self
+    }
+
+    /// What a counterfactual must reach.
+    pub fn goal(&self) -> Goal {
+        self.goal
     }
 
     /// The verdicts the explainers take ([`Verdict::Neighbourhood`] for paper-faithful runs):
@@ -220,7 +235,8 @@ impl<'a> EvalContext<'a> {
     }
 
     /// Whether a found counterfactual flips the model on the whole graph: its label there
-    /// differs from the model's prediction on the unedited graph (`None` when not found).
+    /// differs from the model's prediction on the unedited graph, and is the goal's class
+    /// under [`Goal::Class`] (`None` when not found).
     fn is_valid(&self, black_box: &dyn BlackBox, e: &Explanation) -> Result<Option<bool>> {
         if !e.found {
             return Ok(None);
@@ -234,7 +250,7 @@ impl<'a> EvalContext<'a> {
                     num_nodes: self.graph.num_nodes(),
                 })?;
         let now = whole_graph_label(self.graph, black_box, e.target, &e.edits)?;
-        Ok(Some(now != original))
+        Ok(Some(self.goal.reached(original, now)))
     }
 
     /// One line of `explanations.jsonl`: the explanation and its per-target metric ingredients
@@ -268,7 +284,7 @@ impl<'a> EvalContext<'a> {
         };
         let (one_minimal, valid) = match self.black_box {
             Some(bb) => (
-                is_one_minimal(self.graph, bb, &explanation, hops, self.verdict)?,
+                is_one_minimal(self.graph, bb, &explanation, hops, self.verdict, self.goal)?,
                 self.is_valid(bb, &explanation)?,
             ),
             None => (None, None),
