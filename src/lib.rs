@@ -92,3 +92,8 @@ pub use rl::timed;
 #[doc = include_str!("../README.md")]
 #[cfg(doctest)]
 pub struct ReadmeDoctests;
+
+/// The embedding guide's Rust example (`docs/EMBEDDING.md`), compiled and run as a doctest.
+#[doc = include_str!("../docs/EMBEDDING.md")]
+#[cfg(doctest)]
+pub struct EmbeddingDoctests;
