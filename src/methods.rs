@@ -608,11 +608,15 @@ impl BaselineConfig {
                 let g = &self.greedy;
                 format!(
                     "exhaustive one-step search over the {}-hop neighbourhood's actions \
-                     (additions: {}), up to {} edits, the edit that most lowers the original \
-                     class's margin kept at each step{}",
+                     (additions: {}), up to {} edits, the edit that most lowers {} kept at \
+                     each step{}",
                     g.hops,
                     g.additions,
                     g.budget,
+                    match g.goal {
+                        induce_explain::Goal::AnyOther => "the original class's margin".into(),
+                        induce_explain::Goal::Class(c) => format!("the margin to class {c}"),
+                    },
                     match g.minimise {
                         true => "; minimality pass",
                         false => "",
