@@ -360,6 +360,14 @@ impl<'a> MethodSet<'a> {
                      training time is unknown (0 shown)"
                 ),
             });
+            let run = self.settings.induce.env.hops;
+            if config.env.hops != run {
+                notes.push(format!(
+                    "the loaded policy explains on the {}-hop neighbourhoods it was trained on \
+                     (the run's radius: {run}); its sparsity is counted there",
+                    config.env.hops
+                ));
+            }
         }
         Ok(PreparedMethod {
             method,
@@ -402,18 +410,9 @@ impl<'a> MethodSet<'a> {
                         self.cache.len() - 1
                     }
                 };
+                // A loaded policy works on the neighbourhoods it was trained on (its own hops,
+                // as `--hops` says), whatever the run's radius; its records are measured there.
                 let c = &self.cache[cached];
-                let hops = self.settings.induce.env.hops;
-                if c.trained.env.hops != hops {
-                    return Err(Error::InvalidValue {
-                        what: "policy",
-                        value: method.name().into(),
-                        reason: format!(
-                            "trained on {}-hop neighbourhoods, the run uses {hops}",
-                            c.trained.env.hops
-                        ),
-                    });
-                }
                 let config = method_config(method, Some(&c.trained), &self.settings);
                 Ok((c.policy.clone(), config, c.seconds, true))
             }

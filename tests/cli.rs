@@ -613,6 +613,44 @@ fn locked_nodes_and_edges_are_never_edited() {
         assert!(!o.status.success() && err.contains(want), "{err}");
         assert!(!out.exists());
     }
+
+    // A loaded policy keeps the hops it was trained with (4 here), as --hops says, whatever
+    // the run's radius; the run's notes say so and its records' sparsity counts its 4-hop edges.
+    let hops = p.root.join("hops");
+    let o = induce(&[
+        "explain",
+        "--data",
+        s(&p.data),
+        "--black-box",
+        s(&p.black_box),
+        "--policy",
+        s(&p.policy),
+        "--method",
+        "inductive",
+        "--hops",
+        "2",
+        "--sample",
+        "5",
+        "--out",
+        s(&hops),
+    ]);
+    let table = ok(o);
+    assert!(
+        table.contains(
+            "explains on the 4-hop neighbourhoods it was trained on (the run's radius: 2)"
+        ),
+        "{table}"
+    );
+    let data = induce::run::load_data(s(&p.data), None, 42).unwrap();
+    for r in records(&hops) {
+        let t = r["target"].as_u64().unwrap() as u32;
+        let four = induce::graph::k_hop(&data.graph, t, 4).unwrap().num_edges();
+        assert_eq!(
+            r["neighbourhood_edges"].as_u64().unwrap() as usize,
+            four,
+            "{r}"
+        );
+    }
 }
 
 #[test]

@@ -847,6 +847,12 @@ impl Explainer for InduceExplainer<'_> {
         self.batch
     }
 
+    /// The policy's own radius (a loaded policy keeps the hops it was trained with): its
+    /// records' sparsity and frozen-neighbourhood checks are taken there.
+    fn neighbourhood_hops(&self) -> Option<u32> {
+        Some(self.env.hops)
+    }
+
     fn explain_batch(
         &self,
         graph: &Graph,
