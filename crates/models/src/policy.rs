@@ -564,8 +564,16 @@ mod tests {
         };
         let (a, a_blocks) = run(&p, &plain);
         let (b, b_blocks) = run(&q, &ad);
-        assert_eq!(a, a_blocks, "blocks change nothing");
-        assert_eq!(b, b_blocks, "blocks change nothing");
+        // Blocks change nothing but the order of a kernel's sums: equal on Flex, within a few
+        // ulps where CubeCL's CPU runtime splits the work differently (seen: 4 ulps of 0.04).
+        for (whole, blocks) in [(&a, &a_blocks), (&b, &b_blocks)] {
+            for (i, (x, y)) in whole.iter().zip(blocks.iter()).enumerate() {
+                assert!(
+                    (x - y).abs() <= 1e-6 * y.abs().max(1.0),
+                    "blocks change nothing: candidate {i}: {x} vs {y}"
+                );
+            }
+        }
         let tol = crate::device::float_tolerance(1e-5);
         for (i, (x, y)) in a.iter().zip(&b).enumerate() {
             assert!(
