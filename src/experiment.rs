@@ -22,8 +22,8 @@ use induce_rl::InduceConfig;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
-use crate::method_set::{MethodSet, MethodSettings, Policies};
 use crate::methods::{BaselineConfig, Method, Preset, black_box_for};
+use crate::methods::{MethodSet, MethodSettings, Policies};
 use crate::run::{load_data, summary_for};
 
 /// Everything that defines a run; saved as `config.json` next to the results.

@@ -67,7 +67,6 @@ pub mod cli;
 pub mod error;
 pub mod experiment;
 pub mod harness;
-pub mod method_set;
 pub mod methods;
 pub mod quality;
 pub mod render;

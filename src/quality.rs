@@ -34,8 +34,8 @@ use rand::rngs::StdRng;
 use serde::{Deserialize, Serialize};
 
 use crate::error::Result;
-use crate::method_set::{MethodSet, MethodSettings, Policies};
 use crate::methods::{BaselineConfig, Method, Preset, load_black_box};
+use crate::methods::{MethodSet, MethodSettings, Policies};
 use crate::run::{load_data, training_targets};
 
 /// What the quality study runs.

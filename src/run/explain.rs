@@ -22,8 +22,8 @@ use super::{
     load_data,
 };
 use crate::error::{Error, Result};
-use crate::method_set::{MethodSettings, Policies};
 use crate::methods::{BaselineConfig, Family, Method, Preset, load_black_box_with_arch};
+use crate::methods::{MethodSettings, Policies};
 
 /// Everything that defines an `induce explain` run; saved as its `config.json`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -81,7 +81,7 @@ pub struct ExplainJob {
     pub family_guessed: bool,
     /// InduCE settings of the transductive and untrained methods (the trained ones take theirs
     /// from the checkpoint, apart from the inference settings of
-    /// [`crate::method_set::method_config`], `edits`, `allowed` and `budget`).
+    /// [`crate::methods::method_config`], `edits`, `allowed` and `budget`).
     pub induce: InduceConfig,
     /// The kernel of the black box's verdicts, when it differs from the policy's
     /// (`induce.kernel`): e.g. the policy on the GPU (`burn`, with batched targets) and the

@@ -18,8 +18,8 @@ use super::{
     Sample, TargetFilter, resolve_targets_described, summary_for, threads, training_targets,
 };
 use crate::error::{Error, Result};
-use crate::method_set::{MethodSet, MethodSettings, Policies};
 use crate::methods::{Family, Method};
+use crate::methods::{MethodSet, MethodSettings, Policies};
 
 /// An explain job on a dataset and a black box held in memory (any [`BlackBox`]: the paper's
 /// GCN or your own model). [`MemoryJob::new`] gives the paper's settings for the family

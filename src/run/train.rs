@@ -20,7 +20,7 @@ use super::{
     load_data, resolve_targets_described, training_targets,
 };
 use crate::error::{Error, Result};
-use crate::method_set::policy_file_name;
+use crate::methods::policy_file_name;
 use crate::methods::{Family, Preset, load_black_box_with_arch};
 
 /// Everything that defines an `induce train` run; saved beside the policy.

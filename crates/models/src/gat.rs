@@ -108,16 +108,16 @@ impl GatConv {
             && crate::fused::available(&dev)
         {
             let fused = span("gat: attention (fused kernel)", &dev, || {
-                crate::fused::gat_attention(
-                    g.csr.offsets(),
-                    g.src.clone(),
-                    a_s.clone(),
-                    a_d.clone(),
-                    absent.cloned(),
-                    h.clone(),
-                    self.bias.val(),
-                    self.attention_slope as f32,
-                )
+                crate::fused::gat_attention(crate::fused::GatAttention {
+                    ptr: g.csr.offsets(),
+                    col: g.src.clone(),
+                    a_src: a_s.clone(),
+                    a_dst: a_d.clone(),
+                    absent: absent.cloned(),
+                    h: h.clone(),
+                    bias: self.bias.val(),
+                    slope: self.attention_slope as f32,
+                })
             });
             if let Some(out) = fused {
                 return out;

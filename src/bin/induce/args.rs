@@ -1,10 +1,25 @@
 //! Arguments several subcommands share, and their conversions.
 
+use std::path::PathBuf;
+
 use clap::Args;
 use induce::graph::io::DataFormat;
 use induce::methods::Preset;
 use induce::models::device::BackendKind;
 use induce::rl::{EditMode, Kernel, Reward};
+
+/// `--black-box` and `--arch`: the model a run explains, trains against or predicts with.
+#[derive(Debug, Clone, Args)]
+pub struct ModelArgs {
+    /// The black box: the authors' .safetensors GCN, a .bpk checkpoint or a run directory; with
+    /// --arch, a PyTorch Geometric model's state_dict saved as .safetensors.
+    #[arg(long)]
+    pub black_box: PathBuf,
+    /// The architecture of a PyG black box (JSON: GCNConv / SAGEConv / GINConv / GATConv layers,
+    /// activation, head; docs/FORMATS.md).
+    #[arg(long)]
+    pub arch: Option<PathBuf>,
+}
 
 #[derive(Debug, Clone, Args)]
 pub struct FormatArg {

@@ -11,21 +11,15 @@ use induce::methods::Method;
 use induce::run::{ExplainJob, RunOptions, Sample, explain_to_dir, load_data, read_pairs};
 use induce::{Shard, TargetSpec};
 
-use crate::args::{DataArgs, FamilyArg, InduceArgs};
+use crate::args::{DataArgs, FamilyArg, InduceArgs, ModelArgs};
 use crate::pick_device;
 
 #[derive(Debug, Args)]
 pub struct ExplainArgs {
     #[command(flatten)]
     pub data: DataArgs,
-    /// The black box: the authors' .safetensors GCN, a .bpk checkpoint or a run directory; with
-    /// --arch, a PyTorch Geometric model's state_dict saved as .safetensors.
-    #[arg(long)]
-    pub black_box: PathBuf,
-    /// The architecture of a PyG black box (JSON: GCNConv / SAGEConv / GINConv / GATConv layers,
-    /// activation, head; docs/FORMATS.md).
-    #[arg(long)]
-    pub arch: Option<PathBuf>,
+    #[command(flatten)]
+    pub model: ModelArgs,
     /// A trained policy (.bpk or the directory `induce train` wrote), for inductive,
     /// inductive-best-of-k, inductive-fine-tuned and inductive-del-only (its
     /// policy-del-only.bpk, from `induce train --edits del`).
@@ -185,8 +179,8 @@ impl ExplainArgs {
         };
         let mut job = options.explain_job(
             &self.data.data,
-            self.black_box.clone(),
-            self.arch.clone(),
+            self.model.black_box.clone(),
+            self.model.arch.clone(),
             self.policy.clone(),
             &self.method,
             self.targets.clone(),

@@ -9,20 +9,15 @@ use induce::models::checkpoint::atomic_write;
 use induce::rl::Kernel;
 use induce::run::{load_data, predict, write_predictions_csv};
 
-use crate::args::DataArgs;
+use crate::args::{DataArgs, ModelArgs};
 use crate::pick_device;
 
 #[derive(Debug, Args)]
 pub struct PredictArgs {
     #[command(flatten)]
     pub data: DataArgs,
-    /// The black box: as for `induce explain` (the paper's GCN as .bpk, .safetensors or a run
-    /// directory; with --arch a PyG state_dict).
-    #[arg(long)]
-    pub black_box: PathBuf,
-    /// The architecture of a PyG --black-box (JSON; docs/FORMATS.md).
-    #[arg(long)]
-    pub arch: Option<PathBuf>,
+    #[command(flatten)]
+    pub model: ModelArgs,
     /// Output CSV (`node,label,p0,…`), written atomically [default: stdout].
     #[arg(long)]
     pub out: Option<PathBuf>,
@@ -32,8 +27,13 @@ pub struct PredictArgs {
 pub fn run(a: PredictArgs) -> Result<()> {
     let dev = pick_device(a.data.backend)?;
     let data = load_data(&a.data.data, a.data.format.format, a.data.seed)?;
-    let loaded =
-        load_black_box_with_arch(&a.black_box, a.arch.as_deref(), &data, Kernel::Host, &dev)?;
+    let loaded = load_black_box_with_arch(
+        &a.model.black_box,
+        a.model.arch.as_deref(),
+        &data,
+        Kernel::Host,
+        &dev,
+    )?;
     let lp = predict(&data, loaded.black_box.as_ref())?;
     match &a.out {
         Some(path) => {

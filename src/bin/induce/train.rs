@@ -8,21 +8,15 @@ use induce::TargetSpec;
 use induce::cli::Bars;
 use induce::run::{RunOptions, Sample, TrainJob, train_to_dir};
 
-use crate::args::{DataArgs, FamilyArg, InduceArgs};
+use crate::args::{DataArgs, FamilyArg, InduceArgs, ModelArgs};
 use crate::pick_device;
 
 #[derive(Debug, Args)]
 pub struct TrainArgs {
     #[command(flatten)]
     pub data: DataArgs,
-    /// The black box: the authors' .safetensors GCN, a .bpk checkpoint or a run directory; with
-    /// --arch, a PyTorch Geometric model's state_dict saved as .safetensors.
-    #[arg(long)]
-    pub black_box: PathBuf,
-    /// The architecture of a PyG black box (JSON: GCNConv / SAGEConv / GINConv / GATConv layers,
-    /// activation, head; docs/FORMATS.md).
-    #[arg(long)]
-    pub arch: Option<PathBuf>,
+    #[command(flatten)]
+    pub model: ModelArgs,
     /// Training targets: train, test, eval, all, a list 12,40,77 or @file. train, test and all
     /// keep only the paper's targets unless --all-nodes (the rule as for `explain --targets`;
     /// how many it kept, and why, is printed on stderr).
@@ -65,8 +59,8 @@ impl TrainArgs {
         };
         let mut job = options.train_job(
             &self.data.data,
-            self.black_box.clone(),
-            self.arch.clone(),
+            self.model.black_box.clone(),
+            self.model.arch.clone(),
             self.targets.clone(),
         );
         job.format = self.data.format.format;

@@ -60,7 +60,6 @@ pub trait FusedInference: Backend {
     ///
     /// # Shapes
     /// - u, w, flag: `[C]`; p, q: `[N, m]`; params: `[2m + m·m2 + 2·m2 + 2]`; output: `[C]`
-    #[allow(clippy::too_many_arguments)]
     fn pair_mlp_scores(
         u: IntTensor<Self>,
         w: IntTensor<Self>,
@@ -236,6 +235,27 @@ pub fn pair_mlp_scores(
     Some(Tensor::from_dispatch(out))
 }
 
+/// The inputs of [`gat_attention`] (see its `# Shapes`).
+#[derive(Debug, Clone)]
+pub struct GatAttention {
+    /// CSR offsets of the messages sorted by destination: `[n + 1]`.
+    pub ptr: Tensor<1, Int>,
+    /// The messages' sources, in that order: `[E]`.
+    pub col: Tensor<1, Int>,
+    /// The source attention terms: `[n, 1]`.
+    pub a_src: Tensor<2>,
+    /// The destination attention terms: `[n, 1]`.
+    pub a_dst: Tensor<2>,
+    /// Per-message logit offsets (`ABSENT` for a deleted edge), if any: `[E]`.
+    pub absent: Option<Tensor<1>>,
+    /// The transformed node features: `[n, F]`.
+    pub h: Tensor<2>,
+    /// The layer's bias: `[F]`.
+    pub bias: Tensor<1>,
+    /// The logits' LeakyReLU slope.
+    pub slope: f32,
+}
+
 /// A GAT layer's attention and aggregation in one kernel: for every node `v`, with its
 /// messages `k` (sources `u_k`) sorted by destination,
 ///
@@ -252,17 +272,17 @@ pub fn pair_mlp_scores(
 /// # Shapes
 /// - ptr: `[n + 1]`; col: `[E]`; a_src, a_dst: `[n, 1]`; absent: `[E]`; h: `[n, F]`;
 ///   bias: `[F]`; output: `[n, F]`
-#[allow(clippy::too_many_arguments)]
-pub fn gat_attention(
-    ptr: Tensor<1, Int>,
-    col: Tensor<1, Int>,
-    a_src: Tensor<2>,
-    a_dst: Tensor<2>,
-    absent: Option<Tensor<1>>,
-    h: Tensor<2>,
-    bias: Tensor<1>,
-    slope: f32,
-) -> Option<Tensor<2>> {
+pub fn gat_attention(inputs: GatAttention) -> Option<Tensor<2>> {
+    let GatAttention {
+        ptr,
+        col,
+        a_src,
+        a_dst,
+        absent,
+        h,
+        bias,
+        slope,
+    } = inputs;
     use burn::backend::Dispatch;
     if h.is_autodiff() || !on_cube(&h.device()) {
         return None;
@@ -378,16 +398,16 @@ fn gat_check(device: &Device, seed: u64) -> Result<Option<f32>> {
         let bias = Tensor::<1>::from_data(TensorData::new(bias, [f]), device);
         let absent = Tensor::<1>::from_data(TensorData::new(absent, [e]), device);
         for mask in [None, Some(absent)] {
-            let Some(fused) = gat_attention(
-                g.csr.offsets(),
-                g.src.clone(),
-                a_s.clone(),
-                a_d.clone(),
-                mask.clone(),
-                h.clone(),
-                bias.clone(),
-                0.2,
-            ) else {
+            let Some(fused) = gat_attention(GatAttention {
+                ptr: g.csr.offsets(),
+                col: g.src.clone(),
+                a_src: a_s.clone(),
+                a_dst: a_d.clone(),
+                absent: mask.clone(),
+                h: h.clone(),
+                bias: bias.clone(),
+                slope: 0.2,
+            }) else {
                 return Ok(None);
             };
             let logits = leaky_relu(

@@ -6,7 +6,7 @@
 //! each policy file.
 //!
 //! ```
-//! use induce::method_set::{MethodSet, MethodSettings, Policies};
+//! use induce::methods::{MethodSet, MethodSettings, Policies};
 //! use induce::{Method, Preset, TargetSpec, default_device};
 //! # fn main() -> induce::Result<()> {
 //! let device = default_device()?;
@@ -36,10 +36,10 @@ use induce_graph::{Dataset, k_hop};
 use induce_models::{BlackBox, Policy};
 use induce_rl::{EditMode, InduceConfig, PolicyMeta, save_policy};
 
-use crate::error::{Error, Result};
-use crate::methods::{
+use super::{
     BaselineConfig, Method, Preset, baseline, describe_induce, explainer, load_trained_policy,
 };
+use crate::error::{Error, Result};
 
 /// The settings a run gives its methods.
 #[derive(Debug, Clone, PartialEq)]
@@ -227,7 +227,7 @@ struct Cached {
     seconds: Option<f64>,
 }
 
-/// The methods of one run over one dataset and black box (see the [module docs](self)).
+/// The methods of one run over one dataset and black box (see the [module docs](crate::methods)).
 pub struct MethodSet<'a> {
     data: &'a Dataset,
     black_box: &'a dyn BlackBox,

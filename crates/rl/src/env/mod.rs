@@ -1,0 +1,212 @@
+//! The edit MDP of InduCE (spec §2): one [`Episode`] per target node.
+//!
+//! This module holds the episode's configuration ([`EnvConfig`], [`EditMode`], [`StateLayout`],
+//! [`ActionFlag`], [`state_dim`]); its submodules the candidate actions ([`Candidates`]), the
+//! per-node state ([`StateSnapshot`], [`reference_entropy`]), the episode itself ([`Episode`],
+//! [`PendingEpisode`]) and its transition ([`Step`], [`Episode::step`]).
+
+use induce_explain::{Goal, Locked, Verdict};
+use serde::{Deserialize, Serialize};
+
+use crate::reward::Reward;
+
+mod candidates;
+mod episode;
+mod state;
+mod step;
+#[cfg(test)]
+mod tests;
+
+pub use candidates::Candidates;
+pub use episode::{Episode, PendingEpisode};
+pub use state::{StateSnapshot, reference_entropy};
+pub use step::Step;
+
+/// Which edit types an episode may use.
+///
+/// Serialised as `"both"`, `"delete_only"`, `"add_only"`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EditMode {
+    /// Deletions and additions (InduCE).
+    #[default]
+    Both,
+    /// Deletions only (InduCE−−, the `V_c ⊆ E` special case).
+    DeleteOnly,
+    /// Additions only (the `V_c ∩ E = ∅` special case).
+    AddOnly,
+}
+
+/// How the per-node state of an [`Episode`] is built. Chosen once per episode.
+///
+/// Serialised as `"paper"` / `"reference"`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StateLayout {
+    /// Spec §2 (our default): `[original features ‖ degree in the current subgraph ‖ entropy
+    /// (nats, `0 · log 0 = 0`) of the black box's current distribution ‖ one-hot of the
+    /// current predicted label]`, recomputed after every edit.
+    #[default]
+    Paper,
+    /// The authors' code (spec §7, parity): `[entropy ‖ degree in the current subgraph ‖
+    /// one-hot of the GROUND-TRUTH label ‖ original features]`, where the entropy is the base-2
+    /// entropy `−Σ_c q_c log2 q_c` of `q = sigmoid(log p)`, computed in f32 once on the
+    /// original neighbourhood and never updated. A NaN is kept on purpose: `sigmoid` underflows
+    /// to exactly 0 below `log p ≈ −88.7`, and `0 · log2 0` is NaN, as in PyTorch. Only the
+    /// degree column changes after an edit.
+    Reference,
+}
+
+/// The scalar action-type feature `flag` each candidate carries into the policy's MLP.
+///
+/// Serialised as `"is_addition"` / `"target_neighbour"`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ActionFlag {
+    /// Spec §2 (our default): 1 for an addition, 0 for a deletion.
+    #[default]
+    IsAddition,
+    /// The authors' code (spec §7): 0 for an addition; for a deletion `(j, k)`, 1 when `j` is
+    /// adjacent to the target in the ORIGINAL neighbourhood, else 0.
+    TargetNeighbour,
+}
+
+fn is_default<T: Default + PartialEq>(v: &T) -> bool {
+    *v == T::default()
+}
+
+/// Configuration of an [`Episode`].
+///
+/// Every field has a default, so a partial JSON object deserialises:
+///
+/// ```
+/// use induce_rl::{EditMode, EnvConfig};
+/// let c: EnvConfig = serde_json::from_str(r#"{"mode": "delete_only"}"#).unwrap();
+/// assert_eq!((c.hops, c.budget, c.mode), (4, 15, EditMode::DeleteOnly));
+/// ```
+///
+/// The last three fields are the *reference* switches (spec §7); [`EnvConfig::reference`] sets
+/// them all. They are omitted from the JSON while at their defaults.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct EnvConfig {
+    /// Radius `h` of the neighbourhood the episode works on (default 4).
+    pub hops: u32,
+    /// Edit budget `δ`: the episode ends after this many edits (default 15; 0 is an error).
+    pub budget: usize,
+    /// Which edit types are offered (default both).
+    pub mode: EditMode,
+    /// The optional allowed set `V_c`: unordered node pairs in ORIGINAL ids. When given, only
+    /// candidates whose pair is in the set are offered (pairs outside the neighbourhood are
+    /// ignored). `None` allows every pair.
+    pub allowed: Option<Vec<(u32, u32)>>,
+    /// Nodes and pairs no edit may touch (in ORIGINAL ids; `--lock-nodes`, `--lock-edges`):
+    /// candidates with a locked endpoint or pair are not offered. Default: nothing locked.
+    #[serde(default, skip_serializing_if = "Locked::is_empty")]
+    pub locked: Locked,
+    /// What ends an episode with a counterfactual (`--to-class`): the target leaving its
+    /// original class (default, the paper's) or reaching one class. The reward follows it:
+    /// [`Goal::log_p_away`] takes the place of `log p(y)`.
+    #[serde(default, skip_serializing_if = "Goal::is_any_other")]
+    pub goal: Goal,
+    /// The reward of an edit.
+    pub reward: Reward,
+    /// *Reference switch:* how the per-node state is built (default [`StateLayout::Paper`]).
+    #[serde(skip_serializing_if = "is_default")]
+    pub state: StateLayout,
+    /// *Reference switch:* the action-type feature (default [`ActionFlag::IsAddition`]).
+    #[serde(skip_serializing_if = "is_default")]
+    pub action_flag: ActionFlag,
+    /// *Reference switch:* the episode ends once no more than this many candidates are left
+    /// (default 0: when none is left; the authors' loop runs while more than one is left, 1).
+    #[serde(skip_serializing_if = "is_default")]
+    pub min_candidates: usize,
+    /// Work on a fan-out-capped neighbourhood (`induce_graph::k_hop_sampled`: every expanded
+    /// node visits at most this many of its neighbours, drawn with a seed fixed per target)
+    /// instead of the exact `hops`-hop one: for hubs of large graphs. With
+    /// [`Verdict::Exact`] the state's rows are the black box on the edited sample and the
+    /// target's verdict the model's on the whole edited graph ([`Judge::sampled`]; fast when
+    /// the black box is bound to the graph, `induce_models::BoundBlackBox`). Default `None`
+    /// (exact).
+    ///
+    /// [`Judge::sampled`]: induce_explain::Judge::sampled
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fanout: Option<usize>,
+    /// Refuse a target whose neighbourhood has more nodes than this
+    /// ([`RlError::NeighbourhoodTooLarge`]) instead of working on it: a guard against
+    /// exhausting memory. Default `None` (no cap).
+    ///
+    /// [`RlError::NeighbourhoodTooLarge`]: crate::RlError::NeighbourhoodTooLarge
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_nodes: Option<usize>,
+    /// Where the flip, the reward and the stop are judged (default [`Verdict::Exact`]: the
+    /// model's prediction on the whole edited graph; [`Verdict::Neighbourhood`]: the paper's
+    /// frozen neighbourhood, `--paper-faithful` and [`EnvConfig::reference`]).
+    #[serde(skip_serializing_if = "is_default")]
+    pub verdict: Verdict,
+}
+
+impl Default for EnvConfig {
+    fn default() -> Self {
+        Self {
+            hops: 4,
+            budget: 15,
+            mode: EditMode::Both,
+            allowed: None,
+            locked: Locked::default(),
+            goal: Goal::AnyOther,
+            reward: Reward::default(),
+            state: StateLayout::Paper,
+            action_flag: ActionFlag::IsAddition,
+            min_candidates: 0,
+            fanout: None,
+            max_nodes: None,
+            verdict: Verdict::Exact,
+        }
+    }
+}
+
+impl EnvConfig {
+    /// The reference-compatibility preset (spec §7): the environment of the authors' code, which
+    /// with their shipped policy ([`induce_models::reference::load_reference_policy`]) and
+    /// greedy inference reproduces their explanations (see `docs/PARITY.md`).
+    ///
+    /// 4 hops, budget 15, additions and deletions, [`StateLayout::Reference`],
+    /// [`ActionFlag::TargetNeighbour`], the episode ends when one candidate is left
+    /// (`min_candidates = 1`) and verdicts are taken on the frozen neighbourhood
+    /// ([`Verdict::Neighbourhood`]). The reward is the default one (inference does not use it).
+    ///
+    /// ```
+    /// use induce_rl::{ActionFlag, EnvConfig, StateLayout};
+    /// let c = EnvConfig::reference();
+    /// assert_eq!((c.hops, c.budget, c.min_candidates), (4, 15, 1));
+    /// assert_eq!((c.state, c.action_flag), (StateLayout::Reference, ActionFlag::TargetNeighbour));
+    /// ```
+    pub fn reference() -> Self {
+        Self {
+            hops: 4,
+            budget: 15,
+            mode: EditMode::Both,
+            allowed: None,
+            locked: Locked::default(),
+            goal: Goal::AnyOther,
+            reward: Reward::default(),
+            state: StateLayout::Reference,
+            action_flag: ActionFlag::TargetNeighbour,
+            min_candidates: 1,
+            fanout: None,
+            max_nodes: None,
+            verdict: Verdict::Neighbourhood,
+        }
+    }
+}
+
+/// Width of the per-node state vector: `feature_dim` original features, the degree, the
+/// entropy, and a one-hot of `num_classes` labels (the same width in both [`StateLayout`]s).
+///
+/// ```
+/// assert_eq!(induce_rl::state_dim(10, 4), 16);
+/// ```
+pub fn state_dim(feature_dim: usize, num_classes: usize) -> usize {
+    feature_dim + 2 + num_classes
+}
