@@ -10,10 +10,10 @@ use criterion::{Criterion, criterion_group, criterion_main};
 use induce::graph::generators::SyntheticKind;
 use induce::graph::k_hop;
 use induce::models::device::default_device;
-use induce::models::host::policy::{
+use induce::models::kernels::tensors::matrix;
+use induce::models::policy::host::{
     HostGraph, HostPolicy, PolicyInput, StateBlocks, reinforce_score_grad,
 };
-use induce::models::tensors::matrix;
 use induce::models::{CandidateTensors, GraphTensors, PolicyConfig};
 
 fn policy(c: &mut Criterion) {

@@ -29,12 +29,12 @@ use induce::harness::bench::{
     transductive,
 };
 use induce::harness::scale::{self, ScaleConfig};
-use induce::models::checkpoint::atomic_write;
 use induce::models::device::BackendKind;
-use induce::pipeline::{NoProgress, TargetSpec};
+use induce::models::io::checkpoint::atomic_write;
+use induce::pipeline::TargetSpec;
 use induce::rl::Kernel;
 use induce::rl::RlError;
-use induce::run::{ExplainJob, explain_job};
+use induce::run::{ExplainJob, RunContext, explain};
 
 /// Measure InduCE's inference, training and transductive explanation times.
 #[derive(Debug, Parser, serde::Serialize)]
@@ -217,7 +217,7 @@ fn baseline_rows(args: &Args, ds: &str, dev: &induce::Device) -> Result<Vec<Benc
                 false => format!("{m} {ds}"),
             };
             rows.push(measure(name, || {
-                let (_, runs) = explain_job(&job, dev, &NoProgress)
+                let (_, runs) = explain(&job, &RunContext::new(dev))
                     .map_err(|e| RlError::InvalidConfig(e.to_string()))?;
                 let run = &runs[0];
                 let row = run.row();

@@ -19,9 +19,9 @@ use clap::{Parser, ValueEnum};
 use induce::graph::generators::SyntheticKind;
 use induce::graph::io::{load_gnn_benchmark_npz, load_reference_npz};
 use induce::graph::{Dataset, Split};
-use induce::models::checkpoint::{atomic_write, save_gcn};
-use induce::models::reference::load_reference_gcn;
-use induce::models::train::split_accuracy;
+use induce::models::gcn::train::split_accuracy;
+use induce::models::io::checkpoint::{atomic_write, save_gcn};
+use induce::models::io::reference::load_reference_gcn;
 use induce::models::{GcnBlackBox, GcnConfig, GcnTrainingConfig, train_gcn};
 
 /// npz layouts this example reads.

@@ -3,9 +3,9 @@
 //! backend named, in one run on one machine:
 //!
 //! 1. the message-passing kernels (values and both gradients) against Burn's own scatter-add
-//!    composition on seeded random graphs (`induce_models::spmm::self_check`), and the policy's
+//!    composition on seeded random graphs (`induce_models::kernels::spmm::self_check`), and the policy's
 //!    fused inference kernels (scoring MLP, GAT attention) against their compositions
-//!    (`induce_models::fused::self_check`);
+//!    (`induce_models::kernels::fused::self_check`);
 //! 2. parity with the authors' shipped explanations on syn1 / syn4 / syn5, Burn kernel
 //!    (with `--reference DIR`), and where each differing target leaves the authors' path, with
 //!    both kernels' margins there (a tie within float rounding or not); on a GPU backend a
@@ -43,8 +43,8 @@ use clap::Parser;
 use induce::BackendKind;
 use induce::harness::bench::{BenchRow, batched_verdicts, gcn_epochs};
 use induce::harness::parity::run_dataset_with;
-use induce::models::checkpoint::atomic_write;
-use induce::models::spmm::self_check;
+use induce::models::io::checkpoint::atomic_write;
+use induce::models::kernels::spmm::self_check;
 use induce::rl::Kernel;
 
 /// Relative log-probability margin under which a parity difference counts as a tie within float
@@ -138,7 +138,7 @@ fn run(args: Args) -> Result<()> {
         entry["kernel_check"] = serde_json::json!({ "passed": ok, "sizes": checks });
         // The fused inference kernels against their compositions (TF32 products there on a
         // GPU; none on the CPU backends).
-        let fused = induce::models::fused::self_check(&dev, 3)?;
+        let fused = induce::models::kernels::fused::self_check(&dev, 3)?;
         let fused_ok = fused.passes(2e-3);
         failed |= !fused_ok;
         eprintln!(
@@ -236,15 +236,9 @@ fn explain_repeated(args: &Args, path: &std::path::Path) -> Result<()> {
         )?;
         let (mut seconds, mut first, mut same_all) = (Vec::new(), None, true);
         for run in 1..=args.explain_repeat {
-            let (_, runs) = induce::run::explain_job_with(
-                &job,
-                &data,
-                loaded.black_box.as_ref(),
-                &dev,
-                &induce::explain::pipeline::NoProgress,
-                None,
-                &|_| {},
-            )?;
+            let ctx =
+                induce::run::RunContext::new(&dev).with_loaded(&data, loaded.black_box.as_ref());
+            let (_, runs) = induce::run::explain(&job, &ctx)?;
             let secs: f64 = runs.iter().map(|r| r.explain_seconds).sum();
             let explanations: Vec<_> = runs.iter().map(|r| r.explanations()).collect();
             let same = first.get_or_insert_with(|| explanations.clone()) == &explanations;

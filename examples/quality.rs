@@ -91,7 +91,7 @@ fn run(args: Args) -> Result<()> {
     let report = run_quality(&cfg, &dev, &Log(t0))?;
     write_quality(&report, &args.out)?;
     let config = serde_json::to_vec_pretty(&cfg)?;
-    induce::models::checkpoint::atomic_write(args.out.join("config.json"), &config)
+    induce::models::io::checkpoint::atomic_write(args.out.join("config.json"), &config)
         .with_context(|| format!("writing {}", args.out.display()))?;
     print!("{}", format_quality_table(&report.rows));
     for n in &report.notes {

@@ -16,7 +16,7 @@ use induce_explain::pipeline::{
 };
 use induce_graph::Dataset;
 use induce_graph::io::DataFormat;
-use induce_models::checkpoint::{load_gcn, save_gcn};
+use induce_models::io::checkpoint::{load_gcn, save_gcn};
 use induce_models::{GcnConfig, GcnTrainingConfig, train_gcn};
 use induce_rl::InduceConfig;
 use serde::{Deserialize, Serialize};

@@ -31,7 +31,7 @@
 //! // A graph: a file (reference npz, gnn-benchmark npz, OGB folder) or a built-in benchmark.
 //! let data = induce::run::load_data("tree-cycles", None, induce::DEFAULT_SEED)?;
 //! # { // (the doctest trains a small black box; yours comes from a file)
-//! #   use induce::models::{GcnConfig, GcnTrainingConfig, train_gcn, checkpoint::save_gcn};
+//! #   use induce::models::{GcnConfig, GcnTrainingConfig, train_gcn, io::checkpoint::save_gcn};
 //! #   let c = GcnConfig::new(data.graph.features().dim(), data.graph.num_classes());
 //! #   let (m, _) = train_gcn(&data, &GcnTrainingConfig::new(c.clone()), &device)?;
 //! #   save_gcn(&m, &c, &bb_path)?;

@@ -439,8 +439,8 @@ pub fn write_quality(report: &QualityReport, out: impl AsRef<Path>) -> Result<()
         value: out.display().to_string(),
         reason: e.to_string(),
     })?;
-    induce_models::checkpoint::atomic_write(out.join("quality.json"), &json)?;
-    induce_models::checkpoint::atomic_write(
+    induce_models::io::checkpoint::atomic_write(out.join("quality.json"), &json)?;
+    induce_models::io::checkpoint::atomic_write(
         out.join("quality.md"),
         format_quality_table(&report.rows).as_bytes(),
     )?;

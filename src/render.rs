@@ -14,7 +14,7 @@ use induce_explain::{EditKind, Explanation};
 use induce_graph::io::DataFormat;
 use induce_graph::{Dataset, k_hop};
 use induce_models::BlackBox;
-use induce_models::checkpoint::atomic_write;
+use induce_models::io::checkpoint::atomic_write;
 use induce_rl::Kernel;
 use induce_viz::{EdgeState, EdgeView, GalleryItem, NodeView, ReportRun, Scene};
 use serde_json::Value;

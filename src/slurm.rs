@@ -28,7 +28,7 @@
 
 use std::path::{Path, PathBuf};
 
-use induce_models::checkpoint::atomic_write;
+use induce_models::io::checkpoint::atomic_write;
 
 use crate::error::{Error, Result};
 

@@ -1329,7 +1329,7 @@ fn killed_runs_resume_to_the_uninterrupted_result() {
     let dev = induce::default_device().unwrap();
     let params = |dir: &Path| {
         let (p, _) = induce::rl::load_policy(dir.join("policy.bpk"), 10, 2, &dev).unwrap();
-        induce::models::host::policy::HostPolicy::from_policy(&p).params
+        induce::models::policy::host::HostPolicy::from_policy(&p).params
     };
     assert!(
         params(&t_out) == params(&t_whole),
@@ -1672,7 +1672,7 @@ fn family_is_chosen_printed_and_saved_and_test_targets_say_their_rule() {
 #[test]
 fn every_syn1_counterfactual_flips_the_model_on_the_whole_graph() {
     use induce::explain::EditKind;
-    use induce::models::{BlackBox, GcnBlackBox, reference::load_reference_gcn};
+    use induce::models::{BlackBox, GcnBlackBox, io::reference::load_reference_gcn};
     let Some(dir) = reference_dir() else { return };
     let tmp = tempfile::tempdir().unwrap();
     let (data, bb) = (dir.join("syn1.npz"), dir.join("syn1_gcn.safetensors"));

@@ -9,7 +9,7 @@ use induce::harness::parity::{DatasetParity, REQUIRED, run_dataset, run_dataset_
 use induce::rl::Kernel;
 use induce_models::GcnBlackBox;
 use induce_models::device::{default_device, float_tolerance};
-use induce_models::reference::load_reference_gcn;
+use induce_models::io::reference::load_reference_gcn;
 use induce_rl::{EnvConfig, Episode};
 
 fn reference_dir() -> Option<PathBuf> {

@@ -1,7 +1,7 @@
 //! Target selection through the facade: `--sample N` draws a seeded, uniform sample of the
 //! paper's targets without running the black box on every candidate node.
 
-use induce::models::checkpoint::save_gcn;
+use induce::models::io::checkpoint::save_gcn;
 use induce::models::{GcnConfig, GcnTrainingConfig, train_gcn};
 use induce::run::{Sample, TargetFilter, load_data, resolve_targets, resolve_targets_sampled};
 use induce::{Shard, TargetSpec, default_device};

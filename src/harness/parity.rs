@@ -30,8 +30,8 @@ use burn::tensor::Device;
 use induce_graph::GraphError;
 use induce_graph::io::load_reference_npz;
 use induce_models::ModelError;
-use induce_models::checkpoint::atomic_write;
-use induce_models::reference::{load_reference_gcn, load_reference_policy};
+use induce_models::io::checkpoint::atomic_write;
+use induce_models::io::reference::{load_reference_gcn, load_reference_policy};
 use serde::{Deserialize, Serialize};
 
 use induce_models::Kernel;

@@ -27,8 +27,8 @@ use std::time::Instant;
 use burn::tensor::Device;
 use induce_graph::generators::ArxivLikeConfig;
 use induce_graph::{Features, Graph, Subgraph, k_hop, k_hop_sampled};
-use induce_models::checkpoint::{load_gcn, save_gcn};
-use induce_models::train::split_accuracy;
+use induce_models::gcn::train::split_accuracy;
+use induce_models::io::checkpoint::{load_gcn, save_gcn};
 use induce_models::{
     BlackBox, GcnConfig, GcnTrainingConfig, GraphBinding, HostGcn, LogProbs, Result as ModelResult,
     train_gcn,

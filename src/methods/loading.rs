@@ -5,9 +5,9 @@ use std::path::{Path, PathBuf};
 
 use burn::tensor::Device;
 use induce_graph::Dataset;
-use induce_models::checkpoint::{check_dims, load_gcn};
+use induce_models::io::checkpoint::{check_dims, load_gcn};
+use induce_models::io::reference::load_reference_gcn;
 use induce_models::pyg::PygNet;
-use induce_models::reference::load_reference_gcn;
 use induce_models::{BlackBox, Gcn, Policy};
 use induce_rl::{EditMode, Kernel, PolicyMeta, load_policy};
 
@@ -19,7 +19,7 @@ pub struct LoadedBlackBox {
     /// The Burn model, for the paper's GCN (`None` for a PyG model: it is its own
     /// differentiable form, [`BlackBox::edge_weighted`]).
     pub model: Option<Gcn>,
-    /// What the explainers call: the host copy ([`HostGcn`](induce_models::host::gcn::HostGcn)) for the host kernel, the Burn
+    /// What the explainers call: the host copy ([`HostGcn`](induce_models::gcn::host::HostGcn)) for the host kernel, the Burn
     /// model on the device otherwise.
     pub black_box: Box<dyn BlackBox>,
 }
@@ -134,7 +134,7 @@ pub fn load_black_box_with_arch(
 /// A key of a SafeTensors file that only a PyG layer has (`lin_l.weight`, `att_src`, `nn.0.weight`,
 /// `lin.weight` without the paper's `gc1.weight`), if any: such a file needs `--arch`.
 fn pyg_key(path: &Path) -> Option<String> {
-    let shapes = induce_models::reference::safetensors_shapes(path).ok()?;
+    let shapes = induce_models::io::reference::safetensors_shapes(path).ok()?;
     // The paper's GCN, also under a prefix (`model.gc1.weight`: the loader names the prefix).
     if shapes
         .iter()

@@ -1,20 +1,16 @@
 //! `induce explain` as a library job: [`ExplainJob`] (everything that defines a run, saved as
-//! its `config.json`), [`explain_job`] (explain in memory) and [`explain_to_dir`] (the run
-//! directory's whole lifecycle: journal, resume, atomic write).
+//! its `config.json`) and [`explain()`] (explain it, in memory or into a run directory with its
+//! whole lifecycle: journal, resume, atomic write).
 
-use induce_graph::Dataset;
-use induce_models::BlackBox;
 use std::path::{Path, PathBuf};
 
-use burn::tensor::Device;
-use induce_explain::pipeline::{
-    Journal, MethodRun, Progress, RunSummary, RunWriter, Shard, TargetSpec,
-};
+use induce_explain::pipeline::{Journal, MethodRun, RunSummary, RunWriter, Shard, TargetSpec};
 use induce_explain::{Goal, Locked};
 use induce_graph::io::DataFormat;
 use induce_rl::{EditMode, InduceConfig, Kernel};
 use serde::{Deserialize, Serialize};
 
+use super::RunContext;
 use super::checks::check_methods;
 use super::memory::{MemoryJob, explain_memory_core};
 use super::{
@@ -187,7 +183,7 @@ impl ExplainJob {
 
     /// Checks every setting before anything is loaded, naming the field at fault: the InduCE
     /// settings ([`InduceConfig::validate`], at least one episode), the baselines'
-    /// ([`BaselineConfig::validate`]) and a non-empty method list. [`explain_job`] calls it; a
+    /// ([`BaselineConfig::validate`]) and a non-empty method list. [`explain()`] calls it; a
     /// library user gets the error the command line prints.
     ///
     /// ```
@@ -250,75 +246,69 @@ impl ExplainJob {
     }
 }
 
-/// Runs an explain job: loads the data, the black box and (for the inductive methods) the
-/// policy, checks everything before explaining anything, then explains the targets with every
-/// method. Returns the summary and the per-method records (write them with
-/// [`RunWriter`]).
-pub fn explain_job(
-    job: &ExplainJob,
-    device: &Device,
-    progress: &dyn Progress,
-) -> Result<(RunSummary, Vec<MethodRun>)> {
-    explain_job_journaled(job, device, progress, None)
-}
-
-/// [`explain_job`] that records its progress in `journal` and skips what an interrupted run of
-/// the same job already explained (`induce explain --resume`); see
-/// [`Journal`]. The result equals an uninterrupted run's.
-pub fn explain_job_journaled(
-    job: &ExplainJob,
-    device: &Device,
-    progress: &dyn Progress,
-    journal: Option<&induce_explain::pipeline::Journal>,
-) -> Result<(RunSummary, Vec<MethodRun>)> {
-    explain_job_noticed(job, device, progress, journal, &|_| {})
-}
-
-/// [`explain_job_journaled`] that tells `notice` what it decided for the user, once the data,
-/// black box, policies and targets are checked and before anything is explained: the
-/// hyper-parameter family ([`ExplainJob::family_line`]) and, for a broad target spec narrowed
-/// by the paper's filter, how many targets it chose by which rule ([`target_rule_line`](crate::run::target_rule_line), also
-/// kept in the summary's notes). `induce explain` prints them on stderr.
-pub fn explain_job_noticed(
-    job: &ExplainJob,
-    device: &Device,
-    progress: &dyn Progress,
-    journal: Option<&induce_explain::pipeline::Journal>,
-    notice: &dyn Fn(&str),
-) -> Result<(RunSummary, Vec<MethodRun>)> {
+/// Runs an explain job, the one entry point of `induce explain` and of every program that
+/// explains as it does: loads the data, the black box and (for the inductive methods) the
+/// policy, unless [`RunContext::with_loaded`] hands data and a model already in memory;
+/// checks everything before explaining anything; then explains the targets with every method.
+/// Returns the summary and the per-method records.
+///
+/// With [`RunContext::with_out_dir`] it owns the run directory's whole lifecycle: everything is
+/// checked (settings, data, black box, policies, targets) before the directory exists;
+/// progress is journaled beside it (`.NAME.journal`) so that a killed run continues with
+/// [`Resume::Continue`] (the result equals an uninterrupted run's; with [`Resume::Restart`] an
+/// old journal is discarded); the directory (`config.json` = the job, `summary.json`,
+/// `explanations.jsonl`) is written all at once, replacing an existing run.
+///
+/// [`Resume::Continue`]: super::Resume::Continue
+/// [`Resume::Restart`]: super::Resume::Restart
+pub fn explain(job: &ExplainJob, run: &RunContext<'_>) -> Result<(RunSummary, Vec<MethodRun>)> {
     job.validate()?;
-    let data = load_data(&job.data, job.format, job.seed)?;
-    let loaded = load_black_box_with_arch(
-        &job.black_box,
-        job.arch.as_deref(),
-        &data,
-        job.black_box_kernel.unwrap_or(job.induce.kernel),
-        device,
-    )?;
-    explain_job_with(
-        job,
-        &data,
-        loaded.black_box.as_ref(),
-        device,
-        progress,
-        journal,
-        notice,
-    )
+    let Some((out, resume)) = run.out else {
+        return explain_journaled(job, run, None);
+    };
+    let job = &job.with_absolute_paths();
+    let writer = RunWriter::create(out)?;
+    let config = serde_json::to_value(job).map_err(|e| Error::InvalidValue {
+        what: "explain job",
+        value: job.data.clone(),
+        reason: e.to_string(),
+    })?;
+    let journal = Journal::open(out, &config, resume == super::Resume::Continue)?;
+    let (summary, runs) = match explain_journaled(job, run, Some(&journal)) {
+        Ok(r) => r,
+        Err(e) => {
+            journal.discard_if_empty()?;
+            return Err(e);
+        }
+    };
+    writer.finish(&config, &summary, &runs)?;
+    journal.remove()?;
+    Ok((summary, runs))
 }
 
-/// [`explain_job_noticed`] on data and a black box already loaded (the Python package's path:
-/// arrays and a model from memory): `job.data`, `job.format`, `job.black_box` and `job.arch`
-/// are not read; everything else is, exactly as `induce explain` runs it.
-pub fn explain_job_with(
+/// [`explain`] recording its progress in `journal`, if any, and skipping what an interrupted
+/// run of the same job already explained.
+fn explain_journaled(
     job: &ExplainJob,
-    data: &Dataset,
-    bb: &dyn BlackBox,
-    device: &Device,
-    progress: &dyn Progress,
-    journal: Option<&induce_explain::pipeline::Journal>,
-    notice: &dyn Fn(&str),
+    run: &RunContext<'_>,
+    journal: Option<&Journal>,
 ) -> Result<(RunSummary, Vec<MethodRun>)> {
-    job.validate()?;
+    let loaded;
+    let (data, bb) = match run.loaded {
+        Some(pair) => pair,
+        None => {
+            let data = load_data(&job.data, job.format, job.seed)?;
+            let bb = load_black_box_with_arch(
+                &job.black_box,
+                job.arch.as_deref(),
+                &data,
+                job.black_box_kernel.unwrap_or(job.induce.kernel),
+                run.device,
+            )?;
+            loaded = (data, bb);
+            (&loaded.0, loaded.1.black_box.as_ref())
+        }
+    };
     let settings = MethodSettings {
         baselines: job.baselines.clone(),
         edits: job.edits,
@@ -346,43 +336,14 @@ pub fn explain_job_with(
         ..MemoryJob::new(data, bb, &[])
     };
     let family = job.family_line();
-    explain_memory_core(&memory, device, progress, journal, Some(&family), notice)
-}
-
-/// Runs `job` into the run directory `out`, owning its whole lifecycle: everything is checked
-/// (settings, data, black box, policies, targets) before the directory exists; progress is
-/// journaled beside it (`.NAME.journal`) so that a killed run continues with `resume` (the
-/// result equals an uninterrupted run's; without `resume` an old journal is discarded); the
-/// directory (`config.json` = the job, `summary.json`, `explanations.jsonl`) is written all at
-/// once, replacing an existing run. `notice` receives the lines `induce explain` prints on
-/// stderr (see [`explain_job_noticed`]).
-pub fn explain_to_dir(
-    job: &ExplainJob,
-    out: &Path,
-    resume: bool,
-    device: &Device,
-    progress: &dyn Progress,
-    notice: &dyn Fn(&str),
-) -> Result<RunSummary> {
-    job.validate()?;
-    let job = &job.with_absolute_paths();
-    let writer = RunWriter::create(out)?;
-    let config = serde_json::to_value(job).map_err(|e| Error::InvalidValue {
-        what: "explain job",
-        value: job.data.clone(),
-        reason: e.to_string(),
-    })?;
-    let journal = Journal::open(out, &config, resume)?;
-    let (summary, runs) = match explain_job_noticed(job, device, progress, Some(&journal), notice) {
-        Ok(r) => r,
-        Err(e) => {
-            journal.discard_if_empty()?;
-            return Err(e);
-        }
-    };
-    writer.finish(&config, &summary, &runs)?;
-    journal.remove()?;
-    Ok(summary)
+    explain_memory_core(
+        &memory,
+        run.device,
+        run.progress,
+        journal,
+        Some(&family),
+        run.notice,
+    )
 }
 
 /// `p` against the current directory when it is relative and exists; as given otherwise (a

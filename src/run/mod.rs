@@ -1,28 +1,27 @@
 //! The jobs behind the command line, as library functions: load any data, train a policy
-//! ([`train`]: [`TrainJob`], [`train_to_dir`]), explain a target set with any method and write
-//! the run ([`explain`]: [`ExplainJob`], [`explain_to_dir`]). `induce explain` is one conversion
-//! from its arguments to an [`ExplainJob`] and one call of [`explain_to_dir`].
+//! ([`TrainJob`], [`train()`]), explain a target set with any method and write the run
+//! ([`ExplainJob`], [`explain()`]). Both entry points take a [`RunContext`]: the device, the
+//! progress display, the notice sink, a run directory and data already in memory. `induce
+//! explain` is one conversion from its arguments to an [`ExplainJob`] and one call of
+//! [`explain()`].
 
 mod checks;
+mod context;
 pub mod explain;
 pub mod memory;
 pub mod options;
 mod predict;
 pub mod train;
 
-pub use explain::{
-    ExplainJob, explain_job, explain_job_journaled, explain_job_noticed, explain_job_with,
-    explain_to_dir,
-};
+pub use context::{Resume, RunContext};
+pub use explain::{ExplainJob, explain};
 pub use memory::{MemoryJob, explain_in_memory};
 pub use options::{
     DEFAULT_MAX_NEIGHBOURHOOD, DEFAULT_SAMPLES, RunOptions, SETTING_NAMES, name_settings,
 };
 pub use predict::{predict, write_predictions_csv};
-pub use train::{
-    TrainJob, TrainOutcome, train_job, train_job_checkpointed, train_job_noticed, train_job_with,
-    train_report_name, train_reporting, train_to_dir, write_policy_dir,
-};
+pub(crate) use train::train_reporting;
+pub use train::{TrainJob, TrainOutcome, Trained, train, train_report_name, write_policy_dir};
 
 use std::path::Path;
 
@@ -33,7 +32,7 @@ use induce_graph::generators::SyntheticKind;
 use induce_graph::io::DataFormat;
 use induce_graph::{Dataset, GraphError};
 use induce_models::BlackBox;
-use induce_models::train::split_accuracy;
+use induce_models::gcn::train::split_accuracy;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};

@@ -1,14 +1,13 @@
 //! `induce train` as a library job: [`TrainJob`] (everything that defines a training run,
-//! saved in its `train.json`, `train-del-only.json` for deletions only), [`train_job`] (train in memory) and [`train_to_dir`] (the output
+//! saved in its `train.json`, `train-del-only.json` for deletions only), [`train()`] (train in memory, or into the output
 //! directory's whole lifecycle: checkpoint, resume, the policy under its one file name).
 
-use induce_graph::Dataset;
 use std::path::{Path, PathBuf};
 
 use burn::tensor::Device;
 use induce_explain::pipeline::{Progress, TargetSpec};
 use induce_graph::io::DataFormat;
-use induce_models::checkpoint::atomic_write;
+use induce_models::io::checkpoint::atomic_write;
 use induce_models::{BlackBox, BoundBlackBox};
 use induce_rl::{
     EpochStats, InduceConfig, Kernel, PolicyMeta, save_policy, timed, train_inductive,
@@ -16,8 +15,8 @@ use induce_rl::{
 use serde::{Deserialize, Serialize};
 
 use super::{
-    Sample, TargetFilter, data_stem, default_family, default_true, family_line, format_serde,
-    load_data, resolve_targets_described, training_targets,
+    Resume, RunContext, Sample, TargetFilter, data_stem, default_family, default_true, family_line,
+    format_serde, load_data, resolve_targets_described, training_targets,
 };
 use crate::error::{Error, Result};
 use crate::methods::policy_file_name;
@@ -108,7 +107,7 @@ impl TrainJob {
     }
 }
 
-/// What [`train_job`] measured.
+/// What [`train()`] measured.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TrainOutcome {
     /// Number of training targets.
@@ -119,73 +118,97 @@ pub struct TrainOutcome {
     pub seconds: f64,
 }
 
-/// Trains an inductive policy (InduCE, REINFORCE) on the job's targets. Returns the policy, the
-/// metadata to save beside it ([`induce_rl::save_policy`]) and what training measured.
-pub fn train_job(
-    job: &TrainJob,
-    device: &Device,
-    progress: &dyn Progress,
-) -> Result<(induce_models::Policy, PolicyMeta, TrainOutcome)> {
-    train_job_checkpointed(job, device, progress, None)
+/// A trained policy and what training measured: [`train`]'s result.
+#[derive(Debug)]
+pub struct Trained {
+    /// The policy network.
+    pub policy: induce_models::Policy,
+    /// The metadata saved beside it ([`induce_rl::save_policy`]).
+    pub meta: PolicyMeta,
+    /// What training measured.
+    pub outcome: TrainOutcome,
+    /// The policy file, when [`RunContext::with_out_dir`] wrote one.
+    pub file: Option<PathBuf>,
 }
 
-/// [`train_job`] that checkpoints after every epoch into `checkpoint` and continues from it
-/// when it exists (`induce train --resume`; see
-/// [`train_inductive_checkpointed`](induce_rl::train_inductive_checkpointed)). The returned
-/// policy equals an uninterrupted run's.
-pub fn train_job_checkpointed(
-    job: &TrainJob,
-    device: &Device,
-    progress: &dyn Progress,
-    checkpoint: Option<&Path>,
-) -> Result<(induce_models::Policy, PolicyMeta, TrainOutcome)> {
-    train_job_noticed(job, device, progress, checkpoint, &|_| {})
-}
-
-/// [`train_job_checkpointed`] that tells `notice`, once the data, black box and targets are
-/// checked and before training, the hyper-parameter family ([`TrainJob::family_line`]) and, for
-/// a broad target spec narrowed by the paper's filter, how many targets it chose by which rule
-/// ([`target_rule_line`](crate::run::target_rule_line)). `induce train` prints them on stderr.
-pub fn train_job_noticed(
-    job: &TrainJob,
-    device: &Device,
-    progress: &dyn Progress,
-    checkpoint: Option<&Path>,
-    notice: &dyn Fn(&str),
-) -> Result<(induce_models::Policy, PolicyMeta, TrainOutcome)> {
+/// Trains an inductive policy (InduCE, REINFORCE) on the job's targets: the one entry point of
+/// `induce train` and of every program that trains as it does. Loads the data and the black
+/// box unless [`RunContext::with_loaded`] hands them in memory, checks everything, tells the
+/// run's notice sink the family and the target rule, then trains.
+///
+/// With [`RunContext::with_out_dir`] it owns the directory's whole lifecycle: the policy is
+/// saved as [`policy_file_name`] of its edit mode (`policy.bpk`, or `policy-del-only.bpk` for
+/// deletions only) with its `.json`, and `train.json` ([`train_report_name`]) records the job
+/// and what training measured. With the host kernel the state after each epoch is kept in
+/// `out/.train-checkpoint.json` ([`TRAIN_CHECKPOINT`]): started again with
+/// [`Resume::Continue`], training continues from the last finished epoch and gives exactly an
+/// uninterrupted run's policy; with [`Resume::Restart`] an old checkpoint is discarded. A
+/// failure before the first epoch leaves no empty directory behind.
+pub fn train(job: &TrainJob, run: &RunContext<'_>) -> Result<Trained> {
     job.validate()?;
-    let data = load_data(&job.data, job.format, job.induce.seed)?;
-    let loaded = load_black_box_with_arch(
-        &job.black_box,
-        job.arch.as_deref(),
-        &data,
-        job.induce.kernel,
-        device,
-    )?;
-    train_job_with(
-        job,
-        &data,
-        loaded.black_box.as_ref(),
-        device,
-        progress,
-        checkpoint,
-        notice,
-    )
+    let Some((out, resume)) = run.out else {
+        return train_checkpointed(job, run, None);
+    };
+    let io = |path: &Path| {
+        let path = path.to_path_buf();
+        move |source| Error::Io { path, source }
+    };
+    let checkpoint = out.join(TRAIN_CHECKPOINT);
+    if resume == Resume::Restart && checkpoint.exists() {
+        std::fs::remove_file(&checkpoint).map_err(io(&checkpoint))?;
+    }
+    let resumable = job.induce.kernel == Kernel::Host;
+    if resumable {
+        std::fs::create_dir_all(out).map_err(io(out))?;
+    } else if resume == Resume::Continue {
+        return Err(Error::InvalidValue {
+            what: "resume",
+            value: format!("InduceConfig.kernel = {}", job.induce.kernel),
+            reason: "resumable training needs the host kernel".into(),
+        });
+    }
+    let checkpointed = resumable.then_some(&*checkpoint);
+    let mut trained = match train_checkpointed(job, run, checkpointed) {
+        Ok(t) => t,
+        Err(e) => {
+            if !checkpoint.exists() {
+                // Only removes a directory this run created and left empty.
+                let _ = std::fs::remove_dir(out);
+            }
+            return Err(e);
+        }
+    };
+    let file = write_policy_dir(job, out, &trained.policy, &trained.meta, &trained.outcome)?;
+    if checkpoint.exists() {
+        std::fs::remove_file(&checkpoint).map_err(io(&checkpoint))?;
+    }
+    trained.file = Some(file);
+    Ok(trained)
 }
 
-/// [`train_job_noticed`] on data and a black box already loaded (the Python package's path):
-/// `job.data`, `job.format`, `job.black_box` and `job.arch` are not read; everything else is,
-/// exactly as `induce train` runs it.
-pub fn train_job_with(
+/// [`train`] checkpointing after every epoch into `checkpoint`, if any, and continuing from it
+/// when it exists (see [`induce_rl::train_inductive_checkpointed`]).
+fn train_checkpointed(
     job: &TrainJob,
-    data: &Dataset,
-    black_box: &dyn BlackBox,
-    device: &Device,
-    progress: &dyn Progress,
+    run: &RunContext<'_>,
     checkpoint: Option<&Path>,
-    notice: &dyn Fn(&str),
-) -> Result<(induce_models::Policy, PolicyMeta, TrainOutcome)> {
-    job.validate()?;
+) -> Result<Trained> {
+    let loaded;
+    let (data, black_box) = match run.loaded {
+        Some(pair) => pair,
+        None => {
+            let data = load_data(&job.data, job.format, job.induce.seed)?;
+            let bb = load_black_box_with_arch(
+                &job.black_box,
+                job.arch.as_deref(),
+                &data,
+                job.induce.kernel,
+                run.device,
+            )?;
+            loaded = (data, bb);
+            (&loaded.0, loaded.1.black_box.as_ref())
+        }
+    };
     let bound = BoundBlackBox::new(black_box, &data.graph)?;
     let bb: &dyn BlackBox = &bound;
     let hops = job.induce.env.hops;
@@ -218,15 +241,15 @@ pub fn train_job_with(
             resolve_targets_described(&job.targets, job.filter, job.sample, None, data, bb, hops)?
         }
     };
-    notice(&job.family_line());
+    (run.notice)(&job.family_line());
     if let Some(line) = &rule {
-        notice(line);
+        (run.notice)(line);
     }
     let (policy, last, seconds) = train_reporting_with(
         (&data.graph, bb, &targets),
         &job.induce,
-        device,
-        progress,
+        run.device,
+        run.progress,
         "train policy",
         checkpoint,
     )?;
@@ -235,20 +258,21 @@ pub fn train_job_with(
         num_classes: bb.num_classes(),
         induce: job.induce.clone(),
     };
-    Ok((
+    Ok(Trained {
         policy,
         meta,
-        TrainOutcome {
+        outcome: TrainOutcome {
             targets: targets.len(),
             last_epoch: last,
             seconds,
         },
-    ))
+        file: None,
+    })
 }
 
 /// [`train_inductive`] reporting each epoch to `progress` (as task `task`); returns the policy,
 /// the last epoch's statistics and the training time.
-pub fn train_reporting(
+pub(crate) fn train_reporting(
     graph: &induce_graph::Graph,
     black_box: &dyn BlackBox,
     targets: &[u32],
@@ -297,62 +321,8 @@ fn train_reporting_with(
     Ok((policy?, last, seconds))
 }
 
-/// Where [`train_to_dir`] keeps the training state after each epoch (removed at the end).
+/// Where [`train()`] keeps the training state after each epoch (removed at the end).
 pub const TRAIN_CHECKPOINT: &str = ".train-checkpoint.json";
-
-/// Trains `job` into the directory `out`, owning its whole lifecycle: the policy is saved as
-/// [`policy_file_name`] of its edit mode (`policy.bpk`, or `policy-del-only.bpk` for
-/// deletions only) with its `.json`, and `train.json` ([`train_report_name`]) records the job
-/// and what training measured. With the host kernel the state after each epoch is kept in
-/// `out/.train-checkpoint.json` ([`TRAIN_CHECKPOINT`]): started again with `resume`, training
-/// continues from the last finished epoch and gives exactly an uninterrupted run's policy;
-/// without `resume` an old checkpoint is discarded. A failure before the first epoch leaves no
-/// empty directory behind. Returns the outcome and the policy file.
-pub fn train_to_dir(
-    job: &TrainJob,
-    out: &Path,
-    resume: bool,
-    device: &Device,
-    progress: &dyn Progress,
-    notice: &dyn Fn(&str),
-) -> Result<(TrainOutcome, PathBuf)> {
-    job.validate()?;
-    let io = |path: &Path| {
-        let path = path.to_path_buf();
-        move |source| Error::Io { path, source }
-    };
-    let checkpoint = out.join(TRAIN_CHECKPOINT);
-    if !resume && checkpoint.exists() {
-        std::fs::remove_file(&checkpoint).map_err(io(&checkpoint))?;
-    }
-    let resumable = job.induce.kernel == Kernel::Host;
-    if resumable {
-        std::fs::create_dir_all(out).map_err(io(out))?;
-    } else if resume {
-        return Err(Error::InvalidValue {
-            what: "resume",
-            value: format!("InduceConfig.kernel = {}", job.induce.kernel),
-            reason: "resumable training needs the host kernel".into(),
-        });
-    }
-    let checkpointed = resumable.then_some(&*checkpoint);
-    let (policy, meta, outcome) =
-        match train_job_noticed(job, device, progress, checkpointed, notice) {
-            Ok(t) => t,
-            Err(e) => {
-                if !checkpoint.exists() {
-                    // Only removes a directory this run created and left empty.
-                    let _ = std::fs::remove_dir(out);
-                }
-                return Err(e);
-            }
-        };
-    let file = write_policy_dir(job, out, &policy, &meta, &outcome)?;
-    if checkpoint.exists() {
-        std::fs::remove_file(&checkpoint).map_err(io(&checkpoint))?;
-    }
-    Ok((outcome, file))
-}
 
 /// Writes a trained policy into the directory `out` as `induce train --out` does: the policy
 /// (`policy.bpk`, or `policy-del-only.bpk` for a deletion-only job, with its `.json`) and

@@ -363,27 +363,13 @@ const BATCH_VALUES: usize = 1 << 24;
 /// use induce_baselines::action_space::TargetOracle;
 /// use induce_explain::{Edit, Verdict};
 /// use induce_graph::{Features, Graph, k_hop};
-/// use induce_models::{BlackBox, LogProbs};
+/// use induce_models::testing::DegreeAtLeast;
 ///
-/// /// Class 1 iff degree ≥ 2.
-/// struct DegreeRule;
-/// impl BlackBox for DegreeRule {
-///     fn input_dim(&self) -> usize { 1 }
-///     fn num_classes(&self) -> usize { 2 }
-///     fn message_passing_layers(&self) -> Option<u32> { Some(0) }
-///     fn log_probs(&self, x: &Features, edges: &[(u32, u32)])
-///         -> induce_models::Result<LogProbs> {
-///         let mut deg = vec![0; x.num_nodes()];
-///         for &(u, w) in edges { deg[u as usize] += 1; deg[w as usize] += 1; }
-///         let d = deg.iter().flat_map(|&d| if d >= 2 { [-2.0, -0.2] } else { [-0.2, -2.0] });
-///         LogProbs::new(x.num_nodes(), 2, d.collect())
-///     }
-/// }
 /// //  0 ─ 1 ─ 2
 /// let g = Graph::from_edges(3, &[(0, 1), (1, 2)], Features::constant(3, 1, 1.0), vec![0; 3])
 ///     .unwrap();
 /// let sub = k_hop(&g, 1, 1).unwrap();
-/// let mut o = TargetOracle::new(&g, &DegreeRule, &sub, Verdict::Exact).unwrap();
+/// let mut o = TargetOracle::new(&g, &DegreeAtLeast(2), &sub, Verdict::Exact).unwrap();
 /// assert_eq!(o.label(&[]).unwrap(), 1);
 /// assert_eq!(o.label(&[Edit::delete(0, 1)]).unwrap(), 0);
 /// assert_eq!(o.calls(), 2);

@@ -27,7 +27,7 @@
 use burn::tensor::Device;
 use induce_explain::{ExplainError, Explainer, Explanation, Result};
 use induce_graph::{DEFAULT_SEED, Graph};
-use induce_models::{BlackBox, Kernel};
+use induce_models::{BlackBox, DegreeGradient, Kernel};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use serde::{Deserialize, Serialize};
@@ -186,14 +186,16 @@ impl Explainer for Cf2Explainer<'_> {
                 // Counterfactual graph A − A ⊙ M: weights 1 − M.
                 let keep: Vec<f32> = m.iter().map(|v| 1.0 - v).collect();
                 let scale = c.lambda * (1.0 - c.alpha);
-                let (_, gw) = soft
-                    .log_probs_and_grad(&keep, true, |lp| hinge_grad(lp, y, c.gamma, 1.0, scale))?;
+                let (_, gw) = soft.log_probs_and_grad(&keep, DegreeGradient::Through, |lp| {
+                    hinge_grad(lp, y, c.gamma, 1.0, scale)
+                })?;
                 g.iter_mut().zip(&gw).for_each(|(x, d)| *x -= d);
             }
             if c.alpha > 0.0 {
                 let scale = c.lambda * c.alpha;
-                let (_, gw) = soft
-                    .log_probs_and_grad(&m, true, |lp| hinge_grad(lp, y, c.gamma, -1.0, scale))?;
+                let (_, gw) = soft.log_probs_and_grad(&m, DegreeGradient::Through, |lp| {
+                    hinge_grad(lp, y, c.gamma, -1.0, scale)
+                })?;
                 g.iter_mut().zip(&gw).for_each(|(x, d)| *x += d);
             }
             // Chain rule through M = σ(W).

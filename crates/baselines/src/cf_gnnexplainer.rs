@@ -28,7 +28,7 @@
 use burn::tensor::Device;
 use induce_explain::{ExplainError, Explainer, Explanation, Result};
 use induce_graph::Graph;
-use induce_models::{BlackBox, Kernel};
+use induce_models::{BlackBox, DegreeGradient, Kernel};
 use serde::{Deserialize, Serialize};
 
 use crate::neighbourhood::{Candidates, GradModel, MaskProblem, sigmoid};
@@ -210,7 +210,11 @@ impl Explainer for CfGnnExplainer<'_> {
             }
             // L = log p(y | σ(P̂)): ∂L/∂ log p = e_y; chain rule through σ.
             let sig: Vec<f32> = params.iter().map(|&v| sigmoid(v)).collect();
-            let (_, mut g) = soft.log_probs_and_grad(&sig, c.degree_gradient, |lp| {
+            let degrees = match c.degree_gradient {
+                true => DegreeGradient::Through,
+                false => DegreeGradient::Detached,
+            };
+            let (_, mut g) = soft.log_probs_and_grad(&sig, degrees, |lp| {
                 let mut e = vec![0.0; lp.len()];
                 e[y] = 1.0;
                 e

@@ -94,30 +94,16 @@ impl ExactConfig {
 /// use induce_baselines::{ExactConfig, ExactExplainer};
 /// use induce_explain::{Certified, Explainer};
 /// use induce_graph::{Features, Graph};
-/// use induce_models::{BlackBox, LogProbs};
+/// use induce_models::testing::DegreeAtLeast;
 ///
-/// /// Class 1 iff degree ≥ 3 (reads a node's own edges: L = 0).
-/// struct Degree3;
-/// impl BlackBox for Degree3 {
-///     fn input_dim(&self) -> usize { 1 }
-///     fn num_classes(&self) -> usize { 2 }
-///     fn message_passing_layers(&self) -> Option<u32> { Some(0) }
-///     fn log_probs(&self, x: &Features, edges: &[(u32, u32)])
-///         -> induce_models::Result<LogProbs> {
-///         let mut deg = vec![0; x.num_nodes()];
-///         for &(u, w) in edges { deg[u as usize] += 1; deg[w as usize] += 1; }
-///         let d = deg.iter().flat_map(|&d| if d >= 3 { [-2.0, -0.2] } else { [-0.2, -2.0] });
-///         LogProbs::new(x.num_nodes(), 2, d.collect())
-///     }
-/// }
 /// //  a star: 0 ─ 1..5; node 0 (degree 5) needs 3 deletions to fall below 3
 /// let edges: Vec<(u32, u32)> = (1..6).map(|w| (0, w)).collect();
 /// let g = Graph::from_edges(6, &edges, Features::constant(6, 1, 1.0), vec![0; 6]).unwrap();
-/// let x = ExactExplainer::new(&Degree3, ExactConfig::default());
+/// let x = ExactExplainer::new(&DegreeAtLeast(3), ExactConfig::default());
 /// let e = x.explain(&g, 0).unwrap();
 /// assert!(e.found && e.size() == 3);
 /// assert_eq!(e.certified, Some(Certified::Minimum { size: 3 }));
-/// let two = ExactExplainer::new(&Degree3, ExactConfig { max_size: 2, ..ExactConfig::default() });
+/// let two = ExactExplainer::new(&DegreeAtLeast(3), ExactConfig { max_size: 2, ..ExactConfig::default() });
 /// assert_eq!(two.explain(&g, 0).unwrap().certified, Some(Certified::NoneUpTo { size: 2 }));
 /// ```
 pub struct ExactExplainer<'a> {

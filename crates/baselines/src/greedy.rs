@@ -167,28 +167,14 @@ impl<'a> SearchStart<'a> {
 /// use induce_baselines::{GreedyConfig, GreedyExplainer};
 /// use induce_explain::{Edit, Explainer};
 /// use induce_graph::{Features, Graph};
-/// use induce_models::{BlackBox, LogProbs};
+/// use induce_models::testing::DegreeAtLeast;
 ///
-/// /// Class 1 iff degree ≥ 3 (reads a node's own edges: L = 0).
-/// struct Degree3;
-/// impl BlackBox for Degree3 {
-///     fn input_dim(&self) -> usize { 1 }
-///     fn num_classes(&self) -> usize { 2 }
-///     fn message_passing_layers(&self) -> Option<u32> { Some(0) }
-///     fn log_probs(&self, x: &Features, edges: &[(u32, u32)])
-///         -> induce_models::Result<LogProbs> {
-///         let mut deg = vec![0; x.num_nodes()];
-///         for &(u, w) in edges { deg[u as usize] += 1; deg[w as usize] += 1; }
-///         let d = deg.iter().flat_map(|&d| if d >= 3 { [-2.0, -0.2] } else { [-0.2, -2.0] });
-///         LogProbs::new(x.num_nodes(), 2, d.collect())
-///     }
-/// }
 /// //  1 ─ 0 ─ 2      node 0 has degree 2 (class 0): one addition flips it
 /// //      │
 /// //      3 ─ 4
 /// let g = Graph::from_edges(5, &[(0, 1), (0, 2), (0, 3), (3, 4)],
 ///     Features::constant(5, 1, 1.0), vec![0; 5]).unwrap();
-/// let e = GreedyExplainer::new(&Degree3, GreedyConfig::default()).explain(&g, 3).unwrap();
+/// let e = GreedyExplainer::new(&DegreeAtLeast(3), GreedyConfig::default()).explain(&g, 3).unwrap();
 /// assert!(e.found);
 /// assert_eq!(e.edits, [Edit::add(3, 1)]);
 /// ```

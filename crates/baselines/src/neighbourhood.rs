@@ -7,9 +7,9 @@ use std::sync::Mutex;
 
 use induce_explain::{Edit, ExplainError, Explanation, Judge, Result, Verdict};
 use induce_graph::{Features, Graph, Subgraph, k_hop};
-use induce_models::host::grad::{BoundEdgeWeightGcn, EdgeWeightGcn};
-use induce_models::tensors::matrix;
-use induce_models::{BlackBox, EdgeWeighted, Kernel, LogProbs, WeightedEdges};
+use induce_models::gcn::host::grad::{BoundEdgeWeightGcn, EdgeWeightGcn};
+use induce_models::kernels::tensors::matrix;
+use induce_models::{BlackBox, DegreeGradient, EdgeWeighted, Kernel, LogProbs, WeightedEdges};
 use serde::{Deserialize, Serialize};
 
 /// Which node pairs of the neighbourhood a mask ranges over.
@@ -364,8 +364,7 @@ impl std::fmt::Debug for SoftNeighbourhood<'_> {
 impl SoftNeighbourhood<'_> {
     /// The target's class log-probabilities with pair weights `weights` and the gradient of a
     /// loss `L(log p)` with respect to the weights, given `dloss(log p) = ∂L/∂ log p`. Degrees
-    /// are detached unless `degree_gradient` (see
-    /// [`WeightedEdges::with_weights`]).
+    /// are detached with [`DegreeGradient::Detached`] (see [`WeightedEdges::with_weights`]).
     ///
     /// # Shapes
     /// - weights: `[pairs]`, in `[0, 1]`
@@ -373,7 +372,7 @@ impl SoftNeighbourhood<'_> {
     pub fn log_probs_and_grad(
         &self,
         weights: &[f32],
-        degree_gradient: bool,
+        degree_gradient: DegreeGradient,
         dloss: impl FnOnce(&[f32]) -> Vec<f32>,
     ) -> Result<(Vec<f32>, Vec<f32>)> {
         induce_explain::oracle::count(1);
@@ -398,7 +397,7 @@ impl SoftNeighbourhood<'_> {
                 let row = model
                     .forward_weighted(x.clone(), edges, w.clone(), degree_gradient)
                     .select(0, target.clone());
-                let lp = induce_models::tensors::to_vec(row.clone());
+                let lp = induce_models::kernels::tensors::to_vec(row.clone());
                 let coef = dloss(&lp);
                 let c = coef.len();
                 let k = Tensor::<2>::from_data(TensorData::new(coef, [1, c]), device);
@@ -434,7 +433,7 @@ pub(crate) fn differentiable<'b>(
 
 /// Reads a 1-D float tensor back to the host.
 pub(crate) fn host(t: Tensor<1>) -> Vec<f32> {
-    induce_models::tensors::to_vec(t.unsqueeze_dim(1))
+    induce_models::kernels::tensors::to_vec(t.unsqueeze_dim(1))
 }
 
 /// The logistic function.
@@ -541,34 +540,10 @@ pub(crate) mod fixtures {
     use burn::module::Param;
     use burn::tensor::{Device, Tensor, TensorData};
     use induce_graph::{Features, Graph};
-    use induce_models::{BlackBox, Gcn, GcnConfig, LogProbs};
+    use induce_models::{Gcn, GcnConfig};
 
     /// A black box of class 1 iff the node's degree is at least `.0`.
-    pub(crate) struct DegreeAtLeast(pub usize);
-
-    impl BlackBox for DegreeAtLeast {
-        fn input_dim(&self) -> usize {
-            1
-        }
-        fn num_classes(&self) -> usize {
-            2
-        }
-        fn log_probs(&self, x: &Features, edges: &[(u32, u32)]) -> induce_models::Result<LogProbs> {
-            let mut deg = vec![0; x.num_nodes()];
-            for &(u, w) in edges {
-                deg[u as usize] += 1;
-                deg[w as usize] += 1;
-            }
-            let d = deg.iter().flat_map(|&d| {
-                if d >= self.0 {
-                    [-2.0, -0.2]
-                } else {
-                    [-0.2, -2.0]
-                }
-            });
-            LogProbs::new(x.num_nodes(), 2, d.collect())
-        }
-    }
+    pub(crate) use induce_models::testing::DegreeAtLeast;
 
     fn p2(v: &[f32], r: usize, c: usize, d: &Device) -> Param<Tensor<2>> {
         Param::from_tensor(Tensor::from_data(TensorData::new(v.to_vec(), [r, c]), d))

@@ -31,9 +31,9 @@ use burn::tensor::activation::{relu, sigmoid};
 use burn::tensor::{Device, Int, Tensor, TensorData};
 use induce_explain::{ExplainError, Explainer, Explanation, Result};
 use induce_graph::{DEFAULT_SEED, Graph, k_hop};
-use induce_models::BlackBox;
 use induce_models::init::uniform2;
-use induce_models::tensors::{GraphTensors, WeightedEdges, indices, matrix, to_vec};
+use induce_models::kernels::tensors::{GraphTensors, WeightedEdges, indices, matrix, to_vec};
+use induce_models::{BlackBox, DegreeGradient};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use serde::{Deserialize, Serialize};
@@ -353,7 +353,7 @@ impl<'a> PgExplainer<'a> {
                 let s = (s1 + s2).mul_scalar(0.5);
                 let x = x_all.clone().select(0, it.nodes.clone());
                 let logp = gcn
-                    .forward_weighted(x, &it.edges, s.clone(), true)
+                    .forward_weighted(x, &it.edges, s.clone(), DegreeGradient::Through)
                     .select(0, it.target.clone());
                 let pred_loss = -logp.gather(1, it.label.clone()).reshape([1]);
                 let size = s.clone().sum().mul_scalar(config.size_coefficient);

@@ -48,25 +48,12 @@ impl Default for RandomConfig {
 /// use induce_baselines::{RandomConfig, RandomExplainer};
 /// use induce_explain::Explainer;
 /// use induce_graph::{Features, Graph};
-/// use induce_models::{BlackBox, LogProbs};
+/// use induce_models::testing::DegreeAtLeast;
 ///
-/// /// Class 1 iff degree ≥ 2.
-/// struct DegreeRule;
-/// impl BlackBox for DegreeRule {
-///     fn input_dim(&self) -> usize { 1 }
-///     fn num_classes(&self) -> usize { 2 }
-///     fn log_probs(&self, x: &Features, edges: &[(u32, u32)])
-///         -> induce_models::Result<LogProbs> {
-///         let mut deg = vec![0; x.num_nodes()];
-///         for &(u, w) in edges { deg[u as usize] += 1; deg[w as usize] += 1; }
-///         let d = deg.iter().flat_map(|&d| if d >= 2 { [-2.0, -0.2] } else { [-0.2, -2.0] });
-///         LogProbs::new(x.num_nodes(), 2, d.collect())
-///     }
-/// }
 /// //  0 ─ 1 ─ 2: node 1 loses class 1 when either edge goes
 /// let g = Graph::from_edges(3, &[(0, 1), (1, 2)], Features::constant(3, 1, 1.0), vec![0; 3])
 ///     .unwrap();
-/// let e = RandomExplainer::new(&DegreeRule, RandomConfig::default()).explain(&g, 1).unwrap();
+/// let e = RandomExplainer::new(&DegreeAtLeast(2), RandomConfig::default()).explain(&g, 1).unwrap();
 /// assert!(e.found);
 /// assert_eq!((e.size(), e.new_label), (1, 0));
 /// ```

@@ -12,21 +12,7 @@
 //! use induce_explain::pipeline::{EvalContext, ExplainOptions, explain_targets};
 //! use induce_explain::{Edit, Explainer, Explanation, Result};
 //! use induce_graph::{Features, Graph};
-//! use induce_models::{BlackBox, LogProbs};
-//!
-//! /// Class 1 iff degree ≥ 2.
-//! struct DegreeRule;
-//! impl BlackBox for DegreeRule {
-//!     fn input_dim(&self) -> usize { 1 }
-//!     fn num_classes(&self) -> usize { 2 }
-//!     fn log_probs(&self, x: &Features, edges: &[(u32, u32)])
-//!         -> induce_models::Result<LogProbs> {
-//!         let mut deg = vec![0; x.num_nodes()];
-//!         for &(u, w) in edges { deg[u as usize] += 1; deg[w as usize] += 1; }
-//!         let data = deg.iter().flat_map(|&d| if d >= 2 { [-2.0, -0.2] } else { [-0.2, -2.0] });
-//!         LogProbs::new(x.num_nodes(), 2, data.collect())
-//!     }
-//! }
+//! use induce_models::testing::DegreeAtLeast;
 //!
 //! /// Deletes the target's first edge.
 //! struct FirstEdge;
@@ -43,7 +29,7 @@
 //! //  0 ─ 1 ─ 2 ─ 3
 //! let g = Graph::from_edges(4, &[(0, 1), (1, 2), (2, 3)], Features::constant(4, 1, 1.0),
 //!     vec![0, 1, 1, 0]).unwrap();
-//! let ctx = EvalContext::new(&g, &DegreeRule, 2).unwrap();
+//! let ctx = EvalContext::new(&g, &DegreeAtLeast(2), 2).unwrap();
 //! let run = explain_targets(&FirstEdge, &ctx, &[1, 2], &ExplainOptions::default()).unwrap();
 //! let row = run.row();
 //! assert_eq!((row.metrics.targets, row.metrics.found), (2, 2));

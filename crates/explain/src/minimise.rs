@@ -3,7 +3,7 @@
 
 use induce_graph::{Graph, k_hop};
 use induce_models::BlackBox;
-use induce_models::batched_verdict::{VerdictBatch, VerdictRequest};
+use induce_models::gcn::batched::{VerdictBatch, VerdictRequest};
 
 use crate::error::Result;
 use crate::explanation::{EditKind, Explainer, Explanation};
@@ -79,28 +79,15 @@ impl<'a> EditProbe<'a> {
 /// ```
 /// use induce_explain::{Edit, Explanation, Goal, Verdict, minimise};
 /// use induce_graph::{Features, Graph};
-/// use induce_models::{BlackBox, LogProbs};
+/// use induce_models::testing::DegreeAtLeast;
 ///
-/// /// Class 1 iff degree ≥ 2.
-/// struct DegreeRule;
-/// impl BlackBox for DegreeRule {
-///     fn input_dim(&self) -> usize { 1 }
-///     fn num_classes(&self) -> usize { 2 }
-///     fn log_probs(&self, x: &Features, edges: &[(u32, u32)])
-///         -> induce_models::Result<LogProbs> {
-///         let mut deg = vec![0; x.num_nodes()];
-///         for &(u, w) in edges { deg[u as usize] += 1; deg[w as usize] += 1; }
-///         let d = deg.iter().flat_map(|&d| if d >= 2 { [-2.0, -0.2] } else { [-0.2, -2.0] });
-///         LogProbs::new(x.num_nodes(), 2, d.collect())
-///     }
-/// }
 /// //  0 ─ 1 ─ 2 ─ 3: node 1 has degree 2 (class 1); deleting either of its edges flips it.
 /// let g = Graph::from_edges(4, &[(0, 1), (1, 2), (2, 3)], Features::constant(4, 1, 1.0),
 ///     vec![0; 4]).unwrap();
 /// let two = Explanation { evaluations: None, certified: None,
 ///     target: 1, found: true, original_label: 1, new_label: 0,
 ///     edits: vec![Edit::delete(0, 1), Edit::delete(1, 2)] };
-/// let one = minimise(&g, &DegreeRule, &two, 3, Verdict::Exact, Goal::AnyOther).unwrap();
+/// let one = minimise(&g, &DegreeAtLeast(2), &two, 3, Verdict::Exact, Goal::AnyOther).unwrap();
 /// assert_eq!(one.edits, vec![Edit::delete(1, 2)]);
 /// assert_eq!(one.new_label, 0);
 /// ```

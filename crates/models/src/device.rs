@@ -340,9 +340,9 @@ pub fn env_switch(var: &str) -> Option<bool> {
 pub const FUSED_ENV: &str = "INDUCE_FUSED";
 
 /// Whether the CubeCL backends run the policy's inference through its fused kernels
-/// ([`crate::fused`]: the scoring MLP and the GAT attention in one pass each) instead of the composition of Burn's
-/// operations (the same function; other float rounding). On unless [`FUSED_ENV`] is `0`: the
-/// way back to the composition if a GPU driver refuses a kernel.
+/// ([`crate::kernels::fused`]: the scoring MLP and the GAT attention in one pass each) instead of
+/// the composition of Burn's operations (the same function; other float rounding). On unless
+/// [`FUSED_ENV`] is `0`: the way back to the composition if a GPU driver refuses a kernel.
 pub fn fused_kernels() -> bool {
     static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
     *ON.get_or_init(|| std::env::var(FUSED_ENV).map_or(true, |v| v.trim() != "0"))
@@ -354,7 +354,7 @@ pub const EXACT_MATMUL_ENV: &str = "INDUCE_EXACT_MATMUL";
 /// 0: not set yet (read [`EXACT_MATMUL_ENV`]), 1: off, 2: on.
 static EXACT_MATMUL: std::sync::atomic::AtomicU8 = std::sync::atomic::AtomicU8::new(0);
 
-/// Whether the models' dense products run in exact `f32` ([`crate::tensors::dense`]): as
+/// Whether the models' dense products run in exact `f32` ([`crate::kernels::tensors::dense`]): as
 /// element-wise products and sums instead of the backend's matrix product, which CubeCL runs
 /// on tensor cores in TF32 (a 10-bit mantissa) on GPUs that have them. Off by default (the
 /// matrix product is much faster); [`set_exact_matmul`] or [`EXACT_MATMUL_ENV`] turns it on,

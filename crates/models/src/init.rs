@@ -27,18 +27,18 @@ pub fn uniform2(
 }
 
 /// `U(-bound, bound)` vector parameter of length `n` (zeros for a non-finite bound).
-pub fn uniform1(rng: &mut StdRng, n: usize, bound: f32, d: &Device) -> Param<Tensor<1>> {
+pub(crate) fn uniform1(rng: &mut StdRng, n: usize, bound: f32, d: &Device) -> Param<Tensor<1>> {
     let bound = finite(bound);
     let v: Vec<f32> = (0..n).map(|_| rng.random_range(-bound..=bound)).collect();
     Param::from_tensor(Tensor::from_data(TensorData::new(v, [n]), d))
 }
 
 /// Vector parameter filled with `value`.
-pub fn constant1(n: usize, value: f32, d: &Device) -> Param<Tensor<1>> {
+pub(crate) fn constant1(n: usize, value: f32, d: &Device) -> Param<Tensor<1>> {
     Param::from_tensor(Tensor::from_data(TensorData::new(vec![value; n], [n]), d))
 }
 
 /// Glorot/Xavier uniform bound for a `[fan_in, fan_out]` weight.
-pub fn glorot(fan_in: usize, fan_out: usize) -> f32 {
+pub(crate) fn glorot(fan_in: usize, fan_out: usize) -> f32 {
     (6.0 / (fan_in + fan_out) as f32).sqrt()
 }

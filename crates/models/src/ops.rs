@@ -1,6 +1,6 @@
 //! The bottom floor, importing nothing of this crate: row operations shared by the host kernels
-//! (the GCN's, its gradients', the policy's) and the spmm kernels, and the uploads, downloads
-//! and scatters of Burn tensors that every layer above uses.
+//! (the GCN's, its gradients', the policy's, the PyG models') and the spmm kernels, and the
+//! uploads, downloads and scatters of Burn tensors that every layer above uses.
 
 use burn::tensor::Device;
 use burn::tensor::{IndexingUpdateOp, Int, Tensor, TensorData};
@@ -47,6 +47,14 @@ pub fn log_softmax_in_place(row: &mut [f32]) {
     }
 }
 
+/// ReLU that keeps NaN, as Burn's does: a NaN weight or feature shows in the output (and is
+/// reported) as on the Burn kernel, instead of being clamped away by `f32::max`. Written as
+/// `x < 0 → 0` (-0.0 stays -0.0, equal to 0.0), which is one `maxps(0, x)` per lane on x86.
+#[inline]
+pub(crate) fn relu(x: f32) -> f32 {
+    if x < 0.0 { 0.0 } else { x }
+}
+
 /// Uploads a vector of indices.
 pub fn indices(data: &[u32], device: &Device) -> Tensor<1, Int> {
     // One cast, from u32 to the backend's integer type, on upload.
@@ -60,7 +68,7 @@ pub fn indices(data: &[u32], device: &Device) -> Tensor<1, Int> {
 ///
 /// ```
 /// use induce_models::device::default_device;
-/// use induce_models::tensors::{index_tensor, indices};
+/// use induce_models::kernels::tensors::{index_tensor, indices};
 /// let dev = default_device().unwrap();
 /// let a = index_tensor(vec![3, 0, 7], &dev);
 /// assert_eq!(a.to_data(), indices(&[3, 0, 7], &dev).to_data());

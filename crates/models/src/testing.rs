@@ -5,6 +5,70 @@ use induce_graph::Features;
 
 use crate::{BlackBox, LogProbs, Result};
 
+/// Class 1 iff the node's degree is at least `t` (log-probabilities −0.2 for the predicted
+/// class, −2.0 for the other); it reads a node's own edges only (`L = 0`). The toy of the doc
+/// examples: which edits flip a node can be read off the drawing.
+///
+/// ```
+/// use induce_graph::{Features, Graph};
+/// use induce_models::BlackBox;
+/// use induce_models::testing::DegreeAtLeast;
+/// //  0 ─ 1 ─ 2     degrees 1, 2, 1
+/// let g = Graph::from_edges(3, &[(0, 1), (1, 2)], Features::constant(3, 1, 1.0), vec![0; 3])
+///     .unwrap();
+/// let lp = DegreeAtLeast(2).log_probs(g.features(), &g.edges()).unwrap();
+/// assert_eq!((lp.argmax(0), lp.argmax(1)), (0, 1));
+/// assert_eq!(lp.row(1), &[-2.0, -0.2]);
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DegreeAtLeast(pub usize);
+
+impl BlackBox for DegreeAtLeast {
+    fn input_dim(&self) -> usize {
+        1
+    }
+
+    fn num_classes(&self) -> usize {
+        2
+    }
+
+    fn message_passing_layers(&self) -> Option<u32> {
+        Some(0)
+    }
+
+    fn log_probs(&self, x: &Features, edges: &[(u32, u32)]) -> Result<LogProbs> {
+        let mut deg = vec![0usize; x.num_nodes()];
+        for &(u, w) in edges {
+            deg[u as usize] += 1;
+            deg[w as usize] += 1;
+        }
+        let d = deg.iter().flat_map(|&d| match d >= self.0 {
+            true => [-2.0, -0.2],
+            false => [-0.2, -2.0],
+        });
+        LogProbs::new(x.num_nodes(), 2, d.collect())
+    }
+}
+
+/// `B` with its [`message_passing_layers`](BlackBox::message_passing_layers) hidden (`None`):
+/// a model whose receptive field is unknown, so that an exact verdict reads the whole graph.
+#[derive(Debug, Clone, Copy)]
+pub struct Undeclared<B>(pub B);
+
+impl<B: BlackBox> BlackBox for Undeclared<B> {
+    fn input_dim(&self) -> usize {
+        self.0.input_dim()
+    }
+
+    fn num_classes(&self) -> usize {
+        self.0.num_classes()
+    }
+
+    fn log_probs(&self, x: &Features, edges: &[(u32, u32)]) -> Result<LogProbs> {
+        self.0.log_probs(x, edges)
+    }
+}
+
 /// Class 1 with probability `sigmoid(degree − t + ½)`: class 1 iff the node's degree is at
 /// least `t`, with a margin that moves with every edit at the node (which it alone reads:
 /// `L = 0`).

@@ -2,9 +2,9 @@
 //! round-trip. (Runs on the backend chosen by `INDUCE_BACKEND`, flex by default.)
 
 use induce_graph::generators::SyntheticKind;
-use induce_models::checkpoint::{load_gcn, save_gcn};
 use induce_models::device::default_device;
-use induce_models::train::split_accuracy;
+use induce_models::gcn::train::split_accuracy;
+use induce_models::io::checkpoint::{load_gcn, save_gcn};
 use induce_models::{BlackBox, GcnBlackBox, GcnConfig, GcnTrainingConfig, ModelError, train_gcn};
 
 fn train(

@@ -12,9 +12,9 @@ mod json_mutations;
 
 use std::path::{Path, PathBuf};
 
-use induce_models::checkpoint::{load_config, load_gcn, save_gcn};
 use induce_models::device::default_device;
-use induce_models::reference::{load_reference_gcn, load_reference_policy, safetensors_shapes};
+use induce_models::io::checkpoint::{load_config, load_gcn, save_gcn};
+use induce_models::io::reference::{load_reference_gcn, load_reference_policy, safetensors_shapes};
 use induce_models::{GcnConfig, ModelError};
 use rand::Rng;
 use rand::rngs::StdRng;

@@ -10,7 +10,7 @@ use common::reference_dir;
 use induce_graph::io::load_reference_npz;
 use induce_graph::{Features, k_hop};
 use induce_models::device::default_device;
-use induce_models::reference::load_reference_gcn;
+use induce_models::io::reference::load_reference_gcn;
 use induce_models::{BlackBox, GcnBlackBox, HostGcn};
 
 /// Largest `|host − burn| / max(1, |burn|)` over all entries; the predictions must agree.

@@ -2,9 +2,9 @@
 //! a `ModelError::Checkpoint` naming the file and the value, refused before the model is
 //! allocated (allocating would abort the test process).
 
-use induce_models::checkpoint::{load_gcn, save_gcn};
 use induce_models::device::default_device;
-use induce_models::reference::{load_reference_gcn, load_reference_policy, safetensors_shapes};
+use induce_models::io::checkpoint::{load_gcn, save_gcn};
+use induce_models::io::reference::{load_reference_gcn, load_reference_policy, safetensors_shapes};
 use induce_models::{GcnConfig, ModelError};
 use serde_json::json;
 

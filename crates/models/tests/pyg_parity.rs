@@ -6,9 +6,9 @@ use std::collections::BTreeSet;
 use std::path::PathBuf;
 
 use induce_graph::io::load_reference_npz;
-use induce_models::BlackBox;
+use induce_models::io::reference::safetensors_tensors;
 use induce_models::pyg::PygNet;
-use induce_models::reference::safetensors_tensors;
+use induce_models::{BlackBox, DegreeGradient};
 
 fn fixtures() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/pyg")
@@ -77,7 +77,7 @@ fn every_family_matches_pyg_to_1e_5() {
 fn the_edge_weighted_burn_form_matches_pyg_and_has_gradients() {
     use burn::tensor::{Tensor, TensorData};
     use induce_models::device::default_device;
-    use induce_models::tensors::{WeightedEdges, matrix, to_vec};
+    use induce_models::kernels::tensors::{WeightedEdges, matrix, to_vec};
 
     let device = default_device().unwrap().autodiff();
     for case in CASES {
@@ -100,13 +100,13 @@ fn the_edge_weighted_burn_form_matches_pyg_and_has_gradients() {
             let v: Vec<f32> = pairs.iter().map(|p| if f(p) { 1.0 } else { 0.0 }).collect();
             Tensor::<1>::from_data(TensorData::new(v, [pairs.len()]), &device)
         };
-        for degree_gradient in [false, true] {
+        for degree_gradient in [DegreeGradient::Detached, DegreeGradient::Through] {
             let w = weights(&|p| present.contains(p));
             let out = ew.forward_weighted(x.clone(), &edges, w, degree_gradient);
             assert_close(&to_vec(out), &lp, &format!("{case} burn"));
         }
         let w = weights(&|p| present.contains(p) != toggled.contains(p)).require_grad();
-        let out = ew.forward_weighted(x.clone(), &edges, w.clone(), true);
+        let out = ew.forward_weighted(x.clone(), &edges, w.clone(), DegreeGradient::Through);
         assert_close(
             &to_vec(out.clone()),
             &lp_edited,

@@ -11,8 +11,8 @@ use common::reference_dir;
 use induce_graph::io::load_reference_npz;
 use induce_graph::k_hop;
 use induce_models::device::default_device;
-use induce_models::reference::load_reference_gcn;
-use induce_models::train::split_accuracy;
+use induce_models::gcn::train::split_accuracy;
+use induce_models::io::reference::load_reference_gcn;
 use induce_models::{BlackBox, GcnBlackBox};
 
 /// Equal up to f32 rounding: 1e-5 relative to the magnitude (log-probabilities reach −65 here,

@@ -4,7 +4,7 @@
 //!
 //! Every call builds the same job `induce explain` / `induce train` builds from its flags
 //! ([`RunOptions`]) and runs it on the arrays through the same library path
-//! ([`explain_job_with`], [`train_job_with`]), so its results equal the command line's on the
+//! ([`induce::run::explain`], [`induce::run::train`], on data and a model in memory), so its results equal the command line's on the
 //! same graph, model and seed. The GIL is released while Rust works; Ctrl-C raises
 //! `KeyboardInterrupt` at once (an explain run stops before its next target; a training run
 //! cannot be stopped mid-way and finishes in the background, its result discarded).
@@ -18,7 +18,7 @@ use std::time::Duration;
 
 use induce::Method;
 use induce::pipeline::{Progress, TargetSpec};
-use induce::run::{RunOptions, explain_job_with, train_job_with, write_policy_dir};
+use induce::run::{RunContext, RunOptions, Trained, write_policy_dir};
 use pyo3::exceptions::{PyKeyboardInterrupt, PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
@@ -310,16 +310,10 @@ fn explain(
             .get()
             .load(&spec, job.black_box_kernel.unwrap_or(job.induce.kernel))?;
         let progress = Cancel(flag);
-        let (summary, runs) = explain_job_with(
-            &job,
-            &data,
-            black_box.as_ref(),
-            &device,
-            &progress,
-            None,
-            &|_| {},
-        )
-        .map_err(|e| message(&e))?;
+        let run = RunContext::new(&device)
+            .with_loaded(&data, black_box.as_ref())
+            .with_progress(&progress);
+        let (summary, runs) = induce::run::explain(&job, &run).map_err(|e| message(&e))?;
         let runs: Vec<serde_json::Value> = runs
             .iter()
             .map(|r| {
@@ -355,16 +349,13 @@ fn train_policy(
     let spec = model.0.clone();
     run_interruptible(py, move |_flag| {
         let (data, device, black_box) = graph.get().load(&spec, job.induce.kernel)?;
-        let (policy, meta, outcome) = train_job_with(
-            &job,
-            &data,
-            black_box.as_ref(),
-            &device,
-            &induce::pipeline::NoProgress,
-            None,
-            &|_| {},
-        )
-        .map_err(|e| message(&e))?;
+        let run = RunContext::new(&device).with_loaded(&data, black_box.as_ref());
+        let Trained {
+            policy,
+            meta,
+            outcome,
+            ..
+        } = induce::run::train(&job, &run).map_err(|e| message(&e))?;
         let path =
             write_policy_dir(&job, &out, &policy, &meta, &outcome).map_err(|e| message(&e))?;
         Ok(serde_json::json!({

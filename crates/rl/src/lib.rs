@@ -21,27 +21,14 @@
 //!
 //! ```
 //! use induce_graph::{Features, Graph};
-//! use induce_models::{BlackBox, LogProbs};
+//! use induce_models::BlackBox;
+//! use induce_models::testing::DegreeAtLeast;
 //! use induce_rl::{EnvConfig, Episode};
-//!
-//! /// Class 1 iff degree ≥ 2.
-//! struct DegreeRule;
-//! impl BlackBox for DegreeRule {
-//!     fn input_dim(&self) -> usize { 1 }
-//!     fn num_classes(&self) -> usize { 2 }
-//!     fn log_probs(&self, x: &Features, edges: &[(u32, u32)])
-//!         -> induce_models::Result<LogProbs> {
-//!         let mut deg = vec![0; x.num_nodes()];
-//!         for &(u, w) in edges { deg[u as usize] += 1; deg[w as usize] += 1; }
-//!         let data = deg.iter().flat_map(|&d| if d >= 2 { [-2.0, -0.2] } else { [-0.2, -2.0] });
-//!         LogProbs::new(x.num_nodes(), 2, data.collect())
-//!     }
-//! }
 //!
 //! //  0 ─ 1 ─ 2 : node 1 has degree 2 (class 1); deleting (0, 1) flips it
 //! let g = Graph::from_edges(3, &[(0, 1), (1, 2)], Features::constant(3, 1, 1.0), vec![0; 3])
 //!     .unwrap();
-//! let mut ep = Episode::new(&g, &DegreeRule, 1, &EnvConfig::default()).unwrap();
+//! let mut ep = Episode::new(&g, &DegreeAtLeast(2), 1, &EnvConfig::default()).unwrap();
 //! assert_eq!(ep.original_label(), 1);
 //! assert_eq!(ep.candidates().len(), 2); // delete (0, 1), delete (1, 2)
 //! let step = ep.step(0).unwrap();

@@ -28,7 +28,9 @@ pub fn save_policy(
     path: impl AsRef<std::path::Path>,
 ) -> Result<()> {
     let path = path.as_ref();
-    Ok(induce_models::checkpoint::save_module(policy, meta, path)?)
+    Ok(induce_models::io::checkpoint::save_module(
+        policy, meta, path,
+    )?)
 }
 
 /// Loads a policy saved by [`save_policy`] to explain a graph with `feature_dim` features through
@@ -42,7 +44,7 @@ pub fn load_policy(
     device: &Device,
 ) -> Result<(Policy, PolicyMeta)> {
     let path = path.as_ref();
-    use induce_models::checkpoint::{check_dims, load_config, load_record};
+    use induce_models::io::checkpoint::{check_dims, load_config, load_record};
     let meta: PolicyMeta = load_config(path)?;
     check_dims(
         path,
@@ -57,7 +59,7 @@ pub fn load_policy(
     let c = &meta.induce;
     if c.hidden == 0 || c.gat_layers == 0 || c.mlp_hidden == 0 {
         return Err(RlError::Model(induce_models::ModelError::checkpoint(
-            induce_models::checkpoint::config_path(path),
+            induce_models::io::checkpoint::config_path(path),
             format!(
                 "bad config: hidden {}, gat_layers {}, mlp_hidden {} (each must be at least 1)",
                 c.hidden, c.gat_layers, c.mlp_hidden
@@ -71,7 +73,7 @@ pub fn load_policy(
             let rest = (c.gat_layers as u64 - 1).checked_mul(h.checked_mul(h)?)?;
             first.checked_add(rest)?.checked_add(m.checked_mul(m)?)
         });
-    induce_models::checkpoint::check_record_holds(
+    induce_models::io::checkpoint::check_record_holds(
         path,
         lower,
         &format!(

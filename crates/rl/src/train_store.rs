@@ -2,8 +2,8 @@
 //! ([`crate::induce::train_inductive_checkpointed`]): the host kernel's parameters, Adam's
 //! moments and the number of finished epochs, written atomically after every epoch.
 
-use induce_models::host::adam::HostAdam;
-use induce_models::host::policy::HostPolicy;
+use induce_models::policy::host::HostPolicy;
+use induce_models::policy::host::adam::HostAdam;
 use serde::{Deserialize, Serialize};
 
 use crate::config::InduceConfig;
@@ -78,6 +78,8 @@ impl TrainStore<'_> {
             adam: adam.clone(),
         };
         let bytes = serde_json::to_vec(&s).map_err(|e| self.bad(e.to_string()))?;
-        Ok(induce_models::checkpoint::atomic_write(self.path, &bytes)?)
+        Ok(induce_models::io::checkpoint::atomic_write(
+            self.path, &bytes,
+        )?)
     }
 }

@@ -45,7 +45,7 @@ fn host_and_burn_kernels_explain_alike() {
             ..cfg.clone()
         };
         let p = train_inductive(&data.graph, bb.as_ref(), &train, &c, &dev, |_| {}).unwrap();
-        policies.push(induce_models::host::policy::HostPolicy::from_policy(&p).params);
+        policies.push(induce_models::policy::host::HostPolicy::from_policy(&p).params);
     }
     // Inductive training: the same per-episode samples, the gradient pinned to 1e-5.
     let (h, b) = (&policies[0], &policies[1]);

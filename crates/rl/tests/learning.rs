@@ -234,7 +234,7 @@ fn training_beats_the_untrained_policy_on_held_out_nodes() {
 /// policy of an uninterrupted run; a checkpoint of another run is refused.
 #[test]
 fn checkpointed_training_resumes_to_the_uninterrupted_policy() {
-    use induce_models::host::policy::HostPolicy;
+    use induce_models::policy::host::HostPolicy;
     let dev = default_device().unwrap();
     let data = SyntheticKind::TreeCycles.generate(42).unwrap();
     let (gcn, _) = train_gcn(&data, &GcnTrainingConfig::new(GcnConfig::new(10, 2)), &dev).unwrap();

@@ -8,7 +8,7 @@ use induce::cli::Bars;
 use induce::explain::Locked;
 use induce::explain::pipeline::format_table;
 use induce::methods::Method;
-use induce::run::{ExplainJob, RunOptions, Sample, explain_to_dir, load_data, read_pairs};
+use induce::run::{ExplainJob, RunContext, RunOptions, Sample, explain, load_data, read_pairs};
 use induce::{Shard, TargetSpec};
 
 use crate::args::{DataArgs, FamilyArg, InduceArgs, ModelArgs};
@@ -216,7 +216,11 @@ pub fn run(a: ExplainArgs) -> Result<()> {
     let job = a.to_job()?;
     let bars = Bars::new(!a.data.no_progress);
     let notice = |line: &str| eprintln!("{line}");
-    let summary = explain_to_dir(&job, &a.out, a.resume, &dev, &bars, &notice)?;
+    let run = RunContext::new(&dev)
+        .with_progress(&bars)
+        .with_notice(&notice)
+        .with_out_dir(&a.out, a.resume.into());
+    let (summary, _) = explain(&job, &run)?;
     print!("{}", format_table(&[&summary]));
     println!("results in {}", a.out.display());
     if let Some(kib) = crate::peak_resident_kib() {

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use anyhow::Result;
 use clap::Args;
 use induce::methods::load_black_box_with_arch;
-use induce::models::checkpoint::atomic_write;
+use induce::models::io::checkpoint::atomic_write;
 use induce::rl::Kernel;
 use induce::run::{load_data, predict, write_predictions_csv};
 

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use anyhow::Result;
 use clap::Args;
 use induce::methods::Method;
-use induce::models::checkpoint::atomic_write;
+use induce::models::io::checkpoint::atomic_write;
 
 use crate::pick_device;
 

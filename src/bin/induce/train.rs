@@ -6,7 +6,7 @@ use anyhow::Result;
 use clap::Args;
 use induce::TargetSpec;
 use induce::cli::Bars;
-use induce::run::{RunOptions, Sample, TrainJob, train_to_dir};
+use induce::run::{RunContext, RunOptions, Sample, TrainJob, train};
 
 use crate::args::{DataArgs, FamilyArg, InduceArgs, ModelArgs};
 use crate::pick_device;
@@ -78,7 +78,12 @@ pub fn run(a: TrainArgs) -> Result<()> {
     let job = a.to_job();
     let bars = Bars::new(!a.data.no_progress);
     let notice = |line: &str| eprintln!("{line}");
-    let (outcome, file) = train_to_dir(&job, &a.out, a.resume, &dev, &bars, &notice)?;
+    let run = RunContext::new(&dev)
+        .with_progress(&bars)
+        .with_notice(&notice)
+        .with_out_dir(&a.out, a.resume.into());
+    let trained = train(&job, &run)?;
+    let (outcome, file) = (trained.outcome, trained.file.unwrap_or_default());
     println!(
         "trained on {} targets, {} episodes in {:.1} s -> {}",
         outcome.targets,

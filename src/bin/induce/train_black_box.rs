@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use anyhow::{Context, Result};
 use clap::Args;
-use induce::models::checkpoint::{atomic_write, save_gcn};
+use induce::models::io::checkpoint::{atomic_write, save_gcn};
 use induce::models::{Aggregation, GcnConfig, GcnTrainingConfig, train_gcn};
 use induce::run::load_data;
 

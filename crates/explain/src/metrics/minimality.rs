@@ -20,32 +20,19 @@ use crate::verdict::Verdict;
 /// use induce_explain::metrics::is_one_minimal;
 /// use induce_explain::{Edit, Explanation, Goal, Verdict};
 /// use induce_graph::{Features, Graph};
-/// use induce_models::{BlackBox, LogProbs};
+/// use induce_models::testing::DegreeAtLeast;
 ///
-/// /// Class 1 iff degree ≥ 2.
-/// struct DegreeRule;
-/// impl BlackBox for DegreeRule {
-///     fn input_dim(&self) -> usize { 1 }
-///     fn num_classes(&self) -> usize { 2 }
-///     fn log_probs(&self, x: &Features, edges: &[(u32, u32)])
-///         -> induce_models::Result<LogProbs> {
-///         let mut deg = vec![0; x.num_nodes()];
-///         for &(u, w) in edges { deg[u as usize] += 1; deg[w as usize] += 1; }
-///         let d = deg.iter().flat_map(|&d| if d >= 2 { [-2.0, -0.2] } else { [-0.2, -2.0] });
-///         LogProbs::new(x.num_nodes(), 2, d.collect())
-///     }
-/// }
 /// //  0 ─ 1 ─ 2 ─ 3: node 1 has degree 2 (class 1)
 /// let g = Graph::from_edges(4, &[(0, 1), (1, 2), (2, 3)], Features::constant(4, 1, 1.0),
 ///     vec![0; 4]).unwrap();
 /// let cf = |edits| Explanation { evaluations: None, certified: None,
 ///     target: 1, found: true, original_label: 1, new_label: 0, edits };
 /// // One deletion suffices: minimal. Two deletions: either alone already flips, not minimal.
-/// assert_eq!(is_one_minimal(&g, &DegreeRule, &cf(vec![Edit::delete(0, 1)]), 3,
+/// assert_eq!(is_one_minimal(&g, &DegreeAtLeast(2), &cf(vec![Edit::delete(0, 1)]), 3,
 ///     Verdict::Exact, Goal::AnyOther).unwrap(),
 ///     Some(true));
 /// let two = cf(vec![Edit::delete(0, 1), Edit::delete(1, 2)]);
-/// assert_eq!(is_one_minimal(&g, &DegreeRule, &two, 3, Verdict::Exact, Goal::AnyOther).unwrap(),
+/// assert_eq!(is_one_minimal(&g, &DegreeAtLeast(2), &two, 3, Verdict::Exact, Goal::AnyOther).unwrap(),
 ///     Some(false));
 /// ```
 pub fn is_one_minimal(

@@ -446,37 +446,12 @@ pub fn explain_targets_journaled(
 #[cfg(test)]
 pub(crate) mod testutil {
     use induce_graph::{Features, Graph};
-    use induce_models::{BlackBox, LogProbs};
 
     use crate::error::{ExplainError, Result};
     use crate::explanation::{Edit, Explainer, Explanation};
 
     /// Class 1 iff degree ≥ the threshold.
-    pub struct DegreeAtLeast(pub usize);
-
-    impl BlackBox for DegreeAtLeast {
-        fn input_dim(&self) -> usize {
-            1
-        }
-        fn num_classes(&self) -> usize {
-            2
-        }
-        fn log_probs(&self, x: &Features, edges: &[(u32, u32)]) -> induce_models::Result<LogProbs> {
-            let mut deg = vec![0; x.num_nodes()];
-            for &(u, w) in edges {
-                deg[u as usize] += 1;
-                deg[w as usize] += 1;
-            }
-            let data = deg.iter().flat_map(|&d| {
-                if d >= self.0 {
-                    [-2.0, -0.2]
-                } else {
-                    [-0.2, -2.0]
-                }
-            });
-            LogProbs::new(x.num_nodes(), 2, data.collect())
-        }
-    }
+    pub use induce_models::testing::DegreeAtLeast;
 
     /// Class 1 iff degree ≥ 2.
     pub const DEGREE_RULE: DegreeAtLeast = DegreeAtLeast(2);

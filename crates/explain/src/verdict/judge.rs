@@ -17,28 +17,15 @@ use crate::field::{ball, induced_edges};
 /// ```
 /// use induce_explain::Judge;
 /// use induce_graph::{Features, Graph};
-/// use induce_models::{BlackBox, LogProbs};
+/// use induce_models::BlackBox;
+/// use induce_models::testing::DegreeAtLeast;
 ///
-/// /// Class 1 iff degree ≥ 1; reads a node's own edges only (L = 0).
-/// struct Degree;
-/// impl BlackBox for Degree {
-///     fn input_dim(&self) -> usize { 1 }
-///     fn num_classes(&self) -> usize { 2 }
-///     fn message_passing_layers(&self) -> Option<u32> { Some(0) }
-///     fn log_probs(&self, x: &Features, edges: &[(u32, u32)])
-///         -> induce_models::Result<LogProbs> {
-///         let mut deg = vec![0; x.num_nodes()];
-///         for &(u, w) in edges { deg[u as usize] += 1; deg[w as usize] += 1; }
-///         let d = deg.iter().flat_map(|&d| if d >= 1 { [-2.0, -0.2] } else { [-0.2, -2.0] });
-///         LogProbs::new(x.num_nodes(), 2, d.collect())
-///     }
-/// }
 /// //  0 ─ 1   2
 /// let g = Graph::from_edges(3, &[(0, 1)], Features::constant(3, 1, 1.0), vec![0; 3]).unwrap();
-/// let pending = Judge::pending(&g, &Degree, 0, &[0]).unwrap();
+/// let pending = Judge::pending(&g, &DegreeAtLeast(1), 0, &[0]).unwrap();
 /// assert_eq!(pending.nodes(), &[0, 1]); // the target and its receptive field (1 hop)
 /// // The caller evaluates the model on the subgraph induced by those nodes: 0 ─ 1.
-/// let rows = Degree.log_probs(&Features::constant(2, 1, 1.0), &[(0, 1)]).unwrap();
+/// let rows = DegreeAtLeast(1).log_probs(&Features::constant(2, 1, 1.0), &[(0, 1)]).unwrap();
 /// let judge = pending.complete(rows).unwrap();
 /// assert_eq!(judge.label(), 1);
 /// ```
@@ -154,27 +141,14 @@ impl<'a> Judge<'a> {
     /// ```
     /// use induce_explain::{Edit, Judge};
     /// use induce_graph::{Features, Graph, k_hop};
-    /// use induce_models::{BlackBox, LogProbs};
+    /// use induce_models::BlackBox;
+    /// use induce_models::testing::DegreeAtLeast;
     ///
-    /// /// Class 1 iff degree ≥ 2; reads a node's own edges only (L = 0).
-    /// struct DegreeRule;
-    /// impl BlackBox for DegreeRule {
-    ///     fn input_dim(&self) -> usize { 1 }
-    ///     fn num_classes(&self) -> usize { 2 }
-    ///     fn message_passing_layers(&self) -> Option<u32> { Some(0) }
-    ///     fn log_probs(&self, x: &Features, edges: &[(u32, u32)])
-    ///         -> induce_models::Result<LogProbs> {
-    ///         let mut deg = vec![0; x.num_nodes()];
-    ///         for &(u, w) in edges { deg[u as usize] += 1; deg[w as usize] += 1; }
-    ///         let d = deg.iter().flat_map(|&d| if d >= 2 { [-2.0, -0.2] } else { [-0.2, -2.0] });
-    ///         LogProbs::new(x.num_nodes(), 2, d.collect())
-    ///     }
-    /// }
     /// //  0 ─ 1 ─ 2 ─ 3,  target 1, the search sees {0, 1, 2}
     /// let g = Graph::from_edges(4, &[(0, 1), (1, 2), (2, 3)], Features::constant(4, 1, 1.0),
     ///     vec![0; 4]).unwrap();
     /// let sub = k_hop(&g, 1, 1).unwrap();
-    /// let mut judge = Judge::sampled(&g, &DegreeRule, &sub).unwrap();
+    /// let mut judge = Judge::sampled(&g, &DegreeAtLeast(2), &sub).unwrap();
     /// assert_eq!(judge.label(), 1);                      // degree 2 in the graph
     /// assert_eq!(judge.log_probs().argmax(2), 0);        // node 2 as the search sees it
     /// judge.set_edits(&[Edit::delete(1, 2)]).unwrap();

@@ -114,26 +114,12 @@ impl Clone for Eval<'_> {
 /// ```
 /// use induce_explain::{Edit, Judge, Verdict};
 /// use induce_graph::{Features, Graph};
-/// use induce_models::{BlackBox, LogProbs};
+/// use induce_models::testing::DegreeAtLeast;
 ///
-/// /// Class 1 iff degree ≥ 2; reads a node's own edges only (L = 0).
-/// struct DegreeRule;
-/// impl BlackBox for DegreeRule {
-///     fn input_dim(&self) -> usize { 1 }
-///     fn num_classes(&self) -> usize { 2 }
-///     fn message_passing_layers(&self) -> Option<u32> { Some(0) }
-///     fn log_probs(&self, x: &Features, edges: &[(u32, u32)])
-///         -> induce_models::Result<LogProbs> {
-///         let mut deg = vec![0; x.num_nodes()];
-///         for &(u, w) in edges { deg[u as usize] += 1; deg[w as usize] += 1; }
-///         let d = deg.iter().flat_map(|&d| if d >= 2 { [-2.0, -0.2] } else { [-0.2, -2.0] });
-///         LogProbs::new(x.num_nodes(), 2, d.collect())
-///     }
-/// }
 /// //  0 ─ 1   2 ─ 3
 /// let g = Graph::from_edges(4, &[(0, 1), (2, 3)], Features::constant(4, 1, 1.0), vec![0; 4])
 ///     .unwrap();
-/// let mut judge = Judge::new(&g, &DegreeRule, 0, &[0], Verdict::Exact).unwrap();
+/// let mut judge = Judge::new(&g, &DegreeAtLeast(2), 0, &[0], Verdict::Exact).unwrap();
 /// assert_eq!(judge.label(), 0);
 /// judge.set_edits(&[Edit::add(0, 3)]).unwrap(); // node 0 now has degree 2
 /// assert_eq!(judge.label(), 1);

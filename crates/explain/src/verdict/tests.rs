@@ -218,11 +218,12 @@ fn a_frozen_judge_rebuilds_on_its_own_edges() {
 #[test]
 fn a_black_box_without_layers_is_judged_on_the_whole_graph() {
     let g = path();
-    let j = Judge::new(&g, &DegreeAtLeast(2), 3, &[3], Verdict::Exact).unwrap();
+    let bb = induce_models::testing::Undeclared(DegreeAtLeast(2));
+    let j = Judge::new(&g, &bb, 3, &[3], Verdict::Exact).unwrap();
     assert_eq!(j.nodes().len(), 7);
     assert_eq!(j.nodes()[0], 3);
     assert_eq!(j.target_local(), 0);
-    let j = Judge::new(&g, &DegreeAtLeast(2), 3, &[3], Verdict::Neighbourhood).unwrap();
+    let j = Judge::new(&g, &bb, 3, &[3], Verdict::Neighbourhood).unwrap();
     assert_eq!(j.nodes(), &[3]);
 }
 

@@ -209,7 +209,7 @@ impl Activation {
     /// The activation of one value.
     pub fn apply(self, x: f32) -> f32 {
         match self {
-            Activation::Relu => crate::host::relu(x),
+            Activation::Relu => crate::ops::relu(x),
             Activation::Elu => {
                 if x > 0.0 {
                     x

@@ -11,8 +11,8 @@
 //! | `GINConv` | `(1 + ε) x_i + Σ_j w_ij x_j` |
 //! | `GATConv` | attention `α_ij ∝ w_ij exp(e_ij)` over the neighbours and the node itself |
 //!
-//! With `degree_gradient` false, the degree-like denominators (GCN's `D̃`, SAGE's `Σ w`) are
-//! constants, as CF-GNNExplainer treats the GCN's.
+//! With [`DegreeGradient::Detached`], the degree-like denominators (GCN's `D̃`, SAGE's `Σ w`)
+//! are constants, as CF-GNNExplainer treats the GCN's.
 
 use burn::tensor::activation::{leaky_relu, log_softmax, relu, sigmoid, tanh};
 use burn::tensor::{Device, IndexingUpdateOp, Int, Tensor};
@@ -20,8 +20,8 @@ use burn::tensor::{Device, IndexingUpdateOp, Int, Tensor};
 use super::PygNet;
 use super::arch::{Activation, Aggregation};
 use super::layers::{Conv, Dense, MlpStep};
-use crate::differentiable::EdgeWeighted;
-use crate::tensors::{WeightedEdges, dense, matrix, scatter_add_rows};
+use crate::black_box::EdgeWeighted;
+use crate::kernels::tensors::{DegreeGradient, WeightedEdges, dense, matrix, scatter_add_rows};
 
 /// Uploads a vector as a `[1, len]` row.
 fn row(v: &[f32], device: &Device) -> Tensor<2> {
@@ -61,8 +61,11 @@ impl Activation {
 }
 
 /// `Σ_{k: dst[k] = i} values[k]`, or its constant version.
-fn degree(w: Tensor<2>, dst: Tensor<1, Int>, n: usize, gradient: bool) -> Tensor<2> {
-    let w = if gradient { w } else { w.detach() };
+fn degree(w: Tensor<2>, dst: Tensor<1, Int>, n: usize, gradient: DegreeGradient) -> Tensor<2> {
+    let w = match gradient {
+        DegreeGradient::Through => w,
+        DegreeGradient::Detached => w.detach(),
+    };
     scatter_add_rows(w, dst, n)
 }
 
@@ -76,7 +79,7 @@ impl Conv {
         x: Tensor<2>,
         edges: &WeightedEdges,
         weights: Tensor<1>,
-        degree_gradient: bool,
+        degree_gradient: DegreeGradient,
     ) -> Tensor<2> {
         let n = edges.num_nodes();
         let device = x.device();
@@ -235,7 +238,7 @@ impl PygNet {
         x: Tensor<2>,
         edges: &WeightedEdges,
         weights: Tensor<1>,
-        degree_gradient: bool,
+        degree_gradient: DegreeGradient,
     ) -> Tensor<2> {
         let last = self.layers.len() - 1;
         let mut h = x;
@@ -259,7 +262,7 @@ impl EdgeWeighted for PygNet {
         x: Tensor<2>,
         edges: &WeightedEdges,
         weights: Tensor<1>,
-        degree_gradient: bool,
+        degree_gradient: DegreeGradient,
     ) -> Tensor<2> {
         let h = self.burn_embeddings(x, edges, weights, degree_gradient);
         let out = match &self.head {
@@ -271,7 +274,7 @@ impl EdgeWeighted for PygNet {
 
     fn embeddings(&self, x: Tensor<2>, edges: &WeightedEdges) -> Tensor<2> {
         let ones = Tensor::ones([edges.num_edges()], &x.device());
-        self.burn_embeddings(x, edges, ones, false)
+        self.burn_embeddings(x, edges, ones, DegreeGradient::Detached)
     }
 
     fn to_device_boxed(&self, _device: &Device) -> Box<dyn EdgeWeighted> {

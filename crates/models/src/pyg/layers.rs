@@ -275,8 +275,7 @@ impl Conv {
             } => {
                 let a = match project {
                     Some(p) => {
-                        let h: Vec<f32> =
-                            p.apply(x, n).into_iter().map(crate::host::relu).collect();
+                        let h: Vec<f32> = p.apply(x, n).into_iter().map(crate::ops::relu).collect();
                         lin_l.apply_no_bias(&h, n)
                     }
                     None => lin_l.apply_no_bias(x, n),

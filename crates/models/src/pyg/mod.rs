@@ -33,7 +33,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use crate::black_box::{BlackBox, LogProbs, PreparedBlackBox, check_features, check_rows};
 use crate::error::{ModelError, Result};
-use crate::reference::{RawTensor, parse_safetensors, safetensors_tensors};
+use crate::io::reference::{RawTensor, parse_safetensors, safetensors_tensors};
 
 /// A PyG node classifier: message-passing layers, an activation between them, an optional linear
 /// head, `log_softmax` on the output.

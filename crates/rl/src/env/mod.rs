@@ -168,7 +168,7 @@ impl Default for EnvConfig {
 
 impl EnvConfig {
     /// The reference-compatibility preset (spec §7): the environment of the authors' code, which
-    /// with their shipped policy ([`induce_models::reference::load_reference_policy`]) and
+    /// with their shipped policy ([`induce_models::io::reference::load_reference_policy`]) and
     /// greedy inference reproduces their explanations (see `docs/PARITY.md`).
     ///
     /// 4 hops, budget 15, additions and deletions, [`StateLayout::Reference`],

@@ -7,8 +7,8 @@ use std::sync::Arc;
 use burn::tensor::{Device, Tensor};
 use induce_graph::Features;
 use induce_models::GraphTensors;
-use induce_models::host::policy::{SparseRows, StateBlocks};
-use induce_models::tensors::matrix;
+use induce_models::kernels::tensors::matrix;
+use induce_models::policy::host::{SparseRows, StateBlocks};
 
 use super::{Episode, StateLayout};
 use crate::error::Result;
@@ -161,7 +161,7 @@ impl<'a> Episode<'a> {
     /// True when the first block of [`Episode::state_blocks`] never changes during the episode
     /// (the node features, [`StateLayout::Paper`]), so a policy's product over it can be kept
     /// for all steps
-    /// ([`HostPolicy::first_block_product`](induce_models::host::policy::HostPolicy::first_block_product)).
+    /// ([`HostPolicy::first_block_product`](induce_models::policy::host::HostPolicy::first_block_product)).
     pub fn first_block_is_fixed(&self) -> bool {
         self.layout == StateLayout::Paper
     }

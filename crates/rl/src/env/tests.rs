@@ -4,7 +4,7 @@ use super::*;
 use crate::error::{Result, RlError};
 use crate::explanation::{Edit, EditKind};
 use induce_graph::{Features, Graph};
-use induce_models::host::policy::SparseRows;
+use induce_models::policy::host::SparseRows;
 use induce_models::{BlackBox, LogProbs};
 use induce_models::{Kernel, ModelError, Result as ModelResult};
 

@@ -8,10 +8,10 @@
 use burn::module::Module;
 use burn::optim::{AdamConfig, GradientsParams, ModuleOptimizer};
 use burn::tensor::{Device, Tensor, TensorData};
-use induce_models::host::policy::{HostPolicy, log_softmax};
-use induce_models::tensors::index_tensor_below;
-use induce_models::tensors::{GraphTensors, Messages, indices, matrix, scatter_add_rows};
-use induce_models::tensors::{segment_log_softmax, try_indices, try_to_vec};
+use induce_models::kernels::tensors::index_tensor_below;
+use induce_models::kernels::tensors::{GraphTensors, Messages, indices, matrix, scatter_add_rows};
+use induce_models::kernels::tensors::{segment_log_softmax, try_indices, try_to_vec};
+use induce_models::policy::host::{HostPolicy, log_softmax};
 use induce_models::{CandidateTensors, Policy};
 
 pub use super::burn_cache::BurnCache;
@@ -49,8 +49,8 @@ pub struct BurnOptions {
     /// a batch overlap (Amazon-Photo's 3-hop ones hold two thirds of the graph each). Graphs
     /// over 2²⁸ feature values take the per-episode product.
     pub graph_product: bool,
-    /// Greedy choices are taken on the device ([`induce_models::spmm::segment_greedy`]: one
-    /// index per state comes back instead of every candidate's score), by the host's rule (the
+    /// Greedy choices are taken on the device ([`induce_models::kernels::spmm::segment_greedy`]:
+    /// one index per state comes back instead of every candidate's score), by the host's rule (the
     /// first largest log-probability; a GPU's `exp` and `ln` may round a state's log-sum-exp
     /// another way, which matters only where two scores are that close).
     pub greedy_on_device: bool,
@@ -270,7 +270,7 @@ impl BurnActor {
                 d,
                 || {
                     let ptr = index_tensor_below(ptr, bound, d);
-                    let chosen = induce_models::spmm::segment_greedy(ptr, scores);
+                    let chosen = induce_models::kernels::spmm::segment_greedy(ptr, scores);
                     try_indices(chosen, "the policy's greedy choices")
                 },
             )
@@ -568,7 +568,7 @@ impl Actor for BurnActor {
             let chosen = induce_models::timing::span(
                 "policy: greedy choices (on the device) + download",
                 d,
-                || induce_models::spmm::segment_greedy(r.cand_ptr(), scores),
+                || induce_models::kernels::spmm::segment_greedy(r.cand_ptr(), scores),
             );
             Ok(try_indices(chosen, "the policy's greedy choices")?)
         })?;
@@ -859,7 +859,7 @@ mod tests {
     use crate::env::{EnvConfig, Episode};
     use induce_graph::{Features, Graph};
     use induce_models::device::default_device;
-    use induce_models::tensors::to_vec;
+    use induce_models::kernels::tensors::to_vec;
     use induce_models::{GcnConfig, Kernel, PolicyConfig, gcn_black_box};
 
     /// The whole graph's product, gathered for an episode, is the episode's own product, and

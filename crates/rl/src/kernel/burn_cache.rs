@@ -3,7 +3,7 @@
 //! pack batches with.
 
 use burn::tensor::Tensor;
-use induce_models::tensors::index_tensor_below;
+use induce_models::kernels::tensors::index_tensor_below;
 
 /// What the states of one episode share on the Burn kernel: the first GAT layer's product
 /// over the node features ([`Policy::block_product`](induce_models::Policy::block_product)): computed once per episode on the device,

@@ -9,8 +9,8 @@ use std::sync::Arc;
 
 use burn::tensor::Device;
 use induce_models::Policy;
-use induce_models::host::adam::HostAdam;
-use induce_models::host::policy::{
+use induce_models::policy::host::adam::HostAdam;
+use induce_models::policy::host::{
     FirstBlockProduct, HostGraph, HostPolicy, PolicyInput, StateBlocks, Trace, reinforce_score_grad,
 };
 

@@ -8,7 +8,7 @@
 //!   takes one policy-gradient step from a batch of episodes.
 //!
 //! Each has one implementation per [`Kernel`]: [`host`] (the fused CPU kernel of
-//! [`induce_models::host::policy`]) and [`burn`] (Burn tensors on any device, autodiff for the
+//! [`induce_models::policy::host`]) and [`burn`] (Burn tensors on any device, autodiff for the
 //! gradient). [`KernelPolicy`] is a trained policy on a chosen kernel, for inference.
 //!
 //! ```text
@@ -254,7 +254,7 @@ pub trait Learner: Actor {
 #[derive(Debug, Clone)]
 pub enum KernelPolicy {
     /// The host kernel's copy of the parameters.
-    Host(induce_models::host::policy::HostPolicy),
+    Host(induce_models::policy::host::HostPolicy),
     /// The Burn module on its device.
     Burn(burn::BurnActor),
 }
@@ -264,7 +264,7 @@ impl KernelPolicy {
     pub fn new(policy: &Policy, kernel: Kernel, device: &Device) -> Self {
         match kernel {
             Kernel::Host => {
-                Self::Host(induce_models::host::policy::HostPolicy::from_policy(policy))
+                Self::Host(induce_models::policy::host::HostPolicy::from_policy(policy))
             }
             Kernel::Burn => Self::Burn(burn::BurnActor::new(policy, device)),
         }
@@ -434,8 +434,8 @@ mod tests {
     use ::burn::optim::GradientsParams;
     use ::burn::tensor::Tensor;
     use induce_models::PolicyConfig;
-    use induce_models::host::policy::HostGraph;
-    use induce_models::tensors::to_vec;
+    use induce_models::kernels::tensors::to_vec;
+    use induce_models::policy::host::HostGraph;
     use rand::SeedableRng;
 
     #[test]

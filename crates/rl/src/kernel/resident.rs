@@ -31,8 +31,8 @@ use std::ops::Range;
 
 use burn::tensor::{Device, Int, Tensor, TensorData};
 use induce_explain::{Edit, EditKind};
-use induce_models::gat::ABSENT;
-use induce_models::tensors::{GraphTensors, add_at, index_tensor_below};
+use induce_models::kernels::tensors::{GraphTensors, add_at, index_tensor_below};
+use induce_models::policy::gat::ABSENT;
 use induce_models::{CandidateTensors, Policy};
 
 use super::burn_cache::BurnCache;
@@ -617,7 +617,7 @@ fn sorted(cand: &crate::env::Candidates, adds: usize) -> bool {
 mod tests {
     use super::*;
     use induce_models::device::default_device;
-    use induce_models::tensors::to_vec;
+    use induce_models::kernels::tensors::to_vec;
 
     #[test]
     fn one_hot_columns_travel_as_three_values_and_come_back_exactly() {

@@ -1,0 +1,226 @@
+//! [`HostGcn`] bound to one whole graph ([`BlackBox::bind_graph`](crate::BlackBox::bind_graph)): `X W₁` and the first layer of
+//! every node computed once, then one node's prediction with a few pairs toggled read from its
+//! receptive field ([`GraphOverlay`]).
+
+use std::sync::Arc;
+
+use induce_graph::Graph;
+
+use super::{FirstLayer, HostGcn, Neighbours, Projected};
+use crate::black_box::GraphBinding;
+use crate::error::{ModelError, Result};
+
+/// A graph with a few node pairs toggled, read without copying it: the edges of `graph`, minus
+/// the toggled pairs that are edges, plus the toggled pairs that are not.
+///
+/// ```
+/// use induce_graph::{Features, Graph};
+/// use induce_models::gcn::host::{GraphOverlay, Neighbours};
+/// //  0 ─ 1 ─ 2      toggle (1, 2) and (0, 2):   0 ─ 1   0 ─ 2
+/// let g = Graph::from_edges(3, &[(0, 1), (1, 2)], Features::constant(3, 1, 1.0), vec![0; 3])
+///     .unwrap();
+/// let o = GraphOverlay::new(&g, &[(1, 2), (0, 2)]).unwrap();
+/// let mut nb = Vec::new();
+/// o.neighbours(0, &mut nb);
+/// assert_eq!(nb, [1, 2]);
+/// assert_eq!((o.degree(1), o.degree(2)), (1, 1));
+/// assert!(GraphOverlay::new(&g, &[(0, 3)]).is_err());
+/// ```
+#[derive(Debug, Clone)]
+pub struct GraphOverlay<'g> {
+    graph: &'g Graph,
+    /// `(u, w, added)`: each toggled pair once.
+    edits: Vec<(u32, u32, bool)>,
+}
+
+impl<'g> GraphOverlay<'g> {
+    /// `graph` with each pair of `toggled` toggled (a pair listed twice is toggled back).
+    ///
+    /// Errors: [`ModelError::InvalidInput`] for an id outside the graph or a self loop.
+    pub fn new(graph: &'g Graph, toggled: &[(u32, u32)]) -> Result<Self> {
+        let n = graph.num_nodes();
+        let mut edits: Vec<(u32, u32, bool)> = Vec::with_capacity(toggled.len());
+        for &(a, b) in toggled {
+            if let Some(x) = [a, b].into_iter().find(|&x| x as usize >= n) {
+                return Err(ModelError::InvalidInput(format!(
+                    "pair ({a}, {b}) has node {x} outside the graph's {n} nodes"
+                )));
+            }
+            if a == b {
+                return Err(ModelError::InvalidInput(format!(
+                    "pair ({a}, {a}) is a self loop, not an edge"
+                )));
+            }
+            let (u, w) = (a.min(b), a.max(b));
+            match edits.iter().position(|e| (e.0, e.1) == (u, w)) {
+                Some(i) => {
+                    edits.swap_remove(i);
+                }
+                None => {
+                    let added = graph.sorted_neighbors(u).binary_search(&w).is_err();
+                    edits.push((u, w, added));
+                }
+            }
+        }
+        Ok(Self { graph, edits })
+    }
+
+    /// The endpoints of every toggled pair.
+    pub fn changed(&self) -> Vec<u32> {
+        self.edits.iter().flat_map(|e| [e.0, e.1]).collect()
+    }
+
+    fn other(v: u32, e: &(u32, u32, bool)) -> Option<u32> {
+        if e.0 == v {
+            Some(e.1)
+        } else if e.1 == v {
+            Some(e.0)
+        } else {
+            None
+        }
+    }
+}
+
+impl Neighbours for GraphOverlay<'_> {
+    fn num_nodes(&self) -> usize {
+        self.graph.num_nodes()
+    }
+
+    fn neighbours(&self, v: u32, out: &mut Vec<u32>) {
+        let row = self.graph.sorted_neighbors(v);
+        if !self.edits.iter().any(|e| e.0 == v || e.1 == v) {
+            out.extend_from_slice(row);
+            return;
+        }
+        let deleted = |w: &u32| {
+            self.edits
+                .iter()
+                .any(|e| !e.2 && Self::other(v, e) == Some(*w))
+        };
+        out.extend(row.iter().filter(|w| !deleted(w)));
+        out.extend(
+            self.edits
+                .iter()
+                .filter(|e| e.2)
+                .filter_map(|e| Self::other(v, e)),
+        );
+    }
+
+    fn degree(&self, v: u32) -> usize {
+        let mut d = self.graph.sorted_neighbors(v).len();
+        for e in &self.edits {
+            if Self::other(v, e).is_some() {
+                if e.2 {
+                    d += 1;
+                } else {
+                    d -= 1;
+                }
+            }
+        }
+        d
+    }
+}
+
+/// A [`HostGcn`] bound to one graph: its projection `X W₁` and first layer on every node,
+/// computed once (`O(E · hidden)`), then any node's prediction after a few toggles from its
+/// receptive field ([`HostGcn::log_probs_at`] / [`HostGcn::log_probs_at_edited`]).
+pub(crate) struct BoundHostGcn<'a> {
+    gcn: &'a HostGcn,
+    graph: &'a Graph,
+    /// `X W₁`, shared with the GCN's projection cache.
+    xw: Arc<Projected>,
+    base: FirstLayer,
+}
+
+impl<'a> BoundHostGcn<'a> {
+    pub(crate) fn new(gcn: &'a HostGcn, graph: &'a Graph) -> Result<Self> {
+        let xw = gcn.cached_projection(graph.features())?;
+        let base = gcn.first_layer(&xw, &GraphOverlay::new(graph, &[])?)?;
+        Ok(Self {
+            gcn,
+            graph,
+            xw,
+            base,
+        })
+    }
+}
+
+impl GraphBinding for BoundHostGcn<'_> {
+    fn log_probs_at(&self, node: u32, toggled: &[(u32, u32)]) -> Result<Vec<f32>> {
+        let g = GraphOverlay::new(self.graph, toggled)?;
+        self.gcn.log_probs_at(&self.xw, &g, node)
+    }
+
+    fn log_probs_at_edited(&self, node: u32, toggled: &[(u32, u32)]) -> Result<Vec<f32>> {
+        let g = GraphOverlay::new(self.graph, toggled)?;
+        self.gcn
+            .log_probs_at_edited(&self.xw, &self.base, &g, &g.changed(), node)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::GcnConfig;
+    use crate::device::default_device;
+    use induce_graph::Features;
+    use rand::rngs::StdRng;
+    use rand::{Rng, SeedableRng};
+
+    /// On a random graph with a hub, every node's bound prediction after additions and
+    /// deletions (through the hub, and far away) equals the whole-graph pass on the edited
+    /// graph, both from scratch and from the cached first layer.
+    #[test]
+    fn bound_predictions_equal_the_whole_graph_after_toggles() {
+        let dev = default_device().unwrap();
+        let mut rng = StdRng::seed_from_u64(5);
+        let (n, d) = (60u32, 12);
+        let mut edges: Vec<(u32, u32)> = (1..n).map(|v| (rng.random_range(0..v), v)).collect();
+        edges.extend((10..n).step_by(3).map(|v| (3, v)));
+        edges
+            .iter_mut()
+            .for_each(|e| *e = (e.0.min(e.1), e.0.max(e.1)));
+        edges.retain(|e| e.0 != e.1);
+        edges.sort_unstable();
+        edges.dedup();
+        let x = Features::new(
+            n as usize,
+            d,
+            (0..n as usize * d).map(|_| rng.random::<f32>()).collect(),
+        )
+        .unwrap();
+        let g = Graph::from_edges(n as usize, &edges, x.clone(), vec![0; n as usize]).unwrap();
+        let gcn = HostGcn::from_gcn(&GcnConfig::new(d, 3).with_init_seed(9).init(&dev)).unwrap();
+        let bound = BoundHostGcn::new(&gcn, &g).unwrap();
+        let deleted = edges[7];
+        for toggled in [
+            vec![],
+            vec![(3, 40), (0, 59)],
+            vec![deleted, (3, 12), (20, 21)],
+        ] {
+            let mut now: Vec<(u32, u32)> = edges.clone();
+            for &(a, b) in &toggled {
+                match now.iter().position(|&e| e == (a.min(b), a.max(b))) {
+                    Some(i) => {
+                        now.remove(i);
+                    }
+                    None => now.push((a.min(b), a.max(b))),
+                }
+            }
+            let all = gcn.forward(&x, &now).unwrap();
+            for v in 0..n {
+                for got in [
+                    bound.log_probs_at(v, &toggled).unwrap(),
+                    bound.log_probs_at_edited(v, &toggled).unwrap(),
+                ] {
+                    for (a, b) in got.iter().zip(all.row(v as usize)) {
+                        assert!((a - b).abs() < 1e-5, "node {v}, {toggled:?}");
+                    }
+                }
+            }
+        }
+        assert!(bound.log_probs_at(n, &[]).is_err());
+        assert!(bound.log_probs_at_edited(0, &[(4, 4)]).is_err());
+        assert!(bound.log_probs_at_edited(0, &[(4, n)]).is_err());
+    }
+}
