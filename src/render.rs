@@ -27,18 +27,39 @@ use crate::run::load_data;
 pub const MAX_DRAWN_NODES: usize = 250;
 
 /// A run directory with its graph and black box loaded again.
-pub struct OpenedRun {
+pub struct OpenedRun<'m> {
     /// The run's files.
     pub run: RunData,
     /// Its data.
     pub data: Dataset,
-    /// Its black box.
-    pub black_box: Box<dyn BlackBox>,
+    /// Its black box: loaded from a file, or the model given to [`open_run_with`].
+    pub black_box: RunModel<'m>,
     /// Hops of the explained neighbourhoods.
     pub hops: u32,
 }
 
-impl std::fmt::Debug for OpenedRun {
+/// The black box of an [`OpenedRun`]: loaded from a file (owned), or borrowed from the caller
+/// (a model held in memory, as [`crate::run::MemoryJob`] borrows it). Dereferences to
+/// `dyn BlackBox`.
+pub enum RunModel<'m> {
+    /// Loaded from the file the run names (or the one given).
+    Loaded(Box<dyn BlackBox>),
+    /// The caller's model.
+    Given(&'m dyn BlackBox),
+}
+
+impl<'m> std::ops::Deref for RunModel<'m> {
+    type Target = dyn BlackBox + 'm;
+
+    fn deref(&self) -> &Self::Target {
+        match self {
+            RunModel::Loaded(b) => b.as_ref(),
+            RunModel::Given(b) => *b,
+        }
+    }
+}
+
+impl std::fmt::Debug for OpenedRun<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("OpenedRun")
             .field("dir", &self.run.dir)
@@ -55,17 +76,18 @@ fn config_str<'a>(c: &'a Value, keys: &[&str]) -> Option<&'a str> {
 /// `induce explain` run or a dataset example's). A run made with a black box held in memory
 /// ([`crate::run::explain_in_memory`], e.g. your own model) names no model file: open it with
 /// [`open_run_with`] and the model.
-pub fn open_run(dir: impl AsRef<Path>, device: &Device) -> Result<OpenedRun> {
+pub fn open_run(dir: impl AsRef<Path>, device: &Device) -> Result<OpenedRun<'static>> {
     open_run_with(dir, None, device)
 }
 
-/// [`open_run`] with the run's black box given (`Some`: your own model, which a run directory
-/// cannot hold) instead of loaded from the file `config.json` names.
-pub fn open_run_with(
+/// [`open_run`] with the run's black box given (`Some`: your own model, borrowed as
+/// [`MemoryJob`](crate::run::MemoryJob) borrows it; a run directory cannot hold it) instead of
+/// loaded from the file `config.json` names.
+pub fn open_run_with<'m>(
     dir: impl AsRef<Path>,
-    black_box: Option<Box<dyn BlackBox>>,
+    black_box: Option<&'m dyn BlackBox>,
     device: &Device,
-) -> Result<OpenedRun> {
+) -> Result<OpenedRun<'m>> {
     let source = match black_box {
         Some(bb) => Source::Model(bb),
         None => Source::Config,
@@ -81,22 +103,22 @@ pub fn open_run_with_file(
     path: impl AsRef<Path>,
     arch: Option<&Path>,
     device: &Device,
-) -> Result<OpenedRun> {
+) -> Result<OpenedRun<'static>> {
     let source = Source::File(path.as_ref().to_path_buf(), arch.map(Path::to_path_buf));
     open_run_from(dir.as_ref(), source, device)
 }
 
 /// Where an opened run's black box comes from.
-enum Source {
+enum Source<'m> {
     /// The file `config.json` names (or the run's `black_box.bpk`).
     Config,
     /// A model given in memory.
-    Model(Box<dyn BlackBox>),
+    Model(&'m dyn BlackBox),
     /// A file (and a PyG architecture).
     File(PathBuf, Option<PathBuf>),
 }
 
-fn open_run_from(dir: &Path, source: Source, device: &Device) -> Result<OpenedRun> {
+fn open_run_from<'m>(dir: &Path, source: Source<'m>, device: &Device) -> Result<OpenedRun<'m>> {
     let run = read_run(dir)?;
     let c = &run.config;
     let bad = |reason: String| Error::InvalidValue {
@@ -120,10 +142,11 @@ fn open_run_from(dir: &Path, source: Source, device: &Device) -> Result<OpenedRu
         load_data(spec, format, seed)?
     };
     let black_box = match source {
-        Source::Model(bb) => bb,
-        Source::File(path, arch) => {
-            load_black_box_with_arch(&path, arch.as_deref(), &data, Kernel::Host, device)?.black_box
-        }
+        Source::Model(bb) => RunModel::Given(bb),
+        Source::File(path, arch) => RunModel::Loaded(
+            load_black_box_with_arch(&path, arch.as_deref(), &data, Kernel::Host, device)?
+                .black_box,
+        ),
         // An experiment that trained its black box (config.json: black_box null) saved it
         // beside its results.
         Source::Config
@@ -144,8 +167,10 @@ fn open_run_from(dir: &Path, source: Source, device: &Device) -> Result<OpenedRu
                 None => dir.join("black_box.bpk"),
             };
             let arch = config_str(c, &["arch"]).map(PathBuf::from);
-            load_black_box_with_arch(&bb_path, arch.as_deref(), &data, Kernel::Host, device)?
-                .black_box
+            RunModel::Loaded(
+                load_black_box_with_arch(&bb_path, arch.as_deref(), &data, Kernel::Host, device)?
+                    .black_box,
+            )
         }
     };
     let hops = ["induce", "inductive"]
@@ -341,11 +366,11 @@ pub fn scene(
 }
 
 /// The SVG drawing of `target`'s explanation in an opened run (see [`scene`]).
-pub fn render_target(run: &OpenedRun, method: Option<Method>, target: u32) -> Result<String> {
+pub fn render_target(run: &OpenedRun<'_>, method: Option<Method>, target: u32) -> Result<String> {
     let rec = find_record(&run.run, method, target)?;
     let s = scene(
         &run.data,
-        run.black_box.as_ref(),
+        &*run.black_box,
         run.hops,
         &rec.method,
         &rec.explanation,
@@ -382,10 +407,7 @@ pub fn write_report(dirs: &[PathBuf], out: impl AsRef<Path>, device: &Device) ->
     for d in dirs {
         let run = read_run(d)?;
         let (gallery_items, notes) = match open_run(d, device) {
-            Ok(o) => (
-                gallery(&run, &o.data, o.black_box.as_ref(), o.hops)?,
-                Vec::new(),
-            ),
+            Ok(o) => (gallery(&run, &o.data, &*o.black_box, o.hops)?, Vec::new()),
             Err(e) => (
                 Vec::new(),
                 vec![format!(

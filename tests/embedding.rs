@@ -112,7 +112,7 @@ fn your_own_black_box_in_memory() {
         .unwrap_err()
         .to_string();
     assert!(e.contains("open_run_with"), "{e}");
-    let run = induce::render::open_run_with(&out, Some(Box::new(DegreeRule)), &device).unwrap();
+    let run = induce::render::open_run_with(&out, Some(&DegreeRule), &device).unwrap();
     let svg = induce::render::render_target(&run, Some(Method::Random), 0).unwrap();
     assert!(svg.starts_with("<svg"));
 }

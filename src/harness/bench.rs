@@ -131,7 +131,7 @@ pub fn gcn_epochs(
 
 /// Batched exact verdicts on a device, timed: the paper's GCN (hidden `hidden`, untrained
 /// weights: the time does not depend on them) on `batch` edited copies of `graph` at once
-/// ([`VerdictBatch::log_probs`](induce_models::gcn::batched::VerdictBatch)), each episode
+/// ([`VerdictBatch::log_probs`](induce_models::black_box::batched::VerdictBatch)), each episode
 /// toggling `toggles` pairs (deletions of its own edges and additions), every node's row
 /// downloaded. This is one round of verdicts of a batched explanation (today each episode's
 /// verdict is the host's incremental GCN, `docs/GPU.md`). `seconds` is the mean of `reps` calls
@@ -148,7 +148,7 @@ pub fn batched_verdicts(
     reps: usize,
     device: &Device,
 ) -> Result<BenchRow> {
-    use induce_models::gcn::batched::VerdictBatch;
+    use induce_models::black_box::batched::VerdictBatch;
     use induce_models::kernels::tensors::{matrix, to_vec};
     let edges = graph.edges();
     if batch == 0 || hidden == 0 || reps == 0 || edges.is_empty() {

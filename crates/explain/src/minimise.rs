@@ -3,7 +3,7 @@
 
 use induce_graph::{Graph, k_hop};
 use induce_models::BlackBox;
-use induce_models::gcn::batched::{VerdictBatch, VerdictRequest};
+use induce_models::black_box::batched::{VerdictBatch, VerdictRequest};
 
 use crate::error::Result;
 use crate::explanation::{EditKind, Explainer, Explanation};

@@ -14,10 +14,10 @@
 //!
 //! | Folder | What lives there |
 //! |--------|------------------|
-//! | [`gcn`] | the paper's GCN: Burn module, black box, batched verdicts, host copy, training |
+//! | [`gcn`] | the paper's GCN: Burn module, black box, host copy, training |
 //! | [`policy`] | the policy: Burn module, GAT layer, host copy with backward pass and Adam |
 //! | [`pyg`] | bring your own model: PyTorch Geometric classifiers read from a `state_dict` |
-//! | [`black_box`] | what an explainer sees: [`BlackBox`], [`LogProbs`], [`EdgeWeighted`] |
+//! | [`black_box`] | what an explainer sees: [`BlackBox`], [`LogProbs`], [`EdgeWeighted`]; the batched verdicts of the GCN ([`black_box::batched`]) |
 //! | [`kernels`] | Burn plumbing: [`GraphTensors`], CSR message passing, fused CubeCL kernels |
 //! | [`io`] | weights in and out of files: checkpoints, the authors' safetensors |
 //! | (top) | [`device`], [`Kernel`], [`ops`], [`init`], [`timing`], [`testing`], [`ModelError`] |

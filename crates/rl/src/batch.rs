@@ -18,7 +18,7 @@
 use rand::SeedableRng;
 use rand::rngs::StdRng;
 
-use induce_models::gcn::batched::VerdictBatch;
+use induce_models::black_box::batched::VerdictBatch;
 
 use crate::env::Episode;
 use crate::error::{Result, RlError};
@@ -404,7 +404,7 @@ impl KernelPolicy {
         episodes: Vec<Episode<'_>>,
         search: &SearchConfig,
         finish: &(dyn Fn(Explanation) -> Result<Explanation> + Sync),
-        verdicts: Option<&induce_models::gcn::batched::VerdictBatch<'_>>,
+        verdicts: Option<&induce_models::black_box::batched::VerdictBatch<'_>>,
     ) -> Result<Vec<Explanation>> {
         self.best_of_k_finishing(episodes, search, &finish, verdicts)
     }
@@ -416,7 +416,7 @@ impl KernelPolicy {
         episodes: Vec<Episode<'_>>,
         search: &SearchConfig,
         finish: &dyn Finish,
-        verdicts: Option<&induce_models::gcn::batched::VerdictBatch<'_>>,
+        verdicts: Option<&induce_models::black_box::batched::VerdictBatch<'_>>,
     ) -> Result<Vec<Explanation>> {
         match self {
             Self::Host(p) => best_of_k_finishing(p, episodes, search, finish, verdicts),

@@ -5,6 +5,7 @@
 //! its differentiable form for the soft-mask baselines. The models implement them in their own
 //! folders ([`crate::gcn`], [`crate::pyg`]).
 
+pub mod batched;
 mod differentiable;
 mod log_probs;
 
@@ -133,7 +134,7 @@ pub trait BlackBox: Send + Sync {
 
     /// Binds the model to a whole graph (features `x`, undirected `edges`) for batched verdicts
     /// on its device: many edited copies of the graph evaluated at once
-    /// ([`VerdictBatch`](crate::gcn::batched::VerdictBatch)), for explaining many targets in
+    /// ([`VerdictBatch`](crate::black_box::batched::VerdictBatch)), for explaining many targets in
     /// lockstep on a GPU. It must compute exactly what [`BlackBox::log_probs`] computes. `None`
     /// (the default): verdicts are taken per episode. The Burn
     /// [`GcnBlackBox`](crate::GcnBlackBox) returns its binding; the host kernel does not (its
@@ -145,7 +146,7 @@ pub trait BlackBox: Send + Sync {
         &self,
         x: &Features,
         edges: &[(u32, u32)],
-    ) -> Result<Option<crate::gcn::batched::VerdictBatch<'_>>> {
+    ) -> Result<Option<crate::black_box::batched::VerdictBatch<'_>>> {
         let _ = (x, edges);
         Ok(None)
     }
@@ -339,7 +340,7 @@ impl BlackBox for BoundBlackBox<'_> {
         &self,
         x: &Features,
         edges: &[(u32, u32)],
-    ) -> Result<Option<crate::gcn::batched::VerdictBatch<'_>>> {
+    ) -> Result<Option<crate::black_box::batched::VerdictBatch<'_>>> {
         self.inner.batched(x, edges)
     }
     fn incremental<'s>(

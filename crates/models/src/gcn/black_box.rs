@@ -6,8 +6,8 @@ use burn::module::Module;
 use burn::tensor::{Device, Tensor};
 use induce_graph::Features;
 
-use super::batched::VerdictBatch;
 use super::{GCN_LAYERS, Gcn};
+use crate::black_box::batched::VerdictBatch;
 use crate::black_box::{BlackBox, EdgeWeighted, LogProbs, check_features};
 use crate::error::Result;
 use crate::kernels::tensors::{DegreeGradient, GraphTensors, WeightedEdges, matrix, to_vec};

@@ -4,7 +4,8 @@
 //!   form is pinned to by tests;
 //! * `black_box.rs`: the module as a [`BlackBox`](crate::BlackBox) ([`GcnBlackBox`]) and as an
 //!   [`EdgeWeighted`](crate::EdgeWeighted) model, and [`gcn_black_box`], the choice of kernel;
-//! * [`batched`]: many edited copies of one graph at once on a device (batched verdicts);
+//! * [`crate::black_box::batched`]: many edited copies of one graph at once on a device (batched
+//!   verdicts, the fast path of [`BlackBox::batched`](crate::BlackBox::batched));
 //! * [`host`]: the hand-written CPU copy ([`HostGcn`](host::HostGcn)), its incremental
 //!   evaluation and its gradient with respect to edge weights;
 //! * [`train`]: full-batch training, as in the paper.
@@ -12,7 +13,6 @@
 //! Saving and loading it: [`crate::io::checkpoint`]; the authors' weights:
 //! [`crate::io::reference`].
 
-pub mod batched;
 mod black_box;
 pub mod host;
 pub mod train;

@@ -203,7 +203,7 @@ impl<'a> Episode<'a> {
     /// neighbourhood, its candidates and the node set of its judge are found
     /// ([`PendingEpisode::request`]), nothing is evaluated; the caller evaluates the model on
     /// the subgraph of the unedited graph induced by that node set, for many episodes at once if
-    /// it likes (e.g. `induce_models::gcn::batched::VerdictBatch` with no toggles), and hands
+    /// it likes (e.g. `induce_models::black_box::batched::VerdictBatch` with no toggles), and hands
     /// the rows to [`PendingEpisode::complete`]. For exact verdicts on the exact neighbourhood
     /// only ([`Verdict::Exact`], no `fanout`): others are an [`RlError::InvalidConfig`].
     ///

@@ -41,7 +41,7 @@ impl Episode<'_> {
     /// [`Episode::step`] with the black box's verdict left to the caller: applies candidate
     /// `action` and records the edit; the caller evaluates the model on the edited graph
     /// ([`Episode::verdict_request`]), for many episodes at once if it likes (e.g.
-    /// `induce_models::gcn::batched::VerdictBatch` on a GPU), and hands the rows to
+    /// `induce_models::black_box::batched::VerdictBatch` on a GPU), and hands the rows to
     /// [`Episode::complete_step`].
     ///
     /// Errors: those of [`Episode::step`], and [`RlError::InvalidConfig`] when the episode's

@@ -182,7 +182,7 @@ impl InduceExplainer<'_> {
         graph: &'g Graph,
         targets: &[u32],
         threads: usize,
-        bound: Option<&induce_models::gcn::batched::VerdictBatch<'_>>,
+        bound: Option<&induce_models::black_box::batched::VerdictBatch<'_>>,
     ) -> (Vec<Result<Episode<'g>>>, bool) {
         let build = || match bound {
             Some(batch) => match self.build_batched(graph, targets, threads, batch) {
@@ -233,7 +233,7 @@ impl InduceExplainer<'_> {
         graph: &'g Graph,
         targets: &[u32],
         threads: usize,
-        batch: &induce_models::gcn::batched::VerdictBatch<'_>,
+        batch: &induce_models::black_box::batched::VerdictBatch<'_>,
     ) -> Option<Vec<Result<Episode<'g>>>> {
         let pending = induce_explain::parallel::map(targets, threads, |&t| {
             Ok(Episode::pending(graph, self.black_box, t, &self.env))
@@ -396,7 +396,7 @@ impl Explainer for InduceExplainer<'_> {
 struct MinimalityPass<'x, 'a, 'g, 'm> {
     explainer: &'x InduceExplainer<'a>,
     graph: &'g Graph,
-    verdicts: Option<&'x induce_models::gcn::batched::VerdictBatch<'m>>,
+    verdicts: Option<&'x induce_models::black_box::batched::VerdictBatch<'m>>,
 }
 
 impl Finish for MinimalityPass<'_, '_, '_, '_> {

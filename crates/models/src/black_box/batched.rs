@@ -31,7 +31,7 @@ use burn::tensor::activation::{log_softmax, relu};
 use burn::tensor::{Device, IndexingUpdateOp, Int, Tensor, TensorData};
 use induce_graph::Features;
 
-use crate::black_box::LogProbs;
+use super::log_probs::LogProbs;
 use crate::error::{ModelError, Result};
 use crate::gcn::Gcn;
 use crate::kernels::tensors::{
@@ -44,7 +44,7 @@ use crate::timing::span;
 ///
 /// ```
 /// use induce_graph::Features;
-/// use induce_models::gcn::batched::VerdictBatch;
+/// use induce_models::black_box::batched::VerdictBatch;
 /// use induce_models::kernels::tensors::{matrix, to_vec};
 /// use induce_models::{GcnConfig, GraphTensors, device::default_device};
 /// let dev = default_device().unwrap();
@@ -217,7 +217,7 @@ impl<'m> VerdictBatch<'m> {
     ///
     /// ```
     /// use induce_graph::Features;
-    /// use induce_models::gcn::batched::{VerdictBatch, VerdictRequest};
+    /// use induce_models::black_box::batched::{VerdictBatch, VerdictRequest};
     /// use induce_models::{GcnConfig, device::default_device};
     /// let dev = default_device().unwrap();
     /// let gcn = GcnConfig::new(1, 2).init(&dev);
