@@ -5,6 +5,37 @@ use induce_graph::Features;
 
 use crate::{BlackBox, LogProbs, Result};
 
+/// The [`BlackBox`] of a two-class rule on a node's degree (`$ty(t)`, threshold `t`): each
+/// node's log-probabilities are `$rows(t, degree)`; one feature, no neighbour read (`L = 0`).
+macro_rules! degree_rule {
+    ($ty:ident, $rows:expr) => {
+        impl BlackBox for $ty {
+            fn input_dim(&self) -> usize {
+                1
+            }
+
+            fn num_classes(&self) -> usize {
+                2
+            }
+
+            fn message_passing_layers(&self) -> Option<u32> {
+                Some(0)
+            }
+
+            fn log_probs(&self, x: &Features, edges: &[(u32, u32)]) -> Result<LogProbs> {
+                let rows: fn(usize, usize) -> [f32; 2] = $rows;
+                let mut deg = vec![0usize; x.num_nodes()];
+                for &(u, w) in edges {
+                    deg[u as usize] += 1;
+                    deg[w as usize] += 1;
+                }
+                let d = deg.iter().flat_map(|&d| rows(self.0, d));
+                LogProbs::new(x.num_nodes(), 2, d.collect())
+            }
+        }
+    };
+}
+
 /// Class 1 iff the node's degree is at least `t` (log-probabilities −0.2 for the predicted
 /// class, −2.0 for the other); it reads a node's own edges only (`L = 0`). The toy of the doc
 /// examples: which edits flip a node can be read off the drawing.
@@ -23,32 +54,10 @@ use crate::{BlackBox, LogProbs, Result};
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct DegreeAtLeast(pub usize);
 
-impl BlackBox for DegreeAtLeast {
-    fn input_dim(&self) -> usize {
-        1
-    }
-
-    fn num_classes(&self) -> usize {
-        2
-    }
-
-    fn message_passing_layers(&self) -> Option<u32> {
-        Some(0)
-    }
-
-    fn log_probs(&self, x: &Features, edges: &[(u32, u32)]) -> Result<LogProbs> {
-        let mut deg = vec![0usize; x.num_nodes()];
-        for &(u, w) in edges {
-            deg[u as usize] += 1;
-            deg[w as usize] += 1;
-        }
-        let d = deg.iter().flat_map(|&d| match d >= self.0 {
-            true => [-2.0, -0.2],
-            false => [-0.2, -2.0],
-        });
-        LogProbs::new(x.num_nodes(), 2, d.collect())
-    }
-}
+degree_rule!(DegreeAtLeast, |t, d| match d >= t {
+    true => [-2.0, -0.2],
+    false => [-0.2, -2.0],
+});
 
 /// `B` with its [`message_passing_layers`](BlackBox::message_passing_layers) hidden (`None`):
 /// a model whose receptive field is unknown, so that an exact verdict reads the whole graph.
@@ -86,33 +95,11 @@ impl<B: BlackBox> BlackBox for Undeclared<B> {
 #[derive(Debug, Clone, Copy)]
 pub struct GradedDegree(pub usize);
 
-impl BlackBox for GradedDegree {
-    fn input_dim(&self) -> usize {
-        1
-    }
-
-    fn num_classes(&self) -> usize {
-        2
-    }
-
-    fn message_passing_layers(&self) -> Option<u32> {
-        Some(0)
-    }
-
-    fn log_probs(&self, x: &Features, edges: &[(u32, u32)]) -> Result<LogProbs> {
-        let mut deg = vec![0usize; x.num_nodes()];
-        for &(u, w) in edges {
-            deg[u as usize] += 1;
-            deg[w as usize] += 1;
-        }
-        let d = deg.iter().flat_map(|&d| {
-            let z = d as f32 - self.0 as f32 + 0.5;
-            // log sigmoid(−z), log sigmoid(z)
-            [-(1.0 + z.exp()).ln(), -(1.0 + (-z).exp()).ln()]
-        });
-        LogProbs::new(x.num_nodes(), 2, d.collect())
-    }
-}
+degree_rule!(GradedDegree, |t, d| {
+    let z = d as f32 - t as f32 + 0.5;
+    // log sigmoid(−z), log sigmoid(z)
+    [-(1.0 + z.exp()).ln(), -(1.0 + (-z).exp()).ln()]
+});
 
 /// `B` as a model that [batches graphs](BlackBox::batches_graphs), counting the calls of
 /// [`BlackBox::log_probs_many`] and the graphs they held: the searches' batched path, checked

@@ -10,7 +10,7 @@ use burn_cubecl::tensor::CubeTensor;
 use cubecl::prelude::*;
 use cubecl::{CubeDim, calculate_cube_count_elemwise};
 
-use super::FusedInference;
+use super::{FusedInference, Messages};
 
 /// `x` for `x ≥ 0`, `slope · x` otherwise (a NaN stays a NaN).
 #[cube]
@@ -26,7 +26,6 @@ fn lrelu<F: Float>(x: F, slope: F) -> F {
 /// `[w_f (m), b1 (m), W2 (m × m2), b2 (m2), w3 (m2), b3, slope]`. Every access goes through the
 /// tensors' strides.
 #[cube(launch)]
-#[allow(clippy::too_many_arguments)]
 fn pair_mlp_kernel<F: Float, I: Numeric>(
     u: &Tensor<I>,
     w: &Tensor<I>,
@@ -75,7 +74,6 @@ fn pair_mlp_kernel<F: Float, I: Numeric>(
 /// `segment_max`, `segment_matmul` (sum of exponentials) and `segment_matmul` (aggregation)
 /// take them. `absent` is read only when `masked`.
 #[cube(launch)]
-#[allow(clippy::too_many_arguments)]
 fn gat_attention_kernel<F: Float, I: Numeric>(
     ptr: &Tensor<I>,
     col: &Tensor<I>,
@@ -134,16 +132,15 @@ fn gat_attention_kernel<F: Float, I: Numeric>(
 
 impl FusedInference for Cube {
     fn gat_attention(
-        ptr: CubeTensor,
-        col: CubeTensor,
+        messages: Messages<Self>,
+        masked: bool,
         a_src: CubeTensor,
         a_dst: CubeTensor,
-        absent: CubeTensor,
-        masked: bool,
         h: CubeTensor,
         bias: CubeTensor,
         slope: CubeTensor,
     ) -> Option<CubeTensor> {
+        let Messages { ptr, col, absent } = messages;
         let (n, f) = (h.shape()[0], h.shape()[1]);
         let e = col.shape()[0];
         // Inputs that do not fit each other: left to the composition to report.

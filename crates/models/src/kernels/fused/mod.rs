@@ -35,13 +35,29 @@
 //! [`crate::device::FUSED_ENV`] `=0`) and otherwise compose the same function of Burn's operations.
 
 use burn::backend::tensor::{FloatTensor, IntTensor};
-use burn::backend::{Backend, backend_extension};
+use burn::backend::{Backend, ExtensionType, backend_extension};
 use burn::tensor::{Device, Int, Tensor, TensorData};
 
 use crate::error::Result;
 
 #[cfg(any(feature = "cuda", feature = "vulkan", feature = "cube-cpu"))]
 mod cube;
+
+/// A GAT layer's messages sorted by destination, as [`FusedInference::gat_attention`] reads
+/// them: CSR offsets `ptr`, sources `col` and per-message logit offsets `absent` (read only when
+/// the call says the messages are masked).
+///
+/// # Shapes
+/// - ptr: `[n + 1]`; col, absent: `[E]`
+#[derive(ExtensionType)]
+pub struct Messages<B: Backend> {
+    /// CSR offsets of the destinations.
+    pub ptr: IntTensor<B>,
+    /// The messages' sources.
+    pub col: IntTensor<B>,
+    /// Per-message logit offsets.
+    pub absent: FloatTensor<B>,
+}
 
 /// The fused inference kernels a backend may provide (a Burn backend extension).
 #[backend_extension(
@@ -75,26 +91,23 @@ pub trait FusedInference: Backend {
     /// The output of [`gat_attention`], or `None` where this backend has no kernel (the
     /// default; autodiff backends).
     ///
-    /// `ptr`, `col`: the messages sorted by destination (CSR offsets, sources); `absent`:
-    /// per-message logit offsets in that order, read only when `masked`.
+    /// `messages`: sorted by destination ([`Messages`]); their `absent` offsets are read only
+    /// when `masked`.
     ///
     /// # Shapes
-    /// - ptr: `[n + 1]`; col, absent: `[E]`; a_src, a_dst: `[n, 1]`; h: `[n, F]`; bias: `[F]`;
+    /// - messages: see [`Messages`]; a_src, a_dst: `[n, 1]`; h: `[n, F]`; bias: `[F]`;
     ///   slope (of the logits' LeakyReLU): `[1]`
     /// - output: `[n, F]`
-    #[allow(clippy::too_many_arguments)]
     fn gat_attention(
-        ptr: IntTensor<Self>,
-        col: IntTensor<Self>,
+        #[extension_type] messages: Messages<Self>,
+        masked: bool,
         a_src: FloatTensor<Self>,
         a_dst: FloatTensor<Self>,
-        absent: FloatTensor<Self>,
-        masked: bool,
         h: FloatTensor<Self>,
         bias: FloatTensor<Self>,
         slope: FloatTensor<Self>,
     ) -> Option<FloatTensor<Self>> {
-        let _ = (ptr, col, a_src, a_dst, absent, masked, h, bias, slope);
+        let _ = (messages, masked, a_src, a_dst, h, bias, slope);
         None
     }
 }
@@ -290,13 +303,16 @@ pub fn gat_attention(inputs: GatAttention) -> Option<Tensor<2>> {
     let masked = absent.is_some();
     // Unmasked: any float tensor stands in (the kernel does not read it).
     let absent = absent.unwrap_or_else(|| bias.clone());
+    let messages = Messages {
+        ptr: ptr.into_dispatch(),
+        col: col.into_dispatch(),
+        absent: absent.into_dispatch(),
+    };
     let out = <Dispatch as FusedInference>::gat_attention(
-        ptr.into_dispatch(),
-        col.into_dispatch(),
+        messages,
+        masked,
         a_src.into_dispatch(),
         a_dst.into_dispatch(),
-        absent.into_dispatch(),
-        masked,
         h.into_dispatch(),
         bias.into_dispatch(),
         slope.into_dispatch(),

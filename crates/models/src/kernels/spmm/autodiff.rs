@@ -10,13 +10,17 @@ use burn::backend::autodiff::ops::{Backward, Ops, OpsKind};
 use burn::backend::autodiff::{Autodiff, NodeId};
 use burn::backend::tensor::{FloatTensor, IntTensor};
 
-use super::MessagePassing;
+use super::{MessagePassing, Segments};
 
 #[derive(Debug)]
 struct SegmentMatmulBackward;
 
-/// Index tensors of the forward CSR and of its transpose, plus the checkpointed inputs.
-type State<B> = ([IntTensor<B>; 7], Option<NodeId>, Option<NodeId>);
+/// The forward CSR, its transpose and the transpose's permutation, plus the checkpointed inputs.
+type State<B> = (
+    (Segments<B>, Segments<B>, IntTensor<B>),
+    Option<NodeId>,
+    Option<NodeId>,
+);
 
 impl<B: Backend + MessagePassing> Backward<B, 2> for SegmentMatmulBackward {
     type State = State<B>;
@@ -24,27 +28,18 @@ impl<B: Backend + MessagePassing> Backward<B, 2> for SegmentMatmulBackward {
     fn backward(self, ops: Ops<Self::State, 2>, grads: &mut Gradients, ck: &mut Checkpointer) {
         let [p_val, p_x] = ops.parents;
         let grad = grads.consume::<B>(&ops.node);
-        let ([row, ptr, col, t_row, t_ptr, t_col, t_perm], val_id, x_id) = ops.state;
+        let ((csr, t, t_perm), val_id, x_id) = ops.state;
         if let (Some(node), Some(val_id)) = (p_x, val_id) {
             let val: FloatTensor<B> = ck.retrieve_node_output(val_id);
             let val_t = B::float_select(val, 0, t_perm.clone());
             // The transpose's own transpose is the forward CSR; a second-order pass is not
             // supported, so the last argument (never read by the kernels) is a placeholder.
-            let gx = B::segment_matmul(
-                t_row,
-                t_ptr,
-                t_col,
-                val_t,
-                grad.clone(),
-                row.clone(),
-                ptr.clone(),
-                col.clone(),
-                t_perm,
-            );
+            let gx = B::segment_matmul(t, val_t, grad.clone(), csr.clone(), t_perm);
             grads.register::<B>(node.id, gx);
         }
         if let (Some(node), Some(x_id)) = (p_val, x_id) {
             let x: FloatTensor<B> = ck.retrieve_node_output(x_id);
+            let Segments { row, ptr, col } = csr;
             grads.register::<B>(node.id, B::segment_dot(row, ptr, col, grad, x));
         }
     }
@@ -80,16 +75,23 @@ impl<B: Backend + MessagePassing, C: CheckpointStrategy> MessagePassing for Auto
     }
 
     fn segment_matmul(
-        row: IntTensor<Self>,
-        ptr: IntTensor<Self>,
-        col: IntTensor<Self>,
+        csr: Segments<Self>,
         val: FloatTensor<Self>,
         x: FloatTensor<Self>,
-        t_row: IntTensor<Self>,
-        t_ptr: IntTensor<Self>,
-        t_col: IntTensor<Self>,
+        t: Segments<Self>,
         t_perm: IntTensor<Self>,
     ) -> FloatTensor<Self> {
+        // Index tensors are not tracked: the same primitives on `B`.
+        let csr = Segments::<B> {
+            row: csr.row,
+            ptr: csr.ptr,
+            col: csr.col,
+        };
+        let t = Segments::<B> {
+            row: t.row,
+            ptr: t.ptr,
+            col: t.col,
+        };
         let (val_tracked, x_tracked) = (val.is_tracked(), x.is_tracked());
         match SegmentMatmulBackward
             .prepare::<C>([val.node(), x.node()])
@@ -100,28 +102,20 @@ impl<B: Backend + MessagePassing, C: CheckpointStrategy> MessagePassing for Auto
                 let val_id = x_tracked.then(|| prep.checkpoint(&val));
                 let x_id = val_tracked.then(|| prep.checkpoint(&x));
                 let out = B::segment_matmul(
-                    row.clone(),
-                    ptr.clone(),
-                    col.clone(),
+                    csr.clone(),
                     val.into_primitive(),
                     x.into_primitive(),
-                    t_row.clone(),
-                    t_ptr.clone(),
-                    t_col.clone(),
+                    t.clone(),
                     t_perm.clone(),
                 );
-                let state = ([row, ptr, col, t_row, t_ptr, t_col, t_perm], val_id, x_id);
+                let state = ((csr, t, t_perm), val_id, x_id);
                 prep.finish(state, out)
             }
             OpsKind::UnTracked(prep) => prep.finish(B::segment_matmul(
-                row,
-                ptr,
-                col,
+                csr,
                 val.into_primitive(),
                 x.into_primitive(),
-                t_row,
-                t_ptr,
-                t_col,
+                t,
                 t_perm,
             )),
         }

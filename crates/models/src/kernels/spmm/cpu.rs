@@ -5,7 +5,7 @@ use burn::backend::flex::FlexTensor;
 use burn::backend::{DType, Flex, TensorMetadata};
 use burn::tensor::TensorData;
 
-use super::{MessagePassing, reference_dot, reference_matmul};
+use super::{MessagePassing, Segments, reference_dot, reference_matmul};
 
 /// Below this many multiply-adds a call stays on the calling thread (spawning costs ~20 µs).
 const PARALLEL_WORK: usize = 1 << 17;
@@ -133,16 +133,13 @@ fn matmul_rows(
 
 impl MessagePassing for Flex {
     fn segment_matmul(
-        row: FlexTensor,
-        ptr: FlexTensor,
-        col: FlexTensor,
+        csr: Segments<Self>,
         val: FlexTensor,
         x: FlexTensor,
-        _t_row: FlexTensor,
-        _t_ptr: FlexTensor,
-        _t_col: FlexTensor,
+        _t: Segments<Self>,
         _t_perm: FlexTensor,
     ) -> FlexTensor {
+        let Segments { row, ptr, col } = csr;
         let (ptr, col, val, x) = (
             contiguous(ptr),
             contiguous(col),

@@ -10,7 +10,7 @@ use burn_cubecl::tensor::CubeTensor;
 use cubecl::prelude::*;
 use cubecl::{CubeDim, calculate_cube_count_elemwise};
 
-use super::MessagePassing;
+use super::{MessagePassing, Segments};
 
 /// `out[r, j] = Σ_{k ∈ ptr[r]..ptr[r+1]} val[k] · x[col[k], j]`, one lane per `(r, j)`.
 ///
@@ -375,16 +375,13 @@ impl MessagePassing for Cube {
     }
 
     fn segment_matmul(
-        _row: CubeTensor,
-        ptr: CubeTensor,
-        col: CubeTensor,
+        csr: Segments<Self>,
         val: CubeTensor,
         x: CubeTensor,
-        _t_row: CubeTensor,
-        _t_ptr: CubeTensor,
-        _t_col: CubeTensor,
+        _t: Segments<Self>,
         _t_perm: CubeTensor,
     ) -> CubeTensor {
+        let Segments { ptr, col, .. } = csr;
         let (ptr, col, val, x) = (
             into_contiguous(ptr),
             into_contiguous(col),

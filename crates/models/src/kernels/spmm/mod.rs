@@ -20,7 +20,7 @@
 //! for the message weights).
 
 use burn::backend::tensor::{FloatTensor, IntTensor};
-use burn::backend::{Backend, TensorMetadata, backend_extension};
+use burn::backend::{Backend, ExtensionType, TensorMetadata, backend_extension};
 use burn::tensor::IndexingUpdateOp;
 use burn::tensor::{Device, Int, Tensor, TensorData};
 
@@ -31,6 +31,41 @@ mod autodiff;
 mod cpu;
 #[cfg(any(feature = "cuda", feature = "vulkan", feature = "cube-cpu"))]
 mod cube;
+
+/// The index tensors of a CSR on a backend: `ptr[r]..ptr[r + 1]` are row `r`'s positions,
+/// `row[k]` the row holding position `k`, `col[k]` its column (see [`MessagePassing`]).
+///
+/// # Shapes
+/// - row, col: `[E]`; ptr: `[R + 1]`
+#[derive(ExtensionType)]
+pub struct Segments<B: Backend> {
+    /// The row of each position.
+    pub row: IntTensor<B>,
+    /// Each row's first position, then the number of positions.
+    pub ptr: IntTensor<B>,
+    /// The column of each position.
+    pub col: IntTensor<B>,
+}
+
+impl<B: Backend> std::fmt::Debug for Segments<B> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Segments")
+            .field("row", &self.row)
+            .field("ptr", &self.ptr)
+            .field("col", &self.col)
+            .finish()
+    }
+}
+
+impl<B: Backend> Clone for Segments<B> {
+    fn clone(&self) -> Self {
+        Self {
+            row: self.row.clone(),
+            ptr: self.ptr.clone(),
+            col: self.col.clone(),
+        }
+    }
+}
 
 /// The message-passing kernels every backend provides (a Burn backend extension).
 ///
@@ -44,29 +79,25 @@ mod cube;
     Autodiff
 )]
 pub trait MessagePassing: Backend {
-    /// Segment-reduced product: `out[r] = Σ_{k ∈ ptr[r]..ptr[r+1]} val[k] · x[col[k]]`.
+    /// Segment-reduced product: `out[r] = Σ_{k ∈ ptr[r]..ptr[r+1]} val[k] · x[col[k]]` over the
+    /// CSR `csr`.
     ///
-    /// `t_row`, `t_ptr`, `t_col` describe the transpose (the same positions sorted by `col`) and
-    /// `t_perm[j]` is the position in this CSR of the transpose's position `j`; only the autodiff
-    /// backend reads them (for the gradient of `x`).
+    /// `t` describes the transpose (the same positions sorted by `col`) and `t_perm[j]` is the
+    /// position in this CSR of the transpose's position `j`; only the autodiff backend reads
+    /// them (for the gradient of `x`).
     ///
     /// # Shapes
-    /// - row, col, val, t_row, t_col, t_perm: `[E]`; ptr: `[R + 1]`; t_ptr: `[x.rows + 1]`
+    /// - csr: `[E]`, `[R + 1]`, `[E]`; val, t_perm: `[E]`; t: `[E]`, `[x.rows + 1]`, `[E]`
     /// - x: `[N, F]`; output: `[R, F]`
-    #[allow(clippy::too_many_arguments)]
     fn segment_matmul(
-        row: IntTensor<Self>,
-        ptr: IntTensor<Self>,
-        col: IntTensor<Self>,
+        #[extension_type] csr: Segments<Self>,
         val: FloatTensor<Self>,
         x: FloatTensor<Self>,
-        t_row: IntTensor<Self>,
-        t_ptr: IntTensor<Self>,
-        t_col: IntTensor<Self>,
+        #[extension_type] t: Segments<Self>,
         t_perm: IntTensor<Self>,
     ) -> FloatTensor<Self> {
-        let _ = (t_row, t_ptr, t_col, t_perm);
-        reference_matmul::<Self>(row, ptr, col, val, x)
+        let _ = (t, t_perm);
+        reference_matmul::<Self>(csr.row, csr.ptr, csr.col, val, x)
     }
 
     /// Per-position dot products `out[k] = Σ_f a[row[k], f] · b[col[k], f]` (the gradient of
@@ -527,15 +558,21 @@ impl Csr {
             },
         };
         use burn::backend::Dispatch;
+        let csr = Segments {
+            row: self.row.clone().into_dispatch(),
+            ptr: self.ptr.clone().into_dispatch(),
+            col: self.col.clone().into_dispatch(),
+        };
+        let transpose = Segments {
+            row: t.row.into_dispatch(),
+            ptr: t.ptr.into_dispatch(),
+            col: t.col.into_dispatch(),
+        };
         let out = <Dispatch as MessagePassing>::segment_matmul(
-            self.row.clone().into_dispatch(),
-            self.ptr.clone().into_dispatch(),
-            self.col.clone().into_dispatch(),
+            csr,
             values.into_dispatch(),
             x.into_dispatch(),
-            t.row.into_dispatch(),
-            t.ptr.into_dispatch(),
-            t.col.into_dispatch(),
+            transpose,
             t.perm.into_dispatch(),
         );
         Tensor::from_dispatch(out)
