@@ -90,6 +90,7 @@ struct Args {
 }
 
 fn main() -> std::process::ExitCode {
+    induce::models::timing::enable_from_env();
     common::exit(run(Args::parse()))
 }
 

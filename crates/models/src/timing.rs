@@ -1,7 +1,9 @@
 //! Opt-in timings of the networks' device work, for finding which operation a GPU spends its
-//! time in without a profiler. Off unless the environment variable `INDUCE_PROFILE` is set to
-//! anything but `0` or empty (the same switch as `induce_rl::profile`); when off, [`span`] is
-//! one relaxed load and a call. When on, every span synchronises the device before and after
+//! time in without a profiler. Off unless [`set_enabled`] turns it on for the process (the same
+//! switch as `induce_rl::profile`); the `induce` binary and the GPU check do when the
+//! environment variable `INDUCE_PROFILE` ([`PROFILE_ENV`]) is set to anything but `0` or empty
+//! ([`enable_from_env`]: the library itself reads no environment). When off, [`span`] is one
+//! relaxed load and a call. When on, every span synchronises the device before and after
 //! its work (so the numbers are the device's time, and the run is slower).
 //!
 //! ```
@@ -15,15 +17,35 @@
 //! }
 //! ```
 
-use std::sync::{Mutex, OnceLock};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use burn::tensor::Device;
 
-/// Whether `INDUCE_PROFILE` asks for timings (read once).
+/// The environment variable a binary reads to turn profiling on ([`enable_from_env`]).
+pub const PROFILE_ENV: &str = "INDUCE_PROFILE";
+
+static ON: AtomicBool = AtomicBool::new(false);
+
+/// Whether timings are recorded (off unless [`set_enabled`] turned them on).
 pub fn enabled() -> bool {
-    static ON: OnceLock<bool> = OnceLock::new();
-    *ON.get_or_init(|| std::env::var("INDUCE_PROFILE").is_ok_and(|v| !v.is_empty() && v != "0"))
+    ON.load(Ordering::Relaxed)
+}
+
+/// Turns the timings of this module and of `induce_rl::profile` on or off for the process.
+pub fn set_enabled(on: bool) {
+    ON.store(on, Ordering::Relaxed);
+}
+
+/// What a binary calls at start: turns profiling on when [`PROFILE_ENV`] is set to anything but
+/// `0` or empty; returns whether it did.
+pub fn enable_from_env() -> bool {
+    let on = std::env::var(PROFILE_ENV).is_ok_and(|v| !v.is_empty() && v != "0");
+    if on {
+        set_enabled(true);
+    }
+    on
 }
 
 static SPANS: Mutex<Vec<(&'static str, Duration, u64)>> = Mutex::new(Vec::new());

@@ -1,7 +1,8 @@
 //! Opt-in phase timings of inference, for finding where a run spends its time on a new
-//! machine (a GPU, many cores) without a profiler. Off unless the environment variable
-//! `INDUCE_PROFILE` is set to anything but `0` or empty; when off, every call is one relaxed
-//! load of a cached flag.
+//! machine (a GPU, many cores) without a profiler. Off unless
+//! `induce_models::timing::set_enabled` turns it on (the `induce` binary and the GPU check do
+//! when the environment variable `INDUCE_PROFILE` is set to anything but `0` or empty); when
+//! off, every call is one relaxed load of a flag.
 //!
 //! Phases measured at the batch level are wall-clock seconds; [`Phase::Verdict`] is summed
 //! over the host threads that step episodes (thread-seconds, so it can exceed the wall time).
@@ -10,13 +11,12 @@
 //! use induce_rl::profile::{self, Phase};
 //! let x = profile::time(Phase::Step, || 2 + 2);
 //! assert_eq!(x, 4);
-//! // Without INDUCE_PROFILE nothing is recorded and there is no report.
+//! // Unless profiling is switched on, nothing is recorded and there is no report.
 //! if !profile::enabled() {
 //!     assert!(profile::report().is_none());
 //! }
 //! ```
 
-use std::sync::OnceLock;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
 
@@ -97,10 +97,11 @@ static NANOS: [AtomicU64; PHASES.len()] = [const { AtomicU64::new(0) }; PHASES.l
 static CALLS: [AtomicU64; PHASES.len()] = [const { AtomicU64::new(0) }; PHASES.len()];
 static TOTALS: [AtomicU64; COUNTS.len()] = [const { AtomicU64::new(0) }; COUNTS.len()];
 
-/// Whether `INDUCE_PROFILE` asks for timings (read once).
+/// Whether timings are recorded: the one switch of [`induce_models::timing::enabled`]
+/// (`induce_models::timing::set_enabled`; binaries read `INDUCE_PROFILE` with
+/// `induce_models::timing::enable_from_env`).
 pub fn enabled() -> bool {
-    static ON: OnceLock<bool> = OnceLock::new();
-    *ON.get_or_init(|| std::env::var("INDUCE_PROFILE").is_ok_and(|v| !v.is_empty() && v != "0"))
+    induce_models::timing::enabled()
 }
 
 fn slot(phase: Phase) -> usize {
