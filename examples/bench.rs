@@ -77,6 +77,7 @@ struct Args {
 }
 
 fn main() -> std::process::ExitCode {
+    induce::models::device::install_env_settings();
     common::exit(run(Args::parse()))
 }
 

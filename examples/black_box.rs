@@ -86,6 +86,7 @@ fn load(args: &Args) -> Result<Dataset> {
 }
 
 fn main() -> std::process::ExitCode {
+    induce::models::device::install_env_settings();
     common::exit(run(Args::parse()))
 }
 

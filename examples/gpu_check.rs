@@ -90,7 +90,7 @@ struct Args {
 }
 
 fn main() -> std::process::ExitCode {
-    induce::models::timing::enable_from_env();
+    induce::models::device::install_env_settings();
     common::exit(run(Args::parse()))
 }
 

@@ -67,6 +67,7 @@ impl Progress for Log {
 }
 
 fn main() -> std::process::ExitCode {
+    induce::models::device::install_env_settings();
     common::exit(run(Args::parse()))
 }
 

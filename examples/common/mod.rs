@@ -91,6 +91,7 @@ pub fn main_for_file(
     protocol: Protocol,
     hidden: usize,
 ) -> std::process::ExitCode {
+    induce::models::device::install_env_settings();
     exit(run_file(
         name,
         default_path,
@@ -200,6 +201,7 @@ fn config(name: &str, args: &Args) -> Result<ExperimentConfig> {
 /// Parses the command line and runs the experiment on `kind`; an error is printed as one clear
 /// message (with its causes) and a non-zero exit code.
 pub fn main_for(kind: SyntheticKind) -> std::process::ExitCode {
+    induce::models::device::install_env_settings();
     exit(run_for(kind, Args::parse()))
 }
 

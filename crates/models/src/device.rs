@@ -320,67 +320,144 @@ pub fn float_tolerance(cpu: f32) -> f32 {
     }
 }
 
-/// A `0` / `1` switch read from the environment variable `var` (surrounding blanks ignored):
-/// `Some(false)`, `Some(true)`, or `None` when it is unset or says anything else (the caller's
-/// default then).
+/// A `0` / `1` switch as an environment variable spells it (surrounding blanks ignored):
+/// `Some(false)`, `Some(true)`, or `None` when it is unset or says anything else (the default
+/// then).
 ///
 /// ```
-/// use induce_models::device::env_switch;
-/// assert_eq!(env_switch("INDUCE_DOC_EXAMPLE_UNSET_SWITCH"), None);
+/// use induce_models::device::parse_switch;
+/// assert_eq!((parse_switch(Some(" 1")), parse_switch(Some("0"))), (Some(true), Some(false)));
+/// assert_eq!((parse_switch(Some("yes")), parse_switch(None)), (None, None));
 /// ```
-pub fn env_switch(var: &str) -> Option<bool> {
-    match std::env::var(var).ok()?.trim() {
+pub fn parse_switch(value: Option<&str>) -> Option<bool> {
+    match value?.trim() {
         "1" => Some(true),
         "0" => Some(false),
         _ => None,
     }
 }
 
-/// Environment variable that turns the fused inference kernels ([`fused_kernels`]) off (`0`).
+/// Environment variable of [`Tuning::fused`] (`0`: off).
 pub const FUSED_ENV: &str = "INDUCE_FUSED";
 
-/// Whether the CubeCL backends run the policy's inference through its fused kernels
-/// ([`crate::kernels::fused`]: the scoring MLP and the GAT attention in one pass each) instead of
-/// the composition of Burn's operations (the same function; other float rounding). On unless
-/// [`FUSED_ENV`] is `0`: the way back to the composition if a GPU driver refuses a kernel.
-pub fn fused_kernels() -> bool {
-    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    *ON.get_or_init(|| std::env::var(FUSED_ENV).map_or(true, |v| v.trim() != "0"))
-}
-
-/// Environment variable that turns [`exact_matmul`] on (`1`) or off (`0`) for the process.
+/// Environment variable of [`Tuning::exact_matmul`] (`1`: on).
 pub const EXACT_MATMUL_ENV: &str = "INDUCE_EXACT_MATMUL";
 
-/// 0: not set yet (read [`EXACT_MATMUL_ENV`]), 1: off, 2: on.
-static EXACT_MATMUL: std::sync::atomic::AtomicU8 = std::sync::atomic::AtomicU8::new(0);
+/// The process-wide switches of the device code paths, each `None` for its default: what the
+/// GPU check flips to measure what each path saves. The library reads no environment for
+/// them: a binary installs them ([`Tuning::from_env`], [`set_tuning`]); `induce` and the
+/// examples do at start.
+///
+/// ```
+/// use induce_models::device::{Tuning, set_tuning, tuning};
+/// let t = Tuning::from_vars(|k| (k == "INDUCE_GPU_LAYOUT").then(|| "per-episode".to_string()));
+/// assert_eq!(t.gpu_layout, Some(false));
+/// assert_eq!(t.resident, None);
+/// set_tuning(Tuning { warm_up: Some(false), ..tuning() });
+/// assert_eq!(tuning().warm_up, Some(false));
+/// set_tuning(Tuning::default());
+/// ```
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Tuning {
+    /// The fused inference kernels on the CubeCL backends ([`fused_kernels`]); default on.
+    /// `INDUCE_FUSED=0|1`.
+    pub fused: Option<bool>,
+    /// Exact `f32` dense products ([`exact_matmul`]); default off. `INDUCE_EXACT_MATMUL=1|0`.
+    pub exact_matmul: Option<bool>,
+    /// The Burn kernel's GPU layout (the graph-wide product and greedy choices on the device);
+    /// default: on a GPU device. `INDUCE_GPU_LAYOUT=gpu|per-episode`.
+    pub gpu_layout: Option<bool>,
+    /// A lockstep batch kept on the device between rounds; default: the GPU layout's.
+    /// `INDUCE_RESIDENT=0|1`.
+    pub resident: Option<bool>,
+    /// The policy's warm-up round beside the host's work; default: on a GPU device.
+    /// `INDUCE_WARM_UP=0|1`.
+    pub warm_up: Option<bool>,
+    /// Each round's verdicts in one batched call on the device; default: on a GPU device.
+    /// `INDUCE_BATCHED_VERDICTS=0|1`.
+    pub batched_verdicts: Option<bool>,
+}
 
-/// Whether the models' dense products run in exact `f32` ([`crate::kernels::tensors::dense`]): as
-/// element-wise products and sums instead of the backend's matrix product, which CubeCL runs
-/// on tensor cores in TF32 (a 10-bit mantissa) on GPUs that have them. Off by default (the
-/// matrix product is much faster); [`set_exact_matmul`] or [`EXACT_MATMUL_ENV`] turns it on,
-/// e.g. to check on a GPU that the explanations equal the CPU's wherever TF32 rounding is what
-/// parts them. The CPU backends compute `f32` products either way.
-pub fn exact_matmul() -> bool {
-    use std::sync::atomic::Ordering;
-    match EXACT_MATMUL.load(Ordering::Relaxed) {
-        1 => false,
-        2 => true,
-        _ => {
-            let on = std::env::var(EXACT_MATMUL_ENV).is_ok_and(|v| v.trim() == "1");
-            // A concurrent `set_exact_matmul` wins over the environment.
-            let _ = EXACT_MATMUL.compare_exchange(
-                0,
-                if on { 2 } else { 1 },
-                Ordering::Relaxed,
-                Ordering::Relaxed,
-            );
-            EXACT_MATMUL.load(Ordering::Relaxed) == 2
+impl Tuning {
+    /// The switches as this process's environment sets them.
+    pub fn from_env() -> Self {
+        Self::from_vars(|k| std::env::var(k).ok())
+    }
+
+    /// The switches as `var` (an environment) sets them.
+    pub fn from_vars(var: impl Fn(&str) -> Option<String>) -> Self {
+        let switch = |k: &str| parse_switch(var(k).as_deref());
+        let layout = var("INDUCE_GPU_LAYOUT").unwrap_or_default();
+        Self {
+            fused: switch(FUSED_ENV),
+            exact_matmul: switch(EXACT_MATMUL_ENV),
+            gpu_layout: match layout.trim().to_ascii_lowercase().as_str() {
+                "per-episode" => Some(false),
+                "gpu" => Some(true),
+                _ => None,
+            },
+            resident: switch("INDUCE_RESIDENT"),
+            warm_up: switch("INDUCE_WARM_UP"),
+            batched_verdicts: switch("INDUCE_BATCHED_VERDICTS"),
         }
     }
 }
 
-/// Turns [`exact_matmul`] on or off for the whole process (every device), over
-/// [`EXACT_MATMUL_ENV`].
+static TUNING: std::sync::RwLock<Tuning> = std::sync::RwLock::new(Tuning {
+    fused: None,
+    exact_matmul: None,
+    gpu_layout: None,
+    resident: None,
+    warm_up: None,
+    batched_verdicts: None,
+});
+
+/// What a binary calls at start: installs this process's environment switches, the
+/// [`Tuning`] ([`Tuning::from_env`]) and the profiling switch
+/// ([`crate::timing::enable_from_env`], `INDUCE_PROFILE`). The library itself reads none of
+/// them.
+pub fn install_env_settings() {
+    set_tuning(Tuning::from_env());
+    crate::timing::enable_from_env();
+}
+
+/// The process's [`Tuning`] (all defaults unless [`set_tuning`] changed it).
+pub fn tuning() -> Tuning {
+    *TUNING.read().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Installs `t` for the whole process (every device), `exact_matmul` included.
+pub fn set_tuning(t: Tuning) {
+    *TUNING.write().unwrap_or_else(|e| e.into_inner()) = t;
+    if let Some(on) = t.exact_matmul {
+        set_exact_matmul(on);
+    }
+}
+
+/// Whether the CubeCL backends run the policy's inference through its fused kernels
+/// ([`crate::kernels::fused`]: the scoring MLP and the GAT attention in one pass each) instead of
+/// the composition of Burn's operations (the same function; other float rounding). On unless
+/// [`Tuning::fused`] says `false` (`INDUCE_FUSED=0`): the way back to the composition if a GPU
+/// driver refuses a kernel.
+pub fn fused_kernels() -> bool {
+    tuning().fused.unwrap_or(true)
+}
+
+/// 1: off, 2: on.
+static EXACT_MATMUL: std::sync::atomic::AtomicU8 = std::sync::atomic::AtomicU8::new(1);
+
+/// Whether the models' dense products run in exact `f32` ([`crate::kernels::tensors::dense`]): as
+/// element-wise products and sums instead of the backend's matrix product, which CubeCL runs
+/// on tensor cores in TF32 (a 10-bit mantissa) on GPUs that have them. Off by default (the
+/// matrix product is much faster); [`set_exact_matmul`] or [`Tuning::exact_matmul`]
+/// (`INDUCE_EXACT_MATMUL=1` in a binary) turns it on, e.g. to check on a GPU that the
+/// explanations equal the CPU's wherever TF32 rounding is what parts them. The CPU backends
+/// compute `f32` products either way.
+pub fn exact_matmul() -> bool {
+    EXACT_MATMUL.load(std::sync::atomic::Ordering::Relaxed) == 2
+}
+
+/// Turns [`exact_matmul`] on or off for the whole process (every device).
 pub fn set_exact_matmul(on: bool) {
     EXACT_MATMUL.store(if on { 2 } else { 1 }, std::sync::atomic::Ordering::Relaxed);
 }

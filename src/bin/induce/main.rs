@@ -62,8 +62,8 @@ enum Command {
 
 fn main() -> ExitCode {
     quiet_on_broken_pipe();
-    // `INDUCE_PROFILE=1`: phase and device timings (docs/PERFORMANCE.md).
-    induce::models::timing::enable_from_env();
+    // INDUCE_PROFILE, INDUCE_FUSED, INDUCE_GPU_LAYOUT, ... (docs/GPU.md, docs/PERFORMANCE.md).
+    induce::models::device::install_env_settings();
     let result = match Cli::parse().command {
         Command::Data(c) => data::run(c),
         Command::TrainBlackBox(a) => train_black_box::run(a),

@@ -169,7 +169,8 @@ impl InduceExplainer<'_> {
             return false;
         }
         self.warm_up.unwrap_or_else(|| {
-            induce_models::device::env_switch("INDUCE_WARM_UP")
+            induce_models::device::tuning()
+                .warm_up
                 .unwrap_or_else(|| induce_models::device::is_gpu(&self.device))
         })
     }
@@ -268,7 +269,8 @@ impl InduceExplainer<'_> {
     /// Whether batched verdicts are on ([`InduceExplainer::with_batched_verdicts`]).
     fn batched_verdicts_on(&self) -> bool {
         self.batched_verdicts.unwrap_or_else(|| {
-            induce_models::device::env_switch("INDUCE_BATCHED_VERDICTS")
+            induce_models::device::tuning()
+                .batched_verdicts
                 .unwrap_or_else(|| induce_models::device::is_gpu(&self.device))
         })
     }

@@ -62,18 +62,18 @@ pub struct BurnOptions {
 }
 
 impl BurnOptions {
-    /// All on for a GPU device, all off otherwise. The environment variable
-    /// `INDUCE_GPU_LAYOUT=per-episode` turns them off on a GPU too (to measure what they save),
-    /// `INDUCE_GPU_LAYOUT=gpu` on on the CPU (to run a GPU's code path on a machine without
-    /// one); `INDUCE_RESIDENT=0|1` sets [`BurnOptions::resident`] alone.
+    /// All on for a GPU device, all off otherwise. The process's
+    /// [`Tuning::gpu_layout`](induce_models::device::Tuning::gpu_layout) (`INDUCE_GPU_LAYOUT=
+    /// per-episode` in a binary) turns them off on a GPU too (to measure what they save), `gpu`
+    /// on on the CPU (to run a GPU's code path on a machine without one);
+    /// [`Tuning::resident`](induce_models::device::Tuning::resident) (`INDUCE_RESIDENT=0|1`)
+    /// sets [`BurnOptions::resident`] alone.
     pub fn for_device(device: &Device) -> Self {
-        let layout = std::env::var("INDUCE_GPU_LAYOUT").unwrap_or_default();
-        let gpu = match layout.trim().to_ascii_lowercase().as_str() {
-            "per-episode" => false,
-            "gpu" => true,
-            _ => induce_models::device::is_gpu(device),
-        };
-        let resident = induce_models::device::env_switch("INDUCE_RESIDENT").unwrap_or(gpu);
+        let tuning = induce_models::device::tuning();
+        let gpu = tuning
+            .gpu_layout
+            .unwrap_or_else(|| induce_models::device::is_gpu(device));
+        let resident = tuning.resident.unwrap_or(gpu);
         Self {
             graph_product: gpu,
             greedy_on_device: gpu,
