@@ -396,6 +396,9 @@ fn predict<'py>(
 /// The native module.
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    // The environment switches `induce` honours (INDUCE_PROFILE, INDUCE_FUSED, ...), read once
+    // at import as the command line reads them at start.
+    induce::models::device::install_env_settings();
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add_class::<Model>()?;
     m.add_class::<Graph>()?;
