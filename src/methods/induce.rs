@@ -4,7 +4,7 @@ use burn::tensor::Device;
 use induce_explain::Explainer;
 use induce_graph::Dataset;
 use induce_models::{BlackBox, Policy};
-use induce_rl::{InduceConfig, InduceExplainer, TransductiveExplainer};
+use induce_rl::{InduceConfig, InduceExplainer, TransductiveExplainer, Widening};
 
 use super::Method;
 use crate::error::{Error, Result};
@@ -52,11 +52,16 @@ pub fn describe_induce(method: Method, config: &InduceConfig) -> Option<String> 
         },
         _ => min.to_string(),
     })
-    .map(|line| match config.lookahead {
-        0 | 1 => line,
-        k => format!(
+    .map(|line| match (config.lookahead, config.widen) {
+        (0 | 1, _) => line,
+        (k, Widening::Fixed) => format!(
             "{line}; look-ahead: each greedy step takes the best of the policy's {k} most \
              probable actions by the black box's verdicts"
+        ),
+        (k, Widening::UntilSettled) => format!(
+            "{line}; look-ahead: each greedy step takes the best of the policy's {k} most \
+             probable actions by the black box's verdicts, widened down the policy's order \
+             (doubling) while none flips and the best is behind pace or still improving"
         ),
     })
 }

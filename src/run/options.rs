@@ -151,6 +151,10 @@ pub struct RunOptions {
     /// the black box (`--lookahead`; default 0: the policy's argmax, as the paper).
     #[serde(default)]
     pub lookahead: Option<usize>,
+    /// How far that look-ahead reaches past the policy's K proposals (`--widen`:
+    /// `until-settled`; default `fixed`).
+    #[serde(default)]
+    pub widen: Option<induce_rl::Widening>,
     /// Nodes no edit may touch (`--lock-nodes`): InduCE's methods and the searches.
     #[serde(default)]
     pub lock_nodes: Option<Vec<u32>>,
@@ -236,6 +240,9 @@ impl RunOptions {
         job.induce.inference_batch = self.batch_targets.unwrap_or(1);
         if let Some(k) = self.lookahead {
             job.induce.lookahead = k;
+        }
+        if let Some(w) = self.widen {
+            job.induce.widen = w;
         }
         job.black_box_kernel = self.black_box_kernel;
         let b = &mut job.baselines;

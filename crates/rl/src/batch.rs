@@ -24,6 +24,7 @@ use crate::env::Episode;
 use crate::error::{Result, RlError};
 use crate::explanation::Explanation;
 use crate::kernel::{Actor, KernelPolicy, sample};
+use crate::lookahead::Widening;
 use crate::profile::{self, Count, Phase};
 
 /// How [`best_of_k`] searches.
@@ -39,6 +40,8 @@ pub struct SearchConfig {
     /// The greedy episode looks ahead over the policy's `lookahead` best proposals at each step,
     /// each judged by the black box ([`crate::lookahead`]); 0 or 1: the policy's argmax.
     pub lookahead: usize,
+    /// How far that look-ahead reaches past the policy's `lookahead` best proposals.
+    pub widen: Widening,
 }
 
 impl SearchConfig {
@@ -49,6 +52,7 @@ impl SearchConfig {
             seed: 0,
             threads,
             lookahead: 0,
+            widen: Widening::Fixed,
         }
     }
 }
@@ -194,7 +198,7 @@ pub fn best_of_k_finishing<'g, A: Actor>(
         .collect();
     let first = match search.lookahead {
         0 | 1 => Choice::Greedy,
-        k => Choice::Lookahead(k),
+        k => Choice::Lookahead(k, search.widen),
     };
     // Look-ahead verdicts are the episode's own judge's kind: batched verdicts do not apply.
     let first_verdicts = verdicts.filter(|_| first == Choice::Greedy);
@@ -272,7 +276,7 @@ enum Choice {
     Sampled,
     /// The best of the policy's `k` most probable candidates by the black box's verdicts
     /// ([`crate::lookahead`]).
-    Lookahead(usize),
+    Lookahead(usize, Widening),
 }
 
 /// Plays every target's episode to its end in lockstep, choosing each action by `choice`.
@@ -318,7 +322,7 @@ fn play_refs<'g, A: Actor>(
                         .into_iter()
                         .map(Ok)
                         .collect(),
-                    Choice::Sampled | Choice::Lookahead(_) => actor
+                    Choice::Sampled | Choice::Lookahead(..) => actor
                         .log_probs_round(&mut rounds, &states, threads)?
                         .into_iter()
                         .map(Err)
@@ -332,9 +336,10 @@ fn play_refs<'g, A: Actor>(
          -> Result<usize> {
             Ok(match (decided, choice) {
                 (Ok(a), _) => *a,
-                (Err(logp), Choice::Lookahead(k)) => {
+                (Err(logp), Choice::Lookahead(k, widen)) => {
                     if t.look.is_none() {
-                        t.look = Some(crate::lookahead::Lookahead::new(&t.ep)?);
+                        let look = crate::lookahead::Lookahead::new(&t.ep)?.with_widening(widen);
+                        t.look = Some(look);
                     }
                     let look = t.look.as_mut().expect("built above");
                     look.choose(&t.ep, logp, k)?

@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::env::{EnvConfig, state_dim};
 use crate::error::{Result, RlError};
+use crate::lookahead::Widening;
 
 /// Hyperparameters of InduCE. Defaults are the paper's (§3.1, spec §2) for inductive training on
 /// BA-Shapes (80 episodes; use 500 for Tree-Cycles and Tree-Grid).
@@ -70,6 +71,10 @@ pub struct InduceConfig {
     /// and after its last update. Forward passes only (`lookahead` verdicts per step). 0 or 1:
     /// the policy's argmax, as the paper.
     pub lookahead: usize,
+    /// How far the look-ahead reaches past the policy's `lookahead` best proposals
+    /// ([`Widening`]; needs `lookahead ≥ 2`). [`Widening::Fixed`], the default: the top
+    /// `lookahead` only.
+    pub widen: Widening,
 }
 
 impl Default for InduceConfig {
@@ -92,6 +97,7 @@ impl Default for InduceConfig {
             greedy_every: 0,
             inference_batch: 1,
             lookahead: 0,
+            widen: Widening::Fixed,
         }
     }
 }
@@ -139,6 +145,14 @@ impl InduceConfig {
         if !(self.return_std_floor.is_finite() && self.return_std_floor > 0.0) {
             let v = self.return_std_floor.to_string();
             return bad("return_std_floor", "a positive finite number", v);
+        }
+        if self.widen != Widening::Fixed && self.lookahead < 2 {
+            let v = self.lookahead.to_string();
+            return bad(
+                "lookahead",
+                "at least 2 when the look-ahead widens (widen)",
+                v,
+            );
         }
         for (field, v) in [
             ("hidden", self.hidden),

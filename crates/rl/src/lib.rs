@@ -71,5 +71,6 @@ pub use induce::{
 };
 pub use induce_models::Kernel;
 pub use kernel::KernelPolicy;
+pub use lookahead::Widening;
 pub use policy_io::{PolicyMeta, load_policy, save_policy};
 pub use reward::{Reward, UnknownReward};

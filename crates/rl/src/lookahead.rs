@@ -3,7 +3,8 @@
 //! made), and the one that flips the target most confidently, else the one that leaves the
 //! original class the smallest lead, is taken. The policy still chooses what is considered (an
 //! action outside its top `k` is never taken); the verdicts only rank its proposals. `k = 1` is
-//! the greedy episode.
+//! the greedy episode. [`Widening::UntilSettled`] lets the look-ahead reach further down the
+//! policy's order when its top `k` neither flip the target nor keep pace with the budget.
 //!
 //! ```text
 //!   policy's top 3:  add (t, 7)   del (2, 5)   add (t, 9)
@@ -11,6 +12,7 @@
 //! ```
 
 use induce_explain::{Edit, EditKind, Judge, Verdict};
+use serde::{Deserialize, Serialize};
 
 use crate::env::Episode;
 use crate::error::Result;
@@ -21,6 +23,31 @@ use crate::error::Result;
 pub struct Lookahead<'g> {
     judge: Judge<'g>,
     trial: Vec<Edit>,
+    widening: Widening,
+}
+
+/// How far the look-ahead reaches past the policy's `k` best proposals (`--widen`;
+/// [`InduceConfig::widen`](crate::InduceConfig::widen)).
+///
+/// ```text
+///   proposals in the policy's order:  1 … k | k+1 … 2k | 2k+1 … 4k | …
+///   Fixed:                            judged
+///   UntilSettled:                     judged, then each block while none flips and the best
+///                                     is behind pace or the last block improved on it
+/// ```
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Widening {
+    /// The policy's `k` best proposals only.
+    #[default]
+    Fixed,
+    /// While no judged proposal flips the target, the window doubles (the next proposals in
+    /// the policy's order) as long as the best is behind pace (it lowers the margin `m` by
+    /// less than `m / left`, `left` the edits left in the budget) or the last doubling found a
+    /// better one. The policy still orders what is judged; on a target where its first
+    /// proposals are good the look-ahead stays at `k`, and where they are not it may judge
+    /// every candidate of a step.
+    UntilSettled,
 }
 
 impl std::fmt::Debug for Lookahead<'_> {
@@ -43,7 +70,14 @@ impl<'g> Lookahead<'g> {
         Ok(Self {
             judge,
             trial: Vec::new(),
+            widening: Widening::Fixed,
         })
+    }
+
+    /// The same look-ahead, reaching past its `k` proposals as `widening` says.
+    pub fn with_widening(mut self, widening: Widening) -> Self {
+        self.widening = widening;
+        self
     }
 
     /// The action to take in `ep`: among the `k` highest of the policy's `log_probs` over
@@ -56,15 +90,66 @@ impl<'g> Lookahead<'g> {
     pub fn choose(&mut self, ep: &Episode<'_>, log_probs: &[f32], k: usize) -> Result<usize> {
         let mut order: Vec<usize> = (0..log_probs.len()).collect();
         order.sort_by(|&a, &b| log_probs[b].total_cmp(&log_probs[a]).then(a.cmp(&b)));
-        order.truncate(k.max(1));
-        if order.len() == 1 {
+        let window = k.max(1).min(order.len());
+        if window <= 1 {
             return Ok(order[0]);
         }
+        let mut best = None;
+        self.judge_into(ep, &order[..window], &mut best)?;
+        if self.widening == Widening::UntilSettled {
+            self.widen(ep, &order, window, &mut best)?;
+        }
+        Ok(best.map(|b| b.index).unwrap_or(order[0]))
+    }
+
+    /// [`Widening::UntilSettled`]: judges the proposals after the first `window` of `order`,
+    /// doubling the window each time, until one flips the target, or the best is on pace (its
+    /// margin at most `m − m / left`: `m` the current margin, `left` the edits left in the
+    /// budget) and the last doubling found none better, or every proposal is judged.
+    fn widen(
+        &mut self,
+        ep: &Episode<'_>,
+        order: &[usize],
+        window: usize,
+        best: &mut Option<Best>,
+    ) -> Result<()> {
+        let settled = |b: &Option<Best>| b.is_some_and(|b| b.flipped);
+        if settled(best) || window >= order.len() {
+            return Ok(());
+        }
+        self.judge.set_edits(ep.edits())?;
+        let now = ep
+            .goal()
+            .margin(self.judge.target_row(), ep.original_label());
+        let left = ep.budget().saturating_sub(ep.num_edits()).max(1) as f32;
+        let pace = now - now.max(0.0) / left;
+        let (mut lo, mut gained) = (window, true);
+        while lo < order.len() && !settled(best) {
+            let on_pace = best.is_some_and(|b| b.margin <= pace);
+            if on_pace && !gained {
+                break;
+            }
+            let before = best.map(|b| b.margin);
+            let hi = (lo * 2).min(order.len());
+            self.judge_into(ep, &order[lo..hi], best)?;
+            gained = best.map(|b| b.margin) != before;
+            lo = hi;
+        }
+        Ok(())
+    }
+
+    /// Judges `ep`'s candidates `these` and keeps the best in `best`: a flip first, then the
+    /// smallest margin, the first on ties.
+    fn judge_into(
+        &mut self,
+        ep: &Episode<'_>,
+        these: &[usize],
+        best: &mut Option<Best>,
+    ) -> Result<()> {
         let y = ep.original_label();
         let sub = ep.subgraph();
-        let mut best: Option<(bool, f32, usize)> = None;
-        for &i in &order {
-            let (u, w, kind) = ep.candidates().get(i);
+        for &index in these {
+            let (u, w, kind) = ep.candidates().get(index);
             let (gu, gw) = (sub.global_of(u as usize), sub.global_of(w as usize));
             let edit = match kind {
                 EditKind::Add => Edit::add(gu, gw),
@@ -76,16 +161,27 @@ impl<'g> Lookahead<'g> {
             self.judge.set_edits(&self.trial)?;
             let flipped = ep.goal().reached(y, self.judge.label());
             let margin = ep.goal().margin(self.judge.target_row(), y);
-            let better = match best {
-                None => true,
-                Some((f, m, _)) => (flipped && !f) || (flipped == f && margin < m),
-            };
+            let better = best.is_none_or(|b| {
+                (flipped && !b.flipped) || (flipped == b.flipped && margin < b.margin)
+            });
             if better {
-                best = Some((flipped, margin, i));
+                *best = Some(Best {
+                    flipped,
+                    margin,
+                    index,
+                });
             }
         }
-        Ok(best.map(|b| b.2).unwrap_or(order[0]))
+        Ok(())
     }
+}
+
+/// The best judged proposal so far.
+#[derive(Debug, Clone, Copy)]
+struct Best {
+    flipped: bool,
+    margin: f32,
+    index: usize,
 }
 
 /// Plays `ep` to its end with look-ahead over the `k` best proposals of `scorer` (the policy's
@@ -94,8 +190,9 @@ pub(crate) fn play_lookahead(
     scorer: &dyn Fn(&Episode<'_>) -> Result<Vec<f32>>,
     ep: &mut Episode<'_>,
     k: usize,
+    widening: Widening,
 ) -> Result<()> {
-    let mut look = Lookahead::new(ep)?;
+    let mut look = Lookahead::new(ep)?.with_widening(widening);
     while !ep.is_done() {
         let logp = scorer(ep)?;
         let a = look.choose(ep, &logp, k)?;
@@ -150,16 +247,16 @@ mod tests {
         };
         // The argmax takes the useless deletion and spends the budget.
         let mut ep = Episode::new(&g, &GradedDegree(2), 2, &env).unwrap();
-        play_lookahead(&scorer(), &mut ep, 1).unwrap();
+        play_lookahead(&scorer(), &mut ep, 1, Widening::Fixed).unwrap();
         assert!(!ep.is_flipped());
         assert_eq!(ep.edits(), [Edit::delete(3, 4)]);
         // Two proposals: neither flips; the smaller margin is the deletion's (unchanged) one.
         let mut ep = Episode::new(&g, &GradedDegree(2), 2, &env).unwrap();
-        play_lookahead(&scorer(), &mut ep, 2).unwrap();
+        play_lookahead(&scorer(), &mut ep, 2, Widening::Fixed).unwrap();
         assert_eq!(ep.edits(), [Edit::delete(3, 4)]);
         // Three: the third flips the target.
         let mut ep = Episode::new(&g, &GradedDegree(2), 2, &env).unwrap();
-        play_lookahead(&scorer(), &mut ep, 3).unwrap();
+        play_lookahead(&scorer(), &mut ep, 3, Widening::Fixed).unwrap();
         assert!(ep.is_flipped());
         assert_eq!(ep.edits(), [Edit::delete(1, 2)]);
         for verdict in [Verdict::Exact, Verdict::Neighbourhood] {
@@ -169,8 +266,38 @@ mod tests {
                 ..EnvConfig::default()
             };
             let mut ep = Episode::new(&g, &GradedDegree(2), 2, &env).unwrap();
-            play_lookahead(&scorer(), &mut ep, 3).unwrap();
+            play_lookahead(&scorer(), &mut ep, 3, Widening::Fixed).unwrap();
             assert!(ep.is_flipped(), "{verdict:?}");
         }
+    }
+
+    #[test]
+    fn widening_reaches_past_the_window_when_it_is_behind_pace() {
+        //  0 ─ 1 ─ 2 ─ 3 ─ 4, target 2; budget 1: the one edit must flip it (pace: margin ≤ 0)
+        let g = Graph::from_edges(
+            5,
+            &[(0, 1), (1, 2), (2, 3), (3, 4)],
+            Features::constant(5, 1, 1.0),
+            vec![0; 5],
+        )
+        .unwrap();
+        let env = EnvConfig {
+            budget: 1,
+            ..EnvConfig::default()
+        };
+        // Two proposals, neither flips and the best leaves the margin as it was: the window
+        // doubles to the next two, where delete (1,2) flips the target.
+        let mut ep = Episode::new(&g, &GradedDegree(2), 2, &env).unwrap();
+        play_lookahead(&scorer(), &mut ep, 2, Widening::UntilSettled).unwrap();
+        assert!(ep.is_flipped());
+        assert_eq!(ep.edits(), [Edit::delete(1, 2)]);
+        // A look-ahead that widens needs a window to widen.
+        let config = crate::InduceConfig {
+            lookahead: 1,
+            widen: Widening::UntilSettled,
+            ..crate::InduceConfig::default()
+        };
+        let err = config.validate().unwrap_err().to_string();
+        assert!(err.contains("lookahead") && err.contains("widen"), "{err}");
     }
 }

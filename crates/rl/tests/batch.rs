@@ -158,7 +158,7 @@ fn the_gpu_layout_explains_as_the_per_episode_one() {
             samples,
             seed: 5,
             threads: 2,
-            lookahead: 0,
+            ..SearchConfig::greedy(2)
         };
         let want = best_of_k(&per_episode, episodes(), &search, &finish).unwrap();
         let together = best_of_k(&gpu_layout, episodes(), &search, &finish).unwrap();
@@ -317,7 +317,7 @@ fn the_warm_up_changes_no_explanation() {
                 samples,
                 seed: 5,
                 threads: 2,
-                lookahead: 0,
+                ..SearchConfig::greedy(2)
             };
             let cold = BurnActor::with_options(&policy, &dev, opts);
             let want = best_of_k(&cold, episodes(), &search, &finish).unwrap();

@@ -12,6 +12,7 @@ use crate::env::{EnvConfig, Episode};
 use crate::error::Result;
 use crate::explanation::{Explainer, Explanation};
 use crate::kernel::KernelPolicy;
+use crate::lookahead::Widening;
 
 /// InduCE with a trained policy as an [`Explainer`] (inductive inference).
 pub struct InduceExplainer<'a> {
@@ -34,8 +35,9 @@ pub struct InduceExplainer<'a> {
     warm_up: Option<bool>,
     /// A warm-up has run (it runs once per explainer).
     warmed: std::sync::atomic::AtomicBool,
-    /// Look-ahead over the policy's best proposals in the greedy episode (0: off).
-    lookahead: usize,
+    /// Look-ahead over the policy's best proposals in the greedy episode (0: off), and how
+    /// far it widens.
+    lookahead: (usize, Widening),
 }
 
 impl<'a> InduceExplainer<'a> {
@@ -63,7 +65,7 @@ impl<'a> InduceExplainer<'a> {
             batched_verdicts: None,
             warm_up: None,
             warmed: std::sync::atomic::AtomicBool::new(false),
-            lookahead: 0,
+            lookahead: (0, Widening::Fixed),
         }
     }
 }
@@ -95,6 +97,7 @@ impl<'a> InduceExplainer<'a> {
             .with_minimise(config.minimise)
             .with_batch(config.inference_batch)
             .with_lookahead(config.lookahead)
+            .with_widening(config.widen)
     }
 }
 
@@ -120,7 +123,14 @@ impl InduceExplainer<'_> {
     /// each judged by the black box ([`crate::lookahead`]; [`InduceConfig::lookahead`]). 0 (the
     /// default) or 1: the policy's argmax.
     pub fn with_lookahead(mut self, k: usize) -> Self {
-        self.lookahead = k;
+        self.lookahead.0 = k;
+        self
+    }
+
+    /// How far that look-ahead reaches past the policy's `k` proposals ([`Widening`];
+    /// [`InduceConfig::widen`]). [`Widening::Fixed`], the default: the top `k` only.
+    pub fn with_widening(mut self, widening: Widening) -> Self {
+        self.lookahead.1 = widening;
         self
     }
 
@@ -293,7 +303,8 @@ impl InduceExplainer<'_> {
             samples,
             seed,
             threads,
-            lookahead: self.lookahead,
+            lookahead: self.lookahead.0,
+            widen: self.lookahead.1,
         }
     }
 }

@@ -15,6 +15,7 @@ use crate::explanation::Explanation;
 use crate::kernel::burn::BurnLearner;
 use crate::kernel::host::HostLearner;
 use crate::kernel::{KernelPolicy, Learner, bind, play_greedy, rollout};
+use crate::lookahead::Widening;
 use crate::returns::batch_returns;
 
 /// Transductive InduCE for one target: a fresh policy trained on this node alone for up to
@@ -124,7 +125,7 @@ impl Search<'_> {
         let scorer = bind(learner, ep)?;
         match self.config.lookahead {
             0 | 1 => play_greedy(&scorer, ep)?,
-            k => crate::lookahead::play_lookahead(&scorer, ep, k)?,
+            k => crate::lookahead::play_lookahead(&scorer, ep, k, self.config.widen)?,
         }
         self.keep(ep.explanation())
     }
@@ -214,6 +215,7 @@ pub fn explain_best_of_k(
         seed,
         threads: 1,
         lookahead: 0,
+        widen: Widening::Fixed,
     };
     let mut out = policy.best_of_k(vec![ep], &search, &Ok)?;
     Ok(out.remove(0))
