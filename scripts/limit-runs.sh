@@ -42,6 +42,8 @@ for s in syn1 syn4 syn5; do
   run explain "${d[@]}" --method greedy --out "$out/$s-greedy"
   run explain "${d[@]}" --method transductive --out "$out/$s-transductive"
   run explain "${d[@]}" --method transductive --lookahead 8 --out "$out/$s-transductive-la8"
+  run explain "${d[@]}" --method transductive --lookahead 8 --widen \
+    --out "$out/$s-transductive-la8-w"
 done
 if [ "${LIMIT_POLICY:-0}" = 1 ]; then
   d=(--data "$ref/syn1.npz" --black-box "$ref/syn1_gcn.safetensors")
@@ -51,6 +53,9 @@ if [ "${LIMIT_POLICY:-0}" = 1 ]; then
   for k in 8 32; do
     run explain "${d[@]}" --targets eval --policy "$out/syn1-policy" \
       --method inductive,inductive-best-of-k --lookahead $k --out "$out/syn1-inductive-la$k"
+    run explain "${d[@]}" --targets eval --policy "$out/syn1-policy" \
+      --method inductive,inductive-best-of-k --lookahead $k --widen \
+      --out "$out/syn1-inductive-la$k-w"
   done
 fi
 
@@ -68,6 +73,8 @@ for g in cora citeseer; do
   for k in 16 64 256; do
     run explain "${d[@]}" --method transductive --lookahead $k --out "$out/$g-transductive-la$k"
   done
+  run explain "${d[@]}" --method transductive --lookahead 64 --widen \
+    --out "$out/$g-transductive-la64-w"
   if [ "${LIMIT_POLICY:-0}" = 1 ]; then
     n=$([ $g = cora ] && echo 150 || echo 250)
     test -s "$out/$g-policy/policy.bpk" ||
@@ -76,6 +83,9 @@ for g in cora citeseer; do
     run explain "${d[@]}" "${p[@]}" --out "$out/$g-inductive"
     for k in 16 256; do
       run explain "${d[@]}" "${p[@]}" --lookahead $k --out "$out/$g-inductive-la$k"
+    done
+    for k in 32 128; do
+      run explain "${d[@]}" "${p[@]}" --lookahead $k --widen --out "$out/$g-inductive-la$k-w"
     done
   fi
 done
@@ -94,9 +104,12 @@ if [ -n "${LIMIT_PYG:-}" ]; then
       run explain "${d[@]}" --method transductive --out "$p/$m-transductive"
       run explain "${d[@]}" --method transductive --lookahead 256 \
         --out "$p/$m-transductive-la256"
+      run explain "${d[@]}" --method transductive --lookahead 64 --widen \
+        --out "$p/$m-transductive-la64-w"
     done
     (cd "$p" && "$LIMIT_PYG" "$root/scripts/pyg-replay-cora.py" --graph $g.npz \
-      --runs '{m}-exact' '{m}-greedy' '{m}-transductive' '{m}-transductive-la256')
+      --runs '{m}-exact' '{m}-greedy' '{m}-transductive' '{m}-transductive-la256' \
+      '{m}-transductive-la64-w')
   done
 fi
 

@@ -32,13 +32,13 @@ def seconds(run):
 
 
 def flags(run):
-    """The options a run directory's name records: `-laK` (--lookahead K), `-graph`
-    (--additions graph)."""
+    """The options a run directory's name records: `-laK` (--lookahead K), `-laK-w`
+    (--lookahead K --widen), `-graph` (--additions graph)."""
     name = os.path.basename(os.path.normpath(run))
     out = []
-    m = re.search(r"-la(\d+)", name)
+    m = re.search(r"-la(\d+)(-w)?", name)
     if m:
-        out.append(f"--lookahead {m.group(1)}")
+        out.append(f"--lookahead {m.group(1)}" + (" --widen" if m.group(2) else ""))
     if name.endswith("-graph"):
         out.append("--additions graph")
     return (" " + " ".join(out)) if out else ""

@@ -58,10 +58,10 @@ pub fn describe_induce(method: Method, config: &InduceConfig) -> Option<String> 
             "{line}; look-ahead: each greedy step takes the best of the policy's {k} most \
              probable actions by the black box's verdicts"
         ),
-        (k, Widening::UntilSettled) => format!(
+        (k, w) => format!(
             "{line}; look-ahead: each greedy step takes the best of the policy's {k} most \
              probable actions by the black box's verdicts, widened down the policy's order \
-             (doubling) while none flips and the best is behind pace or still improving"
+             (doubling) while none flips and the best still improves ({w})"
         ),
     })
 }

@@ -151,10 +151,11 @@ pub struct RunOptions {
     /// the black box (`--lookahead`; default 0: the policy's argmax, as the paper).
     #[serde(default)]
     pub lookahead: Option<usize>,
-    /// How far that look-ahead reaches past the policy's K proposals (`--widen`:
-    /// `until-settled`; default `fixed`).
+    /// That look-ahead widens down the policy's order while none of its proposals flips the
+    /// target and the best still improves (`--widen`; `true`:
+    /// [`Widening::WhileImproving`](induce_rl::Widening); default `false`: the K proposals only).
     #[serde(default)]
-    pub widen: Option<induce_rl::Widening>,
+    pub widen: Option<bool>,
     /// Nodes no edit may touch (`--lock-nodes`): InduCE's methods and the searches.
     #[serde(default)]
     pub lock_nodes: Option<Vec<u32>>,
@@ -241,8 +242,8 @@ impl RunOptions {
         if let Some(k) = self.lookahead {
             job.induce.lookahead = k;
         }
-        if let Some(w) = self.widen {
-            job.induce.widen = w;
+        if self.widen == Some(true) {
+            job.induce.widen = induce_rl::Widening::WhileImproving;
         }
         job.black_box_kernel = self.black_box_kernel;
         let b = &mut job.baselines;

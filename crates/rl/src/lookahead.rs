@@ -3,8 +3,8 @@
 //! made), and the one that flips the target most confidently, else the one that leaves the
 //! original class the smallest lead, is taken. The policy still chooses what is considered (an
 //! action outside its top `k` is never taken); the verdicts only rank its proposals. `k = 1` is
-//! the greedy episode. [`Widening::UntilSettled`] lets the look-ahead reach further down the
-//! policy's order when its top `k` neither flip the target nor keep pace with the budget.
+//! the greedy episode. [`Widening`] lets the look-ahead reach further down the policy's order
+//! while its top `k` do not flip the target.
 //!
 //! ```text
 //!   policy's top 3:  add (t, 7)   del (2, 5)   add (t, 9)
@@ -15,7 +15,7 @@ use induce_explain::{Edit, EditKind, Judge, Verdict};
 use serde::{Deserialize, Serialize};
 
 use crate::env::Episode;
-use crate::error::Result;
+use crate::error::{Result, RlError};
 
 /// The black box's verdicts on one episode's candidate steps (see the module docs): a judge of
 /// the episode's target alone, bound to the graph when the black box is (the paper's GCN on the
@@ -32,8 +32,16 @@ pub struct Lookahead<'g> {
 /// ```text
 ///   proposals in the policy's order:  1 … k | k+1 … 2k | 2k+1 … 4k | …
 ///   Fixed:                            judged
-///   UntilSettled:                     judged, then each block while none flips and the best
-///                                     is behind pace or the last block improved on it
+///   WhileImproving:                   judged, then each next block while none flips the
+///                                     target and the last block improved on the best
+/// ```
+///
+/// ```
+/// use induce_rl::Widening;
+/// assert_eq!(Widening::default(), Widening::Fixed);
+/// assert_eq!("while-improving".parse::<Widening>().unwrap(), Widening::WhileImproving);
+/// assert_eq!(Widening::WhileImproving.to_string(), "while-improving");
+/// assert!("wide".parse::<Widening>().is_err());
 /// ```
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -42,19 +50,33 @@ pub enum Widening {
     #[default]
     Fixed,
     /// While no judged proposal flips the target, the window doubles (the next proposals in
-    /// the policy's order) as long as the best is behind pace (it lowers the margin `m` by
-    /// less than `m / left`, `left` the edits left in the budget) or the last doubling found a
-    /// better one. The policy still orders what is judged; on a target where its first
-    /// proposals are good the look-ahead stays at `k`, and where they are not it may judge
-    /// every candidate of a step.
-    UntilSettled,
+    /// the policy's order) as long as the last doubling found a better one (a smaller margin).
+    /// The policy still orders what is judged: where its first proposals are the best, a step
+    /// costs `2k` verdicts; where they are not, the window grows until the improvement stops.
+    WhileImproving,
 }
 
-impl std::fmt::Debug for Lookahead<'_> {
+impl std::str::FromStr for Widening {
+    type Err = RlError;
+    fn from_str(s: &str) -> Result<Self> {
+        match s.trim() {
+            "fixed" => Ok(Widening::Fixed),
+            "while-improving" => Ok(Widening::WhileImproving),
+            other => Err(RlError::InvalidValue {
+                what: "widen",
+                value: other.into(),
+                reason: "expected fixed or while-improving".into(),
+            }),
+        }
+    }
+}
+
+impl std::fmt::Display for Widening {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Lookahead")
-            .field("target", &self.judge.target())
-            .finish_non_exhaustive()
+        f.write_str(match self {
+            Widening::Fixed => "fixed",
+            Widening::WhileImproving => "while-improving",
+        })
     }
 }
 
@@ -96,16 +118,15 @@ impl<'g> Lookahead<'g> {
         }
         let mut best = None;
         self.judge_into(ep, &order[..window], &mut best)?;
-        if self.widening == Widening::UntilSettled {
+        if self.widening != Widening::Fixed {
             self.widen(ep, &order, window, &mut best)?;
         }
         Ok(best.map(|b| b.index).unwrap_or(order[0]))
     }
 
-    /// [`Widening::UntilSettled`]: judges the proposals after the first `window` of `order`,
-    /// doubling the window each time, until one flips the target, or the best is on pace (its
-    /// margin at most `m − m / left`: `m` the current margin, `left` the edits left in the
-    /// budget) and the last doubling found none better, or every proposal is judged.
+    /// [`Widening::WhileImproving`]: judges the proposals after the first `window` of
+    /// `order`, doubling the window each time, until one flips the target, the last doubling
+    /// found none better, or every proposal is judged.
     fn widen(
         &mut self,
         ep: &Episode<'_>,
@@ -113,22 +134,8 @@ impl<'g> Lookahead<'g> {
         window: usize,
         best: &mut Option<Best>,
     ) -> Result<()> {
-        let settled = |b: &Option<Best>| b.is_some_and(|b| b.flipped);
-        if settled(best) || window >= order.len() {
-            return Ok(());
-        }
-        self.judge.set_edits(ep.edits())?;
-        let now = ep
-            .goal()
-            .margin(self.judge.target_row(), ep.original_label());
-        let left = ep.budget().saturating_sub(ep.num_edits()).max(1) as f32;
-        let pace = now - now.max(0.0) / left;
         let (mut lo, mut gained) = (window, true);
-        while lo < order.len() && !settled(best) {
-            let on_pace = best.is_some_and(|b| b.margin <= pace);
-            if on_pace && !gained {
-                break;
-            }
+        while gained && lo < order.len() && !best.is_some_and(|b| b.flipped) {
             let before = best.map(|b| b.margin);
             let hi = (lo * 2).min(order.len());
             self.judge_into(ep, &order[lo..hi], best)?;
@@ -272,8 +279,8 @@ mod tests {
     }
 
     #[test]
-    fn widening_reaches_past_the_window_when_it_is_behind_pace() {
-        //  0 ─ 1 ─ 2 ─ 3 ─ 4, target 2; budget 1: the one edit must flip it (pace: margin ≤ 0)
+    fn widening_reaches_past_the_window_while_it_improves() {
+        //  0 ─ 1 ─ 2 ─ 3 ─ 4, target 2
         let g = Graph::from_edges(
             5,
             &[(0, 1), (1, 2), (2, 3), (3, 4)],
@@ -285,16 +292,16 @@ mod tests {
             budget: 1,
             ..EnvConfig::default()
         };
-        // Two proposals, neither flips and the best leaves the margin as it was: the window
+        // Two proposals, neither flips (the best leaves the margin as it was): the window
         // doubles to the next two, where delete (1,2) flips the target.
         let mut ep = Episode::new(&g, &GradedDegree(2), 2, &env).unwrap();
-        play_lookahead(&scorer(), &mut ep, 2, Widening::UntilSettled).unwrap();
+        play_lookahead(&scorer(), &mut ep, 2, Widening::WhileImproving).unwrap();
         assert!(ep.is_flipped());
         assert_eq!(ep.edits(), [Edit::delete(1, 2)]);
         // A look-ahead that widens needs a window to widen.
         let config = crate::InduceConfig {
             lookahead: 1,
-            widen: Widening::UntilSettled,
+            widen: Widening::WhileImproving,
             ..crate::InduceConfig::default()
         };
         let err = config.validate().unwrap_err().to_string();

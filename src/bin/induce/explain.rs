@@ -91,9 +91,8 @@ pub struct ExplainArgs {
     #[arg(long, value_name = "K")]
     pub lookahead: Option<usize>,
     /// With --lookahead: while none of the policy's K proposals flips the target, judge its next
-    /// ones too (the window doubles, in the policy's order) as long as the best is behind pace
-    /// (lowers the margin by less than its share of the budget left) or the last doubling found
-    /// a better one.
+    /// ones too (the window doubles, in the policy's order) as long as the last doubling found a
+    /// better one.
     #[arg(long, requires = "lookahead")]
     pub widen: bool,
     /// Episodes per target of inductive-best-of-k: the greedy one and K-1 sampled from the
@@ -180,7 +179,7 @@ impl ExplainArgs {
             max_evaluations: Some(self.max_evaluations),
             additions: Some(self.additions),
             lookahead: self.lookahead,
-            widen: self.widen.then_some(induce::rl::Widening::UntilSettled),
+            widen: Some(self.widen),
             lock_nodes: Some(self.lock_nodes.clone()),
             ..self.induce.options()
         };
