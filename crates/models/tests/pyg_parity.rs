@@ -161,3 +161,48 @@ fn prepared_evaluation_equals_the_plain_forward() {
         assert!(bad.log_probs(&[(0, 5)]).is_err());
     }
 }
+
+/// Bound to the graph ([`BlackBox::bind_graph`]), every family answers one node's prediction
+/// after a few toggles bit for bit as a whole pass on the edited graph does: incrementally
+/// (`log_probs_at_edited`, only the rows the toggles reach) and from scratch (`log_probs_at`).
+#[test]
+fn the_bound_families_answer_as_a_whole_pass_on_the_edited_graph() {
+    use induce_models::BoundBlackBox;
+    for case in CASES {
+        let dir = fixtures().join(case);
+        let net = PygNet::load(dir.join("model.safetensors"), dir.join("arch.json")).unwrap();
+        let data = load_reference_npz(dir.join("graph.npz")).unwrap();
+        let g = &data.graph;
+        let bound = BoundBlackBox::new(&net, g).unwrap();
+        let binding = bound.graph_binding(g).expect("a PyG model binds");
+        let n = g.num_nodes() as u32;
+        let (_, _, fixture_toggles) = expected(case);
+        let trials: Vec<Vec<(u32, u32)>> = vec![
+            vec![],
+            fixture_toggles,
+            vec![g.edges()[0]],
+            vec![(0, n - 1), (1, n / 2)],
+            vec![g.edges()[1], (2, n - 2), g.edges()[1]],
+        ];
+        for toggled in &trials {
+            let mut edges: BTreeSet<(u32, u32)> = g.edges().into_iter().collect();
+            for &(u, w) in toggled {
+                let p = (u.min(w), u.max(w));
+                if !edges.remove(&p) {
+                    edges.insert(p);
+                }
+            }
+            let edited: Vec<(u32, u32)> = edges.into_iter().collect();
+            let whole = net.log_probs(g.features(), &edited).unwrap();
+            for node in (0..n).step_by(3) {
+                let want = whole.row(node as usize);
+                let fast = binding.log_probs_at_edited(node, toggled).unwrap();
+                let scratch = binding.log_probs_at(node, toggled).unwrap();
+                assert_eq!(fast, want, "{case}: node {node}, toggled {toggled:?}");
+                assert_eq!(scratch, want, "{case}: node {node}, toggled {toggled:?}");
+            }
+        }
+        assert!(binding.log_probs_at(n, &[]).is_err(), "{case}");
+        assert!(binding.log_probs_at_edited(0, &[(0, n)]).is_err(), "{case}");
+    }
+}

@@ -305,13 +305,38 @@ impl Conv {
         self.forward_projected(&self.project(x, adj.num_nodes()), adj)
     }
 
-    /// The layer from its [`Conv::project`]ion of the nodes' features.
+    /// The layer from its [`Conv::project`]ion of the nodes' features: [`Conv::row`] for every
+    /// node.
     ///
     /// # Shapes
     /// - p: `n` rows; output: `[n, out]`
     pub fn forward_projected(&self, p: &Projection, adj: &Adjacency) -> Vec<f32> {
         let n = adj.num_nodes();
         debug_assert_eq!(p.n, n);
+        let width = self.output_dim();
+        let mut out = vec![0.0; n * width];
+        let inputs = Whole { p, adj };
+        let mut scratch = RowScratch::default();
+        for (i, row) in out.chunks_exact_mut(width.max(1)).enumerate().take(n) {
+            self.row(i, &inputs, &mut scratch, row);
+        }
+        out
+    }
+
+    /// One node's output row, read from what [`RowInputs`] gives of the nodes around it: the
+    /// same arithmetic, in the same order, as the row in [`Conv::forward_projected`] (so a row
+    /// recomputed after an edit equals a whole pass's on the edited graph bit for bit).
+    ///
+    /// # Shapes
+    /// - out: `[out]` (overwritten)
+    pub(crate) fn row(
+        &self,
+        i: usize,
+        inputs: &impl RowInputs,
+        scratch: &mut RowScratch,
+        out: &mut [f32],
+    ) {
+        out.iter_mut().for_each(|v| *v = 0.0);
         match self {
             Conv::Gcn {
                 lin,
@@ -319,36 +344,29 @@ impl Conv {
                 normalize,
                 self_loop,
             } => {
-                let h = &p.a;
                 let f = lin.dout;
                 let loop_w = if *normalize { *self_loop } else { None };
-                let dinv: Vec<f32> = (0..n)
-                    .map(|i| {
-                        let d = adj.neighbours(i).len() as f32 + loop_w.unwrap_or(0.0);
-                        if *normalize && d > 0.0 {
-                            1.0 / d.sqrt()
-                        } else if *normalize {
-                            0.0
-                        } else {
-                            1.0
-                        }
-                    })
-                    .collect();
-                let mut out = vec![0.0; n * f];
-                for i in 0..n {
-                    let row = &mut out[i * f..(i + 1) * f];
-                    for &j in adj.neighbours(i) {
-                        let c = dinv[i] * dinv[j as usize];
-                        axpy(row, c, &h[j as usize * f..][..f]);
+                let dinv = |j: usize| {
+                    let d = inputs.neighbours(j).len() as f32 + loop_w.unwrap_or(0.0);
+                    if *normalize && d > 0.0 {
+                        1.0 / d.sqrt()
+                    } else if *normalize {
+                        0.0
+                    } else {
+                        1.0
                     }
-                    if let Some(w) = loop_w {
-                        axpy(row, w * dinv[i] * dinv[i], &h[i * f..][..f]);
-                    }
-                    if let Some(b) = bias {
-                        axpy(row, 1.0, b);
-                    }
+                };
+                let di = dinv(i);
+                for &j in inputs.neighbours(i) {
+                    let c = di * dinv(j as usize);
+                    axpy(out, c, &inputs.a(j as usize)[..f]);
                 }
-                out
+                if let Some(w) = loop_w {
+                    axpy(out, w * di * di, &inputs.a(i)[..f]);
+                }
+                if let Some(b) = bias {
+                    axpy(out, 1.0, b);
+                }
             }
             Conv::Sage {
                 lin_l,
@@ -357,117 +375,127 @@ impl Conv {
                 ..
             } => {
                 let f = lin_l.dout;
-                let mut out = vec![0.0; n * f];
-                for i in 0..n {
-                    let nb = adj.neighbours(i);
-                    let row = &mut out[i * f..(i + 1) * f];
-                    for &j in nb {
-                        axpy(row, 1.0, &p.a[j as usize * f..][..f]);
-                    }
-                    if *aggr == Aggregation::Mean && !nb.is_empty() {
-                        let k = nb.len() as f32;
-                        row.iter_mut().for_each(|v| *v /= k);
-                    }
-                    if let Some(b) = &lin_l.bias {
-                        axpy(row, 1.0, b);
-                    }
-                    if let Some(r) = &p.b {
-                        axpy(row, 1.0, &r[i * f..][..f]);
-                    }
+                let nb = inputs.neighbours(i);
+                for &j in nb {
+                    axpy(out, 1.0, &inputs.a(j as usize)[..f]);
+                }
+                if *aggr == Aggregation::Mean && !nb.is_empty() {
+                    let k = nb.len() as f32;
+                    out.iter_mut().for_each(|v| *v /= k);
+                }
+                if let Some(b) = &lin_l.bias {
+                    axpy(out, 1.0, b);
+                }
+                if let Some(r) = inputs.b(i) {
+                    axpy(out, 1.0, &r[..f]);
                 }
                 if *normalize {
-                    for row in out.chunks_exact_mut(f.max(1)) {
-                        let norm = row.iter().map(|v| v * v).sum::<f32>().sqrt().max(1e-12);
-                        row.iter_mut().for_each(|v| *v /= norm);
-                    }
+                    let norm = out.iter().map(|v| v * v).sum::<f32>().sqrt().max(1e-12);
+                    out.iter_mut().for_each(|v| *v /= norm);
                 }
-                out
             }
             Conv::Gin { eps, mlp } => {
-                let f = p.a.len() / n.max(1);
-                let mut z = vec![0.0; n * f];
-                for i in 0..n {
-                    let row = &mut z[i * f..(i + 1) * f];
-                    axpy(row, 1.0 + eps, &p.a[i * f..][..f]);
-                    for &j in adj.neighbours(i) {
-                        axpy(row, 1.0, &p.a[j as usize * f..][..f]);
-                    }
+                let own = inputs.a(i);
+                let mut z = vec![0.0; own.len()];
+                axpy(&mut z, 1.0 + eps, own);
+                for &j in inputs.neighbours(i) {
+                    axpy(&mut z, 1.0, inputs.a(j as usize));
                 }
-                match mlp.first() {
+                let z = match mlp.first() {
                     Some(MlpStep::Linear(d)) => {
                         if let Some(b) = &d.bias {
-                            for row in z.chunks_exact_mut(f.max(1)) {
-                                axpy(row, 1.0, b);
-                            }
+                            axpy(&mut z, 1.0, b);
                         }
-                        mlp_forward(&mlp[1..], z, n)
+                        mlp_forward(&mlp[1..], z, 1)
                     }
-                    _ => mlp_forward(mlp, z, n),
-                }
+                    _ => mlp_forward(mlp, z, 1),
+                };
+                out.copy_from_slice(&z);
             }
             Conv::Gat {
                 att_src,
                 att_dst,
                 heads,
-                out,
+                out: c,
                 concat,
                 negative_slope,
                 self_loops,
                 bias,
                 ..
             } => {
-                let (hh, c) = (*heads, *out);
-                let xs = &p.a;
-                let xd = p.b.as_ref().unwrap_or(xs);
-                let score = |v: &[f32], att: &[f32]| -> Vec<f32> {
-                    (0..n * hh)
-                        .map(|k| {
-                            let (i, h) = (k / hh, k % hh);
-                            (0..c)
-                                .map(|q| v[i * hh * c + h * c + q] * att[h * c + q])
-                                .sum()
-                        })
-                        .collect()
+                let (hh, c) = (*heads, *c);
+                let score = |v: &[f32], att: &[f32], h: usize| -> f32 {
+                    (0..c).map(|q| v[h * c + q] * att[h * c + q]).sum()
                 };
-                let (a_s, a_d) = (score(xs, att_src), score(xd, att_dst));
-                let width = if *concat { hh * c } else { c };
-                let mut res = vec![0.0; n * width];
-                let mut srcs: Vec<u32> = Vec::new();
-                let mut e = Vec::new();
-                for i in 0..n {
-                    srcs.clear();
-                    srcs.extend_from_slice(adj.neighbours(i));
-                    if *self_loops {
-                        srcs.push(i as u32);
-                    }
-                    let row = &mut res[i * width..(i + 1) * width];
-                    for h in 0..hh {
-                        e.clear();
-                        e.extend(srcs.iter().map(|&j| {
-                            let v = a_s[j as usize * hh + h] + a_d[i * hh + h];
-                            if v > 0.0 { v } else { v * negative_slope }
-                        }));
-                        let m = e.iter().copied().fold(f32::NEG_INFINITY, f32::max);
-                        e.iter_mut().for_each(|v| *v = (*v - m).exp());
-                        let s: f32 = e.iter().sum();
-                        let dst = if *concat {
-                            &mut row[h * c..(h + 1) * c]
-                        } else {
-                            &mut row[..]
-                        };
-                        let k = if *concat { 1.0 } else { 1.0 / hh as f32 };
-                        for (&j, &ev) in srcs.iter().zip(&e) {
-                            axpy(dst, k * ev / s, &xs[j as usize * hh * c + h * c..][..c]);
-                        }
-                    }
-                    if let Some(b) = bias {
-                        axpy(row, 1.0, b);
+                let xd = inputs.b(i).unwrap_or(inputs.a(i));
+                let RowScratch { srcs, e } = scratch;
+                srcs.clear();
+                srcs.extend_from_slice(inputs.neighbours(i));
+                if *self_loops {
+                    srcs.push(i as u32);
+                }
+                for h in 0..hh {
+                    let a_d = score(xd, att_dst, h);
+                    e.clear();
+                    e.extend(srcs.iter().map(|&j| {
+                        let v = score(inputs.a(j as usize), att_src, h) + a_d;
+                        if v > 0.0 { v } else { v * negative_slope }
+                    }));
+                    let m = e.iter().copied().fold(f32::NEG_INFINITY, f32::max);
+                    e.iter_mut().for_each(|v| *v = (*v - m).exp());
+                    let s: f32 = e.iter().sum();
+                    let dst = if *concat {
+                        &mut out[h * c..(h + 1) * c]
+                    } else {
+                        &mut out[..]
+                    };
+                    let k = if *concat { 1.0 } else { 1.0 / hh as f32 };
+                    for (&j, &ev) in srcs.iter().zip(e.iter()) {
+                        axpy(dst, k * ev / s, &inputs.a(j as usize)[h * c..][..c]);
                     }
                 }
-                res
+                if let Some(b) = bias {
+                    axpy(out, 1.0, b);
+                }
             }
         }
     }
+}
+
+/// What one output row of a layer reads ([`Conv::row`]): the projected rows of the nodes
+/// around it and their neighbour lists (ascending), in whichever graph the row is taken on.
+pub(crate) trait RowInputs {
+    /// Node `j`'s projected row `a` ([`Conv::project`]).
+    fn a(&self, j: usize) -> &[f32];
+    /// Node `j`'s projected row `b`, if the layer has one.
+    fn b(&self, j: usize) -> Option<&[f32]>;
+    /// The neighbours of `j`, ascending.
+    fn neighbours(&self, j: usize) -> &[u32];
+}
+
+/// A whole graph's inputs: one projection and its adjacency.
+struct Whole<'p> {
+    p: &'p Projection,
+    adj: &'p Adjacency,
+}
+
+impl RowInputs for Whole<'_> {
+    fn a(&self, j: usize) -> &[f32] {
+        self.p.row_a(j)
+    }
+    fn b(&self, j: usize) -> Option<&[f32]> {
+        self.p.row_b(j)
+    }
+    fn neighbours(&self, j: usize) -> &[u32] {
+        self.adj.neighbours(j)
+    }
+}
+
+/// Buffers [`Conv::row`] reuses between rows.
+#[derive(Debug, Default)]
+pub(crate) struct RowScratch {
+    srcs: Vec<u32>,
+    e: Vec<f32>,
 }
 
 /// A layer's per-node projection of features ([`Conv::project`]): `a` (and `b`) row-major, one
@@ -483,6 +511,24 @@ impl Projection {
     /// Number of nodes.
     pub fn num_nodes(&self) -> usize {
         self.n
+    }
+
+    /// Node `j`'s row of `a`.
+    pub(crate) fn row_a(&self, j: usize) -> &[f32] {
+        let w = self.a.len() / self.n.max(1);
+        &self.a[j * w..(j + 1) * w]
+    }
+
+    /// Node `j`'s row of `b`, if any.
+    pub(crate) fn row_b(&self, j: usize) -> Option<&[f32]> {
+        let w = self.b.as_ref()?.len() / self.n.max(1);
+        self.b.as_deref().map(|b| &b[j * w..(j + 1) * w])
+    }
+
+    /// The rows `a` and `b` as vectors (one node's projection, to keep beside another
+    /// projection's rows).
+    pub(crate) fn into_rows(self) -> (Vec<f32>, Option<Vec<f32>>) {
+        (self.a, self.b)
     }
 
     /// The rows `rows` (in this order).

@@ -13,12 +13,15 @@
 //! [`BlackBox`] on the CPU ([`PygNet::log_probs`]) with a differentiable Burn form
 //! ([`EdgeWeighted::forward_weighted`](crate::EdgeWeighted::forward_weighted)) for the
 //! gradient-based baselines. The committed fixtures `tests/fixtures/pyg/*` (written by
-//! `scripts/pyg-fixtures.py` with PyG) pin both to PyG's outputs.
+//! `scripts/pyg-fixtures.py` with PyG) pin both to PyG's outputs. Bound to a graph
+//! ([`BlackBox::bind_graph`]) it answers one node after a few toggled pairs by recomputing
+//! only the rows the toggles reach (`bound.rs`), bit for bit a whole pass on the edited graph.
 
 mod arch;
 mod burn_net;
 mod hints;
 
+mod bound;
 mod layers;
 
 use std::collections::BTreeMap;
@@ -688,6 +691,15 @@ impl BlackBox for PygNet {
             net: self,
             projection: self.projection_of(source).gather(rows),
         })))
+    }
+
+    /// A bound PyG model: every layer's input projection once; then one node after a few
+    /// toggles recomputes only the rows of its receptive field that the toggles reach.
+    fn bind_graph<'s>(
+        &'s self,
+        graph: &'s induce_graph::Graph,
+    ) -> Result<Option<Box<dyn crate::black_box::GraphBinding + 's>>> {
+        Ok(Some(Box::new(bound::BoundPyg::new(self, graph)?)))
     }
 
     /// Each layer reads the neighbours' features (GCN: and their degrees), so the output at a
