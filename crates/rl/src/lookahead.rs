@@ -238,9 +238,8 @@ mod tests {
         }
     }
 
-    #[test]
-    fn looks_ahead_over_the_policys_proposals_only() {
-        //  0 ─ 1 ─ 2 ─ 3 ─ 4, target 2 (degree 2: class 1 under GradedDegree(2))
+    /// `0 ─ 1 ─ 2 ─ 3 ─ 4`, target 2 (degree 2: class 1 under `GradedDegree(2)`), one edit.
+    fn path() -> (Graph, EnvConfig) {
         let g = Graph::from_edges(
             5,
             &[(0, 1), (1, 2), (2, 3), (3, 4)],
@@ -252,6 +251,12 @@ mod tests {
             budget: 1,
             ..EnvConfig::default()
         };
+        (g, env)
+    }
+
+    #[test]
+    fn looks_ahead_over_the_policys_proposals_only() {
+        let (g, env) = path();
         // The argmax takes the useless deletion and spends the budget.
         let mut ep = Episode::new(&g, &GradedDegree(2), 2, &env).unwrap();
         play_lookahead(&scorer(), &mut ep, 1, Widening::Fixed).unwrap();
@@ -280,18 +285,7 @@ mod tests {
 
     #[test]
     fn widening_reaches_past_the_window_while_it_improves() {
-        //  0 ─ 1 ─ 2 ─ 3 ─ 4, target 2
-        let g = Graph::from_edges(
-            5,
-            &[(0, 1), (1, 2), (2, 3), (3, 4)],
-            Features::constant(5, 1, 1.0),
-            vec![0; 5],
-        )
-        .unwrap();
-        let env = EnvConfig {
-            budget: 1,
-            ..EnvConfig::default()
-        };
+        let (g, env) = path();
         // Two proposals, neither flips (the best leaves the margin as it was): the window
         // doubles to the next two, where delete (1,2) flips the target.
         let mut ep = Episode::new(&g, &GradedDegree(2), 2, &env).unwrap();
