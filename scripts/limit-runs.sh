@@ -9,9 +9,9 @@
 #   measures inductive and inductive-best-of-k, with and without look-ahead.
 #   LIMIT_PYG=PYTHON (a Python with torch and torch_geometric) also trains the four PyG families
 #   on Cora and CiteSeer (scripts/pyg-train-cora.py), explains 60 test targets of each with
-#   exact (up to size 1: the PyG families evaluate the whole ball per call), greedy and
-#   transductive, and replays every counterfactual in PyG
-#   (scripts/pyg-replay-cora.py).
+#   exact (up to size 2, 200,000 evaluations per target), greedy and transductive (with
+#   LIMIT_POLICY=1 also an inductive policy per model, 150 training targets), and replays every
+#   counterfactual in PyG (scripts/pyg-replay-cora.py).
 #
 # Needs ../shared (the authors' graphs and GCNs, Cora and CiteSeer). Every run is seeded
 # (--seed's default, 42): the counts and sizes are reproducible; the seconds are this machine's.
@@ -73,8 +73,10 @@ for g in cora citeseer; do
   for k in 16 64 256; do
     run explain "${d[@]}" --method transductive --lookahead $k --out "$out/$g-transductive-la$k"
   done
-  run explain "${d[@]}" --method transductive --lookahead 64 --widen \
-    --out "$out/$g-transductive-la64-w"
+  for k in 64 256; do
+    run explain "${d[@]}" --method transductive --lookahead $k --widen \
+      --out "$out/$g-transductive-la$k-w"
+  done
   if [ "${LIMIT_POLICY:-0}" = 1 ]; then
     n=$([ $g = cora ] && echo 150 || echo 250)
     test -s "$out/$g-policy/policy.bpk" ||
@@ -98,18 +100,26 @@ if [ -n "${LIMIT_PYG:-}" ]; then
     for m in gcn sage gin gat; do
       d=(--data "$p/$g.npz" --black-box "$p/$m/model.safetensors" --arch "$p/$m/arch.json"
         --targets test --sample 60)
-      run explain "${d[@]}" --method exact --max-size 1 \
+      run explain "${d[@]}" --method exact --max-size 2 --max-evaluations 200000 \
         --out "$p/$m-exact"
       run explain "${d[@]}" --method greedy --out "$p/$m-greedy"
       run explain "${d[@]}" --method transductive --out "$p/$m-transductive"
       run explain "${d[@]}" --method transductive --lookahead 256 \
         --out "$p/$m-transductive-la256"
-      run explain "${d[@]}" --method transductive --lookahead 64 --widen \
-        --out "$p/$m-transductive-la64-w"
+      for k in 64 256; do
+        run explain "${d[@]}" --method transductive --lookahead $k --widen \
+          --out "$p/$m-transductive-la$k-w"
+      done
+      if [ "${LIMIT_POLICY:-0}" = 1 ]; then
+        test -s "$p/$m-policy/policy.bpk" ||
+          run train "${d[@]::6}" --sample 150 --out "$p/$m-policy"
+        run explain "${d[@]}" --policy "$p/$m-policy" --method inductive,inductive-best-of-k \
+          --lookahead 128 --widen --out "$p/$m-inductive-la128-w"
+      fi
     done
     (cd "$p" && "$LIMIT_PYG" "$root/scripts/pyg-replay-cora.py" --graph $g.npz \
       --runs '{m}-exact' '{m}-greedy' '{m}-transductive' '{m}-transductive-la256' \
-      '{m}-transductive-la64-w')
+      '{m}-transductive-la64-w' '{m}-transductive-la256-w' '{m}-inductive-la128-w')
   done
 fi
 
@@ -126,6 +136,6 @@ for g in cora citeseer; do
     p=$out/pyg-$g
     test -d "$p/$m-exact" || continue
     python3 scripts/limit-table.py --exact "$p/$m-exact" --greedy "$p/$m-greedy" "$g PyG $m" \
-      $(ls -dv "$p/$m"-*) | grep "^| $g "
+      $(ls -dv "$p/$m"-* | grep -v -- "-policy$") | grep "^| $g "
   done
 done
