@@ -520,6 +520,7 @@ mod tests {
         settings.induce.minimise = false;
         settings.induce.inference_samples = 5;
         settings.induce.lookahead = 4;
+        settings.induce.widen = induce_rl::Widening::WhileImproving;
         settings.transductive.episodes = 9;
         settings.transductive.lr = 0.5;
         settings.transductive.greedy_every = 3;
@@ -538,6 +539,7 @@ mod tests {
             (c.kernel, c.minimise, c.inference_samples, c.lookahead),
             (induce_rl::Kernel::Burn, false, 5, 4)
         );
+        assert_eq!(c.widen, induce_rl::Widening::WhileImproving);
         assert_eq!(c.episodes, trained.episodes);
         // The policy's own edit budget unless the run gives one (`--budget`).
         assert_eq!(c.env.budget, 5);
