@@ -305,7 +305,7 @@ impl Conv {
         self.forward_projected(&self.project(x, adj.num_nodes()), adj)
     }
 
-    /// The layer from its [`Conv::project`]ion of the nodes' features: [`Conv::row`] for every
+    /// The layer from its [`Conv::project`]ion of the nodes' features: `Conv::row` for every
     /// node.
     ///
     /// # Shapes
