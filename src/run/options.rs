@@ -69,6 +69,12 @@ pub const DEFAULT_SAMPLES: usize = 16;
 ///     TargetSpec::List(vec![1, 2]));
 /// assert_eq!((job.seed, job.induce.seed, job.induce.env.hops), (7, 7, 3));
 /// assert!(serde_json::from_str::<RunOptions>(r#"{"hop": 3}"#).is_err());
+/// // Python's `lookahead=8, widen=True`:
+/// let o: RunOptions = serde_json::from_str(r#"{"lookahead": 8, "widen": true}"#).unwrap();
+/// let job = o.explain_job("cora", "model.safetensors", None, None, &[Method::Transductive],
+///     TargetSpec::List(vec![1, 2]));
+/// assert_eq!(job.induce.lookahead, 8);
+/// assert_eq!(job.induce.widen, induce::rl::Widening::WhileImproving);
 /// ```
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
