@@ -11,6 +11,7 @@
 use std::path::{Path, PathBuf};
 
 use burn::tensor::Device;
+use induce_explain::Protocol;
 use induce_explain::pipeline::{
     EvalContext, ExplainOptions, MethodRun, Progress, RunSummary, RunWriter, select_targets,
 };
@@ -155,12 +156,14 @@ pub fn run_on(
         train_targets.len(),
         eval_targets.len()
     ));
-    let ctx = EvalContext::new(g, bb, hops)?;
+    let protocol = Protocol::exact(hops);
+    let ctx = EvalContext::new(g, bb, protocol)?;
     let opts = ExplainOptions {
         progress,
         ..Default::default()
     };
     let settings = MethodSettings {
+        protocol,
         induce: config.inductive.clone(),
         transductive: config.transductive.clone(),
         baselines: config.baselines.clone(),

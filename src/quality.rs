@@ -26,7 +26,7 @@ use induce_explain::metrics::{jaccard, mean_pairwise_jaccard, with_noise_edges};
 use induce_explain::pipeline::{
     EvalContext, ExplainOptions, MethodRun, Progress, TargetRecord, TargetSpec,
 };
-use induce_explain::{Explainer, Explanation, Verdict};
+use induce_explain::{Explainer, Explanation, Protocol, Verdict};
 use induce_graph::{Dataset, Graph};
 use induce_models::BlackBox;
 use rand::SeedableRng;
@@ -237,7 +237,12 @@ pub fn run_quality(
                 false => "the paper's targets of the file's training split",
             }
         ));
-        let ctx = EvalContext::new(&data.graph, bb, hops)?;
+        // One context per protocol: the default rows', and the paper-faithful rows'.
+        let protocol = |paper: bool| Protocol::exact(hops).with_paper_faithful(paper);
+        let contexts = [
+            EvalContext::new(&data.graph, bb, protocol(false))?,
+            EvalContext::new(&data.graph, bb, protocol(true))?,
+        ];
         let opts = ExplainOptions {
             progress,
             ..Default::default()
@@ -261,13 +266,10 @@ pub fn run_quality(
             }
             // One set of methods per variant: each trains (and shares) its own policies.
             let set = |paper_faithful: bool| {
-                let (ind, tr) = match paper_faithful {
-                    true => (ind.clone().paper_faithful(), tr.clone().paper_faithful()),
-                    false => (ind.clone(), tr.clone()),
-                };
                 let settings = MethodSettings {
-                    induce: ind,
-                    transductive: tr,
+                    protocol: protocol(paper_faithful),
+                    induce: ind.clone(),
+                    transductive: tr.clone(),
                     baselines: baselines.clone(),
                     edits: None,
                     allowed: None,
@@ -304,9 +306,9 @@ pub fn run_quality(
                         continue;
                     }
                     progress.message(&format!("{graph} seed {seed}: {method} ({variant})"));
-                    let set = &mut sets[usize::from(variant == "paper-faithful")];
-                    let prepared = set.prepare(method)?;
-                    let run = prepared.explain(&ctx, &targets, &opts, None)?;
+                    let paper = usize::from(variant == "paper-faithful");
+                    let prepared = sets[paper].prepare(method)?;
+                    let run = prepared.explain(&contexts[paper], &targets, &opts, None)?;
                     let noisy = match config.noise {
                         true => explain_noisy(prepared.explainer.as_ref(), &targets, &noisy)?,
                         false => vec![None; targets.len()],

@@ -5,7 +5,7 @@ use induce_baselines::{
     Candidates, Cf2Config, Cf2Explainer, CfGnnConfig, CfGnnExplainer, ExactConfig, ExactExplainer,
     GreedyConfig, GreedyExplainer, Optimiser, PgConfig, PgExplainer, RandomConfig, RandomExplainer,
 };
-use induce_explain::{Explainer, Verdict};
+use induce_explain::{Explainer, Protocol, Verdict};
 use induce_graph::Dataset;
 use induce_models::BlackBox;
 use serde::{Deserialize, Serialize};
@@ -112,33 +112,6 @@ impl BaselineConfig {
         self
     }
 
-    /// Where `method` takes its verdicts (the default for a method that is not a baseline).
-    pub fn verdict(&self, method: Method) -> Verdict {
-        match method {
-            Method::Random => self.random.verdict,
-            Method::CfGnnExplainer | Method::CfGnnExplainerPlusPlus => self.cf_gnnexplainer.verdict,
-            Method::Cf2 => self.cf2.verdict,
-            Method::PgExplainer => self.pgexplainer.verdict,
-            Method::Greedy => self.greedy.verdict,
-            Method::Exact => self.exact.verdict,
-            _ => Verdict::default(),
-        }
-    }
-
-    /// Every baseline takes its verdicts where `verdict` says (`--paper-faithful`:
-    /// [`Verdict::Neighbourhood`], the frozen neighbourhood of the authors' code).
-    pub fn with_verdict(mut self, verdict: Verdict) -> Self {
-        self.random.verdict = verdict;
-        self.cf_gnnexplainer.verdict = verdict;
-        self.cf2.verdict = verdict;
-        self.pgexplainer.verdict = verdict;
-        self.greedy.verdict = verdict;
-        self.exact.verdict = verdict;
-        // The paper's protocol has no minimality pass.
-        self.greedy.minimise = verdict == Verdict::Exact;
-        self
-    }
-
     /// Where the searches (`greedy`, `exact`) may add edges (`--additions`).
     pub fn with_additions(mut self, additions: induce_baselines::Additions) -> Self {
         self.greedy.additions = additions;
@@ -146,8 +119,8 @@ impl BaselineConfig {
         self
     }
 
-    /// One line saying what a baseline `method` ran with (a run's notes carry it);
-    /// `train_targets` is the number of nodes PGExplainer trained on, `searched_hops` the
+    /// One line saying what a baseline `method` ran with under the run's `protocol` (a run's
+    /// notes carry it); `train_targets` is the number of nodes PGExplainer trained on, `searched_hops` the
     /// radius its explainer actually searches ([`Explainer::neighbourhood_hops`]: under exact
     /// verdicts the configured hops widened to the black box's receptive field, `L + 1` for `L`
     /// message-passing layers), named when it is wider than the configured one.
@@ -156,6 +129,7 @@ impl BaselineConfig {
     pub fn describe(
         &self,
         method: Method,
+        protocol: Protocol,
         train_targets: usize,
         searched_hops: Option<u32>,
     ) -> Option<String> {
@@ -212,7 +186,7 @@ impl BaselineConfig {
                         induce_explain::Goal::AnyOther => "the original class's margin".into(),
                         induce_explain::Goal::Class(c) => format!("the margin to class {c}"),
                     },
-                    match g.minimise {
+                    match protocol.minimise {
                         true => "; minimality pass",
                         false => "",
                     }
@@ -250,7 +224,7 @@ impl BaselineConfig {
                 Method::Exact => self.exact.hops,
                 _ => cf.hops,
             };
-            match self.verdict(method) {
+            match protocol.verdict {
                 Verdict::Neighbourhood => {
                     format!("{line}; verdicts on the frozen neighbourhood (paper protocol)")
                 }
@@ -316,45 +290,50 @@ impl BaselineConfig {
 /// Builds the explainer of a baseline `method` against `bb` (its differentiable form,
 /// [`BlackBox::differentiable`], gives the gradient-based methods their gradients, and a model
 /// without one is refused by them; its predictions judge every flip). PGExplainer is trained
-/// here, on `train_targets`.
+/// here, on `train_targets`. Every baseline takes the run's `protocol` (its verdicts; `greedy`
+/// its minimality pass too).
 pub fn baseline<'a>(
     method: Method,
     data: &Dataset,
     bb: &'a dyn BlackBox,
     config: &BaselineConfig,
+    protocol: Protocol,
     train_targets: &[u32],
     device: &Device,
 ) -> Result<Box<dyn Explainer + 'a>> {
     Ok(match method {
-        Method::Random => Box::new(RandomExplainer::new(bb, config.random.clone())),
+        Method::Random => Box::new(RandomExplainer::new(bb, config.random.clone(), protocol)),
         Method::CfGnnExplainer => Box::new(CfGnnExplainer::new(
             bb,
             CfGnnConfig {
                 candidates: Candidates::ExistingEdges,
                 ..config.cf_gnnexplainer.clone()
             },
+            protocol,
             device,
         )?),
         Method::CfGnnExplainerPlusPlus => Box::new(CfGnnExplainer::new(
             bb,
             config.cf_gnnexplainer.clone().plus_plus(),
+            protocol,
             device,
         )?),
-        Method::Cf2 => Box::new(Cf2Explainer::new(bb, config.cf2.clone(), device)?),
+        Method::Cf2 => Box::new(Cf2Explainer::new(bb, config.cf2.clone(), protocol, device)?),
         Method::PgExplainer => Box::new(PgExplainer::train(
             &data.graph,
             bb,
             train_targets,
             config.pgexplainer.clone(),
+            protocol,
             device,
         )?),
         Method::Greedy => {
-            config.greedy.validate()?;
-            Box::new(GreedyExplainer::new(bb, config.greedy.clone()))
+            config.greedy.validate(protocol)?;
+            Box::new(GreedyExplainer::new(bb, config.greedy.clone(), protocol))
         }
         Method::Exact => {
-            config.exact.validate()?;
-            Box::new(ExactExplainer::new(bb, config.exact.clone()))
+            config.exact.validate(protocol)?;
+            Box::new(ExactExplainer::new(bb, config.exact.clone(), protocol))
         }
         other => {
             return Err(Error::InvalidValue {
@@ -373,19 +352,24 @@ mod tests {
     #[test]
     fn baseline_notes_name_the_radius_searched() {
         let b = BaselineConfig::default();
-        let pg = |searched| b.describe(Method::PgExplainer, 10, searched).unwrap();
+        let exact = Protocol::exact(4);
+        let pg = |searched| {
+            b.describe(Method::PgExplainer, exact, 10, searched)
+                .unwrap()
+        };
         // 3 configured hops, searched on 4 (a 3-layer GCN) or on 3 (a 2-layer PyG model).
         let widened = "top-6 edges of the 3-hop neighbourhood (widened to the black box's \
                        receptive field, L + 1 = 4 hops";
         assert!(pg(Some(4)).contains(widened), "{}", pg(Some(4)));
         assert!(!pg(Some(3)).contains("widened"), "{}", pg(Some(3)));
         assert!(!pg(None).contains("widened"));
-        let frozen = b.clone().with_verdict(Verdict::Neighbourhood);
-        let line = frozen.describe(Method::Cf2, 0, Some(4)).unwrap();
+        let line = b
+            .describe(Method::Cf2, Protocol::paper(4), 0, Some(4))
+            .unwrap();
         assert!(
             line.ends_with("verdicts on the frozen neighbourhood (paper protocol)"),
             "{line}"
         );
-        assert_eq!(b.describe(Method::Transductive, 0, Some(4)), None);
+        assert_eq!(b.describe(Method::Transductive, exact, 0, Some(4)), None);
     }
 }

@@ -31,7 +31,7 @@ use induce_explain::pipeline::{
     EvalContext, ExplainOptions, Journal, MethodRun, NoProgress, Progress,
     explain_targets_journaled,
 };
-use induce_explain::{Explainer, Goal, Locked, Verdict};
+use induce_explain::{Explainer, Goal, Locked, Protocol, Verdict};
 use induce_graph::{Dataset, k_hop};
 use induce_models::{BlackBox, Policy};
 use induce_rl::{EditMode, InduceConfig, PolicyMeta, save_policy};
@@ -44,8 +44,14 @@ use crate::error::{Error, Result};
 /// The settings a run gives its methods.
 #[derive(Debug, Clone, PartialEq)]
 pub struct MethodSettings {
+    /// The run's protocol, one value for every method: its verdicts and minimality pass go to
+    /// each method as it is built (over the InduCE configurations' own `env.verdict` and
+    /// `minimise`, a loaded policy's too), and its radius is where targets are chosen and
+    /// records measured.
+    pub protocol: Protocol,
     /// InduCE's inductive settings: training (when policies are trained here) and inference
-    /// (kernel, minimality pass, best-of-k samples, seed, verdicts, fan-out).
+    /// (kernel, best-of-k samples, look-ahead, seed, fan-out). Its `env.hops` is InduCE's own
+    /// radius (the neighbourhoods a policy trained here edits).
     pub induce: InduceConfig,
     /// The per-target schedule of `transductive` and `inductive-fine-tuned` (episodes, γ,
     /// learning rate, greedy episodes) and the rest of `transductive`'s settings.
@@ -79,8 +85,10 @@ impl MethodSettings {
     /// [`MethodSettings::for_family`] where the dataset's `name` refines the baselines' settings
     /// ([`BaselineConfig::for_family`]: PGExplainer's Tree-Grid settings).
     pub fn for_dataset(family: Preset, name: &str, seed: u64) -> Self {
+        let induce = family.inductive(seed);
         Self {
-            induce: family.inductive(seed),
+            protocol: Protocol::exact(induce.env.hops),
+            induce,
             transductive: family.transductive(seed),
             baselines: BaselineConfig::for_family(family, name, seed),
             edits: None,
@@ -107,8 +115,10 @@ pub use crate::methods::policy_file_name;
 /// * `trained`: the settings a loaded policy was trained with (its checkpoint's), or `None` when
 ///   the policy is trained by the run itself (with `settings.induce`).
 /// * A loaded policy keeps its training settings (network, environment, reward) and takes the
-///   run's inference settings: kernel, minimality pass, best-of-k samples, look-ahead, seed,
-///   verdicts, fan-out and neighbourhood cap.
+///   run's inference settings: kernel, best-of-k samples, look-ahead, seed, fan-out and
+///   neighbourhood cap.
+/// * Every method takes the run's protocol (`settings.protocol`): its verdicts and minimality
+///   pass.
 /// * `transductive` runs `settings.transductive`; `inductive-fine-tuned` fine-tunes with its
 ///   schedule (episodes, γ, learning rate, greedy episodes).
 /// * `settings.edits` / `settings.allowed` / `settings.locked` restrict every InduCE method, `settings.budget` sets
@@ -124,7 +134,6 @@ pub fn method_config(
         (_, Some(t)) => {
             let mut c = t.clone();
             c.kernel = run.kernel;
-            c.minimise = run.minimise;
             c.inference_samples = run.inference_samples;
             c.inference_batch = run.inference_batch;
             c.lookahead = run.lookahead;
@@ -132,7 +141,6 @@ pub fn method_config(
             c.seed = run.seed;
             c.env.fanout = run.env.fanout;
             c.env.max_nodes = run.env.max_nodes;
-            c.env.verdict = run.env.verdict;
             c
         }
         (_, None) => run.clone(),
@@ -160,6 +168,8 @@ pub fn method_config(
     if let Some(mode) = method.edit_mode() {
         c.env.mode = mode;
     }
+    c.env.verdict = settings.protocol.verdict;
+    c.minimise = settings.protocol.minimise;
     c
 }
 
@@ -190,8 +200,6 @@ pub struct PreparedMethod<'a> {
     pub explainer: Box<dyn Explainer + 'a>,
     /// The InduCE configuration it runs with (`None` for a baseline).
     pub induce: Option<InduceConfig>,
-    /// Where its verdicts are taken.
-    pub verdict: Verdict,
     /// Training time: the policy's (trained here, or read from a loaded policy's
     /// `train.json` or `train-del-only.json`), or the baseline's construction (PGExplainer trains then).
     pub train_seconds: f64,
@@ -200,8 +208,8 @@ pub struct PreparedMethod<'a> {
 }
 
 impl PreparedMethod<'_> {
-    /// Explains `targets` (judged in `ctx` with the method's verdicts), recording progress in
-    /// `journal` when given, and returns the run with its training time and notes.
+    /// Explains `targets` (judged in `ctx`, built with the run's protocol), recording progress
+    /// in `journal` when given, and returns the run with its training time and notes.
     pub fn explain(
         &self,
         ctx: &EvalContext<'_>,
@@ -210,9 +218,8 @@ impl PreparedMethod<'_> {
         journal: Option<&Journal>,
     ) -> Result<MethodRun> {
         let mut j = journal.map(|j| j.method(self.method.name())).transpose()?;
-        let ctx = ctx.clone().with_verdict(self.verdict);
         let mut run =
-            explain_targets_journaled(self.explainer.as_ref(), &ctx, targets, opts, j.as_mut())?;
+            explain_targets_journaled(self.explainer.as_ref(), ctx, targets, opts, j.as_mut())?;
         run.train_seconds = self.train_seconds;
         run.notes.extend(self.notes.iter().cloned());
         Ok(run)
@@ -308,6 +315,7 @@ impl<'a> MethodSet<'a> {
                     self.data,
                     self.black_box,
                     b,
+                    self.settings.protocol,
                     &self.baseline_targets,
                     &self.device,
                 )
@@ -316,6 +324,7 @@ impl<'a> MethodSet<'a> {
             let notes = b
                 .describe(
                     method,
+                    self.settings.protocol,
                     self.baseline_targets.len(),
                     explainer.neighbourhood_hops(),
                 )
@@ -325,7 +334,6 @@ impl<'a> MethodSet<'a> {
                 method,
                 explainer,
                 induce: None,
-                verdict: b.verdict(method),
                 train_seconds: secs,
                 notes,
             });
@@ -361,7 +369,7 @@ impl<'a> MethodSet<'a> {
                      training time is unknown (0 shown)"
                 ),
             });
-            let run = self.settings.induce.env.hops;
+            let run = self.settings.protocol.radius;
             if config.env.hops != run {
                 notes.push(format!(
                     "the loaded policy explains on the {}-hop neighbourhoods it was trained on \
@@ -373,7 +381,6 @@ impl<'a> MethodSet<'a> {
         Ok(PreparedMethod {
             method,
             explainer: e,
-            verdict: config.env.verdict,
             induce: Some(config),
             train_seconds: seconds.unwrap_or(0.0),
             notes,
@@ -517,7 +524,9 @@ mod tests {
     fn one_merge_of_a_run_over_a_policy() {
         let mut settings = MethodSettings::for_family(Preset::Trees, 7);
         settings.induce.kernel = induce_rl::Kernel::Burn;
-        settings.induce.minimise = false;
+        // Ignored: the run's protocol gives every method its verdicts and minimality pass.
+        settings.induce.minimise = true;
+        settings.protocol = Protocol::paper(4);
         settings.induce.inference_samples = 5;
         settings.induce.lookahead = 4;
         settings.induce.widen = induce_rl::Widening::WhileImproving;
@@ -541,6 +550,12 @@ mod tests {
         );
         assert_eq!(c.widen, induce_rl::Widening::WhileImproving);
         assert_eq!(c.episodes, trained.episodes);
+        for m in [Method::Inductive, Method::Transductive, Method::Untrained] {
+            for t in [Some(&trained), None] {
+                let c = method_config(m, t, &settings);
+                assert_eq!((c.env.verdict, c.minimise), (Verdict::Neighbourhood, false));
+            }
+        }
         // The policy's own edit budget unless the run gives one (`--budget`).
         assert_eq!(c.env.budget, 5);
         let run_budget = MethodSettings {

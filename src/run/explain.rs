@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 
 use induce_explain::pipeline::{Journal, MethodRun, RunSummary, RunWriter, Shard, TargetSpec};
-use induce_explain::{Goal, Locked};
+use induce_explain::{Goal, Locked, Protocol};
 use induce_graph::io::DataFormat;
 use induce_rl::{EditMode, InduceConfig, Kernel};
 use serde::{Deserialize, Serialize};
@@ -75,6 +75,10 @@ pub struct ExplainJob {
     /// Whether `family` was guessed from the data's name (`--family auto`) rather than chosen.
     #[serde(default = "default_true")]
     pub family_guessed: bool,
+    /// The run's protocol, given to every method (`--paper-faithful`: the paper's verdicts
+    /// and no minimality pass; `--hops`: its radius). Recorded in `config.json`, where `induce`
+    /// shows the verdicts and minimality pass it gives InduCE.
+    pub protocol: Protocol,
     /// InduCE settings of the transductive and untrained methods (the trained ones take theirs
     /// from the checkpoint, apart from the inference settings of
     /// [`crate::methods::method_config`], `edits`, `allowed` and `budget`).
@@ -102,8 +106,10 @@ impl ExplainJob {
         let stem = data_stem(&data);
         let seed = induce_graph::DEFAULT_SEED;
         let family = Family::choose(None, &stem);
+        let induce = family.preset.transductive(seed);
         Self {
-            induce: family.preset.transductive(seed),
+            protocol: Protocol::exact(induce.env.hops),
+            induce,
             black_box_kernel: None,
             baselines: BaselineConfig::for_family(family.preset, &stem, seed),
             family: family.preset,
@@ -146,6 +152,7 @@ impl ExplainJob {
         self.family = f.preset;
         self.family_guessed = f.guessed;
         self.induce = f.preset.transductive(self.seed);
+        self.protocol = Protocol::exact(self.induce.env.hops);
         self.baselines = BaselineConfig::for_family(f.preset, &stem, self.seed);
         self
     }
@@ -164,7 +171,12 @@ impl ExplainJob {
     /// assert!(abs.black_box.is_absolute() && abs.black_box.ends_with("Cargo.toml"));
     /// ```
     pub fn with_absolute_paths(&self) -> Self {
+        let mut induce = self.induce.clone();
+        // What the run gives InduCE (crate::methods::method_config), so that `induce` in
+        // `config.json` says it.
+        (induce.env.verdict, induce.minimise) = (self.protocol.verdict, self.protocol.minimise);
         Self {
+            induce,
             // A path that is not valid UTF-8 stays as typed (a lossy spelling names no file).
             data: absolute(Path::new(&self.data))
                 .to_str()
@@ -310,6 +322,7 @@ fn explain_journaled(
         }
     };
     let settings = MethodSettings {
+        protocol: job.protocol,
         baselines: job.baselines.clone(),
         edits: job.edits,
         allowed: job.allowed.clone(),

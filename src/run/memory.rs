@@ -23,8 +23,8 @@ use crate::methods::{MethodSet, MethodSettings, Policies};
 
 /// An explain job on a dataset and a black box held in memory (any [`BlackBox`]: the paper's
 /// GCN or your own model). [`MemoryJob::new`] gives the paper's settings for the family
-/// guessed from the data's name; change the public fields as needed. The hops of every
-/// neighbourhood are `settings.induce.env.hops`, given once.
+/// guessed from the data's name; change the public fields as needed. The run's protocol
+/// (verdicts, minimality pass, radius) is `settings.protocol`, given once to every method.
 ///
 /// ```
 /// use induce::run::{MemoryJob, explain_in_memory};
@@ -162,7 +162,7 @@ pub fn explain_in_memory(
         })?;
         induce_graph::io::save_npz(job.data, w.path().join("data.npz"))?;
         w.finish(&config, &summary, &runs)?;
-        let hops = job.settings.induce.env.hops;
+        let hops = job.settings.protocol.radius;
         crate::render::write_run_report(out, job.data, job.black_box, hops)?;
     }
     Ok((summary, runs))
@@ -223,7 +223,7 @@ pub(crate) fn explain_memory_core(
         }
         .into());
     }
-    let hops = job.settings.induce.env.hops;
+    let hops = job.settings.protocol.radius;
     let mut set = MethodSet::new(data, bb, job.settings.clone(), job.policies, device)
         .with_progress(progress);
     let mut prepared = Vec::new();
@@ -248,7 +248,8 @@ pub(crate) fn explain_memory_core(
     if let Some(line) = &rule {
         notice(line);
     }
-    let ctx = EvalContext::new(&data.graph, bb, hops)?.with_goal(job.settings.goal);
+    let ctx =
+        EvalContext::new(&data.graph, bb, job.settings.protocol)?.with_goal(job.settings.goal);
     let opts = ExplainOptions {
         threads: threads(job.threads),
         progress,

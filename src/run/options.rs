@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 
-use induce_explain::Verdict;
+use induce_explain::Protocol;
 use induce_rl::{EditMode, Kernel};
 use serde::{Deserialize, Serialize};
 
@@ -268,11 +268,9 @@ impl RunOptions {
         if let Some(a) = self.additions {
             job.baselines = job.baselines.clone().with_additions(a);
         }
-        if self.paper_faithful {
-            job.induce = job.induce.clone().paper_faithful();
-            job.baselines = job.baselines.clone().with_verdict(Verdict::Neighbourhood);
-        }
         self.apply_induce(&mut job.induce);
+        job.protocol =
+            Protocol::exact(job.induce.env.hops).with_paper_faithful(self.paper_faithful);
         job
     }
 

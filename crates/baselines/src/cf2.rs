@@ -25,7 +25,7 @@
 //! natural counterpart (the mask would have to both add and remove), so CF²++ is not offered.
 
 use burn::tensor::Device;
-use induce_explain::{ExplainError, Explainer, Explanation, Result};
+use induce_explain::{ExplainError, Explainer, Explanation, Protocol, Result};
 use induce_graph::{DEFAULT_SEED, Graph};
 use induce_models::{BlackBox, DegreeGradient, Kernel};
 use rand::rngs::StdRng;
@@ -53,11 +53,6 @@ pub struct Cf2Config {
     /// Hops of the masked neighbourhood (3: the black box's depth, as the authors), widened to
     /// the black box's receptive field (`L + 1` hops) under exact verdicts.
     pub hops: u32,
-    /// Where the black box's verdict on an edit set is taken (default: the model on the whole
-    /// edited graph; [`Verdict::Neighbourhood`](induce_explain::Verdict): the frozen
-    /// neighbourhood, as the authors' code and the InduCE paper's protocol).
-    #[serde(default)]
-    pub verdict: induce_explain::Verdict,
     /// Seed of the mask initialisation; each target mixes in its id.
     pub seed: u64,
     /// Where gradients are computed (same results; the host kernel is much faster).
@@ -75,7 +70,6 @@ impl Default for Cf2Config {
             gamma: 0.5,
             threshold: 0.5,
             hops: 3,
-            verdict: induce_explain::Verdict::Exact,
             seed: DEFAULT_SEED,
             kernel: Kernel::Host,
         }
@@ -101,17 +95,24 @@ pub struct Cf2Explainer<'a> {
     model: GradModel,
     black_box: &'a dyn BlackBox,
     config: Cf2Config,
+    protocol: Protocol,
 }
 
 impl<'a> Cf2Explainer<'a> {
     /// The explainer named `cf2`. Errors if the black box provides no gradients
     /// ([`ExplainError::NotDifferentiable`](induce_explain::ExplainError)) or its parameters
-    /// cannot be read.
-    pub fn new(black_box: &'a dyn BlackBox, config: Cf2Config, device: &Device) -> Result<Self> {
+    /// cannot be read. Its verdicts are the run's `protocol`'s.
+    pub fn new(
+        black_box: &'a dyn BlackBox,
+        config: Cf2Config,
+        protocol: Protocol,
+        device: &Device,
+    ) -> Result<Self> {
         Ok(Self {
             model: GradModel::of(black_box, "cf2", config.kernel, device)?,
             black_box,
             config,
+            protocol,
         })
     }
 }
@@ -152,7 +153,7 @@ impl Explainer for Cf2Explainer<'_> {
         Some(crate::neighbourhood::search_hops(
             self.black_box,
             self.config.hops,
-            self.config.verdict,
+            self.protocol.verdict,
         ))
     }
 
@@ -168,7 +169,13 @@ impl Explainer for Cf2Explainer<'_> {
                 "CF² needs at least two classes".into(),
             ));
         }
-        let p = MaskProblem::existing_edges(graph, self.black_box, target, c.hops, c.verdict)?;
+        let p = MaskProblem::existing_edges(
+            graph,
+            self.black_box,
+            target,
+            c.hops,
+            self.protocol.verdict,
+        )?;
         let soft = p.differentiable(&self.model)?;
         let y = p.original_label;
         let mut rng = StdRng::seed_from_u64(target_seed(c.seed, target));
@@ -218,6 +225,8 @@ impl Explainer for Cf2Explainer<'_> {
 
 #[cfg(test)]
 mod tests {
+    /// The default protocol (the baselines search their own radius).
+    const EXACT: induce_explain::Protocol = induce_explain::Protocol::exact(4);
     use super::*;
     use crate::neighbourhood::fixtures::{beacon_gcn, beacon_graph};
     use induce_explain::Edit;
@@ -243,7 +252,7 @@ mod tests {
         let bb = GcnBlackBox::new(m.clone(), &d);
         let g = beacon_graph(&[(0, 1), (0, 2), (2, 3)]);
         for (cfg, exact) in [(Cf2Config::default(), true), (Cf2Config::trees(), false)] {
-            let x = Cf2Explainer::new(&bb, cfg, &d).unwrap();
+            let x = Cf2Explainer::new(&bb, cfg, EXACT, &d).unwrap();
             let e = x.explain(&g, 0).unwrap();
             assert!(e.found, "{e:?}");
             // The trees' low threshold (0.1) also keeps an edge whose mask the L1 term had not

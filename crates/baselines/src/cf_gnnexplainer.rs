@@ -26,7 +26,7 @@
 //! paper's "best"); the authors' evaluation script reads the first one found instead.
 
 use burn::tensor::Device;
-use induce_explain::{ExplainError, Explainer, Explanation, Result};
+use induce_explain::{ExplainError, Explainer, Explanation, Protocol, Result};
 use induce_graph::Graph;
 use induce_models::{BlackBox, DegreeGradient, Kernel};
 use serde::{Deserialize, Serialize};
@@ -55,11 +55,6 @@ pub struct CfGnnConfig {
     pub candidates: Candidates,
     /// Hops of the neighbourhood (the run's h).
     pub hops: u32,
-    /// Where the black box's verdict on an edit set is taken (default: the model on the whole
-    /// edited graph; [`Verdict::Neighbourhood`](induce_explain::Verdict): the frozen
-    /// neighbourhood, as the authors' code and the InduCE paper's protocol).
-    #[serde(default)]
-    pub verdict: induce_explain::Verdict,
     /// Refuse ("++") neighbourhoods with more candidate pairs than this.
     pub max_pairs: usize,
     /// Differentiate through the degree normalisation too (false: detached, as the authors'
@@ -84,7 +79,6 @@ impl Default for CfGnnConfig {
             init: 1.0,
             candidates: Candidates::ExistingEdges,
             hops: 4,
-            verdict: induce_explain::Verdict::Exact,
             max_pairs: 2_000_000,
             degree_gradient: false,
             kernel: Kernel::Host,
@@ -123,13 +117,20 @@ pub struct CfGnnExplainer<'a> {
     model: GradModel,
     black_box: &'a dyn BlackBox,
     config: CfGnnConfig,
+    protocol: Protocol,
 }
 
 impl<'a> CfGnnExplainer<'a> {
     /// The explainer named `cf-gnnexplainer` (or `cf-gnnexplainer++` with all pairs). Errors if
     /// the black box provides no gradients
-    /// ([`ExplainError::NotDifferentiable`]) or its parameters cannot be read.
-    pub fn new(black_box: &'a dyn BlackBox, config: CfGnnConfig, device: &Device) -> Result<Self> {
+    /// ([`ExplainError::NotDifferentiable`]) or its parameters cannot be read. Its verdicts
+    /// are the run's `protocol`'s.
+    pub fn new(
+        black_box: &'a dyn BlackBox,
+        config: CfGnnConfig,
+        protocol: Protocol,
+        device: &Device,
+    ) -> Result<Self> {
         let name = match config.candidates {
             Candidates::ExistingEdges => "cf-gnnexplainer",
             Candidates::AllPairs => "cf-gnnexplainer++",
@@ -139,6 +140,7 @@ impl<'a> CfGnnExplainer<'a> {
             model: GradModel::of(black_box, name, config.kernel, device)?,
             black_box,
             config,
+            protocol,
         })
     }
 }
@@ -152,7 +154,7 @@ impl Explainer for CfGnnExplainer<'_> {
         Some(crate::neighbourhood::search_hops(
             self.black_box,
             self.config.hops,
-            self.config.verdict,
+            self.protocol.verdict,
         ))
     }
 
@@ -170,7 +172,7 @@ impl Explainer for CfGnnExplainer<'_> {
             c.hops,
             c.candidates,
             c.max_pairs,
-            c.verdict,
+            self.protocol.verdict,
         )?;
         let soft = p.differentiable(&self.model)?;
         let y = p.original_label;
@@ -236,6 +238,8 @@ impl Explainer for CfGnnExplainer<'_> {
 
 #[cfg(test)]
 mod tests {
+    /// The default protocol (the baselines search their own radius).
+    const EXACT: induce_explain::Protocol = induce_explain::Protocol::exact(4);
     use super::*;
     use crate::neighbourhood::fixtures::{beacon_gcn, beacon_graph};
     use induce_explain::Edit;
@@ -249,7 +253,7 @@ mod tests {
         let bb = GcnBlackBox::new(m.clone(), &d);
         let g = beacon_graph(&[(0, 1), (0, 2), (2, 3)]);
         for cfg in [CfGnnConfig::default(), CfGnnConfig::trees()] {
-            let x = CfGnnExplainer::new(&bb, cfg, &d).unwrap();
+            let x = CfGnnExplainer::new(&bb, cfg, EXACT, &d).unwrap();
             assert_eq!(x.name(), "cf-gnnexplainer");
             let e = x.explain(&g, 0).unwrap();
             assert!(e.found, "{e:?}");
@@ -271,7 +275,7 @@ mod tests {
                     kernel,
                     ..base.clone()
                 };
-                CfGnnExplainer::new(&bb, cfg, &d)
+                CfGnnExplainer::new(&bb, cfg, EXACT, &d)
                     .unwrap()
                     .explain(&g, 0)
                     .unwrap()
@@ -285,7 +289,7 @@ mod tests {
                     iterations: 200,
                     ..base.clone()
                 };
-                crate::Cf2Explainer::new(&bb, cfg, &d)
+                crate::Cf2Explainer::new(&bb, cfg, EXACT, &d)
                     .unwrap()
                     .explain(&g, 0)
                     .unwrap()
@@ -301,9 +305,9 @@ mod tests {
         let bb = GcnBlackBox::new(m.clone(), &d);
         // 0 ─ 2 ─ 1: the beacon is two hops away, node 0 is class 0; only an addition helps.
         let g = beacon_graph(&[(0, 2), (1, 2)]);
-        let plain = CfGnnExplainer::new(&bb, CfGnnConfig::trees(), &d).unwrap();
+        let plain = CfGnnExplainer::new(&bb, CfGnnConfig::trees(), EXACT, &d).unwrap();
         assert!(!plain.explain(&g, 0).unwrap().found);
-        let pp = CfGnnExplainer::new(&bb, CfGnnConfig::trees().plus_plus(), &d).unwrap();
+        let pp = CfGnnExplainer::new(&bb, CfGnnConfig::trees().plus_plus(), EXACT, &d).unwrap();
         assert_eq!(pp.name(), "cf-gnnexplainer++");
         let e = pp.explain(&g, 0).unwrap();
         assert!(e.found, "{e:?}");
@@ -322,10 +326,12 @@ mod tests {
             ..CfGnnConfig::default()
         };
         assert!(matches!(
-            CfGnnExplainer::new(&bb, zero, &d).unwrap().explain(&g, 0),
+            CfGnnExplainer::new(&bb, zero, EXACT, &d)
+                .unwrap()
+                .explain(&g, 0),
             Err(ExplainError::InvalidConfig(_))
         ));
-        let x = CfGnnExplainer::new(&bb, CfGnnConfig::default(), &d).unwrap();
+        let x = CfGnnExplainer::new(&bb, CfGnnConfig::default(), EXACT, &d).unwrap();
         assert!(matches!(
             x.explain(&g, 3),
             Err(ExplainError::NoCandidate { target: 3 })
@@ -350,16 +356,16 @@ mod tests {
         };
         let plus = CfGnnConfig::default().plus_plus();
         assert_eq!(
-            names(CfGnnExplainer::new(&bb, CfGnnConfig::default(), &d).map(|_| ())),
+            names(CfGnnExplainer::new(&bb, CfGnnConfig::default(), EXACT, &d).map(|_| ())),
             "cf-gnnexplainer"
         );
         assert_eq!(
-            names(CfGnnExplainer::new(&bb, plus, &d).map(|_| ())),
+            names(CfGnnExplainer::new(&bb, plus, EXACT, &d).map(|_| ())),
             "cf-gnnexplainer++"
         );
-        let cf2 = crate::Cf2Explainer::new(&bb, crate::Cf2Config::default(), &d);
+        let cf2 = crate::Cf2Explainer::new(&bb, crate::Cf2Config::default(), EXACT, &d);
         assert_eq!(names(cf2.map(|_| ())), "cf2");
-        let pg = crate::PgExplainer::train(&g, &bb, &[0], crate::PgConfig::default(), &d);
+        let pg = crate::PgExplainer::train(&g, &bb, &[0], crate::PgConfig::default(), EXACT, &d);
         let e = pg.map(|_| ()).unwrap_err();
         assert!(
             e.to_string()

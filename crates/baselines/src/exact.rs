@@ -13,7 +13,7 @@
 //! promising first), so a counterfactual, when there is one, is usually met early.
 
 use induce_explain::{Certified, Edit, EditKind, ExplainError, Explainer, Explanation, Result};
-use induce_explain::{Goal, Locked, Verdict};
+use induce_explain::{Goal, Locked, Protocol};
 use induce_graph::Graph;
 use induce_models::BlackBox;
 use serde::{Deserialize, Serialize};
@@ -28,8 +28,9 @@ use crate::neighbourhood::search_hops;
 /// use induce_baselines::ExactConfig;
 /// let c = ExactConfig::default();
 /// assert_eq!((c.hops, c.max_size, c.max_evaluations), (4, 3, 1_000_000));
-/// assert!(ExactConfig { max_size: 0, ..c.clone() }.validate().is_err());
-/// assert!(ExactConfig { max_evaluations: 0, ..c }.validate().is_err());
+/// # let p = induce_explain::Protocol::exact(4);
+/// assert!(ExactConfig { max_size: 0, ..c.clone() }.validate(p).is_err());
+/// assert!(ExactConfig { max_evaluations: 0, ..c }.validate(p).is_err());
 /// ```
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
@@ -45,8 +46,6 @@ pub struct ExactConfig {
     pub additions: Additions,
     /// With [`Additions::Graph`]: how many nodes outside the neighbourhood are offered.
     pub graph_candidates: usize,
-    /// Where verdicts are taken (default the model on the whole edited graph).
-    pub verdict: Verdict,
     /// Nodes and pairs no edit may touch (default none): the minimum is certified within the
     /// action space that is left.
     #[serde(skip_serializing_if = "Locked::is_empty")]
@@ -64,7 +63,6 @@ impl Default for ExactConfig {
             max_evaluations: 1_000_000,
             additions: Additions::Ball,
             graph_candidates: 256,
-            verdict: Verdict::Exact,
             locked: Locked::default(),
             goal: Goal::AnyOther,
         }
@@ -72,8 +70,8 @@ impl Default for ExactConfig {
 }
 
 impl ExactConfig {
-    /// Checks the settings, naming the one at fault.
-    pub fn validate(&self) -> Result<()> {
+    /// Checks the settings under the run's `protocol`, naming the one at fault.
+    pub fn validate(&self, protocol: Protocol) -> Result<()> {
         if self.max_size == 0 {
             return Err(ExplainError::InvalidConfig(
                 "exact: max_size = 0: at least the single edits must be searched".into(),
@@ -84,7 +82,7 @@ impl ExactConfig {
                 "exact: max_evaluations = 0: nothing could be evaluated".into(),
             ));
         }
-        check_additions(self.additions, self.verdict, "exact")
+        check_additions(self.additions, protocol.verdict, "exact")
     }
 }
 
@@ -99,25 +97,28 @@ impl ExactConfig {
 /// //  a star: 0 ─ 1..5; node 0 (degree 5) needs 3 deletions to fall below 3
 /// let edges: Vec<(u32, u32)> = (1..6).map(|w| (0, w)).collect();
 /// let g = Graph::from_edges(6, &edges, Features::constant(6, 1, 1.0), vec![0; 6]).unwrap();
-/// let x = ExactExplainer::new(&DegreeAtLeast(3), ExactConfig::default());
+/// let x = ExactExplainer::new(&DegreeAtLeast(3), ExactConfig::default(), induce_explain::Protocol::exact(4));
 /// let e = x.explain(&g, 0).unwrap();
 /// assert!(e.found && e.size() == 3);
 /// assert_eq!(e.certified, Some(Certified::Minimum { size: 3 }));
-/// let two = ExactExplainer::new(&DegreeAtLeast(3), ExactConfig { max_size: 2, ..ExactConfig::default() });
+/// let two = ExactExplainer::new(&DegreeAtLeast(3), ExactConfig { max_size: 2, ..ExactConfig::default() }, induce_explain::Protocol::exact(4));
 /// assert_eq!(two.explain(&g, 0).unwrap().certified, Some(Certified::NoneUpTo { size: 2 }));
 /// ```
 pub struct ExactExplainer<'a> {
     black_box: &'a dyn BlackBox,
     config: ExactConfig,
+    protocol: Protocol,
     predictions: GraphPredictions,
 }
 
 impl<'a> ExactExplainer<'a> {
-    /// The search judged by `black_box`.
-    pub fn new(black_box: &'a dyn BlackBox, config: ExactConfig) -> Self {
+    /// The search judged by `black_box` with the run's `protocol`'s verdicts (a minimum needs
+    /// no minimality pass).
+    pub fn new(black_box: &'a dyn BlackBox, config: ExactConfig, protocol: Protocol) -> Self {
         Self {
             black_box,
             config,
+            protocol,
             predictions: GraphPredictions::default(),
         }
     }
@@ -140,16 +141,16 @@ impl Explainer for ExactExplainer<'_> {
         Some(search_hops(
             self.black_box,
             self.config.hops,
-            self.config.verdict,
+            self.protocol.verdict,
         ))
     }
 
     fn explain(&self, graph: &Graph, target: u32) -> Result<Explanation> {
         let c = &self.config;
-        c.validate()?;
+        c.validate(self.protocol)?;
         let settings = SpaceSettings {
             hops: c.hops,
-            verdict: c.verdict,
+            verdict: self.protocol.verdict,
             additions: c.additions,
             graph_candidates: c.graph_candidates,
             locked: &c.locked,
@@ -301,6 +302,8 @@ fn next_combination(pick: &mut [usize], n: usize) -> bool {
 
 #[cfg(test)]
 mod tests {
+    /// The default protocol (the baselines search their own radius).
+    const EXACT: induce_explain::Protocol = induce_explain::Protocol::exact(4);
     use super::*;
     use crate::action_space::fixtures::GradedDegree;
     use induce_explain::oracle::counted;
@@ -328,7 +331,7 @@ mod tests {
     fn the_minimum_is_certified_and_matches_brute_force() {
         // Class 1 needs degree ≥ 5: the centre (6) needs 2 deletions.
         let bb = GradedDegree(5);
-        let x = ExactExplainer::new(&bb, ExactConfig::default());
+        let x = ExactExplainer::new(&bb, ExactConfig::default(), EXACT);
         let (e, n) = counted(|| x.explain(&star(), 0).unwrap());
         assert!(e.found);
         assert_eq!(e.size(), 2);
@@ -345,16 +348,16 @@ mod tests {
         assert_eq!(n, 1 + 9 + 1);
         // A batching model: the 9 singles in one call, the same certificate and evaluations.
         let batching = induce_models::testing::Batching::new(GradedDegree(5));
-        let b = ExactExplainer::new(&batching, ExactConfig::default());
+        let b = ExactExplainer::new(&batching, ExactConfig::default(), EXACT);
         assert_eq!(b.explain(&star(), 0).unwrap(), e);
         assert_eq!(batching.calls(), (3, 11));
         let tight = ExactConfig {
             max_evaluations: 5,
             ..ExactConfig::default()
         };
-        let plain = ExactExplainer::new(&bb, tight.clone()).explain(&star(), 0);
+        let plain = ExactExplainer::new(&bb, tight.clone(), EXACT).explain(&star(), 0);
         assert_eq!(
-            ExactExplainer::new(&batching, tight)
+            ExactExplainer::new(&batching, tight, EXACT)
                 .explain(&star(), 0)
                 .unwrap(),
             plain.unwrap()
@@ -365,7 +368,7 @@ mod tests {
     fn budget_and_size_limits_are_reported() {
         // Degree ≥ 2 for a leaf (degree 1) means one addition: minimum 1.
         let bb = GradedDegree(2);
-        let leaf = ExactExplainer::new(&bb, ExactConfig::default())
+        let leaf = ExactExplainer::new(&bb, ExactConfig::default(), EXACT)
             .explain(&star(), 1)
             .unwrap();
         assert_eq!(leaf.certified, Some(Certified::Minimum { size: 1 }));
@@ -378,6 +381,7 @@ mod tests {
                 max_size: 2,
                 ..ExactConfig::default()
             },
+            EXACT,
         );
         let e = x.explain(&star(), 0).unwrap();
         assert!(!e.found && e.edits.is_empty());
@@ -388,6 +392,7 @@ mod tests {
                 max_evaluations: 5,
                 ..ExactConfig::default()
             },
+            EXACT,
         );
         let e = tight.explain(&star(), 0).unwrap();
         assert_eq!(

@@ -8,7 +8,7 @@
 //! edits.
 
 use induce_explain::{
-    Edit, ExplainError, Explainer, Explanation, Goal, Locked, Result, Verdict, minimise,
+    Edit, ExplainError, Explainer, Explanation, Goal, Locked, Protocol, Result, Verdict, minimise,
 };
 use induce_graph::Graph;
 use induce_models::BlackBox;
@@ -20,10 +20,15 @@ use crate::neighbourhood::search_hops;
 /// Settings of [`GreedyExplainer`].
 ///
 /// ```
-/// use induce_baselines::GreedyConfig;
+/// use induce_baselines::{Additions, GreedyConfig};
+/// use induce_explain::Protocol;
 /// let c = GreedyConfig::default();
-/// assert_eq!((c.hops, c.budget, c.minimise), (4, 15, true));
-/// assert!(GreedyConfig { budget: 0, ..c }.validate().is_err());
+/// assert_eq!((c.hops, c.budget), (4, 15));
+/// assert!(c.validate(Protocol::exact(4)).is_ok());
+/// assert!(GreedyConfig { budget: 0, ..c.clone() }.validate(Protocol::exact(4)).is_err());
+/// // The frozen neighbourhood holds no node outside it.
+/// let graph = GreedyConfig { additions: Additions::Graph, ..c };
+/// assert!(graph.validate(Protocol::paper(4)).is_err());
 /// ```
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
@@ -37,10 +42,6 @@ pub struct GreedyConfig {
     pub additions: Additions,
     /// With [`Additions::Graph`]: how many nodes outside the neighbourhood are offered.
     pub graph_candidates: usize,
-    /// Reduce a counterfactual to a 1-minimal one ([`minimise`]), as InduCE's methods do.
-    pub minimise: bool,
-    /// Where verdicts are taken (default the model on the whole edited graph).
-    pub verdict: Verdict,
     /// Nodes and pairs no edit may touch (default none).
     #[serde(skip_serializing_if = "Locked::is_empty")]
     pub locked: Locked,
@@ -57,8 +58,6 @@ impl Default for GreedyConfig {
             budget: 15,
             additions: Additions::Ball,
             graph_candidates: 256,
-            minimise: true,
-            verdict: Verdict::Exact,
             locked: Locked::default(),
             goal: Goal::AnyOther,
         }
@@ -66,14 +65,14 @@ impl Default for GreedyConfig {
 }
 
 impl GreedyConfig {
-    /// Checks the settings, naming the one at fault.
-    pub fn validate(&self) -> Result<()> {
+    /// Checks the settings under the run's `protocol`, naming the one at fault.
+    pub fn validate(&self, protocol: Protocol) -> Result<()> {
         if self.budget == 0 {
             return Err(ExplainError::InvalidConfig(
                 "greedy: budget = 0: at least one edit is needed".into(),
             ));
         }
-        check_additions(self.additions, self.verdict, "greedy")
+        check_additions(self.additions, protocol.verdict, "greedy")
     }
 }
 
@@ -174,22 +173,25 @@ impl<'a> SearchStart<'a> {
 /// //      3 ─ 4
 /// let g = Graph::from_edges(5, &[(0, 1), (0, 2), (0, 3), (3, 4)],
 ///     Features::constant(5, 1, 1.0), vec![0; 5]).unwrap();
-/// let e = GreedyExplainer::new(&DegreeAtLeast(3), GreedyConfig::default()).explain(&g, 3).unwrap();
+/// let e = GreedyExplainer::new(&DegreeAtLeast(3), GreedyConfig::default(), induce_explain::Protocol::exact(4)).explain(&g, 3).unwrap();
 /// assert!(e.found);
 /// assert_eq!(e.edits, [Edit::add(3, 1)]);
 /// ```
 pub struct GreedyExplainer<'a> {
     black_box: &'a dyn BlackBox,
     config: GreedyConfig,
+    protocol: Protocol,
     predictions: GraphPredictions,
 }
 
 impl<'a> GreedyExplainer<'a> {
-    /// The search judged by `black_box`.
-    pub fn new(black_box: &'a dyn BlackBox, config: GreedyConfig) -> Self {
+    /// The search judged by `black_box` with the run's `protocol`: its verdicts, and a found
+    /// counterfactual reduced to a 1-minimal one ([`minimise`]) when it says so.
+    pub fn new(black_box: &'a dyn BlackBox, config: GreedyConfig, protocol: Protocol) -> Self {
         Self {
             black_box,
             config,
+            protocol,
             predictions: GraphPredictions::default(),
         }
     }
@@ -204,16 +206,16 @@ impl Explainer for GreedyExplainer<'_> {
         Some(search_hops(
             self.black_box,
             self.config.hops,
-            self.config.verdict,
+            self.protocol.verdict,
         ))
     }
 
     fn explain(&self, graph: &Graph, target: u32) -> Result<Explanation> {
-        let c = &self.config;
-        c.validate()?;
+        let (c, verdict) = (&self.config, self.protocol.verdict);
+        c.validate(self.protocol)?;
         let settings = SpaceSettings {
             hops: c.hops,
-            verdict: c.verdict,
+            verdict,
             additions: c.additions,
             graph_candidates: c.graph_candidates,
             locked: &c.locked,
@@ -272,8 +274,8 @@ impl Explainer for GreedyExplainer<'_> {
                     evaluations: None,
                     certified: None,
                 };
-                return match c.minimise && e.size() > 1 {
-                    true => minimise(graph, self.black_box, &e, hops, c.verdict, c.goal),
+                return match self.protocol.minimise && e.size() > 1 {
+                    true => minimise(graph, self.black_box, &e, hops, verdict, c.goal),
                     false => Ok(e),
                 };
             }
@@ -292,6 +294,8 @@ impl Explainer for GreedyExplainer<'_> {
 
 #[cfg(test)]
 mod tests {
+    /// The default protocol (the baselines search their own radius).
+    const EXACT: induce_explain::Protocol = induce_explain::Protocol::exact(4);
     use super::*;
     use crate::action_space::fixtures::GradedDegree;
     use induce_explain::oracle::counted;
@@ -309,7 +313,7 @@ mod tests {
         // Class 1 needs degree ≥ 5: the centre (degree 6) flips after 2 deletions. The rule
         // reads a node's own edges, so only edits touching the centre are tried.
         let bb = GradedDegree(5);
-        let x = GreedyExplainer::new(&bb, GreedyConfig::default());
+        let x = GreedyExplainer::new(&bb, GreedyConfig::default(), EXACT);
         let (e, n) = counted(|| x.explain(&star(), 0).unwrap());
         assert!(e.found);
         assert_eq!((e.original_label, e.new_label), (1, 0));
@@ -366,7 +370,7 @@ mod tests {
         let bb = ThreeDegrees;
         let lp = bb.log_probs(g.features(), &g.edges()).unwrap();
         assert_eq!((lp.argmax(0), lp.argmax(1)), (2, 0));
-        let any = GreedyExplainer::new(&bb, GreedyConfig::default())
+        let any = GreedyExplainer::new(&bb, GreedyConfig::default(), EXACT)
             .explain(&g, 0)
             .unwrap();
         assert_eq!((any.found, any.new_label, any.size()), (true, 1, 3));
@@ -374,7 +378,7 @@ mod tests {
             goal: Goal::Class(0),
             ..GreedyConfig::default()
         };
-        let e = GreedyExplainer::new(&bb, to0.clone())
+        let e = GreedyExplainer::new(&bb, to0.clone(), EXACT)
             .explain(&g, 0)
             .unwrap();
         assert_eq!((e.found, e.new_label, e.size()), (true, 0, 5), "{e:?}");
@@ -385,26 +389,30 @@ mod tests {
         );
         // A target already of the class has nothing to reach; a class the model lacks is an
         // error naming it.
-        let leaf = GreedyExplainer::new(&bb, to0).explain(&g, 1);
+        let leaf = GreedyExplainer::new(&bb, to0, EXACT).explain(&g, 1);
         assert!(matches!(leaf, Err(ExplainError::NoCandidate { target: 1 })));
         let bad = GreedyConfig {
             goal: Goal::Class(3),
             ..GreedyConfig::default()
         };
-        let err = GreedyExplainer::new(&bb, bad).explain(&g, 0).unwrap_err();
+        let err = GreedyExplainer::new(&bb, bad, EXACT)
+            .explain(&g, 0)
+            .unwrap_err();
         assert!(err.to_string().contains("class 3"), "{err}");
         // exact: class 0 needs 5 edits, so none of size <= 3; any other class: minimum 3.
         let c = crate::ExactConfig {
             goal: Goal::Class(0),
             ..crate::ExactConfig::default()
         };
-        let e = crate::ExactExplainer::new(&bb, c).explain(&g, 0).unwrap();
+        let e = crate::ExactExplainer::new(&bb, c, EXACT)
+            .explain(&g, 0)
+            .unwrap();
         assert!(!e.found && e.edits.is_empty());
         assert_eq!(
             e.certified,
             Some(induce_explain::Certified::NoneUpTo { size: 3 })
         );
-        let e = crate::ExactExplainer::new(&bb, crate::ExactConfig::default())
+        let e = crate::ExactExplainer::new(&bb, crate::ExactConfig::default(), EXACT)
             .explain(&g, 0)
             .unwrap();
         assert_eq!(
@@ -422,7 +430,9 @@ mod tests {
             locked: Locked::new(vec![1, 2], vec![(3, 0)]),
             ..GreedyConfig::default()
         };
-        let e = GreedyExplainer::new(&bb, c).explain(&star(), 0).unwrap();
+        let e = GreedyExplainer::new(&bb, c, EXACT)
+            .explain(&star(), 0)
+            .unwrap();
         assert!(e.found);
         assert_eq!(e.edits, [Edit::delete(0, 4), Edit::delete(0, 5)]);
         // The centre locked: nothing that reaches it is left, so nothing is found.
@@ -430,14 +440,16 @@ mod tests {
             locked: Locked::new(vec![0], vec![]),
             ..GreedyConfig::default()
         };
-        let e = GreedyExplainer::new(&bb, c).explain(&star(), 0).unwrap();
+        let e = GreedyExplainer::new(&bb, c, EXACT)
+            .explain(&star(), 0)
+            .unwrap();
         assert!(!e.found && e.edits.is_empty());
         // exact certifies its minimum within what is left: still 2, the same spokes.
         let c = crate::ExactConfig {
             locked: Locked::new(vec![1, 2], vec![(3, 0)]),
             ..crate::ExactConfig::default()
         };
-        let e = crate::ExactExplainer::new(&bb, c)
+        let e = crate::ExactExplainer::new(&bb, c, EXACT)
             .explain(&star(), 0)
             .unwrap();
         assert_eq!(e.edits, [Edit::delete(0, 4), Edit::delete(0, 5)]);
@@ -450,11 +462,11 @@ mod tests {
     #[test]
     fn a_batching_black_box_gets_each_step_in_one_call_and_the_same_answer() {
         let bb = induce_models::testing::Batching::new(GradedDegree(5));
-        let x = GreedyExplainer::new(&bb, GreedyConfig::default());
+        let x = GreedyExplainer::new(&bb, GreedyConfig::default(), EXACT);
         let (e, n) = counted(|| x.explain(&star(), 0).unwrap());
         let plain = GradedDegree(5);
         let (want, m) = counted(|| {
-            GreedyExplainer::new(&plain, GreedyConfig::default())
+            GreedyExplainer::new(&plain, GreedyConfig::default(), EXACT)
                 .explain(&star(), 0)
                 .unwrap()
         });
@@ -472,7 +484,9 @@ mod tests {
             budget: 1,
             ..GreedyConfig::default()
         };
-        let e = GreedyExplainer::new(&bb, c).explain(&star(), 0).unwrap();
+        let e = GreedyExplainer::new(&bb, c, EXACT)
+            .explain(&star(), 0)
+            .unwrap();
         assert!(!e.found && e.edits.is_empty());
         assert_eq!(e.new_label, e.original_label);
     }
@@ -481,9 +495,13 @@ mod tests {
     fn graph_additions_need_exact_verdicts() {
         let c = GreedyConfig {
             additions: Additions::Graph,
-            verdict: Verdict::Neighbourhood,
             ..GreedyConfig::default()
         };
-        assert!(matches!(c.validate(), Err(ExplainError::InvalidConfig(_))));
+        let paper = EXACT.with_paper_faithful(true);
+        assert!(matches!(
+            c.validate(paper),
+            Err(ExplainError::InvalidConfig(_))
+        ));
+        assert!(c.validate(EXACT).is_ok());
     }
 }

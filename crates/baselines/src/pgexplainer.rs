@@ -29,7 +29,7 @@ use burn::nn::Linear;
 use burn::optim::{AdamConfig, GradientsAccumulator, GradientsParams};
 use burn::tensor::activation::{relu, sigmoid};
 use burn::tensor::{Device, Int, Tensor, TensorData};
-use induce_explain::{ExplainError, Explainer, Explanation, Result};
+use induce_explain::{ExplainError, Explainer, Explanation, Protocol, Result};
 use induce_graph::{DEFAULT_SEED, Graph, k_hop};
 use induce_models::init::uniform2;
 use induce_models::kernels::tensors::{GraphTensors, WeightedEdges, indices, matrix, to_vec};
@@ -147,11 +147,6 @@ pub struct PgConfig {
     /// Hops of the neighbourhoods (3: the GCN's depth), widened to the black box's receptive
     /// field (`L + 1` hops) under exact verdicts, in training and in explaining alike.
     pub hops: u32,
-    /// Where the black box's verdict on an edit set is taken (default: the model on the whole
-    /// edited graph; [`Verdict::Neighbourhood`](induce_explain::Verdict): the frozen
-    /// neighbourhood, as the authors' code and the InduCE paper's protocol).
-    #[serde(default)]
-    pub verdict: induce_explain::Verdict,
     /// Hidden width of the mask network.
     pub hidden: usize,
     /// Seed of the network's initialisation and the concrete noise.
@@ -169,7 +164,6 @@ impl Default for PgConfig {
             temperature_end: 0.05,
             k: 6,
             hops: 3,
-            verdict: induce_explain::Verdict::Exact,
             hidden: 64,
             seed: DEFAULT_SEED,
         }
@@ -216,6 +210,7 @@ pub struct PgExplainer<'a> {
     width: usize,
     black_box: &'a dyn BlackBox,
     config: PgConfig,
+    protocol: Protocol,
     device: Device,
 }
 
@@ -238,12 +233,14 @@ impl<'a> PgExplainer<'a> {
     ///
     /// Errors: a black box without gradients, `k` 0 (no edge to keep), training epochs but no
     /// training node with an edge in its neighbourhood, a model that does not fit the graph.
-    /// Zero epochs is allowed: the untrained mask network (an ablation).
+    /// Zero epochs is allowed: the untrained mask network (an ablation). Training and
+    /// explaining take the run's `protocol`'s verdicts.
     pub fn train(
         graph: &Graph,
         black_box: &'a dyn BlackBox,
         train: &[u32],
         config: PgConfig,
+        protocol: Protocol,
         device: &Device,
     ) -> Result<Self> {
         let model = crate::neighbourhood::differentiable(black_box, "pgexplainer")?;
@@ -289,7 +286,7 @@ impl<'a> PgExplainer<'a> {
         // Training masks the same neighbourhoods that explaining does (widened to the black
         // box's receptive field under exact verdicts), so the loss reads the prediction the
         // explanations are judged on.
-        let hops = crate::neighbourhood::search_hops(black_box, config.hops, config.verdict);
+        let hops = crate::neighbourhood::search_hops(black_box, config.hops, protocol.verdict);
         // The training nodes with an edge in their neighbourhood. Their tensors are built when
         // the node's turn comes in each epoch, not kept for all of them: on a dense graph the
         // widened neighbourhoods approach the whole graph, and all of them at once would hold
@@ -372,6 +369,7 @@ impl<'a> PgExplainer<'a> {
             width,
             black_box,
             config,
+            protocol,
             device: device.clone(),
         })
     }
@@ -406,7 +404,7 @@ impl Explainer for PgExplainer<'_> {
         Some(crate::neighbourhood::search_hops(
             self.black_box,
             self.config.hops,
-            self.config.verdict,
+            self.protocol.verdict,
         ))
     }
 
@@ -428,7 +426,7 @@ impl Explainer for PgExplainer<'_> {
             self.black_box,
             target,
             self.config.hops,
-            self.config.verdict,
+            self.protocol.verdict,
         )?;
         let mask = self.mask(&p);
         let mut order: Vec<usize> = (0..mask.len()).collect();
@@ -446,6 +444,8 @@ impl Explainer for PgExplainer<'_> {
 
 #[cfg(test)]
 mod tests {
+    /// The default protocol (the baselines search their own radius).
+    const EXACT: induce_explain::Protocol = induce_explain::Protocol::exact(4);
     use super::*;
     use crate::neighbourhood::fixtures::{beacon_gcn, beacon_graph};
     use induce_explain::{Edit, Verdict};
@@ -501,7 +501,7 @@ mod tests {
             epochs: 5,
             ..PgConfig::default()
         };
-        let x = PgExplainer::train(&g, &bb, &[0, 2], cfg, &d).unwrap();
+        let x = PgExplainer::train(&g, &bb, &[0, 2], cfg, EXACT, &d).unwrap();
         let e = x.explain(&g, 0).unwrap();
         assert!(e.found);
         assert_eq!(e.size(), 3);
@@ -513,8 +513,8 @@ mod tests {
             epochs: 5,
             ..PgConfig::default()
         };
-        let a = PgExplainer::train(&g, &bb, &[0, 2], cfg.clone(), &d).unwrap();
-        let b = PgExplainer::train(&g, &bb, &[0, 2], cfg, &d).unwrap();
+        let a = PgExplainer::train(&g, &bb, &[0, 2], cfg.clone(), EXACT, &d).unwrap();
+        let b = PgExplainer::train(&g, &bb, &[0, 2], cfg, EXACT, &d).unwrap();
         let pa =
             MaskProblem::existing_edges(&g, &bb, 0, 3, induce_explain::Verdict::Exact).unwrap();
         assert_eq!(a.mask(&pa), b.mask(&pa));
@@ -524,7 +524,7 @@ mod tests {
             epochs: 0,
             ..PgConfig::default()
         };
-        let untrained = PgExplainer::train(&g, &bb, &[0, 2], cfg0, &d).unwrap();
+        let untrained = PgExplainer::train(&g, &bb, &[0, 2], cfg0, EXACT, &d).unwrap();
         let (ma, m0) = (a.mask(&pa), untrained.mask(&pa));
         assert!(ma.iter().zip(&m0).all(|(x, y)| x != y), "{ma:?} vs {m0:?}");
         assert_eq!(a.explain(&g, 0).unwrap().size(), 1);
@@ -537,26 +537,32 @@ mod tests {
         let g = beacon_graph(&[(0, 1), (0, 2), (2, 3)]);
         // 0 hops: a lone node with nothing to mask, unless the exact verdict widens it to the
         // black box's receptive field, as explaining does.
-        let zero_hops = |verdict| PgConfig {
+        let zero_hops = PgConfig {
             hops: 0,
             epochs: 2,
-            verdict,
             ..PgConfig::default()
         };
-        let x = PgExplainer::train(&g, &bb, &[0, 2], zero_hops(Verdict::Exact), &d).unwrap();
+        let x = PgExplainer::train(&g, &bb, &[0, 2], zero_hops.clone(), EXACT, &d).unwrap();
         let receptive = bb.message_passing_layers().unwrap() + 1;
         assert_eq!(x.neighbourhood_hops(), Some(receptive));
         // The same network as one configured with the receptive field's hops outright.
         let wide = PgConfig {
             hops: receptive,
-            ..zero_hops(Verdict::Exact)
+            ..zero_hops.clone()
         };
-        let y = PgExplainer::train(&g, &bb, &[0, 2], wide, &d).unwrap();
+        let y = PgExplainer::train(&g, &bb, &[0, 2], wide, EXACT, &d).unwrap();
         let p = MaskProblem::existing_edges(&g, &bb, 0, receptive, Verdict::Exact).unwrap();
         assert_eq!(x.mask(&p), y.mask(&p));
         assert_eq!(x.explain(&g, 0).unwrap(), y.explain(&g, 0).unwrap());
         assert!(matches!(
-            PgExplainer::train(&g, &bb, &[0, 2], zero_hops(Verdict::Neighbourhood), &d),
+            PgExplainer::train(
+                &g,
+                &bb,
+                &[0, 2],
+                zero_hops,
+                EXACT.with_paper_faithful(true),
+                &d
+            ),
             Err(ExplainError::NoTargets(_))
         ));
     }
@@ -572,15 +578,15 @@ mod tests {
             ..PgConfig::default()
         };
         assert!(matches!(
-            PgExplainer::train(&g, &bb, &[0], zero_k, &d),
+            PgExplainer::train(&g, &bb, &[0], zero_k, EXACT, &d),
             Err(ExplainError::ZeroBudget)
         ));
         assert!(matches!(
-            PgExplainer::train(&g, &bb, &[3], PgConfig::default(), &d),
+            PgExplainer::train(&g, &bb, &[3], PgConfig::default(), EXACT, &d),
             Err(ExplainError::NoTargets(_))
         ));
-        assert!(PgExplainer::train(&g, &bb, &[9], PgConfig::default(), &d).is_err());
-        let x = PgExplainer::train(&g, &bb, &[0], PgConfig::default(), &d).unwrap();
+        assert!(PgExplainer::train(&g, &bb, &[9], PgConfig::default(), EXACT, &d).is_err());
+        let x = PgExplainer::train(&g, &bb, &[0], PgConfig::default(), EXACT, &d).unwrap();
         let other = beacon_graph(&[(0, 1)]);
         let bigger =
             induce_graph::Graph::empty(induce_graph::Features::constant(6, 1, 0.0), vec![0; 6])

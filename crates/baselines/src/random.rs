@@ -1,7 +1,7 @@
 //! The Random baseline of CF-GNNExplainer (Lucic et al., AISTATS 2022), as the InduCE paper runs
 //! it: random deletion masks over the target's neighbourhood.
 
-use induce_explain::{ExplainError, Explainer, Explanation, Result};
+use induce_explain::{ExplainError, Explainer, Explanation, Protocol, Result};
 use induce_graph::{DEFAULT_SEED, Graph};
 use induce_models::BlackBox;
 use rand::rngs::StdRng;
@@ -19,11 +19,6 @@ pub struct RandomConfig {
     pub keep_probability: f64,
     /// Hops of the neighbourhood the masks range over (the run's h; 4 in the paper).
     pub hops: u32,
-    /// Where the black box's verdict on an edit set is taken (default: the model on the whole
-    /// edited graph; [`Verdict::Neighbourhood`](induce_explain::Verdict): the frozen
-    /// neighbourhood, as the authors' code and the InduCE paper's protocol).
-    #[serde(default)]
-    pub verdict: induce_explain::Verdict,
     /// Seed; each target mixes in its id.
     pub seed: u64,
 }
@@ -34,7 +29,6 @@ impl Default for RandomConfig {
             iterations: 500,
             keep_probability: 0.5,
             hops: 4,
-            verdict: induce_explain::Verdict::Exact,
             seed: DEFAULT_SEED,
         }
     }
@@ -53,19 +47,24 @@ impl Default for RandomConfig {
 /// //  0 ─ 1 ─ 2: node 1 loses class 1 when either edge goes
 /// let g = Graph::from_edges(3, &[(0, 1), (1, 2)], Features::constant(3, 1, 1.0), vec![0; 3])
 ///     .unwrap();
-/// let e = RandomExplainer::new(&DegreeAtLeast(2), RandomConfig::default()).explain(&g, 1).unwrap();
+/// let e = RandomExplainer::new(&DegreeAtLeast(2), RandomConfig::default(), induce_explain::Protocol::exact(4)).explain(&g, 1).unwrap();
 /// assert!(e.found);
 /// assert_eq!((e.size(), e.new_label), (1, 0));
 /// ```
 pub struct RandomExplainer<'a> {
     black_box: &'a dyn BlackBox,
     config: RandomConfig,
+    protocol: Protocol,
 }
 
 impl<'a> RandomExplainer<'a> {
-    /// Random masks judged by `black_box`.
-    pub fn new(black_box: &'a dyn BlackBox, config: RandomConfig) -> Self {
-        Self { black_box, config }
+    /// Random masks judged by `black_box` with the run's `protocol` (its verdicts).
+    pub fn new(black_box: &'a dyn BlackBox, config: RandomConfig, protocol: Protocol) -> Self {
+        Self {
+            black_box,
+            config,
+            protocol,
+        }
     }
 }
 
@@ -78,7 +77,7 @@ impl Explainer for RandomExplainer<'_> {
         Some(crate::neighbourhood::search_hops(
             self.black_box,
             self.config.hops,
-            self.config.verdict,
+            self.protocol.verdict,
         ))
     }
 
@@ -95,7 +94,13 @@ impl Explainer for RandomExplainer<'_> {
                 c.keep_probability
             )));
         }
-        let p = MaskProblem::existing_edges(graph, self.black_box, target, c.hops, c.verdict)?;
+        let p = MaskProblem::existing_edges(
+            graph,
+            self.black_box,
+            target,
+            c.hops,
+            self.protocol.verdict,
+        )?;
         let mut rng = StdRng::seed_from_u64(target_seed(c.seed, target));
         let mut best: Option<(usize, Vec<bool>, usize)> = None;
         let mut keep = vec![true; p.pairs.len()];
@@ -121,6 +126,8 @@ impl Explainer for RandomExplainer<'_> {
 
 #[cfg(test)]
 mod tests {
+    /// The default protocol (the baselines search their own radius).
+    const EXACT: induce_explain::Protocol = induce_explain::Protocol::exact(4);
     use super::*;
     use crate::neighbourhood::fixtures::DegreeAtLeast;
     use induce_graph::Features;
@@ -135,7 +142,7 @@ mod tests {
     fn keeps_the_smallest_flip_and_is_seeded() {
         // Class 1 needs degree ≥ 6: deleting any one spoke flips the centre; 500 draws find one.
         let bb = DegreeAtLeast(6);
-        let x = RandomExplainer::new(&bb, RandomConfig::default());
+        let x = RandomExplainer::new(&bb, RandomConfig::default(), EXACT);
         let e = x.explain(&star(), 0).unwrap();
         assert!(e.found);
         assert_eq!((e.original_label, e.new_label, e.size()), (1, 0, 1));
@@ -147,6 +154,7 @@ mod tests {
                 seed: 9,
                 ..RandomConfig::default()
             },
+            EXACT,
         );
         assert_eq!(other.explain(&star(), 0).unwrap().size(), 1);
     }
@@ -155,7 +163,7 @@ mod tests {
     fn nothing_flips_means_not_found_and_bad_settings_are_errors() {
         // Class 1 iff degree ≥ 0: always class 1, nothing can flip it.
         let bb = DegreeAtLeast(0);
-        let e = RandomExplainer::new(&bb, RandomConfig::default())
+        let e = RandomExplainer::new(&bb, RandomConfig::default(), EXACT)
             .explain(&star(), 0)
             .unwrap();
         assert!(!e.found && e.edits.is_empty());
@@ -164,7 +172,7 @@ mod tests {
             ..RandomConfig::default()
         };
         assert!(matches!(
-            RandomExplainer::new(&bb, zero).explain(&star(), 0),
+            RandomExplainer::new(&bb, zero, EXACT).explain(&star(), 0),
             Err(ExplainError::InvalidConfig(_))
         ));
         let p = RandomConfig {
@@ -172,7 +180,7 @@ mod tests {
             ..RandomConfig::default()
         };
         assert!(matches!(
-            RandomExplainer::new(&bb, p).explain(&star(), 0),
+            RandomExplainer::new(&bb, p, EXACT).explain(&star(), 0),
             Err(ExplainError::InvalidConfig(_))
         ));
     }

@@ -10,7 +10,7 @@
 //!
 //! ```
 //! use induce_explain::pipeline::{EvalContext, ExplainOptions, explain_targets};
-//! use induce_explain::{Edit, Explainer, Explanation, Result};
+//! use induce_explain::{Edit, Explainer, Explanation, Protocol, Result};
 //! use induce_graph::{Features, Graph};
 //! use induce_models::testing::DegreeAtLeast;
 //!
@@ -29,7 +29,7 @@
 //! //  0 ─ 1 ─ 2 ─ 3
 //! let g = Graph::from_edges(4, &[(0, 1), (1, 2), (2, 3)], Features::constant(4, 1, 1.0),
 //!     vec![0, 1, 1, 0]).unwrap();
-//! let ctx = EvalContext::new(&g, &DegreeAtLeast(2), 2).unwrap();
+//! let ctx = EvalContext::new(&g, &DegreeAtLeast(2), Protocol::exact(2)).unwrap();
 //! let run = explain_targets(&FirstEdge, &ctx, &[1, 2], &ExplainOptions::default()).unwrap();
 //! let row = run.row();
 //! assert_eq!((row.metrics.targets, row.metrics.found), (2, 2));
@@ -46,6 +46,7 @@ mod minimise;
 pub mod oracle;
 pub mod parallel;
 pub mod pipeline;
+mod protocol;
 pub mod verdict;
 
 pub use error::{ExplainError, Result};
@@ -53,4 +54,5 @@ pub use explanation::{Certified, Edit, EditKind, Explainer, Explanation};
 pub use goal::Goal;
 pub use locked::Locked;
 pub use minimise::{Minimised, minimise, minimise_batched};
+pub use protocol::Protocol;
 pub use verdict::{Judge, PendingJudge, Verdict, whole_graph_label};

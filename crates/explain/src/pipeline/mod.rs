@@ -28,11 +28,12 @@ use std::time::Instant;
 use induce_graph::Graph;
 use induce_models::BlackBox;
 
+use crate::Protocol;
 use crate::error::{ExplainError, Result};
 use crate::explanation::{Explainer, Explanation};
 use crate::goal::Goal;
 use crate::metrics::{accuracy, is_one_minimal, neighbourhood_edges, strict_accuracy};
-use crate::verdict::{Verdict, whole_graph_label};
+use crate::verdict::whole_graph_label;
 
 pub use journal::{Journal, MethodJournal};
 pub use records::{
@@ -121,9 +122,8 @@ pub fn full_graph_predictions(black_box: &dyn BlackBox, graph: &Graph) -> Result
 pub struct EvalContext<'a> {
     graph: &'a Graph,
     predictions: Vec<usize>,
-    hops: u32,
+    protocol: Protocol,
     black_box: Option<&'a dyn BlackBox>,
-    verdict: Verdict,
     goal: Goal,
 }
 
@@ -131,9 +131,8 @@ impl std::fmt::Debug for EvalContext<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("EvalContext")
             .field("nodes", &self.graph.num_nodes())
-            .field("hops", &self.hops)
+            .field("protocol", &self.protocol)
             .field("checks", &self.black_box.is_some())
-            .field("verdict", &self.verdict)
             .finish_non_exhaustive()
     }
 }
@@ -142,15 +141,20 @@ impl<'a> EvalContext<'a> {
     /// Runs `black_box` once on the whole graph to get its predictions, and keeps it to check
     /// that every counterfactual flips it on the whole graph ([`whole_graph_label`], the
     /// records' `valid`) and is 1-minimal ([`is_one_minimal`], judged by the explainers'
-    /// [`Verdict`]: [`Verdict::Exact`] unless [`EvalContext::with_verdict`] says otherwise).
-    pub fn new(graph: &'a Graph, black_box: &'a dyn BlackBox, hops: u32) -> Result<Self> {
-        let mut c = Self::with_predictions(graph, full_graph_predictions(black_box, graph)?, hops)?;
+    /// the run's [`Protocol`]: its verdicts, and its radius for the records' sparsity).
+    pub fn new(graph: &'a Graph, black_box: &'a dyn BlackBox, protocol: Protocol) -> Result<Self> {
+        let predictions = full_graph_predictions(black_box, graph)?;
+        let mut c = Self::with_predictions(graph, predictions, protocol)?;
         c.black_box = Some(black_box);
         Ok(c)
     }
 
     /// Uses predictions computed elsewhere (one class id per node).
-    pub fn with_predictions(graph: &'a Graph, predictions: Vec<usize>, hops: u32) -> Result<Self> {
+    pub fn with_predictions(
+        graph: &'a Graph,
+        predictions: Vec<usize>,
+        protocol: Protocol,
+    ) -> Result<Self> {
         if predictions.len() != graph.num_nodes() {
             return Err(ExplainError::InvalidValue {
                 what: "full-graph predictions",
@@ -161,9 +165,8 @@ impl<'a> EvalContext<'a> {
         Ok(Self {
             graph,
             predictions,
-            hops,
+            protocol,
             black_box: None,
-            verdict: Verdict::Exact,
             goal: Goal::AnyOther,
         })
     }
@@ -180,16 +183,10 @@ impl<'a> EvalContext<'a> {
         self.goal
     }
 
-    /// The verdicts the explainers take ([`Verdict::Neighbourhood`] for paper-faithful runs):
-    /// the 1-minimality check follows them and the records say so.
-    pub fn with_verdict(mut self, verdict: Verdict) -> Self {
-        self.verdict = verdict;
-        self
-    }
-
-    /// The explainers' verdicts.
-    pub fn verdict(&self) -> Verdict {
-        self.verdict
+    /// The run's protocol: the verdicts the explainers take (the 1-minimality check follows
+    /// them and the records say so) and the run's radius.
+    pub fn protocol(&self) -> Protocol {
+        self.protocol
     }
 
     /// The graph.
@@ -202,9 +199,9 @@ impl<'a> EvalContext<'a> {
         &self.predictions
     }
 
-    /// The hop count of the explained neighbourhoods.
-    pub fn hops(&self) -> u32 {
-        self.hops
+    /// The run's radius ([`Protocol::radius`]).
+    pub fn radius(&self) -> u32 {
+        self.protocol.radius
     }
 
     /// True when the graph carries motif ground truth (strict accuracy is defined).
@@ -256,7 +253,7 @@ impl<'a> EvalContext<'a> {
     /// One line of `explanations.jsonl`: the explanation and its per-target metric ingredients
     /// (a not-found explanation without the edits its method tried).
     pub fn record(&self, method: &str, explanation: Explanation) -> Result<TargetRecord> {
-        self.record_within(method, explanation, self.hops)
+        self.record_within(method, explanation, self.protocol.radius)
     }
 
     /// [`EvalContext::record`] of an explanation searched within the `hops`-hop neighbourhood
@@ -284,7 +281,14 @@ impl<'a> EvalContext<'a> {
         };
         let (one_minimal, valid) = match self.black_box {
             Some(bb) => (
-                is_one_minimal(self.graph, bb, &explanation, hops, self.verdict, self.goal)?,
+                is_one_minimal(
+                    self.graph,
+                    bb,
+                    &explanation,
+                    hops,
+                    self.protocol.verdict,
+                    self.goal,
+                )?,
                 self.is_valid(bb, &explanation)?,
             ),
             None => (None, None),
@@ -293,7 +297,7 @@ impl<'a> EvalContext<'a> {
             method: method.to_string(),
             one_minimal,
             valid,
-            verdict: self.verdict,
+            verdict: self.protocol.verdict,
             neighbourhood_edges: neighbourhood_edges(self.graph, explanation.target, hops)?,
             explanation,
             accuracy,
@@ -430,7 +434,9 @@ pub fn explain_targets_journaled(
     }
     opts.progress.end();
     // The metric ingredients (1-minimality calls the black box once per edit) are not timed.
-    let hops = explainer.neighbourhood_hops().unwrap_or(ctx.hops);
+    let hops = explainer
+        .neighbourhood_hops()
+        .unwrap_or(ctx.protocol.radius);
     let records = crate::parallel::map(&explanations, opts.threads, |e| {
         ctx.record_within(&name, e.clone(), hops)
     });
@@ -519,7 +525,7 @@ mod tests {
     #[test]
     fn explain_targets_records_and_summary_match_summarize() {
         let g = graph();
-        let ctx = EvalContext::new(&g, &DEGREE_RULE, 2).unwrap();
+        let ctx = EvalContext::new(&g, &DEGREE_RULE, Protocol::exact(2)).unwrap();
         assert_eq!(ctx.predictions(), &[1, 0, 0, 0, 1, 1, 0, 0]);
         let targets = [0, 4, 5, 7, 1];
         for threads in [1, 2] {
@@ -585,14 +591,15 @@ mod tests {
             }
         }
         let g = graph();
-        let ctx = EvalContext::new(&g, &DEGREE_RULE, 1).unwrap();
+        let ctx = EvalContext::new(&g, &DEGREE_RULE, Protocol::exact(1)).unwrap();
         let opts = ExplainOptions::default();
         let edges = |e: &dyn Explainer| {
             let run = explain_targets(e, &ctx, &[4], &opts).unwrap();
             run.records[0].neighbourhood_edges
         };
         assert_eq!((edges(&Prune), edges(&Wide)), (2, 6));
-        let minimised = crate::minimise::Minimised::new(Wide, &DEGREE_RULE, 1, Verdict::Exact);
+        let minimised =
+            crate::minimise::Minimised::new(Wide, &DEGREE_RULE, 1, crate::Verdict::Exact);
         assert_eq!(edges(&minimised), 6);
     }
 
@@ -617,13 +624,13 @@ mod tests {
             }
         }
         let g = graph();
-        let ctx = EvalContext::new(&g, &DEGREE_RULE, 2).unwrap();
+        let ctx = EvalContext::new(&g, &DEGREE_RULE, Protocol::exact(2)).unwrap();
         let run = explain_targets(&Tries, &ctx, &[0], &ExplainOptions::default()).unwrap();
         assert!(run.records[0].explanation.edits.is_empty());
         // Without motif ground truth (no background class) neither accuracy is taken.
         let bare =
             Graph::from_edges(8, &g.edges(), g.features().clone(), g.labels().to_vec()).unwrap();
-        let ctx = EvalContext::new(&bare, &DEGREE_RULE, 2).unwrap();
+        let ctx = EvalContext::new(&bare, &DEGREE_RULE, Protocol::exact(2)).unwrap();
         let run = explain_targets(&Prune, &ctx, &[0], &ExplainOptions::default()).unwrap();
         let r = &run.records[0];
         assert!(r.explanation.found);
@@ -641,7 +648,7 @@ mod tests {
         };
         let t = table(&run);
         assert!(!t.contains("acc %") && t.contains("sparsity"), "{t}");
-        let ctx = EvalContext::new(&g, &DEGREE_RULE, 2).unwrap();
+        let ctx = EvalContext::new(&g, &DEGREE_RULE, Protocol::exact(2)).unwrap();
         let run = explain_targets(&Prune, &ctx, &[0], &ExplainOptions::default()).unwrap();
         assert!(table(&run).contains("acc %"));
     }
@@ -649,7 +656,7 @@ mod tests {
     #[test]
     fn out_of_range_target_is_an_error() {
         let g = graph();
-        let ctx = EvalContext::new(&g, &DEGREE_RULE, 2).unwrap();
+        let ctx = EvalContext::new(&g, &DEGREE_RULE, Protocol::exact(2)).unwrap();
         let err = explain_targets(&Prune, &ctx, &[3, 8], &ExplainOptions::default()).unwrap_err();
         assert_eq!(
             err.to_string(),
@@ -674,7 +681,7 @@ mod tests {
             }
         }
         let g = graph();
-        let ctx = EvalContext::new(&g, &DEGREE_RULE, 2).unwrap();
+        let ctx = EvalContext::new(&g, &DEGREE_RULE, Protocol::exact(2)).unwrap();
         let log = Log::default();
         let opts = ExplainOptions {
             threads: 1,
@@ -702,7 +709,7 @@ mod tests {
             }
         }
         let g = graph();
-        let ctx = EvalContext::new(&g, &DEGREE_RULE, 2).unwrap();
+        let ctx = EvalContext::new(&g, &DEGREE_RULE, Protocol::exact(2)).unwrap();
         let stop = AfterOne::default();
         let opts = ExplainOptions {
             threads: 1,

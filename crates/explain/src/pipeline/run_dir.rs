@@ -664,7 +664,7 @@ mod tests {
 
     fn run_on(targets: &[u32], shard: Option<Shard>, dir: &Path) {
         let g = graph();
-        let ctx = EvalContext::new(&g, &DEGREE_RULE, 2).unwrap();
+        let ctx = EvalContext::new(&g, &DEGREE_RULE, crate::Protocol::exact(2)).unwrap();
         let t = shard.map_or(targets.to_vec(), |s| s.select(targets));
         let a = explain_targets(&Prune, &ctx, &t, &ExplainOptions::default()).unwrap();
         let mut b = a.clone();
