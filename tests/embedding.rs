@@ -85,6 +85,21 @@ fn your_own_black_box_in_memory() {
     let config: serde_json::Value =
         serde_json::from_slice(&std::fs::read(out.join("config.json")).unwrap()).unwrap();
     assert!(config["black_box"].is_null());
+    // The layout `induce explain` gives its job: the same keys, the run's protocol among them.
+    let file_job = induce::run::ExplainJob::new("x", "y", &[Method::Random]);
+    let keys = |v: &serde_json::Value| {
+        let mut k: Vec<String> = v.as_object().unwrap().keys().cloned().collect();
+        k.sort();
+        k
+    };
+    let mut want = keys(&serde_json::to_value(&file_job).unwrap());
+    // `induce` holds the transductive settings; the inductive ones, changed apart, beside it.
+    want.push("inductive".into());
+    want.sort();
+    assert_eq!(keys(&config), want);
+    assert_eq!(config["protocol"]["verdict"], "exact");
+    assert_eq!(config["induce"]["episodes"], 5);
+    assert_ne!(config["inductive"]["episodes"], 5);
 
     // The gradient baselines refuse a model without gradients, by name.
     let mut grad = MemoryJob::new(&data, &bb, &[Method::CfGnnExplainer]);

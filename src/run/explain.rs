@@ -20,6 +20,7 @@ use super::{
 use crate::error::{Error, Result};
 use crate::methods::{BaselineConfig, Family, Method, Preset, load_black_box_with_arch};
 use crate::methods::{MethodSettings, Policies};
+use burn::tensor::Device;
 
 /// Everything that defines an `induce explain` run; saved as its `config.json`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -366,4 +367,66 @@ fn absolute(p: &Path) -> PathBuf {
         true => std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf()),
         false => p.to_path_buf(),
     }
+}
+
+/// What an in-memory run records as its `config.json`: the layout `induce explain` gives its
+/// [`ExplainJob`], with the black box `null` (a run directory cannot hold a model in memory;
+/// `induce::render::open_run_with` draws it) and `family` the one guessed from the data's name.
+/// `induce` holds the transductive settings, as a file job's does; when the inductive settings
+/// differ from them, an `inductive` entry holds those too.
+fn memory_config(job: &MemoryJob<'_>) -> Result<serde_json::Value> {
+    let s = &job.settings;
+    let mut j = ExplainJob::new(job.data.name.clone(), PathBuf::new(), &job.methods);
+    j.policy = match job.policies {
+        Policies::Load(p) => Some(p.to_path_buf()),
+        _ => None,
+    };
+    j.targets = job.targets.clone();
+    j.filter = job.filter;
+    (j.sample, j.shard, j.seed) = (job.sample, job.shard, job.seed);
+    (j.edits, j.allowed, j.locked) = (s.edits, s.allowed.clone(), s.locked.clone());
+    (j.goal, j.budget) = (s.goal, s.budget);
+    j.protocol = s.protocol;
+    j.baselines = s.baselines.clone();
+    let inductive = ExplainJob {
+        induce: s.induce.clone(),
+        ..j.clone()
+    }
+    .with_absolute_paths()
+    .induce;
+    j.induce = s.transductive.clone();
+    let j = j.with_absolute_paths();
+    let bad = |e: serde_json::Error| Error::InvalidValue {
+        what: "explain job",
+        value: job.data.name.clone(),
+        reason: e.to_string(),
+    };
+    let mut v = serde_json::to_value(&j).map_err(bad)?;
+    v["black_box"] = serde_json::Value::Null;
+    if inductive != j.induce {
+        v["inductive"] = serde_json::to_value(&inductive).map_err(bad)?;
+    }
+    Ok(v)
+}
+
+/// Explains `job`'s targets with each of its methods; with `out`, writes the run directory
+/// there as `induce explain` does (all at once: `config.json`, `summary.json`,
+/// `explanations.jsonl`, a copy of the data as `data.npz` so `induce report` finds it, and
+/// `report.html` drawn with the in-memory black box). Returns the summary and the per-method
+/// records.
+pub fn explain_in_memory(
+    job: &MemoryJob<'_>,
+    out: Option<&Path>,
+    device: &Device,
+) -> Result<(RunSummary, Vec<MethodRun>)> {
+    let writer = out.map(RunWriter::create).transpose()?;
+    let (summary, runs) = explain_memory_core(job, device, job.progress, None, None, &|_| {})?;
+    if let (Some(w), Some(out)) = (writer, out) {
+        let config = memory_config(job)?;
+        induce_graph::io::save_npz(job.data, w.path().join("data.npz"))?;
+        w.finish(&config, &summary, &runs)?;
+        let hops = job.settings.protocol.radius;
+        crate::render::write_run_report(out, job.data, job.black_box, hops)?;
+    }
+    Ok((summary, runs))
 }

@@ -1,18 +1,15 @@
-//! Explaining data and a black box held in memory ([`MemoryJob`], [`explain_in_memory`]): the
+//! Explaining data and a black box held in memory ([`MemoryJob`],
+//! [`explain_in_memory`](super::explain_in_memory)): the
 //! library counterpart of `induce explain` for a program that embeds the crates with its own
 //! graph and model. `induce explain` itself loads its files and runs the same core.
 
-use std::path::Path;
-
 use burn::tensor::Device;
 use induce_explain::pipeline::{
-    EvalContext, ExplainOptions, Journal, MethodRun, NoProgress, Progress, RunSummary, RunWriter,
-    Shard, TargetSpec,
+    EvalContext, ExplainOptions, Journal, MethodRun, NoProgress, Progress, RunSummary, Shard,
+    TargetSpec,
 };
-use induce_explain::{Goal, Locked};
 use induce_graph::Dataset;
 use induce_models::{BlackBox, BoundBlackBox};
-use serde::Serialize;
 
 use super::{
     Sample, TargetFilter, resolve_targets_described, summary_for, threads, training_targets,
@@ -98,77 +95,8 @@ impl<'a> MemoryJob<'a> {
     }
 }
 
-/// What an in-memory run records as its `config.json` (the black box is `null`: a run
-/// directory cannot hold a model in memory; `induce::render::open_run_with` draws it).
-#[derive(Serialize)]
-struct MemoryConfig<'j> {
-    data: &'j str,
-    black_box: Option<()>,
-    methods: &'j [Method],
-    targets: &'j TargetSpec,
-    paper_filter: TargetFilter,
-    sample: Option<Sample>,
-    shard: Option<Shard>,
-    seed: u64,
-    induce: &'j induce_rl::InduceConfig,
-    transductive: &'j induce_rl::InduceConfig,
-    baselines: &'j crate::methods::BaselineConfig,
-    edits: Option<induce_rl::EditMode>,
-    allowed: &'j Option<Vec<(u32, u32)>>,
-    #[serde(skip_serializing_if = "Locked::is_empty")]
-    locked: &'j Locked,
-    #[serde(skip_serializing_if = "Goal::is_any_other")]
-    goal: Goal,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    budget: Option<usize>,
-}
-
-/// Explains `job`'s targets with each of its methods; with `out`, writes the run directory
-/// there as `induce explain` does (all at once: `config.json`, `summary.json`,
-/// `explanations.jsonl`, a copy of the data as `data.npz` so `induce report` finds it, and
-/// `report.html` drawn with the in-memory black box). Returns the summary and the per-method
-/// records.
-pub fn explain_in_memory(
-    job: &MemoryJob<'_>,
-    out: Option<&Path>,
-    device: &Device,
-) -> Result<(RunSummary, Vec<MethodRun>)> {
-    let writer = out.map(RunWriter::create).transpose()?;
-    let (summary, runs) = explain_memory_core(job, device, job.progress, None, None, &|_| {})?;
-    if let (Some(w), Some(out)) = (writer, out) {
-        let s = &job.settings;
-        let config = MemoryConfig {
-            data: &job.data.name,
-            black_box: None,
-            methods: &job.methods,
-            targets: &job.targets,
-            paper_filter: job.filter,
-            sample: job.sample,
-            shard: job.shard,
-            seed: job.seed,
-            induce: &s.induce,
-            transductive: &s.transductive,
-            baselines: &s.baselines,
-            edits: s.edits,
-            allowed: &s.allowed,
-            locked: &s.locked,
-            goal: s.goal,
-            budget: s.budget,
-        };
-        let config = serde_json::to_value(&config).map_err(|e| Error::InvalidValue {
-            what: "explain job",
-            value: job.data.name.clone(),
-            reason: e.to_string(),
-        })?;
-        induce_graph::io::save_npz(job.data, w.path().join("data.npz"))?;
-        w.finish(&config, &summary, &runs)?;
-        let hops = job.settings.protocol.radius;
-        crate::render::write_run_report(out, job.data, job.black_box, hops)?;
-    }
-    Ok((summary, runs))
-}
-
-/// The explain loop every job runs (`induce explain` and [`explain_in_memory`]): policies
+/// The explain loop every job runs (`induce explain` and
+/// [`explain_in_memory`](super::explain_in_memory)): policies
 /// loaded before anything is explained (a bad checkpoint fails fast), targets resolved, then
 /// each method prepared and run; `header` and the target rule go to `notice` first.
 pub(crate) fn explain_memory_core(

@@ -14,8 +14,8 @@ mod predict;
 pub mod train;
 
 pub use context::{Resume, RunContext};
-pub use explain::{ExplainJob, explain};
-pub use memory::{MemoryJob, explain_in_memory};
+pub use explain::{ExplainJob, explain, explain_in_memory};
+pub use memory::MemoryJob;
 pub use options::{
     DEFAULT_MAX_NEIGHBOURHOOD, DEFAULT_SAMPLES, RunOptions, SETTING_NAMES, name_settings,
 };
