@@ -4,9 +4,10 @@
 # Usage: scripts/limit-runs.sh [INDUCE_BIN] [OUT_DIR]
 #   INDUCE_BIN  the induce binary [default: target/release/induce]
 #   OUT_DIR     where the run directories go [default: runs/limit]
-#   LIMIT_POLICY=1 also trains the inductive policies (BA-Shapes on its training targets, about
-#   1.5 minutes on 2 cores; CiteSeer on 250 and Cora on 150 sampled training targets) and
-#   measures inductive and inductive-best-of-k, with and without look-ahead.
+#   LIMIT_POLICY=1 also trains the inductive policies (BA-Shapes, Tree-Cycles and Tree-Grid on
+#   their training targets, about 1.5, 0.2 and 3 minutes on 2 cores; CiteSeer on 250 and Cora on
+#   150 sampled training targets) and measures inductive and inductive-best-of-k, with and
+#   without look-ahead, and best-of-k's sampled look-ahead at temperatures 1, 4, 8 and 10^6.
 #   LIMIT_PYG=PYTHON (a Python with torch and torch_geometric) also trains the four PyG families
 #   on Cora and CiteSeer (scripts/pyg-train-cora.py), explains 60 test targets of each with
 #   exact (up to size 2, 200,000 evaluations per target), greedy and transductive (with
@@ -46,10 +47,21 @@ for s in syn1 syn4 syn5; do
     --out "$out/$s-transductive-la8-w"
 done
 if [ "${LIMIT_POLICY:-0}" = 1 ]; then
+  # Each graph's inductive policy, and best-of-k whose sampled episodes look ahead over 8
+  # proposals drawn at a temperature (a temperature of 1,000,000 draws them nearly uniformly:
+  # the control for how much the policy's order matters).
+  for s in syn1 syn4 syn5; do
+    d=(--data "$ref/$s.npz" --black-box "$ref/${s}_gcn.safetensors")
+    test -s "$out/$s-policy/policy.bpk" || run train "${d[@]}" --out "$out/$s-policy"
+    run explain "${d[@]}" --targets eval --policy "$out/$s-policy" \
+      --method inductive,inductive-best-of-k --out "$out/$s-inductive"
+    for t in 1 4 8 1000000; do
+      run explain "${d[@]}" --targets eval --policy "$out/$s-policy" \
+        --method inductive-best-of-k --lookahead 8 --widen --temperature $t \
+        --out "$out/$s-bestofk-la8-w-t$t"
+    done
+  done
   d=(--data "$ref/syn1.npz" --black-box "$ref/syn1_gcn.safetensors")
-  test -s "$out/syn1-policy/policy.bpk" || run train "${d[@]}" --out "$out/syn1-policy"
-  run explain "${d[@]}" --targets eval --policy "$out/syn1-policy" \
-    --method inductive,inductive-best-of-k --out "$out/syn1-inductive"
   for k in 8 32; do
     run explain "${d[@]}" --targets eval --policy "$out/syn1-policy" \
       --method inductive,inductive-best-of-k --lookahead $k --out "$out/syn1-inductive-la$k"

@@ -33,12 +33,15 @@ def seconds(run):
 
 def flags(run):
     """The options a run directory's name records: `-laK` (--lookahead K), `-laK-w`
-    (--lookahead K --widen), `-graph` (--additions graph)."""
+    (--lookahead K --widen), `-tT` (--temperature T), `-graph` (--additions graph)."""
     name = os.path.basename(os.path.normpath(run))
     out = []
     m = re.search(r"-la(\d+)(-w)?", name)
     if m:
         out.append(f"--lookahead {m.group(1)}" + (" --widen" if m.group(2) else ""))
+    m = re.search(r"-t(\d+)$", name)
+    if m:
+        out.append(f"--temperature {m.group(1)}")
     if name.endswith("-graph"):
         out.append("--additions graph")
     return (" " + " ".join(out)) if out else ""

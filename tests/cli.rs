@@ -724,6 +724,19 @@ fn bad_inputs_give_one_clear_line_and_no_output() {
                 "--black-box",
                 bb,
                 "--method",
+                "inductive-best-of-k",
+                "--temperature",
+                "0",
+            ],
+            "--temperature must be a positive finite number, got 0",
+        ),
+        (
+            vec![
+                "--data",
+                data,
+                "--black-box",
+                bb,
+                "--method",
                 "untrained",
                 "--max-neighbourhood",
                 "3",
@@ -1485,7 +1498,7 @@ fn family_is_chosen_printed_and_saved_and_test_targets_say_their_rule() {
         "ba-shapes",
     ]));
     assert!(
-        t.contains("family       ba-shapes, chosen with --family"),
+        t.contains("family       ba-shapes, chosen explicitly"),
         "{t}"
     );
     assert!(!t.contains("may fit better"), "{t}");
@@ -1564,7 +1577,7 @@ fn family_is_chosen_printed_and_saved_and_test_targets_say_their_rule() {
     let o = explain(&without, &out, &["--family", "trees"]);
     let err = String::from_utf8_lossy(&o.stderr).into_owned();
     ok(o);
-    assert!(err.contains("family: trees, chosen with --family"), "{err}");
+    assert!(err.contains("family: trees, chosen explicitly"), "{err}");
     let c = config(&out);
     assert_eq!(
         (&c["family"], &c["family_guessed"], &c["induce"]["episodes"]),
@@ -1620,7 +1633,7 @@ fn family_is_chosen_printed_and_saved_and_test_targets_say_their_rule() {
     let err = String::from_utf8_lossy(&o.stderr).into_owned();
     ok(o);
     assert!(
-        err.contains("family: ba-shapes, chosen with --family"),
+        err.contains("family: ba-shapes, chosen explicitly"),
         "{err}"
     );
     assert!(

@@ -33,9 +33,20 @@ pub fn describe_induce(method: Method, config: &InduceConfig) -> Option<String> 
     Some(match method {
         Method::InductiveBestOfK => format!(
             "best of {} episodes per target (the greedy one and {} sampled from the trained \
-             policy); {min}",
+             policy{}{}); {min}",
             config.inference_samples,
-            config.inference_samples.saturating_sub(1)
+            config.inference_samples.saturating_sub(1),
+            match config.temperature {
+                1.0 => String::new(),
+                t => format!(" at temperature {t}"),
+            },
+            match config.lookahead {
+                0 | 1 => String::new(),
+                k => format!(
+                    ", each of their steps the best of {k} actions drawn without replacement, \
+                     by the black box's verdicts"
+                ),
+            }
         ),
         Method::InductiveFineTuned => format!(
             "the trained policy's greedy episode, then up to {} episodes fine-tuning it on each \

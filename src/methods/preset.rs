@@ -140,14 +140,16 @@ impl Family {
 
     /// One line saying which family a run on the dataset `name` uses, how it was chosen and,
     /// for a guess, why: e.g. `trees, guessed from the name `syn4`, a Tree-Cycles / Tree-Grid
-    /// benchmark (--family ba-shapes|trees|real overrides)`.
+    /// benchmark (a family chosen explicitly overrides: ba-shapes, trees, real)`. It names no
+    /// front end's option: it is a note of every run (the command line's `--family`, the
+    /// Python package's `family=`, [`Family::choose`] in Rust).
     ///
     /// ```
     /// use induce::methods::Family;
     /// let f = Family::choose(None, "graph");
     /// assert_eq!(f.describe("graph"), "real, guessed from the name `graph`, which names no \
     ///     synthetic benchmark (ba-shapes, syn1, tree-cycles, tree-grid, syn4, syn5) \
-    ///     (--family ba-shapes|trees|real overrides)");
+    ///     (a family chosen explicitly overrides: ba-shapes, trees, real)");
     /// ```
     pub fn describe(&self, name: &str) -> String {
         let why = match self.preset {
@@ -160,11 +162,11 @@ impl Family {
         };
         match self.guessed {
             true => format!(
-                "{}, guessed from the name `{name}`, {why} (--family ba-shapes|trees|real \
-                 overrides)",
+                "{}, guessed from the name `{name}`, {why} (a family chosen explicitly \
+                 overrides: ba-shapes, trees, real)",
                 self.preset
             ),
-            false => format!("{}, chosen with --family", self.preset),
+            false => format!("{}, chosen explicitly", self.preset),
         }
     }
 }
@@ -213,6 +215,6 @@ mod tests {
                 .contains("guessed from the name `ba_grid`")
         );
         let f = Family::choose(Some(Preset::BaShapes), "ba_grid");
-        assert_eq!(f.describe("ba_grid"), "ba-shapes, chosen with --family");
+        assert_eq!(f.describe("ba_grid"), "ba-shapes, chosen explicitly");
     }
 }

@@ -138,6 +138,7 @@ pub fn method_config(
             c.inference_batch = run.inference_batch;
             c.lookahead = run.lookahead;
             c.widen = run.widen;
+            c.temperature = run.temperature;
             c.seed = run.seed;
             c.env.fanout = run.env.fanout;
             c.env.max_nodes = run.env.max_nodes;

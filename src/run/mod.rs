@@ -219,7 +219,8 @@ pub fn resolve_targets(
 fn no_paper_target(n: usize, spec: &TargetSpec) -> crate::error::Error {
     induce_explain::ExplainError::NoTargets(format!(
         "none of the {n} nodes of `{spec}` is one of the paper's targets (predicted correctly; \
-         with a non-zero label on motif graphs); pass --all-nodes to explain them anyway"
+         with a non-zero label on motif graphs); set `TargetFilter::AllNodes` to explain them \
+         anyway"
     ))
     .into()
 }
@@ -338,7 +339,7 @@ pub fn target_rule_line(
             data.name
         ),
     };
-    format!("{head} {rule}; --all-nodes keeps all {pool}")
+    format!("{head} {rule}; all {pool} are kept without the paper's filter (all nodes)")
 }
 
 /// [`resolve_targets_sampled`], and for a broad spec narrowed by the paper's filter the line of

@@ -14,12 +14,13 @@ use crate::methods::{Method, Preset};
 /// The library's names of the settings a user gives by name (in error messages, e.g.
 /// `InduceConfig.env.hops`) and the [`RunOptions`] field each one is (`hops`): front ends turn
 /// the first into their own spelling of the second ([`name_settings`]).
-pub const SETTING_NAMES: [(&str, &str); 17] = [
+pub const SETTING_NAMES: [(&str, &str); 19] = [
     ("InduceConfig.lr", "lr"),
     ("InduceConfig.env.budget", "budget"),
     ("InduceConfig.inference_batch", "batch_targets"),
     ("InduceConfig.episodes", "episodes"),
     ("InduceConfig.inference_samples", "samples"),
+    ("InduceConfig.temperature", "temperature"),
     ("InduceConfig.kernel", "kernel"),
     ("InduceConfig.env.hops", "hops"),
     ("BaselineConfig.random.iterations", "iterations"),
@@ -32,6 +33,7 @@ pub const SETTING_NAMES: [(&str, &str); 17] = [
     ("BaselineConfig.exact.max_evaluations", "max_evaluations"),
     ("BaselineConfig.greedy.budget", "budget"),
     ("ExplainJob.policy", "policy"),
+    ("TargetFilter::AllNodes", "all_nodes"),
 ];
 
 /// `line` with every library setting name of [`SETTING_NAMES`] replaced by `spell(option)`
@@ -162,6 +164,10 @@ pub struct RunOptions {
     /// [`Widening::WhileImproving`](induce_rl::Widening); default `false`: the K proposals only).
     #[serde(default)]
     pub widen: Option<bool>,
+    /// Temperature of `inductive-best-of-k`'s sampled episodes (`--temperature`; default 1:
+    /// the policy's own distribution, [`InduceConfig::temperature`](induce_rl::InduceConfig)).
+    #[serde(default)]
+    pub temperature: Option<f32>,
     /// Nodes no edit may touch (`--lock-nodes`): InduCE's methods and the searches.
     #[serde(default)]
     pub lock_nodes: Option<Vec<u32>>,
@@ -250,6 +256,9 @@ impl RunOptions {
         }
         if self.widen == Some(true) {
             job.induce.widen = induce_rl::Widening::WhileImproving;
+        }
+        if let Some(t) = self.temperature {
+            job.induce.temperature = t;
         }
         job.black_box_kernel = self.black_box_kernel;
         let b = &mut job.baselines;

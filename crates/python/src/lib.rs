@@ -37,7 +37,12 @@ fn message(e: &(dyn std::error::Error + 'static)) -> String {
         }
         cause = c.source();
     }
-    keywords(&induce::run::name_settings(&out, str::to_string))
+    let spell = |option: &str| match option {
+        // A switch reads as the keyword set to True.
+        "all_nodes" => "all_nodes=True".to_string(),
+        o => o.to_string(),
+    };
+    keywords(&induce::run::name_settings(&out, spell))
 }
 
 /// A message's command-line flags as the package's keyword arguments: `--arch arch.json` reads

@@ -23,12 +23,12 @@ use induce_models::black_box::batched::VerdictBatch;
 use crate::env::Episode;
 use crate::error::{Result, RlError};
 use crate::explanation::Explanation;
-use crate::kernel::{Actor, KernelPolicy, sample};
+use crate::kernel::{Actor, KernelPolicy, gumbel_perturbed, sample_at};
 use crate::lookahead::Widening;
 use crate::profile::{self, Count, Phase};
 
 /// How [`best_of_k`] searches.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub struct SearchConfig {
     /// Episodes per target: the greedy one and `samples − 1` sampled ones (1: greedy only;
     /// 0 is an error).
@@ -42,6 +42,9 @@ pub struct SearchConfig {
     pub lookahead: usize,
     /// How far that look-ahead reaches past the policy's `lookahead` best proposals.
     pub widen: Widening,
+    /// The sampled episodes' temperature ([`InduceConfig::temperature`](crate::InduceConfig):
+    /// 1, the policy's own distribution).
+    pub temperature: f32,
 }
 
 impl SearchConfig {
@@ -53,6 +56,7 @@ impl SearchConfig {
             threads,
             lookahead: 0,
             widen: Widening::Fixed,
+            temperature: 1.0,
         }
     }
 }
@@ -224,7 +228,13 @@ pub fn best_of_k_finishing<'g, A: Actor>(
         for t in open.iter_mut() {
             t.ep.reset();
         }
-        play_refs(actor, &mut open, threads, Choice::Sampled, verdicts)?;
+        let temp = search.temperature;
+        let sampled = match first {
+            Choice::Lookahead(k, widen) => Choice::SampledLookahead(k, widen, temp),
+            _ => Choice::Sampled(temp),
+        };
+        let sampled_verdicts = verdicts.filter(|_| matches!(sampled, Choice::Sampled(_)));
+        play_refs(actor, &mut open, threads, sampled, sampled_verdicts)?;
         let found = finish_round(&open, finish, threads)?;
         for (t, e) in open.into_iter().zip(found) {
             if e.found && t.best.as_ref().is_none_or(|b| e.size() < b.size()) {
@@ -268,15 +278,19 @@ fn finish_round<C>(
 }
 
 /// How [`play`] chooses each action.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 enum Choice {
     /// The most probable candidate, the first on ties ([`Actor::greedy_batch`]).
     Greedy,
-    /// Sampled from the policy with the target's own random stream.
-    Sampled,
+    /// Sampled from the policy at a temperature, with the target's own random stream.
+    Sampled(f32),
     /// The best of the policy's `k` most probable candidates by the black box's verdicts
     /// ([`crate::lookahead`]).
     Lookahead(usize, Widening),
+    /// The best of `k` candidates sampled from the policy at a temperature without
+    /// replacement (the tempered log-probabilities perturbed by Gumbel noise from the target's
+    /// own random stream, then the `k` highest) by the black box's verdicts.
+    SampledLookahead(usize, Widening, f32),
 }
 
 /// Plays every target's episode to its end in lockstep, choosing each action by `choice`.
@@ -322,11 +336,13 @@ fn play_refs<'g, A: Actor>(
                         .into_iter()
                         .map(Ok)
                         .collect(),
-                    Choice::Sampled | Choice::Lookahead(..) => actor
-                        .log_probs_round(&mut rounds, &states, threads)?
-                        .into_iter()
-                        .map(Err)
-                        .collect(),
+                    Choice::Sampled(_) | Choice::Lookahead(..) | Choice::SampledLookahead(..) => {
+                        actor
+                            .log_probs_round(&mut rounds, &states, threads)?
+                            .into_iter()
+                            .map(Err)
+                            .collect()
+                    }
                 })
             })?;
         drop(states);
@@ -336,15 +352,25 @@ fn play_refs<'g, A: Actor>(
          -> Result<usize> {
             Ok(match (decided, choice) {
                 (Ok(a), _) => *a,
-                (Err(logp), Choice::Lookahead(k, widen)) => {
+                (
+                    Err(logp),
+                    Choice::Lookahead(k, widen) | Choice::SampledLookahead(k, widen, _),
+                ) => {
                     if t.look.is_none() {
                         let look = crate::lookahead::Lookahead::new(&t.ep)?.with_widening(widen);
                         t.look = Some(look);
                     }
                     let look = t.look.as_mut().expect("built above");
-                    look.choose(&t.ep, logp, k)?
+                    match choice {
+                        Choice::SampledLookahead(.., temp) => {
+                            let perturbed = gumbel_perturbed(logp, temp, &mut t.rng);
+                            look.choose(&t.ep, &perturbed, k)?
+                        }
+                        _ => look.choose(&t.ep, logp, k)?,
+                    }
                 }
-                (Err(logp), _) => sample(logp, &mut t.rng),
+                (Err(logp), Choice::Sampled(temp)) => sample_at(logp, temp, &mut t.rng),
+                (Err(logp), Choice::Greedy) => crate::kernel::argmax(logp),
             })
         };
         match verdicts {

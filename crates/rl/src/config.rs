@@ -75,6 +75,13 @@ pub struct InduceConfig {
     /// ([`Widening`]; needs `lookahead ≥ 2`). [`Widening::Fixed`], the default: the top
     /// `lookahead` only.
     pub widen: Widening,
+    /// Temperature of best-of-k's sampled episodes (`inductive-best-of-k`): each samples from
+    /// the policy's distribution tempered to `∝ p^(1/T)`. 1, the default, is the policy's own
+    /// distribution (the paper's); above 1 the samples spread over more of the candidates.
+    /// With [`InduceConfig::lookahead`] `K ≥ 2` each sampled step judges `K` candidates drawn
+    /// at this temperature without replacement and takes the best, as the greedy episode does
+    /// with the policy's `K` most probable. Inference only.
+    pub temperature: f32,
 }
 
 impl Default for InduceConfig {
@@ -98,6 +105,7 @@ impl Default for InduceConfig {
             inference_batch: 1,
             lookahead: 0,
             widen: Widening::Fixed,
+            temperature: 1.0,
         }
     }
 }
@@ -126,6 +134,8 @@ impl InduceConfig {
     /// assert!(InduceConfig::default().validate().is_ok());
     /// let e = InduceConfig { lr: 0.0, ..InduceConfig::default() }.validate().unwrap_err();
     /// assert!(e.to_string().contains("InduceConfig.lr"), "{e}");
+    /// let cold = InduceConfig { temperature: 0.0, ..InduceConfig::default() };
+    /// assert!(cold.validate().unwrap_err().to_string().contains("InduceConfig.temperature"));
     /// ```
     pub fn validate(&self) -> Result<()> {
         let bad = |field: &str, rule: &str, value: String| {
@@ -145,6 +155,10 @@ impl InduceConfig {
         if !(self.return_std_floor.is_finite() && self.return_std_floor > 0.0) {
             let v = self.return_std_floor.to_string();
             return bad("return_std_floor", "a positive finite number", v);
+        }
+        if !(self.temperature.is_finite() && self.temperature > 0.0) {
+            let v = self.temperature.to_string();
+            return bad("temperature", "a positive finite number", v);
         }
         if self.widen != Widening::Fixed && self.lookahead < 2 {
             let v = self.lookahead.to_string();

@@ -95,6 +95,12 @@ pub struct ExplainArgs {
     /// better one.
     #[arg(long, requires = "lookahead")]
     pub widen: bool,
+    /// Temperature T of inductive-best-of-k's sampled episodes: each samples from the policy's
+    /// distribution tempered to p^(1/T) (1: the policy's own, the paper's; above 1 the samples
+    /// spread). With --lookahead K each sampled step judges K candidates drawn without
+    /// replacement and takes the best.
+    #[arg(long, value_name = "T")]
+    pub temperature: Option<f32>,
     /// Episodes per target of inductive-best-of-k: the greedy one and K-1 sampled from the
     /// trained policy.
     #[arg(long, default_value_t = 16)]
@@ -180,6 +186,7 @@ impl ExplainArgs {
             additions: Some(self.additions),
             lookahead: self.lookahead,
             widen: Some(self.widen),
+            temperature: self.temperature,
             lock_nodes: Some(self.lock_nodes.clone()),
             ..self.induce.options()
         };

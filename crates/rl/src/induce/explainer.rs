@@ -38,6 +38,8 @@ pub struct InduceExplainer<'a> {
     /// Look-ahead over the policy's best proposals in the greedy episode (0: off), and how
     /// far it widens.
     lookahead: (usize, Widening),
+    /// The sampled episodes' temperature (1: the policy's distribution).
+    temperature: f32,
 }
 
 impl<'a> InduceExplainer<'a> {
@@ -66,6 +68,7 @@ impl<'a> InduceExplainer<'a> {
             warm_up: None,
             warmed: std::sync::atomic::AtomicBool::new(false),
             lookahead: (0, Widening::Fixed),
+            temperature: 1.0,
         }
     }
 }
@@ -98,6 +101,7 @@ impl<'a> InduceExplainer<'a> {
             .with_batch(config.inference_batch)
             .with_lookahead(config.lookahead)
             .with_widening(config.widen)
+            .with_temperature(config.temperature)
     }
 }
 
@@ -131,6 +135,13 @@ impl InduceExplainer<'_> {
     /// [`InduceConfig::widen`]). [`Widening::Fixed`], the default: the top `k` only.
     pub fn with_widening(mut self, widening: Widening) -> Self {
         self.lookahead.1 = widening;
+        self
+    }
+
+    /// The temperature of best-of-k's sampled episodes ([`InduceConfig::temperature`]; 1, the
+    /// default: the policy's own distribution).
+    pub fn with_temperature(mut self, temperature: f32) -> Self {
+        self.temperature = temperature;
         self
     }
 
@@ -305,6 +316,7 @@ impl InduceExplainer<'_> {
             threads,
             lookahead: self.lookahead.0,
             widen: self.lookahead.1,
+            temperature: self.temperature,
         }
     }
 }

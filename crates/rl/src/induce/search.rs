@@ -216,6 +216,7 @@ pub fn explain_best_of_k(
         threads: 1,
         lookahead: 0,
         widen: Widening::Fixed,
+        temperature: 1.0,
     };
     let mut out = policy.best_of_k(vec![ep], &search, &Ok)?;
     Ok(out.remove(0))

@@ -333,6 +333,31 @@ pub(crate) fn sample(logp: &[f32], rng: &mut StdRng) -> usize {
     logp.iter().rposition(|v| v.is_finite()).unwrap_or(0)
 }
 
+/// An index sampled from the log-probabilities `logp` at `temperature` (the distribution
+/// `∝ p^(1/T)`): at 1, [`sample`]'s inverse-CDF draw; otherwise the argmax of the Gumbel-perturbed
+/// scores ([`gumbel_perturbed`]), which draws from the same tempered distribution.
+pub(crate) fn sample_at(logp: &[f32], temperature: f32, rng: &mut StdRng) -> usize {
+    if temperature == 1.0 {
+        return sample(logp, rng);
+    }
+    argmax(&gumbel_perturbed(logp, temperature, rng))
+}
+
+/// `logp / temperature` with Gumbel noise added from the host RNG: its `k` highest entries are
+/// `k` indices sampled without replacement from the distribution `∝ p^(1/T)` (the Gumbel-top-k
+/// trick). An impossible candidate (`-inf`) stays impossible.
+///
+/// # Shapes
+/// - logp: `[candidates]`; returns `[candidates]`
+pub(crate) fn gumbel_perturbed(logp: &[f32], temperature: f32, rng: &mut StdRng) -> Vec<f32> {
+    logp.iter()
+        .map(|&lp| {
+            let u: f64 = rng.random_range(f64::MIN_POSITIVE..1.0);
+            lp / temperature - (-u.ln()).ln() as f32
+        })
+        .collect()
+}
+
 /// Greedy choice: argmax, first index on ties (NaN never wins).
 pub fn argmax(v: &[f32]) -> usize {
     let mut best = 0;
@@ -533,5 +558,33 @@ mod tests {
                 );
             }
         }
+    }
+
+    #[test]
+    fn tempered_sampling_is_seeded_keeps_impossible_candidates_out_and_spreads() {
+        use rand::SeedableRng;
+        let logp = [0.9f32.ln(), 0.1f32.ln(), f32::NEG_INFINITY];
+        let draws = |t: f32, seed: u64| {
+            let mut rng = StdRng::seed_from_u64(seed);
+            (0..2000)
+                .map(|_| sample_at(&logp, t, &mut rng))
+                .collect::<Vec<_>>()
+        };
+        // At temperature 1 the draw is `sample`'s, stream for stream.
+        let mut a = StdRng::seed_from_u64(3);
+        let mut b = StdRng::seed_from_u64(3);
+        assert!((0..50).all(|_| sample_at(&logp, 1.0, &mut a) == sample(&logp, &mut b)));
+        // Seeded, never the impossible one; a higher temperature spreads the draws: the second
+        // candidate's share is 0.1 at T = 1 and 0.25 at T = 2 (∝ p^(1/2): 0.316 / 1.265).
+        assert_eq!(draws(2.0, 7), draws(2.0, 7));
+        let share = |t: f32| draws(t, 7).iter().filter(|&&i| i == 1).count() as f64 / 2000.0;
+        assert!(draws(2.0, 7).iter().all(|&i| i < 2));
+        assert!((share(1.0) - 0.1).abs() < 0.03, "{}", share(1.0));
+        assert!((share(2.0) - 0.25).abs() < 0.04, "{}", share(2.0));
+        // Without replacement: the perturbed scores' order is a permutation of the candidates,
+        // the impossible one last.
+        let mut rng = StdRng::seed_from_u64(1);
+        let g = gumbel_perturbed(&logp, 4.0, &mut rng);
+        assert!(g[0].is_finite() && g[1].is_finite() && g[2] == f32::NEG_INFINITY);
     }
 }
