@@ -101,6 +101,9 @@ for g in cora citeseer; do
     for k in 32 128; do
       run explain "${d[@]}" "${p[@]}" --lookahead $k --widen --out "$out/$g-inductive-la$k-w"
     done
+    # The control: best-of-k's sampled proposals drawn nearly uniformly.
+    run explain "${d[@]}" --policy "$out/$g-policy" --method inductive-best-of-k --lookahead 32 \
+      --widen --temperature 1000000 --out "$out/$g-bestofk-la32-w-t1000000"
   fi
 done
 
@@ -141,7 +144,8 @@ echo "|---|---|---|---|---|---|---|---|"
 for g in syn1 syn4 syn5 cora citeseer; do
   test -d "$out/$g-exact" || continue
   python3 scripts/limit-table.py --exact "$out/$g-exact" --greedy "$out/$g-greedy" "$g" \
-    $(ls -dv "$out/$g"-* | grep -v -- "-bb$\|-policy$") | grep "^| $g "
+    $(ls -dv "$out/$g"-* | grep -v -- "-bb$\|-policy$\|-bestofk-") \
+    $(ls -dv "$out/$g"-bestofk-* 2>/dev/null) | grep "^| $g "
 done
 for g in cora citeseer; do
   for m in gcn sage gin gat; do

@@ -11,6 +11,7 @@
 //! | `induce.rs` | [`explainer`], [`describe_induce`] |
 //! | `loading.rs` | [`load_black_box`], [`load_trained_policy`], policy file names |
 //! | `set.rs` | [`MethodSet`], [`MethodSettings`], [`method_config`] |
+//! | `supports.rs` | [`Supports`] (what each method keeps of a run's restrictions) |
 
 mod baselines;
 mod induce;
@@ -18,6 +19,7 @@ mod loading;
 mod name;
 mod preset;
 mod set;
+mod supports;
 
 pub use baselines::{BaselineConfig, baseline};
 pub use induce::{describe_induce, explainer};
@@ -28,3 +30,5 @@ pub use loading::{
 pub use name::Method;
 pub use preset::{Family, Preset};
 pub use set::{MethodSet, MethodSettings, Policies, PreparedMethod, method_config};
+pub use supports::Supports;
+pub(crate) use supports::{Restrictions, check_methods};

@@ -11,7 +11,6 @@ use induce_rl::{EditMode, InduceConfig, Kernel};
 use serde::{Deserialize, Serialize};
 
 use super::RunContext;
-use super::checks::check_methods;
 use super::memory::{MemoryJob, explain_memory_core};
 use super::{
     Sample, TargetFilter, data_stem, default_family, default_true, family_line, format_serde,
@@ -241,12 +240,14 @@ impl ExplainJob {
                 reason: "give at least one method".into(),
             });
         }
-        check_methods(
+        crate::methods::check_methods(
             &self.methods,
-            self.edits,
-            self.allowed.is_some(),
-            !self.locked.is_empty(),
-            !self.goal.is_any_other(),
+            crate::methods::Restrictions {
+                edits: self.edits,
+                allowed: self.allowed.is_some(),
+                locked: !self.locked.is_empty(),
+                goal: !self.goal.is_any_other(),
+            },
         )?;
         self.induce.validate()?;
         if self.induce.episodes == 0 {

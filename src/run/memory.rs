@@ -107,12 +107,15 @@ pub(crate) fn explain_memory_core(
     header: Option<&str>,
     notice: &dyn Fn(&str),
 ) -> Result<(RunSummary, Vec<MethodRun>)> {
-    super::checks::check_methods(
+    let s = &job.settings;
+    crate::methods::check_methods(
         &job.methods,
-        job.settings.edits,
-        job.settings.allowed.is_some(),
-        !job.settings.locked.is_empty(),
-        !job.settings.goal.is_any_other(),
+        crate::methods::Restrictions {
+            edits: s.edits,
+            allowed: s.allowed.is_some(),
+            locked: !s.locked.is_empty(),
+            goal: !s.goal.is_any_other(),
+        },
     )?;
     if let induce_explain::Goal::Class(c) = job.settings.goal
         && c >= job.black_box.num_classes()

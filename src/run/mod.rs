@@ -5,7 +5,6 @@
 //! explain` is one conversion from its arguments to an [`ExplainJob`] and one call of
 //! [`explain()`].
 
-mod checks;
 mod context;
 pub mod explain;
 pub mod memory;

@@ -92,7 +92,8 @@ def test_search_references_certify_and_count_evaluations():
     n = g["features"].shape[0]
     explainer = induce.Explainer(model=d / "model.safetensors", arch=d / "arch.json",
                                  method=["greedy", "exact", "transductive"], hops=3,
-                                 max_size=1, lookahead=4, widen=True, additions="ball")
+                                 max_size=1, lookahead=4, widen=True, temperature=2.0,
+                                 additions="ball")
     result = list(explainer(g["features"], g["edge_index"], index=np.arange(n)))
     assert {"greedy", "exact"} <= set(induce.METHODS)
     # A target with nothing to edit (an isolated node) is recorded without a call.
