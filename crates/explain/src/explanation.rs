@@ -229,7 +229,7 @@ pub trait Explainer: Send + Sync {
     }
 
     /// The radius, in hops, of the neighbourhood this explainer edits within when it is not
-    /// the evaluation context's ([`crate::pipeline::EvalContext::hops`]): a baseline searches
+    /// the evaluation context's ([`crate::pipeline::EvalContext::radius`]): a baseline searches
     /// its own, widened to the black box's receptive field. The pipeline takes each record's
     /// sparsity and 1-minimality on it. `None` (the default): the context's radius.
     fn neighbourhood_hops(&self) -> Option<u32> {
