@@ -118,6 +118,7 @@ if [ -n "${LIMIT_PYG:-}" ]; then
       run explain "${d[@]}" --method exact --max-size 2 --max-evaluations 200000 \
         --out "$p/$m-exact"
       run explain "${d[@]}" --method greedy --out "$p/$m-greedy"
+      run explain "${d[@]}" --method greedy --additions graph --out "$p/$m-greedy-graph"
       run explain "${d[@]}" --method transductive --out "$p/$m-transductive"
       run explain "${d[@]}" --method transductive --lookahead 256 \
         --out "$p/$m-transductive-la256"
@@ -133,7 +134,7 @@ if [ -n "${LIMIT_PYG:-}" ]; then
       fi
     done
     (cd "$p" && "$LIMIT_PYG" "$root/scripts/pyg-replay-cora.py" --graph $g.npz \
-      --runs '{m}-exact' '{m}-greedy' '{m}-transductive' '{m}-transductive-la256' \
+      --runs '{m}-exact' '{m}-greedy' '{m}-greedy-graph' '{m}-transductive' '{m}-transductive-la256' \
       '{m}-transductive-la64-w' '{m}-transductive-la256-w' '{m}-inductive-la128-w')
   done
 fi
