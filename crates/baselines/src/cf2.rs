@@ -32,7 +32,7 @@ use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use serde::{Deserialize, Serialize};
 
-use crate::neighbourhood::{GradModel, MaskProblem, sigmoid, target_seed};
+use crate::neighbourhood::{GradModel, MaskScope, check_iterations, sigmoid, target_seed};
 use crate::sgd::{Optimiser, OptimiserState};
 
 /// Settings of [`Cf2Explainer`]; defaults are the authors' BA-Shapes run with α = 0.
@@ -93,9 +93,8 @@ impl Cf2Config {
 /// ([`BlackBox::differentiable`]).
 pub struct Cf2Explainer<'a> {
     model: GradModel,
-    black_box: &'a dyn BlackBox,
+    scope: MaskScope<'a>,
     config: Cf2Config,
-    protocol: Protocol,
 }
 
 impl<'a> Cf2Explainer<'a> {
@@ -110,9 +109,8 @@ impl<'a> Cf2Explainer<'a> {
     ) -> Result<Self> {
         Ok(Self {
             model: GradModel::of(black_box, "cf2", config.kernel, device)?,
-            black_box,
+            scope: MaskScope::new(black_box, config.hops, protocol.verdict),
             config,
-            protocol,
         })
     }
 }
@@ -150,32 +148,18 @@ impl Explainer for Cf2Explainer<'_> {
     }
 
     fn neighbourhood_hops(&self) -> Option<u32> {
-        Some(crate::neighbourhood::search_hops(
-            self.black_box,
-            self.config.hops,
-            self.protocol.verdict,
-        ))
+        Some(self.scope.search_hops())
     }
 
     fn explain(&self, graph: &Graph, target: u32) -> Result<Explanation> {
         let c = &self.config;
-        if c.iterations == 0 {
-            return Err(ExplainError::InvalidConfig(
-                "cf2: iterations = 0: at least one optimisation step is needed".into(),
-            ));
-        }
-        if self.black_box.num_classes() < 2 {
+        check_iterations("cf2", c.iterations, "optimisation step")?;
+        if self.scope.black_box.num_classes() < 2 {
             return Err(ExplainError::InvalidConfig(
                 "CF² needs at least two classes".into(),
             ));
         }
-        let p = MaskProblem::existing_edges(
-            graph,
-            self.black_box,
-            target,
-            c.hops,
-            self.protocol.verdict,
-        )?;
+        let p = self.scope.existing_edges(graph, target)?;
         let soft = p.differentiable(&self.model)?;
         let y = p.original_label;
         let mut rng = StdRng::seed_from_u64(target_seed(c.seed, target));
@@ -216,10 +200,7 @@ impl Explainer for Cf2Explainer<'_> {
         if p.distance(&keep) == 0 {
             return Ok(p.not_found());
         }
-        let label = p.label(&keep)?;
-        let mut e = p.explanation(&keep, label);
-        e.found = label != y;
-        Ok(e)
+        p.judged(&keep)
     }
 }
 

@@ -26,12 +26,12 @@
 //! paper's "best"); the authors' evaluation script reads the first one found instead.
 
 use burn::tensor::Device;
-use induce_explain::{ExplainError, Explainer, Explanation, Protocol, Result};
+use induce_explain::{Explainer, Explanation, Protocol, Result};
 use induce_graph::Graph;
 use induce_models::{BlackBox, DegreeGradient, Kernel};
 use serde::{Deserialize, Serialize};
 
-use crate::neighbourhood::{Candidates, GradModel, MaskProblem, sigmoid};
+use crate::neighbourhood::{Candidates, GradModel, MaskScope, Smallest, check_iterations, sigmoid};
 use crate::sgd::{Optimiser, OptimiserState, clip_norm};
 
 /// Settings of [`CfGnnExplainer`]. Defaults are the authors' README run on BA-Shapes
@@ -115,15 +115,14 @@ impl CfGnnConfig {
 pub struct CfGnnExplainer<'a> {
     name: String,
     model: GradModel,
-    black_box: &'a dyn BlackBox,
+    scope: MaskScope<'a>,
     config: CfGnnConfig,
-    protocol: Protocol,
 }
 
 impl<'a> CfGnnExplainer<'a> {
     /// The explainer named `cf-gnnexplainer` (or `cf-gnnexplainer++` with all pairs). Errors if
     /// the black box provides no gradients
-    /// ([`ExplainError::NotDifferentiable`]) or its parameters cannot be read. Its verdicts
+    /// ([`ExplainError::NotDifferentiable`](induce_explain::ExplainError::NotDifferentiable)) or its parameters cannot be read. Its verdicts
     /// are the run's `protocol`'s.
     pub fn new(
         black_box: &'a dyn BlackBox,
@@ -138,9 +137,8 @@ impl<'a> CfGnnExplainer<'a> {
         Ok(Self {
             name: name.into(),
             model: GradModel::of(black_box, name, config.kernel, device)?,
-            black_box,
+            scope: MaskScope::new(black_box, config.hops, protocol.verdict),
             config,
-            protocol,
         })
     }
 }
@@ -151,29 +149,15 @@ impl Explainer for CfGnnExplainer<'_> {
     }
 
     fn neighbourhood_hops(&self) -> Option<u32> {
-        Some(crate::neighbourhood::search_hops(
-            self.black_box,
-            self.config.hops,
-            self.protocol.verdict,
-        ))
+        Some(self.scope.search_hops())
     }
 
     fn explain(&self, graph: &Graph, target: u32) -> Result<Explanation> {
         let c = &self.config;
-        if c.iterations == 0 {
-            return Err(ExplainError::InvalidConfig(
-                "cf-gnnexplainer: iterations = 0: at least one optimisation step is needed".into(),
-            ));
-        }
-        let p = MaskProblem::new(
-            graph,
-            self.black_box,
-            target,
-            c.hops,
-            c.candidates,
-            c.max_pairs,
-            self.protocol.verdict,
-        )?;
+        check_iterations("cf-gnnexplainer", c.iterations, "optimisation step")?;
+        let p = self
+            .scope
+            .problem(graph, target, c.candidates, c.max_pairs)?;
         let soft = p.differentiable(&self.model)?;
         let y = p.original_label;
         let mut params: Vec<f32> = p
@@ -184,7 +168,7 @@ impl Explainer for CfGnnExplainer<'_> {
         let mut opt = OptimiserState::new(c.optimiser.clone(), params.len());
         let mut keep = vec![false; params.len()];
         let mut cached: Option<(Vec<bool>, usize)> = None;
-        let mut best: Option<(usize, Vec<bool>, usize)> = None;
+        let mut best = Smallest::default();
         for _ in 0..c.iterations {
             for (k, &v) in keep.iter_mut().zip(&params) {
                 *k = v >= 0.0; // σ(v) ≥ ½
@@ -197,12 +181,8 @@ impl Explainer for CfGnnExplainer<'_> {
                     l
                 }
             };
-            let flipped = label != y;
-            if flipped {
-                let d = p.distance(&keep);
-                if best.as_ref().is_none_or(|b| d < b.0) {
-                    best = Some((d, keep.clone(), label));
-                }
+            if label != y {
+                best.offer(&p, &keep, p.distance(&keep), label);
                 if opt.is_at_rest() {
                     break; // zero gradient from here on: nothing can change
                 }
@@ -229,10 +209,7 @@ impl Explainer for CfGnnExplainer<'_> {
             }
             opt.step(&mut params, &g);
         }
-        Ok(match best {
-            Some((_, keep, label)) => p.explanation(&keep, label),
-            None => p.not_found(),
-        })
+        Ok(best.explanation(&p))
     }
 }
 
@@ -242,7 +219,7 @@ mod tests {
     const EXACT: induce_explain::Protocol = induce_explain::Protocol::exact(4);
     use super::*;
     use crate::neighbourhood::fixtures::{beacon_gcn, beacon_graph};
-    use induce_explain::Edit;
+    use induce_explain::{Edit, ExplainError};
     use induce_models::GcnBlackBox;
     use induce_models::device::default_device;
 

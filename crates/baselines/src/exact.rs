@@ -18,9 +18,8 @@ use induce_graph::Graph;
 use induce_models::BlackBox;
 use serde::{Deserialize, Serialize};
 
-use crate::action_space::{Additions, GraphPredictions, Reach, argmax};
-use crate::greedy::{SearchStart, SpaceSettings, check_additions};
-use crate::neighbourhood::search_hops;
+use crate::action_space::{Additions, Reach, argmax};
+use crate::greedy::{SearchStart, Searcher, check_additions, space_settings};
 
 /// Settings of [`ExactExplainer`].
 ///
@@ -105,10 +104,8 @@ impl ExactConfig {
 /// assert_eq!(two.explain(&g, 0).unwrap().certified, Some(Certified::NoneUpTo { size: 2 }));
 /// ```
 pub struct ExactExplainer<'a> {
-    black_box: &'a dyn BlackBox,
+    search: Searcher<'a>,
     config: ExactConfig,
-    protocol: Protocol,
-    predictions: GraphPredictions,
 }
 
 impl<'a> ExactExplainer<'a> {
@@ -116,10 +113,8 @@ impl<'a> ExactExplainer<'a> {
     /// no minimality pass).
     pub fn new(black_box: &'a dyn BlackBox, config: ExactConfig, protocol: Protocol) -> Self {
         Self {
-            black_box,
+            search: Searcher::new(black_box, protocol),
             config,
-            protocol,
-            predictions: GraphPredictions::default(),
         }
     }
 }
@@ -138,31 +133,19 @@ impl Explainer for ExactExplainer<'_> {
     }
 
     fn neighbourhood_hops(&self) -> Option<u32> {
-        Some(search_hops(
-            self.black_box,
-            self.config.hops,
-            self.protocol.verdict,
-        ))
+        Some(self.search.search_hops(self.config.hops))
     }
 
     fn explain(&self, graph: &Graph, target: u32) -> Result<Explanation> {
         let c = &self.config;
-        c.validate(self.protocol)?;
-        let settings = SpaceSettings {
-            hops: c.hops,
-            verdict: self.protocol.verdict,
-            additions: c.additions,
-            graph_candidates: c.graph_candidates,
-            locked: &c.locked,
-            goal: c.goal,
-        };
+        c.validate(self.search.protocol)?;
         let SearchStart {
             space,
             mut oracle,
             y,
             layers,
             ..
-        } = SearchStart::new(graph, self.black_box, target, &settings, &self.predictions)?;
+        } = self.search.start(graph, target, space_settings!(c))?;
         let actions = &space.actions;
         let done = |edits: Vec<Edit>, label: usize, certified: Certified, calls: u64| Explanation {
             target,

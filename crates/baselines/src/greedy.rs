@@ -88,17 +88,74 @@ pub(crate) fn check_additions(additions: Additions, verdict: Verdict, method: &s
     }
 }
 
-/// The settings that shape a search's action space and verdicts.
+/// The settings that shape a search's action space (the fields [`GreedyConfig`] and
+/// [`ExactConfig`](crate::ExactConfig) share).
 pub(crate) struct SpaceSettings<'a> {
     /// The configured radius (widened to the receptive field under exact verdicts).
     pub hops: u32,
-    pub verdict: Verdict,
     pub additions: Additions,
     pub graph_candidates: usize,
     /// What no action may touch.
     pub locked: &'a Locked,
     /// What a counterfactual must reach.
     pub goal: Goal,
+}
+
+/// The [`SpaceSettings`] of a configuration with the fields of the same names.
+macro_rules! space_settings {
+    ($c:expr) => {
+        $crate::greedy::SpaceSettings {
+            hops: $c.hops,
+            additions: $c.additions,
+            graph_candidates: $c.graph_candidates,
+            locked: &$c.locked,
+            goal: $c.goal,
+        }
+    };
+}
+pub(crate) use space_settings;
+
+/// What greedy and exact hold besides their settings: the black box, the run's protocol and
+/// the graph's predictions (computed once, for additions to the whole graph).
+pub(crate) struct Searcher<'a> {
+    pub black_box: &'a dyn BlackBox,
+    pub protocol: Protocol,
+    predictions: GraphPredictions,
+}
+
+impl<'a> Searcher<'a> {
+    pub(crate) fn new(black_box: &'a dyn BlackBox, protocol: Protocol) -> Self {
+        Self {
+            black_box,
+            protocol,
+            predictions: GraphPredictions::default(),
+        }
+    }
+
+    /// The radius searched for a configured `hops` ([`search_hops`]).
+    pub(crate) fn search_hops(&self, hops: u32) -> u32 {
+        search_hops(self.black_box, hops, self.protocol.verdict)
+    }
+
+    /// The target's [`SearchStart`] in the action space `s` describes.
+    pub(crate) fn start<'g>(
+        &self,
+        graph: &'g Graph,
+        target: u32,
+        s: SpaceSettings<'_>,
+    ) -> Result<SearchStart<'g>>
+    where
+        'a: 'g,
+    {
+        SearchStart::new(
+            graph,
+            self.black_box,
+            target,
+            &s,
+            self.protocol.verdict,
+            &self.predictions,
+        )
+    }
 }
 
 /// What greedy and exact start from: the target's action space under `additions` (the outside
@@ -120,9 +177,10 @@ impl<'a> SearchStart<'a> {
         black_box: &'a dyn BlackBox,
         target: u32,
         s: &SpaceSettings<'_>,
+        verdict: Verdict,
         predictions: &GraphPredictions,
     ) -> Result<Self> {
-        let hops = search_hops(black_box, s.hops, s.verdict);
+        let hops = search_hops(black_box, s.hops, verdict);
         let ball = ActionSpace::new(graph, target, hops, &[])?;
         let space = match s.additions {
             Additions::Ball => ball,
@@ -135,7 +193,7 @@ impl<'a> SearchStart<'a> {
             }
         }
         .without_locked(s.locked)?;
-        let mut oracle = TargetOracle::new(graph, black_box, &space.sub, s.verdict)?;
+        let mut oracle = TargetOracle::new(graph, black_box, &space.sub, verdict)?;
         let y = argmax(&oracle.row(&[])?);
         if let Goal::Class(c) = s.goal {
             let classes = black_box.num_classes();
@@ -178,10 +236,8 @@ impl<'a> SearchStart<'a> {
 /// assert_eq!(e.edits, [Edit::add(3, 1)]);
 /// ```
 pub struct GreedyExplainer<'a> {
-    black_box: &'a dyn BlackBox,
+    search: Searcher<'a>,
     config: GreedyConfig,
-    protocol: Protocol,
-    predictions: GraphPredictions,
 }
 
 impl<'a> GreedyExplainer<'a> {
@@ -189,10 +245,8 @@ impl<'a> GreedyExplainer<'a> {
     /// counterfactual reduced to a 1-minimal one ([`minimise`]) when it says so.
     pub fn new(black_box: &'a dyn BlackBox, config: GreedyConfig, protocol: Protocol) -> Self {
         Self {
-            black_box,
+            search: Searcher::new(black_box, protocol),
             config,
-            protocol,
-            predictions: GraphPredictions::default(),
         }
     }
 }
@@ -203,31 +257,19 @@ impl Explainer for GreedyExplainer<'_> {
     }
 
     fn neighbourhood_hops(&self) -> Option<u32> {
-        Some(search_hops(
-            self.black_box,
-            self.config.hops,
-            self.protocol.verdict,
-        ))
+        Some(self.search.search_hops(self.config.hops))
     }
 
     fn explain(&self, graph: &Graph, target: u32) -> Result<Explanation> {
-        let (c, verdict) = (&self.config, self.protocol.verdict);
-        c.validate(self.protocol)?;
-        let settings = SpaceSettings {
-            hops: c.hops,
-            verdict,
-            additions: c.additions,
-            graph_candidates: c.graph_candidates,
-            locked: &c.locked,
-            goal: c.goal,
-        };
+        let (c, protocol) = (&self.config, self.search.protocol);
+        c.validate(protocol)?;
         let SearchStart {
             hops,
             space,
             mut oracle,
             y,
             layers,
-        } = SearchStart::new(graph, self.black_box, target, &settings, &self.predictions)?;
+        } = self.search.start(graph, target, space_settings!(c))?;
         let mut used = vec![false; space.len()];
         let mut edits: Vec<Edit> = Vec::new();
         let mut trials: Vec<Vec<Edit>> = Vec::new();
@@ -274,8 +316,11 @@ impl Explainer for GreedyExplainer<'_> {
                     evaluations: None,
                     certified: None,
                 };
-                return match self.protocol.minimise && e.size() > 1 {
-                    true => minimise(graph, self.black_box, &e, hops, verdict, c.goal),
+                return match protocol.minimise && e.size() > 1 {
+                    true => {
+                        let bb = self.search.black_box;
+                        minimise(graph, bb, &e, hops, protocol.verdict, c.goal)
+                    }
                     false => Ok(e),
                 };
             }

@@ -80,6 +80,93 @@ pub fn search_hops(black_box: &dyn BlackBox, hops: u32, verdict: Verdict) -> u32
     }
 }
 
+/// What a mask baseline asks its questions with: the black box, the radius it was configured
+/// with and the run's verdicts. Each mask baseline holds one and builds every target's
+/// [`MaskProblem`] from it.
+#[derive(Clone, Copy)]
+pub(crate) struct MaskScope<'a> {
+    pub(crate) black_box: &'a dyn BlackBox,
+    hops: u32,
+    verdict: Verdict,
+}
+
+impl<'a> MaskScope<'a> {
+    /// The scope of a baseline configured with `hops` under the run's `verdict`.
+    pub(crate) fn new(black_box: &'a dyn BlackBox, hops: u32, verdict: Verdict) -> Self {
+        Self {
+            black_box,
+            hops,
+            verdict,
+        }
+    }
+
+    /// The radius searched ([`search_hops`]): the baselines' `Explainer::neighbourhood_hops`.
+    pub(crate) fn search_hops(&self) -> u32 {
+        search_hops(self.black_box, self.hops, self.verdict)
+    }
+
+    /// [`MaskProblem::new`] for `target` of `graph`.
+    pub(crate) fn problem(
+        &self,
+        graph: &'a Graph,
+        target: u32,
+        candidates: Candidates,
+        max_pairs: usize,
+    ) -> Result<MaskProblem<'a>> {
+        MaskProblem::new(
+            graph,
+            self.black_box,
+            target,
+            self.hops,
+            candidates,
+            max_pairs,
+            self.verdict,
+        )
+    }
+
+    /// [`MaskProblem::existing_edges`] for `target` of `graph`.
+    pub(crate) fn existing_edges(&self, graph: &'a Graph, target: u32) -> Result<MaskProblem<'a>> {
+        self.problem(graph, target, Candidates::ExistingEdges, usize::MAX)
+    }
+}
+
+/// Refuses `iterations = 0` for `method`, whose every iteration is one `step`.
+pub(crate) fn check_iterations(method: &str, iterations: usize, step: &str) -> Result<()> {
+    match iterations {
+        0 => Err(ExplainError::InvalidConfig(format!(
+            "{method}: iterations = 0: at least one {step} is needed"
+        ))),
+        _ => Ok(()),
+    }
+}
+
+/// The smallest flipping mask seen so far in a search over masks (ties keep the first).
+#[derive(Debug, Default)]
+pub(crate) struct Smallest(Option<(usize, Vec<bool>, usize)>);
+
+impl Smallest {
+    /// Whether a flip of `size` edits would be kept (smaller than the best so far).
+    pub(crate) fn would_keep(&self, size: usize) -> bool {
+        self.0.as_ref().is_none_or(|b| size < b.0)
+    }
+
+    /// Offers the mask `keep` of `size` edits that gives the target `label`; kept when it
+    /// flips the target and is smaller than the best so far.
+    pub(crate) fn offer(&mut self, p: &MaskProblem<'_>, keep: &[bool], size: usize, label: usize) {
+        if label != p.original_label && self.would_keep(size) {
+            self.0 = Some((size, keep.to_vec(), label));
+        }
+    }
+
+    /// The explanation of the smallest flip, or [`MaskProblem::not_found`].
+    pub(crate) fn explanation(self, p: &MaskProblem<'_>) -> Explanation {
+        match self.0 {
+            Some((_, keep, label)) => p.explanation(&keep, label),
+            None => p.not_found(),
+        }
+    }
+}
+
 impl<'a> MaskProblem<'a> {
     /// Extracts `target`'s `hops`-hop neighbourhood of `graph` and its candidate pairs. The
     /// black box's verdict on a choice of pairs is taken where `verdict` says: with
@@ -243,6 +330,12 @@ impl<'a> MaskProblem<'a> {
             new_label,
             edits: self.edits(keep),
         }
+    }
+
+    /// The explanation that turns the neighbourhood into `keep`, judged by the black box
+    /// (found when the target's label flips).
+    pub fn judged(&self, keep: &[bool]) -> Result<Explanation> {
+        Ok(self.explanation(keep, self.label(keep)?))
     }
 
     /// The explanation of a target for which nothing was found.

@@ -38,7 +38,7 @@ use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use serde::{Deserialize, Serialize};
 
-use crate::neighbourhood::MaskProblem;
+use crate::neighbourhood::{MaskProblem, MaskScope};
 
 /// The edge-mask network of PGExplainer.
 #[derive(Config, Debug)]
@@ -208,9 +208,8 @@ pub struct PgExplainer<'a> {
     mlp: PgMlp,
     embeddings: Vec<f32>,
     width: usize,
-    black_box: &'a dyn BlackBox,
+    scope: MaskScope<'a>,
     config: PgConfig,
-    protocol: Protocol,
     device: Device,
 }
 
@@ -286,7 +285,8 @@ impl<'a> PgExplainer<'a> {
         // Training masks the same neighbourhoods that explaining does (widened to the black
         // box's receptive field under exact verdicts), so the loss reads the prediction the
         // explanations are judged on.
-        let hops = crate::neighbourhood::search_hops(black_box, config.hops, protocol.verdict);
+        let scope = MaskScope::new(black_box, config.hops, protocol.verdict);
+        let hops = scope.search_hops();
         // The training nodes with an edge in their neighbourhood. Their tensors are built when
         // the node's turn comes in each epoch, not kept for all of them: on a dense graph the
         // widened neighbourhoods approach the whole graph, and all of them at once would hold
@@ -367,9 +367,8 @@ impl<'a> PgExplainer<'a> {
             mlp: mlp.valid(),
             embeddings,
             width,
-            black_box,
+            scope,
             config,
-            protocol,
             device: device.clone(),
         })
     }
@@ -401,11 +400,7 @@ impl Explainer for PgExplainer<'_> {
     }
 
     fn neighbourhood_hops(&self) -> Option<u32> {
-        Some(crate::neighbourhood::search_hops(
-            self.black_box,
-            self.config.hops,
-            self.protocol.verdict,
-        ))
+        Some(self.scope.search_hops())
     }
 
     /// Deletes the `k` edges of highest mask (all of them when fewer; ties to the lower pair)
@@ -421,13 +416,7 @@ impl Explainer for PgExplainer<'_> {
                 ),
             });
         }
-        let p = MaskProblem::existing_edges(
-            graph,
-            self.black_box,
-            target,
-            self.config.hops,
-            self.protocol.verdict,
-        )?;
+        let p = self.scope.existing_edges(graph, target)?;
         let mask = self.mask(&p);
         let mut order: Vec<usize> = (0..mask.len()).collect();
         order.sort_by(|&a, &b| mask[b].total_cmp(&mask[a]).then(a.cmp(&b)));
@@ -435,10 +424,7 @@ impl Explainer for PgExplainer<'_> {
         for &i in order.iter().take(self.config.k) {
             keep[i] = false;
         }
-        let label = p.label(&keep)?;
-        let mut e = p.explanation(&keep, label);
-        e.found = label != p.original_label;
-        Ok(e)
+        p.judged(&keep)
     }
 }
 

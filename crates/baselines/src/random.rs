@@ -8,7 +8,7 @@ use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use serde::{Deserialize, Serialize};
 
-use crate::neighbourhood::{MaskProblem, target_seed};
+use crate::neighbourhood::{MaskScope, Smallest, check_iterations, target_seed};
 
 /// Settings of [`RandomExplainer`].
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -52,18 +52,16 @@ impl Default for RandomConfig {
 /// assert_eq!((e.size(), e.new_label), (1, 0));
 /// ```
 pub struct RandomExplainer<'a> {
-    black_box: &'a dyn BlackBox,
+    scope: MaskScope<'a>,
     config: RandomConfig,
-    protocol: Protocol,
 }
 
 impl<'a> RandomExplainer<'a> {
     /// Random masks judged by `black_box` with the run's `protocol` (its verdicts).
     pub fn new(black_box: &'a dyn BlackBox, config: RandomConfig, protocol: Protocol) -> Self {
         Self {
-            black_box,
+            scope: MaskScope::new(black_box, config.hops, protocol.verdict),
             config,
-            protocol,
         }
     }
 }
@@ -74,53 +72,33 @@ impl Explainer for RandomExplainer<'_> {
     }
 
     fn neighbourhood_hops(&self) -> Option<u32> {
-        Some(crate::neighbourhood::search_hops(
-            self.black_box,
-            self.config.hops,
-            self.protocol.verdict,
-        ))
+        Some(self.scope.search_hops())
     }
 
     fn explain(&self, graph: &Graph, target: u32) -> Result<Explanation> {
         let c = &self.config;
-        if c.iterations == 0 {
-            return Err(ExplainError::InvalidConfig(
-                "random: iterations = 0: at least one random mask is needed".into(),
-            ));
-        }
+        check_iterations("random", c.iterations, "random mask")?;
         if !(0.0..=1.0).contains(&c.keep_probability) {
             return Err(ExplainError::InvalidConfig(format!(
                 "keep_probability must lie in [0, 1], got {}",
                 c.keep_probability
             )));
         }
-        let p = MaskProblem::existing_edges(
-            graph,
-            self.black_box,
-            target,
-            c.hops,
-            self.protocol.verdict,
-        )?;
+        let p = self.scope.existing_edges(graph, target)?;
         let mut rng = StdRng::seed_from_u64(target_seed(c.seed, target));
-        let mut best: Option<(usize, Vec<bool>, usize)> = None;
+        let mut best = Smallest::default();
         let mut keep = vec![true; p.pairs.len()];
         for _ in 0..c.iterations {
             for k in keep.iter_mut() {
                 *k = rng.random_bool(c.keep_probability);
             }
             let size = p.distance(&keep);
-            if size == 0 || best.as_ref().is_some_and(|b| b.0 <= size) {
+            if size == 0 || !best.would_keep(size) {
                 continue;
             }
-            let label = p.label(&keep)?;
-            if label != p.original_label {
-                best = Some((size, keep.clone(), label));
-            }
+            best.offer(&p, &keep, size, p.label(&keep)?);
         }
-        Ok(match best {
-            Some((_, keep, label)) => p.explanation(&keep, label),
-            None => p.not_found(),
-        })
+        Ok(best.explanation(&p))
     }
 }
 
