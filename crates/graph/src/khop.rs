@@ -598,21 +598,12 @@ mod tests {
 
     #[test]
     fn matches_the_reference_implementation() {
-        use crate::generators::{ArxivLikeConfig, SyntheticKind};
-        let mut graphs = vec![g()];
-        graphs.push(SyntheticKind::TreeCycles.generate(1).unwrap().graph);
-        graphs.push(
-            ArxivLikeConfig {
-                num_nodes: 600,
-                num_edges: 2_400,
-                num_classes: 6,
-                feature_dim: 2,
-                ..ArxivLikeConfig::default()
-            }
-            .generate()
-            .unwrap()
-            .graph,
-        );
+        use crate::generators::SyntheticKind;
+        let graphs = vec![
+            g(),
+            SyntheticKind::TreeCycles.generate(1).unwrap().graph,
+            small_arxiv_like(),
+        ];
         for graph in &graphs {
             for t in 0..graph.num_nodes() as u32 {
                 for h in [0, 1, 2, 3, 4, u32::MAX] {
@@ -622,7 +613,7 @@ mod tests {
             }
         }
         // Edits between calls: the cached adjacency must follow them.
-        let mut graph = graphs.pop().unwrap();
+        let mut graph = small_arxiv_like();
         for i in 0..200u32 {
             let (u, w) = ((i * 7) % 600, (i * 13 + 5) % 600);
             if u != w {
@@ -637,22 +628,27 @@ mod tests {
     /// Graphs for the sampled search: the path-like `g`, a benchmark tree and a small
     /// heavy-tailed arxiv-like graph (hubs of degree ≫ the fanouts used).
     fn sampling_graphs() -> Vec<Graph> {
-        use crate::generators::{ArxivLikeConfig, SyntheticKind};
+        use crate::generators::SyntheticKind;
         vec![
             g(),
             SyntheticKind::TreeCycles.generate(1).unwrap().graph,
             SyntheticKind::BaShapes.generate(3).unwrap().graph,
-            ArxivLikeConfig {
-                num_nodes: 600,
-                num_edges: 2_400,
-                num_classes: 6,
-                feature_dim: 2,
-                ..ArxivLikeConfig::default()
-            }
-            .generate()
-            .unwrap()
-            .graph,
+            small_arxiv_like(),
         ]
+    }
+
+    /// A small heavy-tailed arxiv-like graph: 600 nodes, 2,400 edges.
+    fn small_arxiv_like() -> Graph {
+        crate::generators::ArxivLikeConfig {
+            num_nodes: 600,
+            num_edges: 2_400,
+            num_classes: 6,
+            feature_dim: 2,
+            ..crate::generators::ArxivLikeConfig::default()
+        }
+        .generate()
+        .unwrap()
+        .graph
     }
 
     /// Every node of a small graph, every third node of a larger one (for debug-build speed).

@@ -143,8 +143,11 @@ pub(crate) struct NpyArray {
     name: String,
     shape: Vec<usize>,
     dtype: TypeStr,
-    npy: NpyFile<Cursor<Vec<u8>>>,
+    npy: Member,
 }
+
+/// A member's `.npy` reader over its bytes.
+type Member = NpyFile<Cursor<Vec<u8>>>;
 
 /// What [`check_header`] learnt from the raw bytes.
 #[derive(Debug)]
@@ -336,23 +339,30 @@ impl NpyArray {
         }
     }
 
+    /// The array's reader, dtype and shape, and the error that names the array (for the readers
+    /// that consume the reader).
+    fn into_parts(self) -> (Member, TypeStr, Vec<usize>, impl Fn(String) -> GraphError) {
+        let Self {
+            path,
+            name,
+            shape,
+            dtype,
+            npy,
+        } = self;
+        let err = move |m: String| GraphError::format(&path, format!("array `{name}`: {m}"));
+        (npy, dtype, shape, err)
+    }
+
     /// All elements as `i64`, row-major. Accepts any signed or unsigned integer dtype.
     pub(crate) fn ints(self) -> Result<Vec<i64>> {
         fn widen<T: Into<i128>>(v: Vec<T>) -> Vec<i128> {
             v.into_iter().map(Into::into).collect()
         }
-        let Self {
-            path,
-            name,
-            shape,
-            dtype: ts,
-            npy,
-        } = self;
-        let err = |m: String| GraphError::format(&path, format!("array `{name}`: {m}"));
+        let (npy, ts, shape, err) = self.into_parts();
         let order = npy.order();
         let wide = match (ts.type_char(), ts.size_field()) {
             (TypeChar::Int, 8) => {
-                let data = read_all::<i64>(npy).map_err(err)?;
+                let data = read_all::<i64>(npy).map_err(&err)?;
                 return Ok(Self::row_major(order, &shape, data));
             }
             (TypeChar::Int, 1) => read_all::<i8>(npy).map(widen),
@@ -369,7 +379,7 @@ impl NpyArray {
             }
         };
         let data = wide
-            .map_err(err)?
+            .map_err(&err)?
             .into_iter()
             .map(|v| i64::try_from(v).map_err(|_| err(format!("value {v} does not fit in int64"))))
             .collect::<Result<Vec<i64>>>()?;
@@ -378,14 +388,7 @@ impl NpyArray {
 
     /// All elements as `f32`, row-major. Accepts float32 and float64 (rounded to `f32`).
     pub(crate) fn floats(self) -> Result<Vec<f32>> {
-        let Self {
-            path,
-            name,
-            shape,
-            dtype: ts,
-            npy,
-        } = self;
-        let err = |m: String| GraphError::format(&path, format!("array `{name}`: {m}"));
+        let (npy, ts, shape, err) = self.into_parts();
         let order = npy.order();
         let data = match (ts.type_char(), ts.size_field()) {
             (TypeChar::Float, 4) => read_all::<f32>(npy),
@@ -398,7 +401,7 @@ impl NpyArray {
                 )));
             }
         };
-        Ok(Self::row_major(order, &shape, data.map_err(err)?))
+        Ok(Self::row_major(order, &shape, data.map_err(&err)?))
     }
 }
 
