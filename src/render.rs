@@ -479,15 +479,7 @@ mod tests {
         };
         let dev = induce_models::device::default_device().unwrap();
         let bb = GcnBlackBox::new(GcnConfig::new(1, 2).init(&dev), &dev);
-        let mut e = Explanation {
-            evaluations: None,
-            certified: None,
-            target: 0,
-            found: true,
-            original_label: 0,
-            new_label: 1,
-            edits: vec![Edit::delete(3, 4)],
-        };
+        let mut e = Explanation::counterfactual(0, 0, 1, vec![Edit::delete(3, 4)]);
         assert_eq!(scene(&data, &bb, 1, "random", &e).unwrap().nodes.len(), 5);
         // Only the radius the edits need: (1, 2) is drawn within 2 hops.
         e.edits = vec![Edit::delete(1, 2)];

@@ -321,15 +321,12 @@ impl<'a> MaskProblem<'a> {
     /// order; deletions as `(u, w)` with `u < w`, additions with the target first when it is an
     /// endpoint).
     pub fn explanation(&self, keep: &[bool], new_label: usize) -> Explanation {
-        Explanation {
-            evaluations: None,
-            certified: None,
-            target: self.sub.target,
-            found: new_label != self.original_label,
-            original_label: self.original_label,
+        Explanation::counterfactual(
+            self.sub.target,
+            self.original_label,
             new_label,
-            edits: self.edits(keep),
-        }
+            self.edits(keep),
+        )
     }
 
     /// The explanation that turns the neighbourhood into `keep`, judged by the black box
@@ -340,15 +337,8 @@ impl<'a> MaskProblem<'a> {
 
     /// The explanation of a target for which nothing was found.
     pub fn not_found(&self) -> Explanation {
-        Explanation {
-            evaluations: None,
-            certified: None,
-            target: self.sub.target,
-            found: false,
-            original_label: self.original_label,
-            new_label: self.original_label,
-            edits: Vec::new(),
-        }
+        let y = self.original_label;
+        Explanation::counterfactual(self.sub.target, y, y, Vec::new())
     }
 
     /// The neighbourhood bound to `model`, for gradients with respect to a soft mask over the

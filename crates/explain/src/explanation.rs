@@ -180,6 +180,33 @@ impl std::fmt::Display for Certified {
 }
 
 impl Explanation {
+    /// The explanation of `target` whose `edits` move its label from `original_label` to
+    /// `new_label`: found when the two differ (a run with a desired class sets `found` by
+    /// [`Goal::reached`](crate::Goal::reached)); no evaluation count or certificate.
+    ///
+    /// ```
+    /// use induce_explain::{Edit, Explanation};
+    /// let e = Explanation::counterfactual(3, 1, 0, vec![Edit::delete(3, 4)]);
+    /// assert!(e.found && e.size() == 1 && e.evaluations.is_none());
+    /// assert!(!Explanation::counterfactual(3, 1, 1, vec![]).found);
+    /// ```
+    pub fn counterfactual(
+        target: u32,
+        original_label: usize,
+        new_label: usize,
+        edits: Vec<Edit>,
+    ) -> Self {
+        Self {
+            evaluations: None,
+            certified: None,
+            target,
+            found: new_label != original_label,
+            original_label,
+            new_label,
+            edits,
+        }
+    }
+
     /// Number of edits.
     pub fn size(&self) -> usize {
         self.edits.len()
@@ -204,9 +231,8 @@ impl Explanation {
 ///     fn name(&self) -> &str { "first-edge" }
 ///     fn explain(&self, graph: &Graph, target: u32) -> Result<Explanation> {
 ///         let w = graph.neighbors(target).min().expect("an edge");
-///         Ok(Explanation { evaluations: None, certified: None,
-///             target, found: true, original_label: 1, new_label: 0,
-///             edits: vec![Edit::delete(target.min(w), target.max(w))] })
+///         let edits = vec![Edit::delete(target.min(w), target.max(w))];
+///         Ok(Explanation::counterfactual(target, 1, 0, edits))
 ///     }
 /// }
 /// //  0 ─ 1 ─ 2

@@ -387,20 +387,17 @@ mod tests {
         // The explanation also deleted (4, 5), which does not touch 0, and a third edge of 0.
         let g = star();
         let bb = DegreeAtLeast(3);
-        let e = Explanation {
-            evaluations: None,
-            certified: None,
-            target: 0,
-            found: true,
-            original_label: 1,
-            new_label: 0,
-            edits: vec![
+        let e = Explanation::counterfactual(
+            0,
+            1,
+            0,
+            vec![
                 Edit::delete(4, 5),
                 Edit::delete(0, 1),
                 Edit::delete(0, 2),
                 Edit::delete(0, 3),
             ],
-        };
+        );
         assert_eq!(
             is_one_minimal(&g, &bb, &e, 2, Verdict::Exact, Goal::AnyOther).unwrap(),
             Some(false)
@@ -521,15 +518,7 @@ mod tests {
     fn leaves_minimal_and_unfound_explanations_alone() {
         let g = star();
         let bb = DegreeAtLeast(4);
-        let one = Explanation {
-            evaluations: None,
-            certified: None,
-            target: 0,
-            found: true,
-            original_label: 1,
-            new_label: 0,
-            edits: vec![Edit::delete(0, 1)],
-        };
+        let one = Explanation::counterfactual(0, 1, 0, vec![Edit::delete(0, 1)]);
         assert_eq!(
             minimise(&g, &bb, &one, 2, Verdict::Exact, Goal::AnyOther).unwrap(),
             one
@@ -554,15 +543,12 @@ mod tests {
         // (0, 5) and deletes two edges: the addition must go, then one deletion suffices.
         let g = star();
         let bb = DegreeAtLeast(4);
-        let e = Explanation {
-            evaluations: None,
-            certified: None,
-            target: 0,
-            found: true,
-            original_label: 1,
-            new_label: 0,
-            edits: vec![Edit::add(0, 5), Edit::delete(0, 1), Edit::delete(0, 2)],
-        };
+        let e = Explanation::counterfactual(
+            0,
+            1,
+            0,
+            vec![Edit::add(0, 5), Edit::delete(0, 1), Edit::delete(0, 2)],
+        );
         let m = minimise(&g, &bb, &e, 2, Verdict::Exact, Goal::AnyOther).unwrap();
         assert_eq!(m.edits, vec![Edit::delete(0, 2)]);
         assert_eq!(

@@ -74,15 +74,7 @@ mod tests {
             x.edits.clear();
         }
         assert_eq!(accuracy(&e, &fixture::predictions()).unwrap(), None);
-        let bad = Explanation {
-            evaluations: None,
-            certified: None,
-            target: 0,
-            found: true,
-            original_label: 1,
-            new_label: 0,
-            edits: vec![Edit::delete(0, 50)],
-        };
+        let bad = Explanation::counterfactual(0, 1, 0, vec![Edit::delete(0, 50)]);
         assert!(matches!(
             accuracy(std::slice::from_ref(&bad), &fixture::predictions()),
             Err(ExplainError::NodeOutOfRange {

@@ -171,15 +171,7 @@ mod tests {
 
     #[test]
     fn jaccard_compares_unordered_pairs_with_their_kind() {
-        let cf = |edits| Explanation {
-            evaluations: None,
-            certified: None,
-            target: 0,
-            found: true,
-            original_label: 1,
-            new_label: 0,
-            edits,
-        };
+        let cf = |edits| Explanation::counterfactual(0, 1, 0, edits);
         let a = cf(vec![Edit::delete(0, 1), Edit::delete(0, 2)]);
         let b = cf(vec![Edit::delete(2, 0), Edit::add(0, 1)]);
         // common: del(0,2); union: del(0,1), del(0,2), add(0,1)

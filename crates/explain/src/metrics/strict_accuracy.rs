@@ -71,15 +71,7 @@ mod tests {
     fn off_motif_target_and_errors() {
         let g = fixture::graph();
         // target 5 is off-motif: even an edit between two off-motif nodes is wrong
-        let e = Explanation {
-            evaluations: None,
-            certified: None,
-            target: 5,
-            found: true,
-            original_label: 1,
-            new_label: 0,
-            edits: vec![Edit::delete(5, 6)],
-        };
+        let e = Explanation::counterfactual(5, 1, 0, vec![Edit::delete(5, 6)]);
         assert_eq!(
             strict_accuracy(std::slice::from_ref(&e), &g).unwrap(),
             Some(0.0)

@@ -224,15 +224,7 @@ mod tests {
     use crate::Edit;
 
     fn e(t: u32) -> Explanation {
-        Explanation {
-            evaluations: None,
-            certified: None,
-            target: t,
-            found: true,
-            original_label: 1,
-            new_label: 0,
-            edits: vec![Edit::delete(t, t + 1)],
-        }
+        Explanation::counterfactual(t, 1, 0, vec![Edit::delete(t, t + 1)])
     }
 
     #[test]

@@ -480,15 +480,7 @@ pub(crate) mod testutil {
                 .iter()
                 .map(|&w| Edit::delete(t.min(w), t.max(w)))
                 .collect();
-            Ok(Explanation {
-                evaluations: None,
-                certified: None,
-                target: t,
-                found: true,
-                original_label: 1,
-                new_label: 0,
-                edits,
-            })
+            Ok(Explanation::counterfactual(t, 1, 0, edits))
         }
     }
 
