@@ -162,17 +162,12 @@ pub fn run_on(
         progress,
         ..Default::default()
     };
-    let settings = MethodSettings {
+    let settings = MethodSettings::new(
         protocol,
-        induce: config.inductive.clone(),
-        transductive: config.transductive.clone(),
-        baselines: config.baselines.clone(),
-        edits: None,
-        allowed: None,
-        locked: Default::default(),
-        goal: Default::default(),
-        budget: None,
-    };
+        config.inductive.clone(),
+        config.transductive.clone(),
+        config.baselines.clone(),
+    );
     let policies = Policies::Train {
         targets: &train_targets,
         save_dir: Some(writer.path()),

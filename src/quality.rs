@@ -266,17 +266,12 @@ pub fn run_quality(
             }
             // One set of methods per variant: each trains (and shares) its own policies.
             let set = |paper_faithful: bool| {
-                let settings = MethodSettings {
-                    protocol: protocol(paper_faithful),
-                    induce: ind.clone(),
-                    transductive: tr.clone(),
-                    baselines: baselines.clone(),
-                    edits: None,
-                    allowed: None,
-                    locked: Default::default(),
-                    goal: Default::default(),
-                    budget: None,
-                };
+                let settings = MethodSettings::new(
+                    protocol(paper_faithful),
+                    ind.clone(),
+                    tr.clone(),
+                    baselines.clone(),
+                );
                 let policies = Policies::Train {
                     targets: &train,
                     save_dir: None,

@@ -86,11 +86,27 @@ impl MethodSettings {
     /// ([`BaselineConfig::for_family`]: PGExplainer's Tree-Grid settings).
     pub fn for_dataset(family: Preset, name: &str, seed: u64) -> Self {
         let induce = family.inductive(seed);
-        Self {
-            protocol: Protocol::exact(induce.env.hops),
+        Self::new(
+            Protocol::exact(induce.env.hops),
             induce,
-            transductive: family.transductive(seed),
-            baselines: BaselineConfig::for_family(family, name, seed),
+            family.transductive(seed),
+            BaselineConfig::for_family(family, name, seed),
+        )
+    }
+
+    /// The run's `protocol` with these methods' settings, unrestricted: no edit-type, pair or
+    /// lock restriction, any other class, each configuration's own budget.
+    pub fn new(
+        protocol: Protocol,
+        induce: InduceConfig,
+        transductive: InduceConfig,
+        baselines: BaselineConfig,
+    ) -> Self {
+        Self {
+            protocol,
+            induce,
+            transductive,
+            baselines,
             edits: None,
             allowed: None,
             locked: Locked::default(),

@@ -5,6 +5,22 @@ use induce_graph::Features;
 
 use crate::{BlackBox, LogProbs, Result};
 
+/// Each node's degree in the undirected edge list `edges` over `num_nodes` nodes (each pair
+/// listed once): what the toy rules read.
+///
+/// ```
+/// //  0 ─ 1 ─ 2
+/// assert_eq!(induce_models::testing::degrees(3, &[(0, 1), (1, 2)]), vec![1, 2, 1]);
+/// ```
+pub fn degrees(num_nodes: usize, edges: &[(u32, u32)]) -> Vec<usize> {
+    let mut deg = vec![0usize; num_nodes];
+    for &(u, w) in edges {
+        deg[u as usize] += 1;
+        deg[w as usize] += 1;
+    }
+    deg
+}
+
 /// The [`BlackBox`] of a two-class rule on a node's degree (`$ty(t)`, threshold `t`): each
 /// node's log-probabilities are `$rows(t, degree)`; one feature, no neighbour read (`L = 0`).
 macro_rules! degree_rule {
@@ -24,12 +40,9 @@ macro_rules! degree_rule {
 
             fn log_probs(&self, x: &Features, edges: &[(u32, u32)]) -> Result<LogProbs> {
                 let rows: fn(usize, usize) -> [f32; 2] = $rows;
-                let mut deg = vec![0usize; x.num_nodes()];
-                for &(u, w) in edges {
-                    deg[u as usize] += 1;
-                    deg[w as usize] += 1;
-                }
-                let d = deg.iter().flat_map(|&d| rows(self.0, d));
+                let d = degrees(x.num_nodes(), edges)
+                    .into_iter()
+                    .flat_map(|d| rows(self.0, d));
                 LogProbs::new(x.num_nodes(), 2, d.collect())
             }
         }

@@ -184,19 +184,11 @@ impl EnvConfig {
     /// ```
     pub fn reference() -> Self {
         Self {
-            hops: 4,
-            budget: 15,
-            mode: EditMode::Both,
-            allowed: None,
-            locked: Locked::default(),
-            goal: Goal::AnyOther,
-            reward: Reward::default(),
             state: StateLayout::Reference,
             action_flag: ActionFlag::TargetNeighbour,
             min_candidates: 1,
-            fanout: None,
-            max_nodes: None,
             verdict: Verdict::Neighbourhood,
+            ..Self::default()
         }
     }
 }

@@ -29,11 +29,7 @@ impl BlackBox for DegreeRule {
         3
     }
     fn log_probs(&self, x: &Features, edges: &[(u32, u32)]) -> ModelResult<LogProbs> {
-        let mut deg = vec![0usize; x.num_nodes()];
-        for &(u, w) in edges {
-            deg[u as usize] += 1;
-            deg[w as usize] += 1;
-        }
+        let deg = induce_models::testing::degrees(x.num_nodes(), edges);
         let (hi, lo) = (0.5f32.ln(), 0.25f32.ln());
         let mut data = Vec::new();
         for &d in &deg {

@@ -862,6 +862,17 @@ mod tests {
     use induce_models::kernels::tensors::to_vec;
     use induce_models::{GcnConfig, Kernel, PolicyConfig, gcn_black_box};
 
+    /// The episodes still playing, each with its cache.
+    fn playing<'a, 'g>(
+        eps: &'a [Episode<'g>],
+        caches: &'a [BurnCache],
+    ) -> Vec<(&'a Episode<'g>, &'a BurnCache)> {
+        eps.iter()
+            .zip(caches)
+            .filter(|(e, _)| !e.is_done())
+            .collect()
+    }
+
     /// The whole graph's product, gathered for an episode, is the episode's own product, and
     /// follows a change of policy (a training update) instead of serving the old one.
     #[test]
@@ -979,11 +990,7 @@ mod tests {
         // Packed at the start, and again whenever fewer than half of the packed are playing.
         let (mut packed, mut packs) = (eps.len(), 1);
         loop {
-            let states: Vec<(&Episode<'_>, &BurnCache)> = eps
-                .iter()
-                .zip(&caches)
-                .filter(|(e, _)| !e.is_done())
-                .collect();
+            let states = playing(&eps, &caches);
             if states.is_empty() {
                 break;
             }
@@ -1080,11 +1087,7 @@ mod tests {
         let mut rounds = Rounds::default();
         let mut steps = 0;
         loop {
-            let states: Vec<(&Episode<'_>, &BurnCache)> = eps
-                .iter()
-                .zip(&caches)
-                .filter(|(e, _)| !e.is_done())
-                .collect();
+            let states = playing(&eps, &caches);
             if states.is_empty() {
                 break;
             }
