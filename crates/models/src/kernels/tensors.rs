@@ -64,27 +64,39 @@ pub struct Messages {
     pub norm: Vec<f32>,
 }
 
+/// Each node's degree plus one (its self loop) in the undirected edge list `edges` over `n`
+/// nodes (each pair once, either orientation). Rejects out-of-range endpoints and self loops:
+/// the validation of every message list built here and on the host.
+///
+/// ```text
+///   0 ─ 1 ─ 2      degrees with self loops: 2, 3, 2
+/// ```
+pub(crate) fn degrees_with_self_loops(n: usize, edges: &[(u32, u32)]) -> Result<Vec<u32>> {
+    let mut deg = vec![1u32; n];
+    for &(u, w) in edges {
+        for x in [u, w] {
+            if x as usize >= n {
+                return Err(ModelError::InvalidInput(format!(
+                    "edge ({u}, {w}) has endpoint {x} outside the graph's {n} nodes"
+                )));
+            }
+        }
+        if u == w {
+            return Err(ModelError::InvalidInput(format!(
+                "self loop ({u}, {u}) in edge list"
+            )));
+        }
+        deg[u as usize] += 1;
+        deg[w as usize] += 1;
+    }
+    Ok(deg)
+}
+
 impl Messages {
     /// Builds the message list of an undirected graph given as `(u, w)` pairs (each pair once,
     /// either orientation). Rejects out-of-range endpoints and self loops.
     pub fn new(num_nodes: usize, edges: &[(u32, u32)]) -> Result<Self> {
-        let mut deg = vec![1u32; num_nodes];
-        for &(u, w) in edges {
-            for x in [u, w] {
-                if x as usize >= num_nodes {
-                    return Err(ModelError::InvalidInput(format!(
-                        "edge ({u}, {w}) has endpoint {x} outside the graph's {num_nodes} nodes"
-                    )));
-                }
-            }
-            if u == w {
-                return Err(ModelError::InvalidInput(format!(
-                    "self loop ({u}, {u}) in edge list"
-                )));
-            }
-            deg[u as usize] += 1;
-            deg[w as usize] += 1;
-        }
+        let deg = degrees_with_self_loops(num_nodes, edges)?;
         let m = 2 * edges.len() + num_nodes;
         let (mut src, mut dst, mut norm) = (
             Vec::with_capacity(m),

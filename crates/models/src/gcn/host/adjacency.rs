@@ -3,6 +3,7 @@
 
 use super::dense::LANES;
 use crate::error::{ModelError, Result};
+use crate::kernels::tensors::degrees_with_self_loops;
 
 /// `Â = D̃^{-1/2}(A + I)D̃^{-1/2}` in compressed rows: the incoming messages of each node
 /// (source, weight `1/sqrt(d̃(src) d̃(dst))`) in edge-list order, plus its self-loop weight.
@@ -29,23 +30,7 @@ impl Adjacency {
     /// neighbours in the whole graph: degrees count them, and each row's neighbour messages are
     /// scaled by `(listed + hidden) / listed` (the listed neighbours stand in for the hidden ones).
     pub(crate) fn build(n: usize, edges: &[(u32, u32)], hidden: Option<&[u32]>) -> Result<Self> {
-        let mut deg = vec![1u32; n];
-        for &(u, w) in edges {
-            for x in [u, w] {
-                if x as usize >= n {
-                    return Err(ModelError::InvalidInput(format!(
-                        "edge ({u}, {w}) has endpoint {x} outside the graph's {n} nodes"
-                    )));
-                }
-            }
-            if u == w {
-                return Err(ModelError::InvalidInput(format!(
-                    "self loop ({u}, {u}) in edge list"
-                )));
-            }
-            deg[u as usize] += 1;
-            deg[w as usize] += 1;
-        }
+        let mut deg = degrees_with_self_loops(n, edges)?;
         let listed = deg.clone();
         let mut scale = Vec::new();
         if let Some(h) = hidden {

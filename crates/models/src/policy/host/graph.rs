@@ -1,6 +1,7 @@
 //! [`HostGraph`]: the policy's graph as incoming-message lists.
 
-use crate::error::{ModelError, Result};
+use crate::error::Result;
+use crate::kernels::tensors::degrees_with_self_loops;
 
 /// A graph as incoming-message lists for the GAT layers: for each destination node `i`, the
 /// sources `j` of its messages (its neighbours and itself, the self loop).
@@ -20,25 +21,11 @@ impl HostGraph {
     /// Builds the message lists of an undirected graph given as `(u, w)` pairs (each pair once).
     /// Rejects out-of-range endpoints and self loops.
     pub fn new(num_nodes: usize, edges: &[(u32, u32)]) -> Result<Self> {
-        let mut deg = vec![1usize; num_nodes];
-        for &(u, w) in edges {
-            if u as usize >= num_nodes || w as usize >= num_nodes {
-                return Err(ModelError::InvalidInput(format!(
-                    "edge ({u}, {w}) has an endpoint outside the graph's {num_nodes} nodes"
-                )));
-            }
-            if u == w {
-                return Err(ModelError::InvalidInput(format!(
-                    "self loop ({u}, {u}) in edge list"
-                )));
-            }
-            deg[u as usize] += 1;
-            deg[w as usize] += 1;
-        }
+        let deg = degrees_with_self_loops(num_nodes, edges)?;
         let mut offsets = Vec::with_capacity(num_nodes + 1);
         offsets.push(0);
-        for d in &deg {
-            offsets.push(offsets.last().copied().unwrap_or(0) + d);
+        for &d in &deg {
+            offsets.push(offsets.last().copied().unwrap_or(0) + d as usize);
         }
         let mut fill: Vec<usize> = offsets[..num_nodes].to_vec();
         let mut src = vec![0u32; offsets[num_nodes]];
