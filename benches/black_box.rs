@@ -9,11 +9,11 @@ mod common;
 use criterion::{Criterion, criterion_group, criterion_main};
 use induce::graph::generators::SyntheticKind;
 use induce::graph::k_hop;
-use induce::models::device::default_device;
+use induce::models::testing::test_device;
 use induce::models::{BlackBox, GcnBlackBox, GcnConfig, HostGcn};
 
 fn forward(c: &mut Criterion) {
-    let dev = default_device().expect("a CPU backend is compiled in");
+    let dev = test_device().expect("a CPU backend is compiled in");
     for kind in [
         SyntheticKind::TreeCycles,
         SyntheticKind::BaShapes,

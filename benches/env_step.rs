@@ -9,12 +9,12 @@ mod common;
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use induce::graph::generators::SyntheticKind;
-use induce::models::device::default_device;
+use induce::models::testing::test_device;
 use induce::models::{BlackBox, GcnBlackBox, GcnConfig, HostGcn};
 use induce::rl::{EnvConfig, Episode};
 
 fn env_step(c: &mut Criterion) {
-    let dev = default_device().expect("a CPU backend is compiled in");
+    let dev = test_device().expect("a CPU backend is compiled in");
     for kind in [
         SyntheticKind::TreeCycles,
         SyntheticKind::BaShapes,

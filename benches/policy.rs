@@ -9,15 +9,15 @@ mod common;
 use criterion::{Criterion, criterion_group, criterion_main};
 use induce::graph::generators::SyntheticKind;
 use induce::graph::k_hop;
-use induce::models::device::default_device;
 use induce::models::kernels::tensors::matrix;
 use induce::models::policy::host::{
     HostGraph, HostPolicy, PolicyInput, StateBlocks, reinforce_score_grad,
 };
+use induce::models::testing::test_device;
 use induce::models::{CandidateTensors, GraphTensors, PolicyConfig};
 
 fn policy(c: &mut Criterion) {
-    let dev = default_device().expect("a CPU backend is compiled in");
+    let dev = test_device().expect("a CPU backend is compiled in");
     let (data, target) = common::motif_target(SyntheticKind::BaShapes);
     let g = &data.graph;
     let sub = k_hop(g, target, 4).expect("k-hop");

@@ -49,7 +49,7 @@ use induce::rl::Kernel;
 
 /// Relative log-probability margin under which a parity difference counts as a tie within float
 /// rounding (TF32 products on a GPU carry ~1e-3 relative error;
-/// `induce_models::device::float_tolerance`).
+/// `induce_models::device::float_tolerance_on`).
 const TIE_TOLERANCE: f32 = 2e-3;
 
 /// Check and time the GPU backends against the CPU on one machine.

@@ -57,7 +57,7 @@ fn run(args: Args) -> Result<()> {
         args.lr.is_finite() && args.lr > 0.0,
         "--lr must be a positive number"
     );
-    let device = induce::default_device()?;
+    let device = induce::device(induce::BackendKind::from_env_or_default()?)?;
     let data = induce::run::load_data(&args.data, None, args.seed)?;
     let loaded =
         induce::methods::load_black_box(&args.black_box, &data, Default::default(), &device)?;

@@ -477,7 +477,7 @@ mod tests {
             eval_targets: None,
             notes: vec![],
         };
-        let dev = induce_models::device::default_device().unwrap();
+        let dev = induce_models::testing::test_device().unwrap();
         let bb = GcnBlackBox::new(GcnConfig::new(1, 2).init(&dev), &dev);
         let mut e = Explanation::counterfactual(0, 0, 1, vec![Edit::delete(3, 4)]);
         assert_eq!(scene(&data, &bb, 1, "random", &e).unwrap().nodes.len(), 5);

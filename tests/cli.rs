@@ -1365,7 +1365,7 @@ fn killed_runs_resume_to_the_uninterrupted_result() {
         .output()
         .unwrap());
     // Same parameters (the files differ in Burn's random parameter ids only).
-    let dev = induce::default_device().unwrap();
+    let dev = induce::models::testing::test_device().unwrap();
     let params = |dir: &Path| {
         let (p, _) = induce::rl::load_policy(dir.join("policy.bpk"), 10, 2, &dev).unwrap();
         induce::models::policy::host::HostPolicy::from_policy(&p).params
@@ -1737,7 +1737,7 @@ fn every_syn1_counterfactual_flips_the_model_on_the_whole_graph() {
         let records = lines.lines().map(|l| serde_json::from_str(l).unwrap());
         (summary.unwrap(), records.collect())
     };
-    let dev = induce::default_device().unwrap();
+    let dev = induce::models::testing::test_device().unwrap();
     let ds = induce::run::load_data(s(&data), None, induce::DEFAULT_SEED).unwrap();
     let gcn = GcnBlackBox::new(load_reference_gcn(&bb, &dev).unwrap(), &dev);
     let g = &ds.graph;

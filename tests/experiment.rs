@@ -2,12 +2,12 @@
 
 use induce::NoProgress;
 use induce::experiment::{ExperimentConfig, run};
-use induce::models::device::default_device;
+use induce::models::testing::test_device;
 use induce::pipeline::format_table;
 
 #[test]
 fn quick_tree_cycles_run_writes_summary_explanations_and_config() {
-    let dev = default_device().unwrap();
+    let dev = test_device().unwrap();
     let dir = tempfile::tempdir().unwrap();
     let cfg = ExperimentConfig::paper("tree-cycles", 7).quick();
     let out = dir.path().join("run");

@@ -8,8 +8,8 @@ use std::path::{Path, PathBuf};
 use induce::harness::parity::{DatasetParity, REQUIRED, run_dataset, run_dataset_with};
 use induce::rl::Kernel;
 use induce_models::GcnBlackBox;
-use induce_models::device::{default_device, float_tolerance};
 use induce_models::io::reference::load_reference_gcn;
+use induce_models::testing::{float_tolerance, test_device};
 use induce_rl::{EnvConfig, Episode};
 
 fn reference_dir() -> Option<PathBuf> {
@@ -49,7 +49,7 @@ fn assert_ties(name: &str, d: &DatasetParity) {
 #[test]
 fn the_host_kernel_reproduces_all_but_float_noise_ties() {
     let Some(dir) = reference_dir() else { return };
-    let dev = default_device().unwrap();
+    let dev = test_device().unwrap();
     for (name, total, required) in REQUIRED {
         let d = run_dataset_with(&dir, name, &dev, Kernel::Host).unwrap();
         for m in &d.mismatches {
@@ -71,7 +71,7 @@ fn the_host_kernel_reproduces_all_but_float_noise_ties() {
 #[test]
 fn shipped_explanations_are_reproduced() {
     let Some(dir) = reference_dir() else { return };
-    let dev = default_device().unwrap();
+    let dev = test_device().unwrap();
     for (name, total, required) in REQUIRED {
         let d = run_dataset(&dir, name, &dev).unwrap();
         for m in &d.mismatches {
@@ -98,7 +98,7 @@ fn shipped_explanations_are_reproduced() {
 #[test]
 fn the_nan_trap_hits_four_syn1_targets_in_the_reference_state_only() {
     let Some(dir) = reference_dir() else { return };
-    let dev = default_device().unwrap();
+    let dev = test_device().unwrap();
     let data = induce_graph::io::load_reference_npz(dir.join("syn1.npz")).unwrap();
     let gcn = load_reference_gcn(dir.join("syn1_gcn.safetensors"), &dev).unwrap();
     let bb = GcnBlackBox::new(gcn, &dev);

@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 
 use induce::NoProgress;
-use induce::models::device::default_device;
+use induce::models::testing::test_device;
 use induce::quality::{QualityConfig, run_quality, write_quality};
 
 fn reference_dir() -> Option<PathBuf> {
@@ -23,7 +23,7 @@ fn reference_dir() -> Option<PathBuf> {
 #[test]
 fn quick_quality_study_on_syn4_has_every_row_and_minimal_default_rows() {
     let Some(dir) = reference_dir() else { return };
-    let dev = default_device().unwrap();
+    let dev = test_device().unwrap();
     let mut cfg = QualityConfig::full(&dir);
     cfg.graphs = vec!["syn4".into()];
     cfg.seeds = vec![1, 2];

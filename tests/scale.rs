@@ -3,11 +3,11 @@
 
 use induce::harness::scale::{ScaleConfig, run};
 use induce_graph::generators::ArxivLikeConfig;
-use induce_models::device::default_device;
+use induce_models::testing::test_device;
 
 #[test]
 fn sampled_search_with_exact_verdict_gives_valid_counterfactuals() {
-    let dev = default_device().unwrap();
+    let dev = test_device().unwrap();
     let mut config = ScaleConfig {
         graph: ArxivLikeConfig {
             num_nodes: 3000,

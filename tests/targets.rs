@@ -2,13 +2,14 @@
 //! paper's targets without running the black box on every candidate node.
 
 use induce::models::io::checkpoint::save_gcn;
+use induce::models::testing::test_device;
 use induce::models::{GcnConfig, GcnTrainingConfig, train_gcn};
 use induce::run::{Sample, TargetFilter, load_data, resolve_targets, resolve_targets_sampled};
-use induce::{Shard, TargetSpec, default_device};
+use induce::{Shard, TargetSpec};
 
 #[test]
 fn a_sample_is_a_seeded_ordered_subset_of_the_papers_targets() {
-    let dev = default_device().unwrap();
+    let dev = test_device().unwrap();
     let data = load_data("tree-cycles", None, 7).unwrap();
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("gcn.bpk");

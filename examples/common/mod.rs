@@ -12,7 +12,7 @@ use clap::Parser;
 use induce::cli::{Bars, error_line};
 use induce::experiment::{ExperimentConfig, run};
 use induce::graph::generators::SyntheticKind;
-use induce::models::device::{BackendKind, default_backend, device};
+use induce::models::device::{BackendKind, device};
 use induce::pipeline::format_table;
 use induce::rl::Reward;
 
@@ -155,7 +155,7 @@ fn pick_device(args: &Args) -> Result<induce::Device> {
 pub fn backend(kind: Option<BackendKind>) -> Result<(BackendKind, induce::Device)> {
     let kind = match kind {
         Some(kind) => kind,
-        None => default_backend()?,
+        None => BackendKind::from_env_or_default()?,
     };
     Ok((kind, device(kind)?))
 }

@@ -380,7 +380,7 @@ mod tests {
 
     #[test]
     fn batched_verdicts_match_each_edited_graph() {
-        let dev = induce_models::device::default_device().unwrap();
+        let dev = induce_models::testing::test_device().unwrap();
         let data = SyntheticKind::TreeCycles.generate(1).unwrap();
         let row = batched_verdicts(&data.graph, 3, 4, 4, 1, &dev).unwrap();
         assert_eq!(row.targets, 3);

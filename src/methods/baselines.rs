@@ -176,9 +176,16 @@ impl BaselineConfig {
             Method::Greedy => {
                 let g = &self.greedy;
                 format!(
-                    "exhaustive one-step search over the {}-hop neighbourhood's actions \
+                    "{} over the {}-hop neighbourhood's actions \
                      (additions: {}), up to {} edits, the edit that most lowers {} kept at \
                      each step{}",
+                    match g.shortlist {
+                        None => "exhaustive one-step search".to_string(),
+                        Some(k) => format!(
+                            "bounded one-step search (each step judges the {k} actions a \
+                             first-order estimate ranks first)"
+                        ),
+                    },
                     g.hops,
                     g.additions,
                     g.budget,
@@ -259,6 +266,7 @@ impl BaselineConfig {
             ("pgexplainer.epochs", self.pgexplainer.epochs),
             ("pgexplainer.k", self.pgexplainer.k),
             ("greedy.budget", self.greedy.budget),
+            ("greedy.shortlist", self.greedy.shortlist.unwrap_or(1)),
             ("exact.max_size", self.exact.max_size),
             (
                 "exact.max_evaluations",
@@ -329,7 +337,7 @@ pub fn baseline<'a>(
         )?),
         Method::Greedy => {
             config.greedy.validate(protocol)?;
-            Box::new(GreedyExplainer::new(bb, config.greedy.clone(), protocol))
+            Box::new(GreedyExplainer::new(bb, config.greedy.clone(), protocol).with_device(device))
         }
         Method::Exact => {
             config.exact.validate(protocol)?;
@@ -348,6 +356,20 @@ pub fn baseline<'a>(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_shortlist_is_named_in_the_note_and_zero_is_refused_by_its_flag() {
+        let mut b = BaselineConfig::default();
+        let exact = Protocol::exact(4);
+        let note = |b: &BaselineConfig| b.describe(Method::Greedy, exact, 0, None).unwrap();
+        assert!(note(&b).starts_with("exhaustive one-step search"), "{}", note(&b));
+        b.greedy.shortlist = Some(64);
+        assert!(note(&b).contains("judges the 64 actions"), "{}", note(&b));
+        b.greedy.shortlist = Some(0);
+        let e = b.validate().unwrap_err().to_string();
+        let flag = crate::run::name_settings(&e, |o| format!("--{o}"));
+        assert!(flag.contains("--shortlist = 0"), "{flag}");
+    }
 
     #[test]
     fn baseline_notes_name_the_radius_searched() {

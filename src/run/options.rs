@@ -14,7 +14,7 @@ use crate::methods::{Method, Preset};
 /// The library's names of the settings a user gives by name (in error messages, e.g.
 /// `InduceConfig.env.hops`) and the [`RunOptions`] field each one is (`hops`): front ends turn
 /// the first into their own spelling of the second ([`name_settings`]).
-pub const SETTING_NAMES: [(&str, &str); 19] = [
+pub const SETTING_NAMES: [(&str, &str); 20] = [
     ("InduceConfig.lr", "lr"),
     ("InduceConfig.env.budget", "budget"),
     ("InduceConfig.inference_batch", "batch_targets"),
@@ -32,6 +32,7 @@ pub const SETTING_NAMES: [(&str, &str); 19] = [
     ("BaselineConfig.exact.max_size", "max_size"),
     ("BaselineConfig.exact.max_evaluations", "max_evaluations"),
     ("BaselineConfig.greedy.budget", "budget"),
+    ("BaselineConfig.greedy.shortlist", "shortlist"),
     ("ExplainJob.policy", "policy"),
     ("TargetFilter::AllNodes", "all_nodes"),
 ];
@@ -151,6 +152,10 @@ pub struct RunOptions {
     /// 1,000,000).
     #[serde(default)]
     pub max_evaluations: Option<u64>,
+    /// `greedy` judges only the K actions of each step that a first-order estimate ranks first
+    /// (`--shortlist`; default every action, the exhaustive search).
+    #[serde(default)]
+    pub shortlist: Option<usize>,
     /// Where `greedy` and `exact` may add edges (`--additions`; default the neighbourhood, the
     /// paper's action space).
     #[serde(default)]
@@ -273,6 +278,9 @@ impl RunOptions {
         }
         if let Some(n) = self.max_evaluations {
             b.exact.max_evaluations = n;
+        }
+        if let Some(k) = self.shortlist {
+            b.greedy.shortlist = Some(k);
         }
         if let Some(a) = self.additions {
             job.baselines = job.baselines.clone().with_additions(a);

@@ -212,7 +212,7 @@ mod tests {
     use crate::neighbourhood::fixtures::{beacon_gcn, beacon_graph};
     use induce_explain::Edit;
     use induce_models::GcnBlackBox;
-    use induce_models::device::default_device;
+    use induce_models::testing::test_device;
 
     #[test]
     fn hinge_gradients() {
@@ -228,7 +228,7 @@ mod tests {
 
     #[test]
     fn removes_the_one_edge_the_label_depends_on() {
-        let d = default_device().unwrap();
+        let d = test_device().unwrap();
         let m = beacon_gcn(&d);
         let bb = GcnBlackBox::new(m.clone(), &d);
         let g = beacon_graph(&[(0, 1), (0, 2), (2, 3)]);

@@ -221,11 +221,11 @@ mod tests {
     use crate::neighbourhood::fixtures::{beacon_gcn, beacon_graph};
     use induce_explain::{Edit, ExplainError};
     use induce_models::GcnBlackBox;
-    use induce_models::device::default_device;
+    use induce_models::testing::test_device;
 
     #[test]
     fn deletes_the_one_edge_the_label_depends_on() {
-        let d = default_device().unwrap();
+        let d = test_device().unwrap();
         let m = beacon_gcn(&d);
         let bb = GcnBlackBox::new(m.clone(), &d);
         let g = beacon_graph(&[(0, 1), (0, 2), (2, 3)]);
@@ -242,7 +242,7 @@ mod tests {
 
     #[test]
     fn host_and_burn_kernels_agree() {
-        let d = default_device().unwrap();
+        let d = test_device().unwrap();
         let m = beacon_gcn(&d);
         let bb = GcnBlackBox::new(m.clone(), &d);
         let g = beacon_graph(&[(0, 1), (0, 2), (2, 3), (1, 3)]);
@@ -277,7 +277,7 @@ mod tests {
 
     #[test]
     fn plus_plus_adds_the_missing_edge() {
-        let d = default_device().unwrap();
+        let d = test_device().unwrap();
         let m = beacon_gcn(&d);
         let bb = GcnBlackBox::new(m.clone(), &d);
         // 0 ─ 2 ─ 1: the beacon is two hops away, node 0 is class 0; only an addition helps.
@@ -294,7 +294,7 @@ mod tests {
 
     #[test]
     fn bad_settings_are_typed_errors() {
-        let d = default_device().unwrap();
+        let d = test_device().unwrap();
         let m = beacon_gcn(&d);
         let bb = GcnBlackBox::new(m.clone(), &d);
         let g = beacon_graph(&[(0, 1)]);
@@ -324,7 +324,7 @@ mod tests {
     #[test]
     fn a_black_box_without_gradients_is_refused() {
         use crate::neighbourhood::fixtures::DegreeAtLeast;
-        let d = default_device().unwrap();
+        let d = test_device().unwrap();
         let bb = DegreeAtLeast(2);
         let g = beacon_graph(&[(0, 1)]);
         let names = |r: Result<()>| match r {

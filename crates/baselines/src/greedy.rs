@@ -6,6 +6,11 @@
 //! verdict ([`TargetOracle`]); a flip ends the search with the most confident flip, otherwise the
 //! action that leaves the original class the smallest lead (margin) is kept, for up to `budget`
 //! edits.
+//!
+//! With [`GreedyConfig::shortlist`] `= K` it is the *bounded* greedy search: each step judges
+//! only the `K` actions a first-order estimate ranks first (one gradient of the black box per
+//! step, `crate::shortlist`), for graphs where judging every action costs too much. It is then a
+//! reference bounded by `K`, not the exhaustive one.
 
 use induce_explain::{
     Edit, ExplainError, Explainer, Explanation, Goal, Locked, Protocol, Result, Verdict, minimise,
@@ -15,7 +20,12 @@ use induce_models::BlackBox;
 use serde::{Deserialize, Serialize};
 
 use crate::action_space::{ActionSpace, Additions, GraphPredictions, Reach, TargetOracle, argmax};
+use crate::neighbourhood::GradModel;
 use crate::neighbourhood::search_hops;
+use crate::shortlist::{FirstOrder, shortlist};
+use burn::tensor::Device;
+use induce_models::Kernel;
+use std::sync::OnceLock;
 
 /// Settings of [`GreedyExplainer`].
 ///
@@ -49,6 +59,11 @@ pub struct GreedyConfig {
     /// lowered is [`Goal::margin`].
     #[serde(skip_serializing_if = "Goal::is_any_other")]
     pub goal: Goal,
+    /// Judge only the `K` actions of each step that a first-order estimate of the margin they
+    /// leave ranks first (`--shortlist K`; needs the black box's gradients,
+    /// [`BlackBox::edge_weighted`]). `None` (the default): every action, the exhaustive search.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub shortlist: Option<usize>,
 }
 
 impl Default for GreedyConfig {
@@ -60,6 +75,7 @@ impl Default for GreedyConfig {
             graph_candidates: 256,
             locked: Locked::default(),
             goal: Goal::AnyOther,
+            shortlist: None,
         }
     }
 }
@@ -70,6 +86,11 @@ impl GreedyConfig {
         if self.budget == 0 {
             return Err(ExplainError::InvalidConfig(
                 "greedy: budget = 0: at least one edit is needed".into(),
+            ));
+        }
+        if self.shortlist == Some(0) {
+            return Err(ExplainError::InvalidConfig(
+                "greedy: shortlist = 0: at least one action must be judged per step".into(),
             ));
         }
         check_additions(self.additions, protocol.verdict, "greedy")
@@ -238,6 +259,10 @@ impl<'a> SearchStart<'a> {
 pub struct GreedyExplainer<'a> {
     search: Searcher<'a>,
     config: GreedyConfig,
+    /// Where a shortlist's gradients run (Burn models; the GCN's run on the host).
+    device: Device,
+    /// The black box's differentiable form, made at the first shortlisted target.
+    gradients: OnceLock<GradModel>,
 }
 
 impl<'a> GreedyExplainer<'a> {
@@ -247,7 +272,34 @@ impl<'a> GreedyExplainer<'a> {
         Self {
             search: Searcher::new(black_box, protocol),
             config,
+            device: Device::default(),
+            gradients: OnceLock::new(),
         }
+    }
+
+    /// The device a shortlist's gradients run on for models other than the paper's GCN (whose
+    /// gradients run on the host): default, Burn's default device.
+    pub fn with_device(mut self, device: &Device) -> Self {
+        self.device = device.clone();
+        self
+    }
+
+    /// The first-order estimator of `space`'s actions, when the search is shortlisted.
+    fn first_order<'s>(
+        &'s self,
+        graph: &Graph,
+        space: &ActionSpace,
+    ) -> Result<Option<FirstOrder<'s>>> {
+        if self.config.shortlist.is_none() {
+            return Ok(None);
+        }
+        if self.gradients.get().is_none() {
+            let bb = self.search.black_box;
+            let model = GradModel::of(bb, "greedy --shortlist", Kernel::Host, &self.device)?;
+            let _ = self.gradients.set(model);
+        }
+        let model = self.gradients.get().expect("set above");
+        FirstOrder::new(graph, space, model).map(Some)
     }
 }
 
@@ -270,16 +322,24 @@ impl Explainer for GreedyExplainer<'_> {
             y,
             layers,
         } = self.search.start(graph, target, space_settings!(c))?;
+        let first_order = self.first_order(graph, &space)?;
         let mut used = vec![false; space.len()];
         let mut edits: Vec<Edit> = Vec::new();
+        let mut applied: Vec<usize> = Vec::new();
         let mut trials: Vec<Vec<Edit>> = Vec::new();
         for _ in 0..c.budget {
             let reach = Reach::new(graph, target, layers, &edits);
             // (flipped, margin, action): a flip beats any non-flip, then the smallest margin.
             let mut best: Option<(bool, f32, usize, usize)> = None;
-            let step: Vec<usize> = (0..space.len())
+            let mut step: Vec<usize> = (0..space.len())
                 .filter(|&i| !used[i] && reach.relevant(&space.actions[i]))
                 .collect();
+            if let (Some(f), Some(k)) = (&first_order, c.shortlist)
+                && step.len() > k
+            {
+                let estimates = f.estimates(&applied, &step, c.goal, y)?;
+                step = shortlist(&step, &estimates, k);
+            }
             trials.clear();
             trials.extend(step.iter().map(|&i| {
                 let mut t = Vec::with_capacity(edits.len() + 1);
@@ -305,6 +365,7 @@ impl Explainer for GreedyExplainer<'_> {
                 break;
             };
             used[i] = true;
+            applied.push(i);
             edits.push(space.actions[i]);
             if flipped {
                 let e = Explanation {
@@ -367,6 +428,57 @@ mod tests {
         // deletions of spokes), 7 at step 2; then the minimality pass's checks.
         assert!(n >= 1 + 8 + 7, "{n}");
         assert_eq!(x.explain(&star(), 0).unwrap(), e);
+    }
+
+    #[test]
+    fn a_shortlist_judges_only_the_first_order_favourites() {
+        use crate::neighbourhood::fixtures::{beacon_gcn, beacon_graph};
+        use induce_models::GcnBlackBox;
+        let d = induce_models::testing::test_device().unwrap();
+        let bb = GcnBlackBox::new(beacon_gcn(&d), &d);
+        // Node 0 sees the beacon (node 1) through (0, 1): deleting it is the one flip.
+        let g = beacon_graph(&[(0, 1), (0, 2), (2, 3)]);
+        let full = GreedyExplainer::new(&bb, GreedyConfig::default(), EXACT);
+        let (want, all) = counted(|| full.explain(&g, 0).unwrap());
+        assert_eq!(want.edits, [Edit::delete(0, 1)]);
+        for k in [1, 2, 100] {
+            let c = GreedyConfig {
+                shortlist: Some(k),
+                ..GreedyConfig::default()
+            };
+            let x = GreedyExplainer::new(&bb, c, EXACT).with_device(&d);
+            let (e, n) = counted(|| x.explain(&g, 0).unwrap());
+            assert_eq!(e, want, "shortlist {k}");
+            // A shortlist longer than a step's actions changes nothing (no gradient is taken);
+            // a shorter one takes one gradient (one evaluation) and judges k actions.
+            match k {
+                100 => assert_eq!(n, all),
+                _ => assert!(n < all, "shortlist {k}: {n} evaluations, exhaustive {all}"),
+            }
+        }
+    }
+
+    #[test]
+    fn a_shortlist_needs_gradients_and_room() {
+        let bb = GradedDegree(5);
+        let c = GreedyConfig {
+            shortlist: Some(2),
+            ..GreedyConfig::default()
+        };
+        match GreedyExplainer::new(&bb, c.clone(), EXACT).explain(&star(), 0) {
+            Err(ExplainError::NotDifferentiable { method }) => {
+                assert_eq!(method, "greedy --shortlist")
+            }
+            other => panic!("{other:?}"),
+        }
+        let zero = GreedyConfig {
+            shortlist: Some(0),
+            ..c
+        };
+        assert!(matches!(
+            GreedyExplainer::new(&bb, zero, EXACT).explain(&star(), 0),
+            Err(ExplainError::InvalidConfig(_))
+        ));
     }
 
     /// Three classes by degree: 0 up to 1, 1 for 2 or 3, 2 from 4 (graded: the closer the

@@ -9,7 +9,7 @@
 //! | `cf-gnnexplainer++` | [`cf_gnnexplainer`] | both | InduCE paper, §4.4 |
 //! | `cf2` | [`cf2`] | deletions | Tan et al., WWW 2022 (α = 0) |
 //! | `pgexplainer` | [`pgexplainer`] | deletions (top-k) | Luo et al., NeurIPS 2020 |
-//! | `greedy` | [`greedy`] | both | exhaustive one-step search in InduCE's action space |
+//! | `greedy` | [`greedy`] | both | exhaustive one-step search in InduCE's action space (or a first-order shortlist of it) |
 //! | `exact` | [`exact`] | both | the certified minimum in InduCE's action space |
 //!
 //! GEM (Lin et al., ICML 2021) is not implemented: its distillation of a ground-truth
@@ -32,6 +32,7 @@ pub mod neighbourhood;
 pub mod pgexplainer;
 pub mod random;
 pub mod sgd;
+mod shortlist;
 
 pub use action_space::Additions;
 pub use cf_gnnexplainer::{CfGnnConfig, CfGnnExplainer};

@@ -344,27 +344,7 @@ impl<'a> MaskProblem<'a> {
     /// The neighbourhood bound to `model`, for gradients with respect to a soft mask over the
     /// candidate pairs.
     pub fn differentiable<'m>(&self, model: &'m GradModel) -> Result<SoftNeighbourhood<'m>> {
-        if model.net.input_dim() != self.features.dim() {
-            return Err(ExplainError::FeatureDimension {
-                expected: model.net.input_dim(),
-                got: self.features.dim(),
-            });
-        }
-        let t = self.target_local();
-        Ok(SoftNeighbourhood(match (&model.host, model.kernel) {
-            (Some(host), Kernel::Host) => Soft::Host(host.bind(&self.features, &self.pairs, t)?),
-            _ => {
-                let ad = model.device.clone().autodiff();
-                let n = self.sub.num_nodes();
-                Soft::Burn(Box::new(BurnSoft {
-                    model: model.net.to_device_boxed(&ad),
-                    x: matrix(self.features.as_slice(), n, self.features.dim(), &ad),
-                    edges: WeightedEdges::new(n, &self.pairs, &ad)?,
-                    target: Tensor::from_data(TensorData::new(vec![t as i64], [1]), &ad),
-                    device: ad,
-                }))
-            }
-        }))
+        model.bind(&self.features, &self.pairs, self.target_local())
     }
 }
 
@@ -407,6 +387,45 @@ impl GradModel {
     /// The differentiable model.
     pub fn net(&self) -> &dyn EdgeWeighted {
         self.net.as_ref()
+    }
+
+    /// The graph of `features`' nodes whose pairs `pairs` (local ids) carry a weight each, bound
+    /// to the model for the gradient of `target`'s output with respect to those weights.
+    ///
+    /// Errors: features of another width than the model's, a pair or the target out of range.
+    pub fn bind(
+        &self,
+        features: &Features,
+        pairs: &[(u32, u32)],
+        target: usize,
+    ) -> Result<SoftNeighbourhood<'_>> {
+        if self.net.input_dim() != features.dim() {
+            return Err(ExplainError::FeatureDimension {
+                expected: self.net.input_dim(),
+                got: features.dim(),
+            });
+        }
+        if target >= features.num_nodes() {
+            return Err(ExplainError::InvalidValue {
+                what: "target",
+                value: target.to_string(),
+                reason: format!("outside the {} nodes bound", features.num_nodes()),
+            });
+        }
+        Ok(SoftNeighbourhood(match (&self.host, self.kernel) {
+            (Some(host), Kernel::Host) => Soft::Host(host.bind(features, pairs, target)?),
+            _ => {
+                let ad = self.device.clone().autodiff();
+                let n = features.num_nodes();
+                Soft::Burn(Box::new(BurnSoft {
+                    model: self.net.to_device_boxed(&ad),
+                    x: matrix(features.as_slice(), n, features.dim(), &ad),
+                    edges: WeightedEdges::new(n, pairs, &ad)?,
+                    target: Tensor::from_data(TensorData::new(vec![target as i64], [1]), &ad),
+                    device: ad,
+                }))
+            }
+        }))
     }
 
     /// The kernel the gradients run on: the configured one for the GCN, Burn for other models.

@@ -436,11 +436,11 @@ mod tests {
     use crate::neighbourhood::fixtures::{beacon_gcn, beacon_graph};
     use induce_explain::{Edit, Verdict};
     use induce_models::GcnBlackBox;
-    use induce_models::device::default_device;
+    use induce_models::testing::test_device;
 
     #[test]
     fn split_first_layer_equals_the_concatenated_inputs() {
-        let d = default_device().unwrap();
+        let d = test_device().unwrap();
         let mlp = PgMlpConfig::new(2)
             .with_hidden(3)
             .with_init_seed(4)
@@ -477,7 +477,7 @@ mod tests {
 
     #[test]
     fn deletes_top_k_and_reports_the_flip() {
-        let d = default_device().unwrap();
+        let d = test_device().unwrap();
         let m = beacon_gcn(&d);
         let bb = GcnBlackBox::new(m.clone(), &d);
         let g = beacon_graph(&[(0, 1), (0, 2), (2, 3)]);
@@ -518,7 +518,7 @@ mod tests {
 
     #[test]
     fn training_masks_the_neighbourhoods_that_explaining_does() {
-        let d = default_device().unwrap();
+        let d = test_device().unwrap();
         let bb = GcnBlackBox::new(beacon_gcn(&d), &d);
         let g = beacon_graph(&[(0, 1), (0, 2), (2, 3)]);
         // 0 hops: a lone node with nothing to mask, unless the exact verdict widens it to the
@@ -555,7 +555,7 @@ mod tests {
 
     #[test]
     fn bad_inputs_are_typed_errors() {
-        let d = default_device().unwrap();
+        let d = test_device().unwrap();
         let m = beacon_gcn(&d);
         let bb = GcnBlackBox::new(m.clone(), &d);
         let g = beacon_graph(&[(0, 1)]);

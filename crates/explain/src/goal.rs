@@ -68,6 +68,39 @@ impl Goal {
         }
     }
 
+    /// `∂ margin / ∂ row` of [`Goal::margin`] (a subgradient: the strongest rival class takes
+    /// the `∓1`, the first on ties): what a first-order estimate of an edit's effect on the
+    /// margin multiplies with the gradient of the log-probabilities.
+    ///
+    /// # Shapes
+    /// - row: `[num_classes]` (log-probabilities); output: `[num_classes]`
+    ///
+    /// ```
+    /// use induce_explain::Goal;
+    /// let row = [-0.2f32, -2.0, -1.0];
+    /// assert_eq!(Goal::AnyOther.margin_gradient(&row, 0), vec![1.0, 0.0, -1.0]);
+    /// assert_eq!(Goal::Class(1).margin_gradient(&row, 0), vec![1.0, -1.0, 0.0]);
+    /// ```
+    pub fn margin_gradient(self, row: &[f32], original: usize) -> Vec<f32> {
+        let (mine, skip, sign) = match self {
+            Goal::AnyOther => (original, original, 1.0),
+            Goal::Class(c) => (c, c, -1.0),
+        };
+        let mut g = vec![0.0; row.len()];
+        let rival = (row.iter().enumerate()).filter(|&(k, _)| k != skip).fold(
+            None,
+            |b: Option<(usize, f32)>, (k, &v)| match b {
+                Some((_, bv)) if bv >= v => b,
+                _ => Some((k, v)),
+            },
+        );
+        g[mine] = sign;
+        if let Some((k, _)) = rival {
+            g[k] = -sign;
+        }
+        g
+    }
+
     /// The log-probability mass still away from the goal, which InduCE's reward drives down:
     /// `log p(original)` ([`Goal::AnyOther`], the paper's), or `log (1 − p(C))`
     /// ([`Goal::Class`]).

@@ -414,9 +414,9 @@ mod tests {
 
     #[test]
     fn the_batched_pass_asks_and_decides_as_the_sequential_one() {
-        use induce_models::{GcnBlackBox, GcnConfig, device::default_device};
+        use induce_models::{GcnBlackBox, GcnConfig, testing::test_device};
         use rand::{Rng, SeedableRng, rngs::StdRng};
-        let dev = default_device().unwrap();
+        let dev = test_device().unwrap();
         // Twelve nodes on a ring with chords, features that vary.
         let n = 12u32;
         let mut edges: Vec<(u32, u32)> = (0..n).map(|i| (i, (i + 1) % n)).collect();

@@ -26,8 +26,9 @@ use burn::tensor::Device;
 
 use crate::error::{ModelError, Result};
 
-/// Environment variable that overrides the default backend (`flex`, `ndarray`, `vulkan`, `cuda`
-/// or `cube-cpu`).
+/// Environment variable that names a backend (`flex`, `ndarray`, `vulkan`, `cuda` or
+/// `cube-cpu`) to the binaries and the test suites ([`BackendKind::from_env`]); the library
+/// itself never reads it.
 pub const BACKEND_ENV: &str = "INDUCE_BACKEND";
 
 /// A Burn backend this crate can run on.
@@ -93,6 +94,28 @@ impl BackendKind {
     /// CPU beats per-kernel launch costs, see `docs/architecture.md`).
     pub fn compiled() -> Vec<BackendKind> {
         Self::ALL.into_iter().filter(|k| k.is_compiled()).collect()
+    }
+
+    /// The backend [`BACKEND_ENV`] names in this process's environment (`None` when unset or
+    /// blank): what the `induce` binary, the examples, the Python module and the test suites
+    /// call when no backend is chosen otherwise. Errors on an unknown name or one not compiled
+    /// in.
+    pub fn from_env() -> Result<Option<BackendKind>> {
+        match std::env::var(BACKEND_ENV) {
+            Ok(name) if !name.trim().is_empty() => {
+                let kind: BackendKind = name.parse()?;
+                match kind.is_compiled() {
+                    true => Ok(Some(kind)),
+                    false => Err(unavailable(&name)),
+                }
+            }
+            _ => Ok(None),
+        }
+    }
+
+    /// [`BackendKind::from_env`], else [`default_backend`].
+    pub fn from_env_or_default() -> Result<BackendKind> {
+        Self::from_env()?.map_or_else(default_backend, Ok)
     }
 }
 
@@ -307,15 +330,21 @@ pub fn is_gpu(device: &Device) -> bool {
     }
 }
 
-/// The absolute tolerance for comparing results of the default backend ([`default_backend`])
-/// with exact references, given the one that holds on the CPU: at least `2e-3` on the GPU
-/// backends, because CubeCL computes `f32` matrix products on tensor cores in TF32 (10-bit
-/// mantissa) where the GPU supports it (`cubek-matmul`'s `adjust_dtypes`); `cpu` elsewhere.
-/// Tests that compare Burn's numbers with f64 or host references use it, so that the same test
-/// binary checks a GPU.
-pub fn float_tolerance(cpu: f32) -> f32 {
-    match default_backend() {
-        Ok(BackendKind::Cuda | BackendKind::Vulkan) => cpu.max(2e-3),
+/// The absolute tolerance for comparing results on `backend` with exact references, given the
+/// one that holds on the CPU: at least `2e-3` on the GPU backends, because CubeCL computes `f32`
+/// matrix products on tensor cores in TF32 (10-bit mantissa) where the GPU supports it
+/// (`cubek-matmul`'s `adjust_dtypes`); `cpu` elsewhere. Tests that compare Burn's numbers with
+/// f64 or host references use it (through [`crate::testing::float_tolerance`]), so that the
+/// same test binary checks a GPU.
+///
+/// ```
+/// use induce_models::device::{BackendKind, float_tolerance_on};
+/// assert_eq!(float_tolerance_on(BackendKind::Flex, 1e-5), 1e-5);
+/// assert_eq!(float_tolerance_on(BackendKind::Cuda, 1e-5), 2e-3);
+/// ```
+pub fn float_tolerance_on(backend: BackendKind, cpu: f32) -> f32 {
+    match backend {
+        BackendKind::Cuda | BackendKind::Vulkan => cpu.max(2e-3),
         _ => cpu,
     }
 }
@@ -462,43 +491,14 @@ pub fn set_exact_matmul(on: bool) {
     EXACT_MATMUL.store(if on { 2 } else { 1 }, std::sync::atomic::Ordering::Relaxed);
 }
 
-/// The backend named by [`BACKEND_ENV`], else the first compiled-in one.
+/// The first compiled-in backend (Flex with the default features). The library reads no
+/// environment: a binary that lets [`BACKEND_ENV`] choose calls
+/// [`BackendKind::from_env_or_default`].
 pub fn default_backend() -> Result<BackendKind> {
-    match std::env::var(BACKEND_ENV) {
-        Ok(name) if !name.trim().is_empty() => {
-            let kind: BackendKind = name.parse()?;
-            if kind.is_compiled() {
-                Ok(kind)
-            } else {
-                Err(unavailable(&name))
-            }
-        }
-        _ => BackendKind::compiled()
-            .into_iter()
-            .next()
-            .ok_or_else(|| unavailable("default")),
-    }
-}
-
-/// Whether tests should sweep fewer shapes: true when the default backend is CubeCL's CPU
-/// runtime, which compiles (LLVM, aggressive optimisation) a kernel for every new operation and
-/// shape it meets, so a test that sweeps many shapes spends minutes there compiling kernels its
-/// other shapes already checked. CI runs every test on Flex with the whole sweep, and the GPU
-/// check runs them whole on a GPU. For this crate's tests and integration tests.
-#[doc(hidden)]
-pub fn reduced_test_sweeps() -> bool {
-    matches!(default_backend(), Ok(BackendKind::CubeCpu))
-}
-
-/// A test's sweep of shapes: all of `all`, or only the items at `few` when
-/// [`reduced_test_sweeps`].
-#[cfg(test)]
-pub(crate) fn sweep<T: Clone>(all: &[T], few: &[usize]) -> Vec<T> {
-    if reduced_test_sweeps() {
-        few.iter().map(|&i| all[i].clone()).collect()
-    } else {
-        all.to_vec()
-    }
+    BackendKind::compiled()
+        .into_iter()
+        .next()
+        .ok_or_else(|| unavailable("default"))
 }
 
 /// The plain device of [`default_backend`].

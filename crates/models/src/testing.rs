@@ -1,9 +1,51 @@
-//! Toy black boxes for tests and doc examples: rules on a node's degree whose answers can be
-//! worked out by hand.
+//! Test support: the device the test suites run on ([`test_device`], chosen by
+//! `INDUCE_BACKEND`) and toy black boxes for tests and doc examples, rules on a node's degree
+//! whose answers can be worked out by hand.
 
 use induce_graph::Features;
 
+use burn::tensor::Device;
+
+use crate::device::{BackendKind, device, float_tolerance_on};
 use crate::{BlackBox, LogProbs, Result};
+
+/// The backend the test suites run on: the one [`BACKEND_ENV`](crate::device::BACKEND_ENV)
+/// names (how CI and the GPU check run the same tests on ndarray, CubeCL's CPU runtime or a
+/// GPU), else the default one.
+pub fn test_backend() -> Result<BackendKind> {
+    BackendKind::from_env_or_default()
+}
+
+/// The plain device of [`test_backend`].
+pub fn test_device() -> Result<Device> {
+    device(test_backend()?)
+}
+
+/// [`float_tolerance_on`] the [`test_backend`] (the CPU's `cpu` when it cannot be read).
+pub fn float_tolerance(cpu: f32) -> f32 {
+    test_backend().map_or(cpu, |b| float_tolerance_on(b, cpu))
+}
+
+/// Whether tests should sweep fewer shapes: true when the test backend is CubeCL's CPU
+/// runtime, which compiles (LLVM, aggressive optimisation) a kernel for every new operation and
+/// shape it meets, so a test that sweeps many shapes spends minutes there compiling kernels its
+/// other shapes already checked. CI runs every test on Flex with the whole sweep, and the GPU
+/// check runs them whole on a GPU. For this crate's tests and integration tests.
+#[doc(hidden)]
+pub fn reduced_test_sweeps() -> bool {
+    matches!(test_backend(), Ok(BackendKind::CubeCpu))
+}
+
+/// A test's sweep of shapes: all of `all`, or only the items at `few` when
+/// [`reduced_test_sweeps`].
+#[cfg(test)]
+pub(crate) fn sweep<T: Clone>(all: &[T], few: &[usize]) -> Vec<T> {
+    if reduced_test_sweeps() {
+        few.iter().map(|&i| all[i].clone()).collect()
+    } else {
+        all.to_vec()
+    }
+}
 
 /// Each node's degree in the undirected edge list `edges` over `num_nodes` nodes (each pair
 /// listed once): what the toy rules read.

@@ -2,9 +2,9 @@
 //! round-trip. (Runs on the backend chosen by `INDUCE_BACKEND`, flex by default.)
 
 use induce_graph::generators::SyntheticKind;
-use induce_models::device::default_device;
 use induce_models::gcn::train::split_accuracy;
 use induce_models::io::checkpoint::{load_gcn, save_gcn};
+use induce_models::testing::test_device;
 use induce_models::{BlackBox, GcnBlackBox, GcnConfig, GcnTrainingConfig, ModelError, train_gcn};
 
 fn train(
@@ -15,7 +15,7 @@ fn train(
     induce_models::TrainReport,
 ) {
     let data = kind.generate(42).unwrap();
-    let dev = default_device().unwrap();
+    let dev = test_device().unwrap();
     let cfg = GcnTrainingConfig::new(GcnConfig::new(10, data.graph.num_classes()));
     let (model, report) = train_gcn(&data, &cfg, &dev).unwrap();
     println!(
@@ -58,7 +58,7 @@ fn tree_grid_reaches_85_percent_and_checkpoint_round_trips() {
         r.test_accuracy
     );
 
-    let dev = default_device().unwrap();
+    let dev = test_device().unwrap();
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("gcn.bpk");
     let cfg = GcnConfig::new(10, 2);
@@ -113,7 +113,7 @@ fn tree_grid_reaches_85_percent_and_checkpoint_round_trips() {
 #[test]
 fn training_is_reproducible() {
     let data = SyntheticKind::TreeCycles.generate(1).unwrap();
-    let dev = default_device().unwrap();
+    let dev = test_device().unwrap();
     let cfg = GcnTrainingConfig::new(GcnConfig::new(10, 2)).with_epochs(30);
     let (m1, r1) = train_gcn(&data, &cfg, &dev).unwrap();
     let (m2, r2) = train_gcn(&data, &cfg, &dev).unwrap();
@@ -141,7 +141,7 @@ fn training_is_reproducible() {
 
 #[test]
 fn bad_inputs_are_typed_errors() {
-    let dev = default_device().unwrap();
+    let dev = test_device().unwrap();
     let data = SyntheticKind::TreeCycles.generate(3).unwrap();
     // Feature dimension mismatch.
     let cfg = GcnTrainingConfig::new(GcnConfig::new(7, 2)).with_epochs(1);

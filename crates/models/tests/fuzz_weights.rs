@@ -12,9 +12,9 @@ mod json_mutations;
 
 use std::path::{Path, PathBuf};
 
-use induce_models::device::default_device;
 use induce_models::io::checkpoint::{load_config, load_gcn, save_gcn};
 use induce_models::io::reference::{load_reference_gcn, load_reference_policy, safetensors_shapes};
+use induce_models::testing::test_device;
 use induce_models::{GcnConfig, ModelError};
 use rand::Rng;
 use rand::rngs::StdRng;
@@ -250,7 +250,7 @@ fn fuzz_reference_gcn_safetensors() {
         ],
     );
     safetensors_campaign("reference_gcn_safetensors", 3000, seeds, |p| {
-        let dev = default_device()?;
+        let dev = test_device()?;
         safetensors_shapes(p)?;
         load_reference_gcn(p, &dev).map(drop)
     });
@@ -272,7 +272,7 @@ fn fuzz_reference_policy_safetensors() {
         ],
     );
     safetensors_campaign("reference_policy_safetensors", 3000, seeds, |p| {
-        let dev = default_device()?;
+        let dev = test_device()?;
         load_reference_policy(p, &dev).map(drop)
     });
 }
@@ -280,7 +280,7 @@ fn fuzz_reference_policy_safetensors() {
 #[test]
 fn fuzz_gcn_checkpoint_and_config() {
     let tmp = tempfile::tempdir().unwrap();
-    let dev = default_device().unwrap();
+    let dev = test_device().unwrap();
     let seed_dir = tmp.path().join("seed");
     let mut seeds = Vec::new();
     for (d, c, h) in [(10usize, 4usize, 20usize), (3, 2, 5)] {
@@ -334,7 +334,7 @@ fn fuzz_gcn_checkpoint_and_config() {
             case,
             &format!("gcn_{d}_{k}: {} (expect {expect:?})", desc.join("; ")),
             move || {
-                let dev = default_device()?;
+                let dev = test_device()?;
                 let _ = load_config::<GcnConfig>(&p)?;
                 load_gcn(&p, expect, &dev).map(drop)
             },

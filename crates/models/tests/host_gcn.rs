@@ -9,8 +9,8 @@ use common::reference_dir;
 
 use induce_graph::io::load_reference_npz;
 use induce_graph::{Features, k_hop};
-use induce_models::device::default_device;
 use induce_models::io::reference::load_reference_gcn;
+use induce_models::testing::test_device;
 use induce_models::{BlackBox, GcnBlackBox, HostGcn};
 
 /// Largest `|host − burn| / max(1, |burn|)` over all entries; the predictions must agree.
@@ -28,7 +28,7 @@ fn compare(host: &HostGcn, burn: &GcnBlackBox, x: &Features, edges: &[(u32, u32)
 #[test]
 fn host_gcn_equals_the_burn_black_box_on_reference_neighbourhoods() {
     let Some(dir) = reference_dir() else { return };
-    let dev = default_device().unwrap();
+    let dev = test_device().unwrap();
     for ds in ["syn1", "syn4", "syn5"] {
         let data = load_reference_npz(dir.join(format!("{ds}.npz"))).unwrap();
         let gcn = load_reference_gcn(dir.join(format!("{ds}_gcn.safetensors")), &dev).unwrap();
@@ -60,7 +60,7 @@ fn host_gcn_equals_the_burn_black_box_on_reference_neighbourhoods() {
 #[test]
 fn host_gcn_reproduces_the_syn1_golden_logits() {
     let Some(dir) = reference_dir() else { return };
-    let dev = default_device().unwrap();
+    let dev = test_device().unwrap();
     let data = load_reference_npz(dir.join("syn1.npz")).unwrap();
     let gcn = load_reference_gcn(dir.join("syn1_gcn.safetensors"), &dev).unwrap();
     let host = HostGcn::from_gcn(&gcn).unwrap();

@@ -2,9 +2,9 @@
 //! a `ModelError::Checkpoint` naming the file and the value, refused before the model is
 //! allocated (allocating would abort the test process).
 
-use induce_models::device::default_device;
 use induce_models::io::checkpoint::{load_gcn, save_gcn};
 use induce_models::io::reference::{load_reference_gcn, load_reference_policy, safetensors_shapes};
+use induce_models::testing::test_device;
 use induce_models::{GcnConfig, ModelError};
 use serde_json::json;
 
@@ -23,7 +23,7 @@ fn checkpoint_message(e: ModelError) -> String {
 
 #[test]
 fn memory_bomb_gcn_config_declares_1e12_parameters() {
-    let dev = default_device().unwrap();
+    let dev = test_device().unwrap();
     let tmp = tempfile::tempdir().unwrap();
     let path = tmp.path().join("gcn.bpk");
     let cfg = GcnConfig::new(10, 4);
@@ -49,7 +49,7 @@ fn memory_bomb_gcn_config_declares_1e12_parameters() {
 
 #[test]
 fn memory_bomb_safetensors_shapes_declare_1e12_elements() {
-    let dev = default_device().unwrap();
+    let dev = test_device().unwrap();
     let tmp = tempfile::tempdir().unwrap();
     let path = tmp.path().join("bomb_gcn.safetensors");
     // A consistent GCN of hidden width 10^6 (gc2.weight alone: 10^12 values) over 16 bytes.

@@ -76,10 +76,10 @@ fn every_family_matches_pyg_to_1e_5() {
 #[test]
 fn the_edge_weighted_burn_form_matches_pyg_and_has_gradients() {
     use burn::tensor::{Tensor, TensorData};
-    use induce_models::device::default_device;
     use induce_models::kernels::tensors::{WeightedEdges, matrix, to_vec};
+    use induce_models::testing::test_device;
 
-    let device = default_device().unwrap().autodiff();
+    let device = test_device().unwrap().autodiff();
     for case in CASES {
         let dir = fixtures().join(case);
         let net = PygNet::load(dir.join("model.safetensors"), dir.join("arch.json")).unwrap();

@@ -10,9 +10,9 @@ use common::reference_dir;
 
 use induce_graph::io::load_reference_npz;
 use induce_graph::k_hop;
-use induce_models::device::default_device;
 use induce_models::gcn::train::split_accuracy;
 use induce_models::io::reference::load_reference_gcn;
+use induce_models::testing::test_device;
 use induce_models::{BlackBox, GcnBlackBox};
 
 /// Equal up to f32 rounding: 1e-5 relative to the magnitude (log-probabilities reach −65 here,
@@ -29,7 +29,7 @@ fn close(got: &[f32], want: &[f32]) {
 #[test]
 fn syn1_accuracy_and_logits_match_the_reference() {
     let Some(dir) = reference_dir() else { return };
-    let dev = default_device().unwrap();
+    let dev = test_device().unwrap();
     let data = load_reference_npz(dir.join("syn1.npz")).unwrap();
     let gcn = load_reference_gcn(dir.join("syn1_gcn.safetensors"), &dev).unwrap();
     assert_eq!(
@@ -74,7 +74,7 @@ fn syn1_accuracy_and_logits_match_the_reference() {
 #[test]
 fn every_eval_target_is_predicted_correctly_on_its_subgraph() {
     let Some(dir) = reference_dir() else { return };
-    let dev = default_device().unwrap();
+    let dev = test_device().unwrap();
     for (ds, n_eval) in [("syn1", 76), ("syn4", 72), ("syn5", 129)] {
         let data = load_reference_npz(dir.join(format!("{ds}.npz"))).unwrap();
         let gcn = load_reference_gcn(dir.join(format!("{ds}_gcn.safetensors")), &dev).unwrap();
@@ -97,7 +97,7 @@ fn every_eval_target_is_predicted_correctly_on_its_subgraph() {
 
 #[test]
 fn malformed_weight_files_are_typed_errors() {
-    let dev = default_device().unwrap();
+    let dev = test_device().unwrap();
     let dir = tempfile::tempdir().unwrap();
     let p = dir.path().join("bad.safetensors");
     std::fs::write(&p, b"\x05\x00").unwrap();

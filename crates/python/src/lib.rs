@@ -235,7 +235,8 @@ impl Graph {
         kernel: induce::rl::Kernel,
     ) -> Result<(induce::Dataset, induce::Device, Box<dyn induce::BlackBox>), String> {
         let data = self.dataset()?;
-        let device = induce::default_device().map_err(|e| message(&e))?;
+        let kind = induce::BackendKind::from_env_or_default().map_err(|e| message(&e))?;
+        let device = induce::device(kind).map_err(|e| message(&e))?;
         let black_box = model.load(&data, kernel, &device)?;
         Ok((data, device, black_box))
     }

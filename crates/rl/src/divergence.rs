@@ -282,7 +282,7 @@ mod tests {
     use crate::env::{EnvConfig, state_dim};
     use crate::induce::explain_greedy;
     use induce_graph::{Features, Graph};
-    use induce_models::device::default_device;
+    use induce_models::testing::test_device;
     use induce_models::{BlackBox, Kernel, LogProbs, PolicyConfig, Result as ModelResult};
 
     /// Two classes by degree: class 1 with probability 0.75 at degree 5, class 0 otherwise (so any
@@ -335,7 +335,7 @@ mod tests {
     }
 
     fn policy(seed: u64, kernel: Kernel) -> KernelPolicy {
-        let dev = default_device().unwrap();
+        let dev = test_device().unwrap();
         let p = PolicyConfig::new(state_dim(2, 2))
             .with_init_seed(seed)
             .init(&dev);

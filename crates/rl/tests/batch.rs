@@ -3,13 +3,13 @@
 //! without the minimality pass, and for a policy with node BatchNorm (scored state by state).
 
 use induce_graph::generators::SyntheticKind;
-use induce_models::device::default_device;
+use induce_models::testing::test_device;
 use induce_models::{GcnConfig, GcnTrainingConfig, PolicyConfig, gcn_black_box, train_gcn};
 use induce_rl::{EnvConfig, Explainer, InduceConfig, InduceExplainer, Kernel, RlError};
 
 #[test]
 fn batched_targets_explain_as_each_alone() {
-    let dev = default_device().unwrap();
+    let dev = test_device().unwrap();
     let data = SyntheticKind::TreeCycles.generate(42).unwrap();
     let tcfg = GcnTrainingConfig::new(GcnConfig::new(10, 2)).with_epochs(300);
     let (gcn, _) = train_gcn(&data, &tcfg, &dev).unwrap();
@@ -89,7 +89,7 @@ fn tree_cycles() -> (
     induce_models::Policy,
     Vec<u32>,
 ) {
-    let dev = default_device().unwrap();
+    let dev = test_device().unwrap();
     let data = SyntheticKind::TreeCycles.generate(42).unwrap();
     let tcfg = GcnTrainingConfig::new(GcnConfig::new(10, 2)).with_epochs(300);
     let (gcn, _) = train_gcn(&data, &tcfg, &dev).unwrap();

@@ -3,7 +3,7 @@
 //! training (each written once, over `Actor` / `Learner`).
 
 use induce_graph::generators::SyntheticKind;
-use induce_models::device::default_device;
+use induce_models::testing::test_device;
 use induce_models::{GcnConfig, GcnTrainingConfig, gcn_black_box, train_gcn};
 use induce_rl::{
     InduceConfig, Kernel, KernelPolicy, explain_best_of_k, explain_greedy, explain_transductive,
@@ -12,7 +12,7 @@ use induce_rl::{
 
 #[test]
 fn host_and_burn_kernels_explain_alike() {
-    let dev = default_device().unwrap();
+    let dev = test_device().unwrap();
     let data = SyntheticKind::TreeCycles.generate(42).unwrap();
     let tcfg = GcnTrainingConfig::new(GcnConfig::new(10, 2)).with_epochs(300);
     let (gcn, _) = train_gcn(&data, &tcfg, &dev).unwrap();

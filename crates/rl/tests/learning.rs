@@ -3,7 +3,7 @@
 use induce_graph::generators::SyntheticKind;
 use induce_graph::{Dataset, k_hop};
 use induce_models::ModelError;
-use induce_models::device::default_device;
+use induce_models::testing::test_device;
 use induce_models::{BlackBox, GcnBlackBox, GcnConfig, GcnTrainingConfig, train_gcn};
 use induce_rl::metrics::{fidelity, size};
 use induce_rl::{
@@ -30,7 +30,7 @@ fn targets(data: &Dataset, bb: &dyn BlackBox, nodes: &[u32], hops: u32) -> Vec<u
 
 #[test]
 fn training_beats_the_untrained_policy_on_held_out_nodes() {
-    let dev = default_device().unwrap();
+    let dev = test_device().unwrap();
     let burn = |p: &induce_models::Policy| KernelPolicy::new(p, Kernel::Burn, &dev);
     let data = SyntheticKind::TreeCycles.generate(42).unwrap();
     let (gcn, _) = train_gcn(&data, &GcnTrainingConfig::new(GcnConfig::new(10, 2)), &dev).unwrap();
@@ -235,7 +235,7 @@ fn training_beats_the_untrained_policy_on_held_out_nodes() {
 #[test]
 fn checkpointed_training_resumes_to_the_uninterrupted_policy() {
     use induce_models::policy::host::HostPolicy;
-    let dev = default_device().unwrap();
+    let dev = test_device().unwrap();
     let data = SyntheticKind::TreeCycles.generate(42).unwrap();
     let (gcn, _) = train_gcn(&data, &GcnTrainingConfig::new(GcnConfig::new(10, 2)), &dev).unwrap();
     let bb = GcnBlackBox::new(gcn, &dev);

@@ -78,6 +78,11 @@ pub struct ExplainArgs {
     /// exact: give up on a target after N black-box evaluations (its record says so).
     #[arg(long, value_name = "N", default_value_t = 1_000_000)]
     pub max_evaluations: u64,
+    /// greedy: judge only the K actions of each step that a first-order estimate of the margin
+    /// they leave ranks first (one gradient of the black box per step; a bounded reference for
+    /// graphs where judging every action costs too much). Default: every action.
+    #[arg(long, value_name = "K")]
+    pub shortlist: Option<usize>,
     /// greedy and exact: where additions (target, v) may go: ball (the target's neighbourhood,
     /// the paper's action space) or graph (also the nodes elsewhere that the black box predicts
     /// most confidently as another class).
@@ -183,6 +188,7 @@ impl ExplainArgs {
             paper_faithful: self.paper_faithful,
             max_size: Some(self.max_size),
             max_evaluations: Some(self.max_evaluations),
+            shortlist: self.shortlist,
             additions: Some(self.additions),
             lookahead: self.lookahead,
             widen: Some(self.widen),

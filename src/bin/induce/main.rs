@@ -21,7 +21,7 @@ use std::process::ExitCode;
 use anyhow::Result;
 use clap::{Parser, Subcommand};
 use induce::cli::error_line;
-use induce::models::device::{BackendKind, default_backend, device};
+use induce::models::device::{BackendKind, device};
 
 /// Counterfactual explanations for graph neural networks (InduCE): the fewest edge edits that
 /// flip a node classifier's prediction.
@@ -119,7 +119,7 @@ fn flags_for_fields(line: &str) -> String {
 fn pick_device(backend: Option<BackendKind>) -> Result<induce::Device> {
     let kind = match backend {
         Some(k) => k,
-        None => default_backend()?,
+        None => BackendKind::from_env_or_default()?,
     };
     Ok(device(kind)?)
 }

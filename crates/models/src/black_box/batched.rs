@@ -742,8 +742,8 @@ fn empty(c: usize) -> LogProbs {
 mod tests {
     use super::*;
     use crate::GcnConfig;
-    use crate::device::{default_device, float_tolerance};
     use crate::kernels::tensors::to_vec;
+    use crate::testing::{float_tolerance, test_device};
 
     /// Six nodes, two triangles joined by one edge.
     ///
@@ -775,7 +775,7 @@ mod tests {
 
     #[test]
     fn every_episode_matches_the_model_on_its_edited_graph() {
-        let dev = default_device().unwrap();
+        let dev = test_device().unwrap();
         let gcn = GcnConfig::new(3, 3).with_hidden(5).init(&dev);
         let (x, edges) = graph();
         let batch = VerdictBatch::new(&gcn, &x, &edges, &dev).unwrap();
@@ -843,7 +843,7 @@ mod tests {
 
     #[test]
     fn a_request_reads_its_rows_of_its_node_set() {
-        let dev = default_device().unwrap();
+        let dev = test_device().unwrap();
         let gcn = GcnConfig::new(3, 3).with_hidden(5).init(&dev);
         let (x, edges) = graph();
         let batch = VerdictBatch::new(&gcn, &x, &edges, &dev).unwrap();
@@ -889,7 +889,7 @@ mod tests {
 
     #[test]
     fn node_sets_kept_between_calls_give_the_numbers_of_a_fresh_binding() {
-        let dev = default_device().unwrap();
+        let dev = test_device().unwrap();
         let gcn = GcnConfig::new(3, 3).with_hidden(5).init(&dev);
         let (x, edges) = graph();
         let kept = VerdictBatch::new(&gcn, &x, &edges, &dev)
@@ -969,7 +969,7 @@ mod tests {
 
     #[test]
     fn bad_input_is_a_typed_error_naming_what() {
-        let dev = default_device().unwrap();
+        let dev = test_device().unwrap();
         let gcn = GcnConfig::new(3, 2).init(&dev);
         let (x, edges) = graph();
         let wide = Features::new(6, 4, vec![0.0; 24]).unwrap();

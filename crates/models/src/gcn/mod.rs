@@ -262,8 +262,8 @@ impl Gcn {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::device::default_device;
     use crate::kernels::tensors::{matrix, to_vec};
+    use crate::testing::test_device;
     use burn::tensor::TensorData;
 
     fn set2(p: &mut Param<Tensor<2>>, v: &[f32], r: usize, c: usize, d: &Device) {
@@ -305,7 +305,7 @@ mod tests {
 
     #[test]
     fn graph_conv_matches_dense_reference() {
-        let d = default_device().unwrap();
+        let d = test_device().unwrap();
         // 0 ─ 1 ─ 2
         let a = [[0.0, 1.0, 0.0], [1.0, 0.0, 1.0], [0.0, 1.0, 0.0]];
         let w = [0.1f32, -0.2, 0.3, 0.4, -0.5, 0.6];
@@ -328,7 +328,7 @@ mod tests {
         let want = dense_conv(&a, &h, &wm, &bv);
         for i in 0..3 {
             for o in 0..2 {
-                let tol = crate::device::float_tolerance(1e-6) as f64;
+                let tol = crate::testing::float_tolerance(1e-6) as f64;
                 assert!(
                     (out[i * 2 + o] as f64 - want[i][o]).abs() < tol,
                     "[{i},{o}]: {} vs {}",
@@ -342,12 +342,12 @@ mod tests {
         let hw0 = [1.2f64, 0.0];
         let hw1 = [1.95f64, -0.1];
         let e00 = 0.05 + hw0[0] / 2.0 + hw1[0] / (6.0f64).sqrt();
-        assert!((out[0] as f64 - e00).abs() < crate::device::float_tolerance(1e-6) as f64);
+        assert!((out[0] as f64 - e00).abs() < crate::testing::float_tolerance(1e-6) as f64);
     }
 
     #[test]
     fn zero_weight_removes_an_edge_and_gradients_reach_the_weights() {
-        let d = default_device().unwrap();
+        let d = test_device().unwrap();
         let m = GcnConfig::new(2, 3).with_init_seed(5).init(&d);
         let x = [0.3f32, -1.0, 0.5, 0.2, 1.5, 0.0, -0.4, 0.9, 0.1, 0.1];
         // 0 ─ 1 ─ 2 ─ 3, 1 ─ 4; drop (2, 3) by weight 0.
@@ -360,7 +360,7 @@ mod tests {
         let got = to_vec(m.forward_weighted(matrix(&x, 5, 2, &d), &e, w, DegreeGradient::Through));
         for (a, b) in got.iter().zip(&want) {
             assert!(
-                (a - b).abs() < crate::device::float_tolerance(1e-5),
+                (a - b).abs() < crate::testing::float_tolerance(1e-5),
                 "{got:?} vs {want:?}"
             );
         }
@@ -384,7 +384,7 @@ mod tests {
 
     #[test]
     fn forward_is_log_softmax_and_dims_are_reported() {
-        let d = default_device().unwrap();
+        let d = test_device().unwrap();
         let m = GcnConfig::new(4, 3).init(&d);
         assert_eq!((m.input_dim(), m.num_classes(), m.hidden()), (4, 3, 20));
         let g = GraphTensors::new(5, &[(0, 1), (1, 2), (3, 4)], &d).unwrap();
@@ -402,7 +402,7 @@ mod tests {
     /// bound is 0, as in PyTorch) and is a typed error when asked to classify.
     #[test]
     fn an_empty_gcn_is_an_error_not_a_panic() {
-        let d = default_device().unwrap();
+        let d = test_device().unwrap();
         let x = induce_graph::Features::new(2, 3, vec![1.0; 6]).unwrap();
         for (hidden, classes) in [(0, 2), (4, 0), (0, 0)] {
             let m = GcnConfig::new(3, classes).with_hidden(hidden).init(&d);

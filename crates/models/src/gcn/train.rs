@@ -302,8 +302,8 @@ mod tests {
     use induce_graph::{Dataset, Features, Graph, Split};
 
     use super::label_picks;
-    use crate::device::default_device;
     use crate::kernels::tensors::{indices, matrix, to_vec};
+    use crate::testing::test_device;
 
     #[test]
     fn the_picked_loss_has_the_select_gather_gradient() {
@@ -325,7 +325,7 @@ mod tests {
             picks,
             [0., 1., 0., 0., 0., 0., 0., 0., 1., 0., 0., 0.].map(|v| v as f32)
         );
-        let ad = default_device().unwrap().autodiff();
+        let ad = test_device().unwrap().autodiff();
         let logp: Vec<f32> = (0..12).map(|i| -0.1 - 0.37 * i as f32).collect();
         let grad_of = |picked: bool| {
             let x = matrix(&logp, 4, 3, &ad).require_grad();
@@ -366,7 +366,7 @@ mod tests {
             eval_targets: None,
             notes: vec![],
         };
-        let dev = default_device().unwrap();
+        let dev = test_device().unwrap();
         let train = |dim, hidden| {
             let model = crate::GcnConfig::new(dim, 2).with_hidden(hidden);
             let cfg = crate::GcnTrainingConfig::new(model).with_epochs(1);

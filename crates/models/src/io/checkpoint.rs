@@ -202,11 +202,11 @@ pub fn check_dims(path: &Path, what: &str, found: usize, expected: usize) -> Res
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::device::default_device;
+    use crate::testing::test_device;
 
     #[test]
     fn a_json_checkpoint_path_is_refused_and_leaves_nothing_behind() {
-        let dev = default_device().unwrap();
+        let dev = test_device().unwrap();
         let cfg = GcnConfig::new(3, 2);
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("model.json");

@@ -557,8 +557,8 @@ pub fn load_reference_policy(path: impl AsRef<Path>, device: &Device) -> Result<
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::device::default_device;
     use crate::kernels::tensors::to_vec;
+    use crate::testing::test_device;
 
     /// Writes a SafeTensors file of f32 tensors `(name, shape, values)`.
     fn write_safetensors(path: &Path, tensors: &[(String, Vec<usize>, Vec<f32>)]) {
@@ -620,7 +620,7 @@ mod tests {
 
     #[test]
     fn shipped_policy_names_map_onto_the_reference_network() {
-        let dev = default_device().unwrap();
+        let dev = test_device().unwrap();
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("policy.safetensors");
         let t = policy_tensors();
@@ -689,7 +689,7 @@ mod tests {
 
     /// The message of loading `t` as a GCN, which must be a checkpoint error naming the file.
     fn gcn_error(t: &[(String, Vec<usize>, Vec<f32>)]) -> String {
-        let dev = default_device().unwrap();
+        let dev = test_device().unwrap();
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("mine_gcn.safetensors");
         write_safetensors(&p, t);
@@ -718,7 +718,7 @@ mod tests {
 
     #[test]
     fn a_gcn_in_the_documented_layout_loads_with_its_sizes() {
-        let dev = default_device().unwrap();
+        let dev = test_device().unwrap();
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("gcn.safetensors");
         let t = gcn_tensors(3, 4, 2);
@@ -807,7 +807,7 @@ mod tests {
 
     #[test]
     fn a_float64_gcn_says_to_save_float32() {
-        let dev = default_device().unwrap();
+        let dev = test_device().unwrap();
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("f64.safetensors");
         write_safetensors(&p, &gcn_tensors(3, 4, 2));
@@ -836,7 +836,7 @@ mod tests {
 
     #[test]
     fn unusable_policy_files_are_typed_errors() {
-        let dev = default_device().unwrap();
+        let dev = test_device().unwrap();
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("policy.safetensors");
         let err = |t: &[(String, Vec<usize>, Vec<f32>)]| {

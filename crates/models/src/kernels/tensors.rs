@@ -600,7 +600,7 @@ mod tests {
     /// one block and in many, and carries the same gradients.
     #[test]
     fn the_exact_product_is_the_matrix_product() {
-        let dev = crate::device::default_device().unwrap();
+        let dev = crate::testing::test_device().unwrap();
         // 5 x 3 times 3 x 2, every product and sum an exact small integer.
         let x: Vec<f32> = (0..15).map(|i| (i % 7) as f32 - 3.0).collect();
         let w: Vec<f32> = vec![1.0, -2.0, 0.0, 3.0, 2.0, 1.0];
@@ -645,7 +645,7 @@ mod tests {
     /// messages, weights and propagation of the full upload; `index_tensor` equals `indices`.
     #[test]
     fn forward_only_upload_matches_the_full_one() {
-        let dev = crate::device::default_device().unwrap();
+        let dev = crate::testing::test_device().unwrap();
         //  0 ─ 1 ─ 2 ─ 3,  1 ─ 3,  4 isolated
         let edges = [(0, 1), (1, 2), (2, 3), (1, 3)];
         let full = GraphTensors::new(5, &edges, &dev).unwrap();
@@ -672,7 +672,7 @@ mod tests {
     /// exactly, on a graph with a hub, a path and an isolated node (self loops only).
     #[test]
     fn gpu_softmax_equals_the_scatter_form() {
-        let dev = crate::device::default_device().unwrap();
+        let dev = crate::testing::test_device().unwrap();
         //  hub 0 ─ 1..6,  6 ─ 7 ─ 8,  9 isolated
         let mut edges: Vec<(u32, u32)> = (1..7).map(|v| (0, v)).collect();
         edges.extend([(6, 7), (7, 8)]);
@@ -722,7 +722,7 @@ mod tests {
 
     #[test]
     fn unit_weights_give_the_plain_normalisation() {
-        let d = crate::device::default_device().unwrap();
+        let d = crate::testing::test_device().unwrap();
         let edges = [(0, 1), (2, 1), (1, 3)];
         let plain = Messages::new(4, &edges).unwrap();
         let e = WeightedEdges::new(4, &edges, &d).unwrap();
@@ -741,7 +741,7 @@ mod tests {
 
     #[test]
     fn segment_log_softmax_normalises_each_segment() {
-        let d = crate::device::default_device().unwrap();
+        let d = crate::testing::test_device().unwrap();
         let s = matrix(&[1.0, 2.0, 3.0, -1.0, 1000.0], 5, 1, &d);
         let seg = indices(&[0, 0, 1, 1, 2], &d);
         let out = to_vec(segment_log_softmax(s, seg, 3));

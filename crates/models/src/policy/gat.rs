@@ -150,8 +150,8 @@ impl GatConv {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::device::default_device;
     use crate::kernels::tensors::{matrix, to_vec};
+    use crate::testing::test_device;
     use burn::tensor::{Device, TensorData};
 
     fn p2(v: &[f32], r: usize, c: usize, d: &Device) -> Param<Tensor<2>> {
@@ -162,7 +162,7 @@ mod tests {
     /// the edge-list code): path 0 ─ 1 ─ 2, 2 input and 2 output features.
     #[test]
     fn gat_layer_matches_dense_equations() {
-        let d = default_device().unwrap();
+        let d = test_device().unwrap();
         let w = [0.5f32, -1.0, 1.5, 0.25]; // [in=2, out=2]
         let a_src = [0.3f32, -0.7];
         let a_dst = [-0.2f32, 0.9];
@@ -209,7 +209,7 @@ mod tests {
                         .sum::<f64>();
                 assert!(
                     (out[i * 2 + o] as f64 - want).abs()
-                        < crate::device::float_tolerance(1e-6) as f64,
+                        < crate::testing::float_tolerance(1e-6) as f64,
                     "node {i} feature {o}: {} vs {want}",
                     out[i * 2 + o]
                 );
@@ -220,7 +220,7 @@ mod tests {
         // e_01 = lrelu(-1.15 + 0.3*0.25 - 0.7*1.125) = lrelu(-1.8625) = -0.3725
         let a00 = 0.25f64.exp() / (0.25f64.exp() + (-0.3725f64).exp());
         let want = 0.1 + a00 * 3.5 + (1.0 - a00) * 0.25;
-        assert!((out[0] as f64 - want).abs() < crate::device::float_tolerance(1e-6) as f64);
+        assert!((out[0] as f64 - want).abs() < crate::testing::float_tolerance(1e-6) as f64);
     }
 
     /// A message marked absent gives exactly the graph without it (CPU: each destination's
@@ -228,7 +228,7 @@ mod tests {
     /// `-ABSENT` restores the full graph's output exactly.
     #[test]
     fn absent_messages_equal_the_graph_without_them() {
-        let d = default_device().unwrap();
+        let d = test_device().unwrap();
         let layer = GatConv {
             lin: Linear {
                 weight: p2(&[0.5, -1.0, 1.5, 0.25], 2, 2, &d),

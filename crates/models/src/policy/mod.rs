@@ -495,8 +495,8 @@ impl Policy {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::device::default_device;
     use crate::kernels::tensors::{matrix, to_vec};
+    use crate::testing::test_device;
     use burn::module::ModuleVisitor;
     use burn::optim::{AdamConfig, GradientsParams};
 
@@ -552,7 +552,7 @@ mod tests {
     /// fused path against the concatenation they replace. (On Flex both sides compose.)
     #[test]
     fn plain_scores_equal_the_composed_ones() {
-        let plain = default_device().unwrap();
+        let plain = test_device().unwrap();
         let ad = plain.clone().autodiff();
         let cfg = PolicyConfig::new(4).with_init_seed(3);
         let (p, q) = (cfg.init(&plain), cfg.init(&ad));
@@ -587,7 +587,7 @@ mod tests {
                 );
             }
         }
-        let tol = crate::device::float_tolerance(1e-5);
+        let tol = crate::testing::float_tolerance(1e-5);
         for (i, (x, y)) in a.iter().zip(&b).enumerate() {
             assert!(
                 (x - y).abs() <= tol * y.abs().max(1.0),
@@ -618,7 +618,7 @@ mod tests {
     #[test]
     fn one_reinforce_step_reaches_every_layer() {
         for batch_norm in [false, true] {
-            let dev = default_device().unwrap().autodiff();
+            let dev = test_device().unwrap().autodiff();
             let cfg = PolicyConfig::new(4)
                 .with_batch_norm(batch_norm)
                 .with_init_seed(7);
@@ -688,7 +688,7 @@ mod tests {
 
     #[test]
     fn log_probs_normalise_and_depend_on_action_type() {
-        let dev = default_device().unwrap();
+        let dev = test_device().unwrap();
         let policy = PolicyConfig::new(3).init(&dev);
         assert_eq!(policy.input_dim(), 3);
         let g = GraphTensors::new(3, &[(0, 1)], &dev).unwrap();

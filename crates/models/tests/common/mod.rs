@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use induce_models::device::reduced_test_sweeps;
+use induce_models::testing::reduced_test_sweeps;
 
 /// Every `every`-th item when [`reduced_test_sweeps`] (CubeCL's CPU runtime, which compiles a
 /// kernel for each new shape), else every item.

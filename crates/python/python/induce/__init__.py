@@ -18,7 +18,7 @@ Every call runs the same job as ``induce explain`` with the same settings (keywo
 named as its flags: ``seed``, ``family``, ``hops``, ``budget``, ``episodes``, ``lr``,
 ``iterations``, ``edits``, ``samples``, ``greedy_every``, ``fanout``, ``max_neighbourhood``, ``kernel``,
 ``reward``, ``paper_faithful``, ``all_nodes``, ``threads``, ``batch_targets``,
-``black_box_kernel``, ``lookahead``, ``widen``, ``temperature``, ``max_size``, ``max_evaluations``, ``additions``, and the
+``black_box_kernel``, ``lookahead``, ``widen``, ``temperature``, ``max_size``, ``max_evaluations``, ``shortlist``, ``additions``, and the
 constraints ``lock_nodes`` (node ids no edit may touch) and ``lock_edges`` (pairs ``(u, v)`` no
 edit may delete or add)), so its results equal the command line's. Bad input raises
 ``TypeError`` (wrong dtypes) or ``ValueError`` (shapes, ids, a model that does not fit the

@@ -452,10 +452,10 @@ fn neighbourhood_cap_and_fanout() {
 fn a_sampled_episode_is_judged_on_the_whole_graph() {
     use induce_explain::whole_graph_label;
     use induce_graph::generators::SyntheticKind;
-    use induce_models::device::default_device;
+    use induce_models::testing::test_device;
     use induce_models::{BoundBlackBox, GcnConfig, HostGcn};
     let g = SyntheticKind::BaShapes.generate(3).unwrap().graph;
-    let dev = default_device().unwrap();
+    let dev = test_device().unwrap();
     let gcn = GcnConfig::new(g.features().dim(), 4)
         .with_init_seed(7)
         .init(&dev);
@@ -601,7 +601,7 @@ fn a_black_box_without_classes_is_a_typed_error() {
 #[test]
 fn training_without_a_usable_target_says_why() {
     let g = graph();
-    let dev = induce_models::device::default_device().unwrap();
+    let dev = induce_models::testing::test_device().unwrap();
     let config = crate::InduceConfig {
         env: cfg(),
         ..crate::InduceConfig::default()
@@ -621,7 +621,7 @@ fn training_without_a_usable_target_says_why() {
 #[test]
 fn a_policy_for_other_states_is_a_typed_error() {
     let g = graph();
-    let dev = induce_models::device::default_device().unwrap();
+    let dev = induce_models::testing::test_device().unwrap();
     let width = state_dim(1, 3);
     assert_eq!(
         Episode::new(&g, &RULE, 2, &cfg()).unwrap().state_width(),
@@ -820,7 +820,7 @@ fn reference_flags_and_candidate_order() {
     );
     assert_eq!(
         ep.candidates()
-            .to_tensors(&induce_models::device::default_device().unwrap())
+            .to_tensors(&induce_models::testing::test_device().unwrap())
             .len(),
         8
     );
@@ -880,7 +880,7 @@ fn reference_preset_serde() {
 
 #[test]
 fn tensors_for_the_policy() {
-    let dev = induce_models::device::default_device().unwrap();
+    let dev = induce_models::testing::test_device().unwrap();
     let g = graph();
     let ep = Episode::new(&g, &RULE, 2, &cfg()).unwrap();
     assert_eq!(ep.state_tensor(&dev).dims(), [6, 6]);

@@ -858,8 +858,8 @@ mod tests {
     use super::*;
     use crate::env::{EnvConfig, Episode};
     use induce_graph::{Features, Graph};
-    use induce_models::device::default_device;
     use induce_models::kernels::tensors::to_vec;
+    use induce_models::testing::test_device;
     use induce_models::{GcnConfig, Kernel, PolicyConfig, gcn_black_box};
 
     /// The episodes still playing, each with its cache.
@@ -877,7 +877,7 @@ mod tests {
     /// follows a change of policy (a training update) instead of serving the old one.
     #[test]
     fn graph_product_is_each_episodes_own_and_follows_the_policy() {
-        let dev = default_device().unwrap();
+        let dev = test_device().unwrap();
         //   0 - 1 - 2 - 4 - 6 - 7
         //       |
         //       3 - 5
@@ -939,7 +939,7 @@ mod tests {
         induce_graph::Dataset,
         Box<dyn induce_models::BlackBox>,
     ) {
-        let dev = default_device().unwrap();
+        let dev = test_device().unwrap();
         let data = induce_graph::generators::SyntheticKind::BaShapes
             .generate(3)
             .unwrap();

@@ -488,7 +488,7 @@ mod tests {
                 self.1.extend(to_vec(g.reshape([1, -1])));
             }
         }
-        let dev = induce_models::device::default_device().unwrap();
+        let dev = induce_models::testing::test_device().unwrap();
         let config = InduceConfig::default();
         let policy = PolicyConfig::new(3).with_init_seed(9).init(&dev);
         //  0 ─ 1 ─ 2 ─ 3 (then edited), candidates over local ids

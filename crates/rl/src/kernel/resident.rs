@@ -616,12 +616,12 @@ fn sorted(cand: &crate::env::Candidates, adds: usize) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use induce_models::device::default_device;
     use induce_models::kernels::tensors::to_vec;
+    use induce_models::testing::test_device;
 
     #[test]
     fn one_hot_columns_travel_as_three_values_and_come_back_exactly() {
-        let dev = default_device().unwrap();
+        let dev = test_device().unwrap();
         let enc = Encoding::OneHot { classes: 3 };
         // Degree, entropy, one-hot of 3 labels, for two nodes.
         let block = [2.0, 0.5, 0.0, 1.0, 0.0, 7.0, 1e-7, 0.0, 0.0, 1.0];

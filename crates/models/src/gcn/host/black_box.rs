@@ -113,14 +113,14 @@ impl BlackBox for HostGcn {
 mod tests {
     use super::super::tests::random_graph;
     use super::*;
-    use crate::device::default_device;
     use crate::gcn::GcnConfig;
+    use crate::testing::test_device;
     use rand::rngs::StdRng;
     use rand::{Rng, SeedableRng};
 
     #[test]
     fn prepared_forward_is_bit_identical_and_only_for_narrowing_layers() {
-        let dev = default_device().unwrap();
+        let dev = test_device().unwrap();
         let mut rng = StdRng::seed_from_u64(11);
         // Wide features (d = 40 > hidden 20): prepared.
         let (n, d) = (30, 40);

@@ -162,7 +162,7 @@ impl GraphBinding for BoundHostGcn<'_> {
 mod tests {
     use super::*;
     use crate::GcnConfig;
-    use crate::device::default_device;
+    use crate::testing::test_device;
     use induce_graph::Features;
     use rand::rngs::StdRng;
     use rand::{Rng, SeedableRng};
@@ -172,7 +172,7 @@ mod tests {
     /// graph, both from scratch and from the cached first layer.
     #[test]
     fn bound_predictions_equal_the_whole_graph_after_toggles() {
-        let dev = default_device().unwrap();
+        let dev = test_device().unwrap();
         let mut rng = StdRng::seed_from_u64(5);
         let (n, d) = (60u32, 12);
         let mut edges: Vec<(u32, u32)> = (1..n).map(|v| (rng.random_range(0..v), v)).collect();

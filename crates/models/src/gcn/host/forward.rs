@@ -125,8 +125,8 @@ impl HostGcn {
 mod tests {
     use super::super::tests::{random_features, random_graph};
     use super::*;
-    use crate::device::default_device;
     use crate::gcn::GcnConfig;
+    use crate::testing::test_device;
     use crate::{GcnBlackBox, ModelError};
     use burn::tensor::Device;
     use rand::SeedableRng;
@@ -137,7 +137,7 @@ mod tests {
     /// nothing hidden it is the plain forward.
     #[test]
     fn sampled_forward_restores_hidden_neighbours() {
-        let dev = default_device().unwrap();
+        let dev = test_device().unwrap();
         let host = HostGcn::from_gcn(&GcnConfig::new(2, 3).with_init_seed(8).init(&dev)).unwrap();
         let feats = |n: usize| {
             let mut v = vec![0.3f32, -1.2];
@@ -174,7 +174,7 @@ mod tests {
             .map(|(p, q)| (p - q).abs())
             .fold(0.0f32, f32::max);
         assert!(
-            worst < crate::device::float_tolerance(1e-5),
+            worst < crate::testing::float_tolerance(1e-5),
             "max |host − burn| = {worst} (n = {})",
             x.num_nodes()
         );
@@ -187,7 +187,7 @@ mod tests {
 
     #[test]
     fn host_gcn_matches_burn_on_random_graphs() {
-        let dev = default_device().unwrap();
+        let dev = test_device().unwrap();
         let mut rng = StdRng::seed_from_u64(7);
         // (d, C, hidden): layer 1 transformed first (d ≥ hidden) and aggregated first (d < hidden)
         let configs = [(10, 4, 20, 0), (3, 5, 32, 1), (50, 3, 8, 2), (1, 2, 9, 3)];
@@ -201,13 +201,13 @@ mod tests {
             (150, 120, 300, Some(0)),
             (400, 380, 1500, Some(17)),
         ];
-        for (d, c, hidden, seed) in crate::device::sweep(&configs, &[0, 2]) {
+        for (d, c, hidden, seed) in crate::testing::sweep(&configs, &[0, 2]) {
             let cfg = GcnConfig::new(d, c)
                 .with_hidden(hidden)
                 .with_init_seed(seed);
             let (host, burn) = pair(cfg.init(&dev), &dev);
             assert_eq!((host.input_dim(), host.num_classes()), (d, c));
-            for (n, active, m, hub) in crate::device::sweep(&sizes, &[0, 1, 2, 4]) {
+            for (n, active, m, hub) in crate::testing::sweep(&sizes, &[0, 1, 2, 4]) {
                 let edges = random_graph(&mut rng, active, m, hub);
                 let x = random_features(&mut rng, n, d);
                 assert_same(&host, &burn, &x, &edges);
@@ -220,7 +220,7 @@ mod tests {
 
     #[test]
     fn host_gcn_matches_burn_with_uneven_widths_and_no_classifier_bias() {
-        let dev = default_device().unwrap();
+        let dev = test_device().unwrap();
         let (d, c) = (6, 3);
         // widths 5 → 7 → 9; the classifier takes 21 = 3 · 7 inputs.
         let gc1 = GcnConfig::new(d, c).with_hidden(5).init(&dev).gc1;
@@ -238,7 +238,7 @@ mod tests {
 
     #[test]
     fn bad_inputs_give_the_black_box_errors() {
-        let dev = default_device().unwrap();
+        let dev = test_device().unwrap();
         let (host, burn) = pair(GcnConfig::new(3, 2).init(&dev), &dev);
         let x = Features::constant(4, 3, 1.0);
         let err = |bb: &dyn BlackBox, x: &Features, e: &[(u32, u32)]| {
@@ -271,7 +271,7 @@ mod tests {
     /// as Burn's does), so explainers report it on either kernel.
     #[test]
     fn a_nan_parameter_shows_on_both_kernels() {
-        let dev = default_device().unwrap();
+        let dev = test_device().unwrap();
         let mut gcn = GcnConfig::new(2, 3).with_init_seed(4).init(&dev);
         let mut b = gcn.gc2.bias.val().into_data().try_to_vec::<f32>().unwrap();
         b[1] = f32::NAN;

@@ -440,8 +440,8 @@ impl BoundEdgeWeightGcn<'_> {
 mod tests {
     use super::*;
     use crate::GcnConfig;
-    use crate::device::default_device;
     use crate::kernels::tensors::{WeightedEdges, matrix, to_vec};
+    use crate::testing::test_device;
     use burn::module::Module;
     use burn::tensor::{Tensor, TensorData};
     use rand::rngs::StdRng;
@@ -451,11 +451,11 @@ mod tests {
     /// weights, losses and both degree modes.
     #[test]
     fn gradients_match_burn_autodiff() {
-        let d = default_device().unwrap();
+        let d = test_device().unwrap();
         let ad = d.clone().autodiff();
         let mut rng = StdRng::seed_from_u64(3);
         // Under CubeCL's CPU runtime two trials: each input width, three class counts.
-        for trial in crate::device::sweep(&[0, 1, 2, 3, 4, 5], &[1, 4]) {
+        for trial in crate::testing::sweep(&[0, 1, 2, 3, 4, 5], &[1, 4]) {
             let n = 6 + trial * 3;
             let (din, c) = (3 + trial % 2, 2 + trial % 3);
             let model = GcnConfig::new(din, c)
@@ -493,13 +493,13 @@ mod tests {
                 let grads = (row * k).sum().backward();
                 let want = to_vec(w.grad(&grads).unwrap().unsqueeze_dim(1));
                 for (a, b) in lp.iter().zip(&want_lp) {
-                    let tol = crate::device::float_tolerance(1e-5);
+                    let tol = crate::testing::float_tolerance(1e-5);
                     assert!((a - b).abs() < tol, "log p {lp:?} vs {want_lp:?}");
                 }
                 let scale = want.iter().fold(1e-3f32, |m, v| m.max(v.abs()));
                 for (i, (a, b)) in g.iter().zip(&want).enumerate() {
                     assert!(
-                        (a - b).abs() <= crate::device::float_tolerance(1e-4) * scale,
+                        (a - b).abs() <= crate::testing::float_tolerance(1e-4) * scale,
                         "trial {trial} degrees {degree_gradient:?} pair {i}: {a} vs {b}"
                     );
                 }
@@ -511,7 +511,7 @@ mod tests {
     /// forward pass gives the full pass's output, and the farther edges get exactly zero.
     #[test]
     fn far_edges_get_no_gradient_and_the_output_is_unchanged() {
-        let d = default_device().unwrap();
+        let d = test_device().unwrap();
         let model = GcnConfig::new(2, 3).with_init_seed(11).init(&d);
         let host = EdgeWeightGcn::from_gcn(&model).unwrap();
         let pairs: Vec<(u32, u32)> = (0..7).map(|i| (i, i + 1)).collect();
@@ -529,7 +529,7 @@ mod tests {
         let full =
             to_vec(model.forward_weighted(matrix(&x, 8, 2, &d), &e, wt, DegreeGradient::Through));
         for (a, b) in lp.iter().zip(&full[..3]) {
-            let tol = crate::device::float_tolerance(1e-5);
+            let tol = crate::testing::float_tolerance(1e-5);
             assert!((a - b).abs() < tol, "{lp:?} vs {:?}", &full[..3]);
         }
         // Edges (0,1), (1,2), (2,3) are within 3 hops of node 0; (3,4) feeds only the degree
@@ -540,7 +540,7 @@ mod tests {
 
     #[test]
     fn bad_inputs_are_errors() {
-        let d = default_device().unwrap();
+        let d = test_device().unwrap();
         let host = EdgeWeightGcn::from_gcn(&GcnConfig::new(2, 2).init(&d)).unwrap();
         let x = Features::constant(3, 2, 1.0);
         assert!(

@@ -283,8 +283,8 @@ impl<'a> IncrementalBlackBox<'a> for IncrementalHostGcn<'a> {
 mod tests {
     use super::*;
     use crate::BlackBox;
-    use crate::device::default_device;
     use crate::gcn::GcnConfig;
+    use crate::testing::test_device;
     use rand::rngs::StdRng;
     use rand::{Rng, SeedableRng};
 
@@ -293,7 +293,7 @@ mod tests {
     /// widths that multiply first and that aggregate first.
     #[test]
     fn updates_equal_full_evaluations_bit_for_bit() {
-        let dev = default_device().unwrap();
+        let dev = test_device().unwrap();
         for (d, hidden, seed) in [(12usize, 8usize, 1u64), (3, 8, 2), (10, 20, 3)] {
             let cfg = GcnConfig::new(d, 3)
                 .with_hidden(hidden)
@@ -357,7 +357,7 @@ mod tests {
     /// and after edits, across a change of source matrix; a row outside the source is an error.
     #[test]
     fn rows_of_a_source_matrix_evaluate_as_the_gathered_rows() {
-        let dev = default_device().unwrap();
+        let dev = test_device().unwrap();
         for (d, hidden) in [(12usize, 8usize), (3, 8)] {
             let cfg = GcnConfig::new(d, 3).with_hidden(hidden).with_init_seed(7);
             let gcn = HostGcn::from_gcn(&cfg.init(&dev)).unwrap();

@@ -142,8 +142,8 @@ impl HostGcn {
 mod tests {
     use super::*;
     use crate::ModelError;
-    use crate::device::default_device;
     use crate::gcn::GcnConfig;
+    use crate::testing::test_device;
     use induce_graph::Features;
     use rand::Rng;
     use rand::rngs::StdRng;
@@ -201,7 +201,7 @@ mod tests {
 
     #[test]
     fn mismatched_layers_are_rejected() {
-        let dev = default_device().unwrap();
+        let dev = test_device().unwrap();
         let mut gcn = GcnConfig::new(4, 2).init(&dev);
         gcn.gc2 = GcnConfig::new(7, 2).init(&dev).gc1; // [7, 20] after a 20-wide gc1
         let e = HostGcn::from_gcn(&gcn).unwrap_err();

@@ -253,7 +253,7 @@ impl HostGcn {
 mod tests {
     use super::*;
     use crate::GcnConfig;
-    use crate::device::default_device;
+    use crate::testing::test_device;
     use induce_graph::Features;
 
     struct Lists(Vec<Vec<u32>>);
@@ -273,7 +273,7 @@ mod tests {
     /// hub, long paths (nodes beyond 3 hops) and an isolated node.
     #[test]
     fn one_node_equals_the_full_forward() {
-        let dev = default_device().unwrap();
+        let dev = test_device().unwrap();
         let gcn = GcnConfig::new(6, 3).with_init_seed(4).init(&dev);
         let host = HostGcn::from_gcn(&gcn).unwrap();
         let n = 40u32;
@@ -320,7 +320,7 @@ mod tests {
     /// edited graph, at every node, for deletions and additions touching the hub.
     #[test]
     fn incremental_equals_receptive_after_edits() {
-        let dev = default_device().unwrap();
+        let dev = test_device().unwrap();
         let host = HostGcn::from_gcn(&GcnConfig::new(3, 2).with_init_seed(2).init(&dev)).unwrap();
         let n = 30u32;
         let mut edges: Vec<(u32, u32)> = (1..n).map(|v| (v - 1, v)).collect();

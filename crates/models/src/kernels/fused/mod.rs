@@ -518,13 +518,13 @@ fn pair_mlp_check(device: &Device, seed: u64) -> Result<Option<f32>> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::device::default_device;
+    use crate::testing::test_device;
 
     /// The fused kernels give their compositions' numbers (where the device has them: the
     /// CubeCL runtimes).
     #[test]
     fn the_fused_kernels_compute_their_compositions() {
-        let dev = default_device().unwrap();
+        let dev = test_device().unwrap();
         let check = self_check(&dev, 11).unwrap();
         let kind = crate::device::default_backend().unwrap();
         if !matches!(kind.name(), "flex" | "ndarray") {
@@ -541,7 +541,7 @@ mod tests {
         }
         // The composed products run in TF32 on a GPU; the kernels in f32.
         assert!(
-            check.passes(crate::device::float_tolerance(1e-5)),
+            check.passes(crate::testing::float_tolerance(1e-5)),
             "{check:?}"
         );
     }
@@ -550,7 +550,7 @@ mod tests {
     /// empty candidate list.
     #[test]
     fn scores_by_hand() {
-        let dev = default_device().unwrap();
+        let dev = test_device().unwrap();
         let v = |x: Vec<f32>| Tensor::<1>::from_data(TensorData::new(x.clone(), [x.len()]), &dev);
         let mat = |x: Vec<f32>, a: usize, b: usize| {
             Tensor::<2>::from_data(TensorData::new(x, [a, b]), &dev)

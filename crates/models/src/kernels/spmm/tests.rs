@@ -1,6 +1,6 @@
 use super::*;
-use crate::device::default_device;
 use crate::ops::to_vec;
+use crate::testing::test_device;
 use burn::tensor::{Tensor, TensorData};
 
 #[test]
@@ -14,7 +14,7 @@ fn counting_sort_is_stable_and_builds_offsets() {
 
 #[test]
 fn exact_numbers_on_a_tiny_graph() {
-    let dev = default_device().unwrap();
+    let dev = test_device().unwrap();
     // 0 → 1 (0.5), 2 → 0 (0.25), 2 → 1 (1.0); two features
     let csr = Csr::new(3, 3, &[0, 2, 2], &[1, 0, 1], &dev).unwrap();
     let w = Tensor::<1>::from_data(TensorData::new(vec![0.5f32, 0.25, 1.0], [3]), &dev);
@@ -41,7 +41,7 @@ fn exact_numbers_on_a_tiny_graph() {
 /// GPU).
 #[test]
 fn matches_the_scatter_add_composition_with_gradients() {
-    let dev = default_device().unwrap();
+    let dev = test_device().unwrap();
     let checks = self_check(&dev, 3).unwrap();
     assert_eq!(checks.len(), 3);
     for c in checks {
@@ -54,7 +54,7 @@ fn matches_the_scatter_add_composition_with_gradients() {
 /// composition).
 #[test]
 fn forward_only_index_matches_the_full_one() {
-    let dev = default_device().unwrap();
+    let dev = test_device().unwrap();
     let (src, dst) = ([0u32, 2, 2, 1, 3, 0], [1u32, 0, 1, 1, 3, 3]);
     let idx = CsrIndex::by_destination(4, &src, &dst);
     let (row, ptr, col) = (idx.row.clone(), idx.ptr.clone(), idx.col.clone());
@@ -107,7 +107,7 @@ fn forward_only_index_matches_the_full_one() {
 /// Per-row maxima, exactly, with an empty row (`-1e30`).
 #[test]
 fn segment_max_per_row() {
-    let dev = default_device().unwrap();
+    let dev = test_device().unwrap();
     // rows 0: positions 0..2, 1: empty, 2: position 2, 3: positions 3..6
     let csr = Csr::forward_only(
         4,
@@ -132,7 +132,7 @@ fn segment_max_per_row() {
 /// than the log-softmax's rounding, they tie as on the host.
 #[test]
 fn segment_greedy_takes_the_hosts_choice_in_each_segment() {
-    let dev = default_device().unwrap();
+    let dev = test_device().unwrap();
     // The last segment: a score one ulp above 999 others equal to 1; after the subtraction of
     // the log-sum-exp (≈ 7.9) they are all equal, so the host takes the first.
     let mut values = vec![3.0f32, 9., 9., 1., 5., 2., f32::NAN, -1., -4., -1.];
@@ -171,7 +171,7 @@ fn segment_greedy_takes_the_hosts_choice_in_each_segment() {
 #[test]
 fn segment_greedy_on_long_segments_takes_the_hosts_choice() {
     use rand::{Rng, SeedableRng};
-    let dev = default_device().unwrap();
+    let dev = test_device().unwrap();
     let mut rng = rand::rngs::StdRng::seed_from_u64(7);
     let lens = [3000usize, 0, 5000, 1, 4097, 2500];
     let mut values: Vec<f32> = Vec::new();

@@ -308,8 +308,8 @@ pub fn reinforce_score_grad(
 mod tests {
     use super::*;
     use crate::PolicyConfig;
-    use crate::device::default_device;
     use crate::policy::host::{HostGraph, StateBlocks};
+    use crate::testing::test_device;
 
     /// The scoring MLP over materialised `[C, m]` layers (the implementation the fused passes
     /// replaced): pre-activations of the two hidden layers and the scores.
@@ -425,7 +425,7 @@ mod tests {
     /// parameter gradients and the gradients flowing back into the embeddings.
     #[test]
     fn fused_mlp_equals_materialised_layers_bit_for_bit() {
-        let dev = default_device().unwrap();
+        let dev = test_device().unwrap();
         for (hidden, mlp) in [(16, 16), (5, 16), (16, 8), (6, 7)] {
             let policy = PolicyConfig::new(4)
                 .with_hidden(hidden)

@@ -388,14 +388,14 @@ mod tests {
     use super::super::{HostGraph, HostPolicy, PolicyInput, reinforce_score_grad};
     use super::*;
     use crate::PolicyConfig;
-    use crate::device::default_device;
+    use crate::testing::test_device;
 
     /// A state split into a fixed block and a changing block gives the whole state's
     /// log-probabilities and gradients bit for bit (hidden 16 and another width), and the
     /// row-wise first-layer gradient equals the column-wise one bit for bit.
     #[test]
     fn state_blocks_change_nothing() {
-        let dev = default_device().unwrap();
+        let dev = test_device().unwrap();
         for hidden in [16, 5] {
             let dim = 7;
             let policy = PolicyConfig::new(dim)

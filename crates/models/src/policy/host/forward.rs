@@ -351,13 +351,13 @@ mod tests {
     use super::super::tests::{EDGES, F, U, W, state};
     use super::*;
     use crate::PolicyConfig;
-    use crate::device::default_device;
     use crate::kernels::tensors::{GraphTensors, matrix, to_vec};
     use crate::policy::CandidateTensors;
+    use crate::testing::test_device;
 
     #[test]
     fn nan_embeddings_are_replaced_and_get_no_gradient() {
-        let dev = default_device().unwrap();
+        let dev = test_device().unwrap();
         let policy = PolicyConfig::reference(4).with_init_seed(1).init(&dev);
         let host = HostPolicy::from_policy(&policy);
         let mut x = state(4);

@@ -264,10 +264,10 @@ impl HostPolicy {
 pub(super) mod tests {
     use super::*;
     use crate::PolicyConfig;
-    use crate::device::default_device;
     use crate::kernels::tensors::{GraphTensors, matrix, to_vec};
     use crate::policy::CandidateTensors;
     use crate::policy::host::adam::HostAdam;
+    use crate::testing::test_device;
     use burn::module::Module;
     use burn::module::ModuleVisitor;
     use burn::optim::{AdamConfig, GradientsParams};
@@ -319,7 +319,7 @@ pub(super) mod tests {
     #[test]
     fn kernel_matches_burn_forward_and_autodiff() {
         for batch_norm in [false, true] {
-            let dev = default_device().unwrap().autodiff();
+            let dev = test_device().unwrap().autodiff();
             let dim = 5;
             let cfg = PolicyConfig::new(dim)
                 .with_batch_norm(batch_norm)
@@ -337,7 +337,7 @@ pub(super) mod tests {
             let logp = policy.log_probs(matrix(&x, 6, dim, &dev), &gt, &c);
             let want = to_vec(logp.clone().unsqueeze_dim(0));
             for (a, b) in trace.log_probs().iter().zip(&want) {
-                let tol = crate::device::float_tolerance(1e-5);
+                let tol = crate::testing::float_tolerance(1e-5);
                 assert!((a - b).abs() < tol, "{:?} vs {want:?}", trace.log_probs());
             }
 
@@ -359,8 +359,8 @@ pub(super) mod tests {
             for (i, (a, b)) in got.iter().zip(&want).enumerate() {
                 assert!(
                     (a - b).abs()
-                        < crate::device::float_tolerance(1e-5)
-                            + crate::device::float_tolerance(1e-4) * b.abs(),
+                        < crate::testing::float_tolerance(1e-5)
+                            + crate::testing::float_tolerance(1e-4) * b.abs(),
                     "batch_norm {batch_norm}: parameter {i}: kernel {a} vs burn {b}"
                 );
             }
