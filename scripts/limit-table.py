@@ -33,7 +33,8 @@ def seconds(run):
 
 def flags(run):
     """The options a run directory's name records: `-laK` (--lookahead K), `-laK-w`
-    (--lookahead K --widen), `-tT` (--temperature T), `-graph` (--additions graph)."""
+    (--lookahead K --widen), `-tT` (--temperature T), `-slK` (--shortlist K), `-graph`
+    (--additions graph)."""
     name = os.path.basename(os.path.normpath(run))
     out = []
     m = re.search(r"-la(\d+)(-w)?", name)
@@ -42,6 +43,9 @@ def flags(run):
     m = re.search(r"-t(\d+)$", name)
     if m:
         out.append(f"--temperature {m.group(1)}")
+    m = re.search(r"-sl(\d+)", name)
+    if m:
+        out.append(f"--shortlist {m.group(1)}")
     if name.endswith("-graph"):
         out.append("--additions graph")
     return (" " + " ".join(out)) if out else ""
