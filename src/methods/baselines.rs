@@ -362,7 +362,11 @@ mod tests {
         let mut b = BaselineConfig::default();
         let exact = Protocol::exact(4);
         let note = |b: &BaselineConfig| b.describe(Method::Greedy, exact, 0, None).unwrap();
-        assert!(note(&b).starts_with("exhaustive one-step search"), "{}", note(&b));
+        assert!(
+            note(&b).starts_with("exhaustive one-step search"),
+            "{}",
+            note(&b)
+        );
         b.greedy.shortlist = Some(64);
         assert!(note(&b).contains("judges the 64 actions"), "{}", note(&b));
         b.greedy.shortlist = Some(0);
