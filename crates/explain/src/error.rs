@@ -50,8 +50,9 @@ pub enum ExplainError {
     #[error(
         "{method} needs the black box's gradients with respect to edge weights, and this black \
          box provides none (BlackBox::edge_weighted is None): use a method that needs only \
-         predictions (InduCE, random, greedy, exact), or implement BlackBox::edge_weighted \
-         (return your model's differentiable form, an induce_models::EdgeWeighted)"
+         predictions (InduCE, random, the exhaustive greedy, exact), or implement \
+         BlackBox::edge_weighted (return your model's differentiable form, an \
+         induce_models::EdgeWeighted)"
     )]
     NotDifferentiable {
         /// The method that needs gradients.

@@ -82,9 +82,9 @@ pub trait FusedInference: Backend {
         p: FloatTensor<Self>,
         q: FloatTensor<Self>,
         params: FloatTensor<Self>,
-        m2: usize,
+        _m2: usize,
     ) -> Option<FloatTensor<Self>> {
-        let _ = (u, w, flag, p, q, params, m2);
+        let _ = (u, w, flag, p, q, params);
         None
     }
 
@@ -100,14 +100,14 @@ pub trait FusedInference: Backend {
     /// - output: `[n, F]`
     fn gat_attention(
         #[extension_type] messages: Messages<Self>,
-        masked: bool,
+        _masked: bool,
         a_src: FloatTensor<Self>,
         a_dst: FloatTensor<Self>,
         h: FloatTensor<Self>,
         bias: FloatTensor<Self>,
         slope: FloatTensor<Self>,
     ) -> Option<FloatTensor<Self>> {
-        let _ = (messages, masked, a_src, a_dst, h, bias, slope);
+        let _ = (messages, a_src, a_dst, h, bias, slope);
         None
     }
 }
