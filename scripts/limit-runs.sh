@@ -109,6 +109,26 @@ for g in cora citeseer; do
     # The control: best-of-k's sampled proposals drawn nearly uniformly.
     run explain "${d[@]}" --policy "$out/$g-policy" --method inductive-best-of-k --lookahead 32 \
       --widen --temperature 1000000 --out "$out/$g-bestofk-la32-w-t1000000"
+    # The targeted state (--state targeted: each node's hop distance from the target and its
+    # probability of another class than the target's), trained on the same targets.
+    test -s "$out/$g-policy-targeted/policy.bpk" ||
+      run train --data "$real/$g.npz" --black-box "$out/$g-bb" --sample $n --state targeted \
+        --out "$out/$g-policy-targeted"
+    p=(--policy "$out/$g-policy-targeted" --method inductive,inductive-best-of-k)
+    run explain "${d[@]}" "${p[@]}" --out "$out/$g-targeted-inductive"
+    run explain "${d[@]}" "${p[@]}" --lookahead 16 --out "$out/$g-targeted-inductive-la16"
+    run explain "${d[@]}" --policy "$out/$g-policy-targeted" --method inductive --lookahead 128 \
+      --widen --out "$out/$g-targeted-inductive-la128-w"
+    run explain "${d[@]}" --method transductive --state targeted --out "$out/$g-targeted-transductive"
+    # Both states again with another training seed (other training targets, other initial
+    # weights; the same test targets).
+    for st in paper targeted; do
+      test -s "$out/$g-s7-policy-$st/policy.bpk" ||
+        run train --data "$real/$g.npz" --black-box "$out/$g-bb" --sample $n --seed 7 \
+          --state $st --out "$out/$g-s7-policy-$st"
+      run explain "${d[@]}" --policy "$out/$g-s7-policy-$st" \
+        --method inductive,inductive-best-of-k --out "$out/$g-s7-$st-inductive"
+    done
   fi
 done
 

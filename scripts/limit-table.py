@@ -34,7 +34,7 @@ def seconds(run):
 def flags(run):
     """The options a run directory's name records: `-laK` (--lookahead K), `-laK-w`
     (--lookahead K --widen), `-tT` (--temperature T), `-slK` (--shortlist K), `-graph`
-    (--additions graph)."""
+    (--additions graph), `-targeted` (--state targeted)."""
     name = os.path.basename(os.path.normpath(run))
     out = []
     m = re.search(r"-la(\d+)(-w)?", name)
@@ -48,6 +48,8 @@ def flags(run):
         out.append(f"--shortlist {m.group(1)}")
     if name.endswith("-graph"):
         out.append("--additions graph")
+    if "-targeted" in name:
+        out.append("--state targeted")
     return (" " + " ".join(out)) if out else ""
 
 

@@ -172,6 +172,39 @@ fn generate_train_explain_eval_round_trip_and_shards_merge_to_the_whole_run() {
     assert_eq!(j["induce"]["env"]["reward"]["beta"], 0.5, "{j}");
     // ... and the paper's training: verdicts on the frozen neighbourhood.
     assert_eq!(j["induce"]["env"]["verdict"], "neighbourhood", "{j}");
+    // The targeted state: saved with the policy, which explains with it (two more columns).
+    let targeted = p.root.join("policy-targeted");
+    ok(induce(&[
+        "train",
+        "--data",
+        s(&p.data),
+        "--black-box",
+        s(&p.black_box),
+        "--episodes",
+        "1",
+        "--state",
+        "targeted",
+        "--out",
+        s(&targeted),
+    ]));
+    let j: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(targeted.join("policy.json")).unwrap()).unwrap();
+    assert_eq!(j["induce"]["env"]["state"], "targeted", "{j}");
+    let out = p.root.join("targeted-run");
+    ok(induce(&[
+        "explain",
+        "--data",
+        s(&p.data),
+        "--black-box",
+        s(&p.black_box),
+        "--policy",
+        s(&targeted),
+        "--method",
+        "inductive",
+        "--out",
+        s(&out),
+    ]));
+    assert!(out.join("summary.json").is_file());
     assert!(p.policy.join("policy.json").is_file());
     let default: serde_json::Value =
         serde_json::from_slice(&std::fs::read(p.policy.join("policy.json")).unwrap()).unwrap();

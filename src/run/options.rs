@@ -129,6 +129,11 @@ pub struct RunOptions {
     /// tagged form, `{"kind": "paper"}`.
     #[serde(default)]
     pub reward: Option<induce_rl::Reward>,
+    /// The policy's per-node state (`--state`; default the paper's,
+    /// [`StateLayout::Paper`](induce_rl::StateLayout); `--paper-faithful` the authors'). Training
+    /// only: `induce train` and `transductive` (a loaded policy keeps its own).
+    #[serde(default)]
+    pub state: Option<induce_rl::StateLayout>,
     /// The paper's protocol (`--paper-faithful`): its verdicts and no minimality pass; the
     /// reward stays [`RunOptions::reward`]'s.
     #[serde(default)]
@@ -217,6 +222,9 @@ impl RunOptions {
         }
         if let Some(r) = self.reward {
             induce.env.reward = r;
+        }
+        if let Some(s) = self.state {
+            induce.env.state = s;
         }
         induce.env.goal = induce_explain::Goal::to_class(self.to_class);
     }

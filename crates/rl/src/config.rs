@@ -5,7 +5,7 @@
 use induce_models::{Kernel, PolicyConfig};
 use serde::{Deserialize, Serialize};
 
-use crate::env::{EnvConfig, state_dim};
+use crate::env::EnvConfig;
 use crate::error::{Result, RlError};
 use crate::lookahead::Widening;
 
@@ -186,7 +186,7 @@ impl InduceConfig {
 
     /// The policy network for a graph with `feature_dim` features and `num_classes` classes.
     pub fn policy_config(&self, feature_dim: usize, num_classes: usize) -> PolicyConfig {
-        PolicyConfig::new(state_dim(feature_dim, num_classes))
+        PolicyConfig::new(self.env.state.width(feature_dim, num_classes))
             .with_hidden(self.hidden)
             .with_gat_layers(self.gat_layers)
             .with_mlp_hidden(self.mlp_hidden)

@@ -6,8 +6,8 @@ use induce_graph::generators::SyntheticKind;
 use induce_models::testing::test_device;
 use induce_models::{GcnConfig, GcnTrainingConfig, gcn_black_box, train_gcn};
 use induce_rl::{
-    InduceConfig, Kernel, KernelPolicy, explain_best_of_k, explain_greedy, explain_transductive,
-    train_inductive,
+    InduceConfig, Kernel, KernelPolicy, StateLayout, explain_best_of_k, explain_greedy,
+    explain_transductive, train_inductive,
 };
 
 #[test]
@@ -91,4 +91,22 @@ fn host_and_burn_kernels_explain_alike() {
     // The kernels sum in another order: a near-tie between two actions may break differently
     // (docs/PARITY.md); on these targets none does.
     assert_eq!(same, [test.len(); 3]);
+
+    // The targeted state (two more columns, one refreshed each step) through both kernels.
+    let mut targeted = cfg.clone();
+    targeted.env.state = StateLayout::Targeted;
+    let untrained = targeted.policy_config(10, 2).init(&dev);
+    let run = |kernel: Kernel| {
+        let bb = gcn_black_box(&gcn, kernel, &dev).unwrap();
+        let p = KernelPolicy::new(&untrained, kernel, &dev);
+        let env = &targeted.env;
+        test.iter()
+            .map(|&t| {
+                let g = explain_greedy(&p, &data.graph, bb.as_ref(), t, env).unwrap();
+                let k = explain_best_of_k(&p, &data.graph, bb.as_ref(), t, env, 4, 7).unwrap();
+                [g, k]
+            })
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(run(Kernel::Host), run(Kernel::Burn));
 }

@@ -132,6 +132,30 @@ pub struct InduceArgs {
     /// (greedy, exact); another baseline is refused with it [default: any other class].
     #[arg(long, value_name = "C")]
     pub to_class: Option<usize>,
+    /// The policy's per-node state: paper (the paper's: features, degree, entropy, one-hot of
+    /// the predicted label) or targeted (the paper's and two more columns: the hop distance
+    /// from the target and whether the node's predicted label is another class than the
+    /// target's) [default: paper]. Training only: `induce train` and transductive (a loaded
+    /// policy keeps its own).
+    #[arg(long, value_name = "paper|targeted")]
+    pub state: Option<State>,
+}
+
+/// The policy state layouts a user chooses (`--state`; the authors' layout comes with
+/// --paper-faithful).
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+pub enum State {
+    Paper,
+    Targeted,
+}
+
+impl From<State> for induce::rl::StateLayout {
+    fn from(s: State) -> Self {
+        match s {
+            State::Paper => induce::rl::StateLayout::Paper,
+            State::Targeted => induce::rl::StateLayout::Targeted,
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, clap::ValueEnum)]
@@ -156,6 +180,7 @@ impl InduceArgs {
             all_nodes: self.all_nodes,
             reward: self.reward,
             to_class: self.to_class,
+            state: self.state.map(Into::into),
             ..Default::default()
         }
     }

@@ -17,7 +17,7 @@ and GATConv stacks, see docs/FORMATS.md of the repository), the paper's GCN
 Every call runs the same job as ``induce explain`` with the same settings (keyword arguments
 named as its flags: ``seed``, ``family``, ``hops``, ``budget``, ``episodes``, ``lr``,
 ``iterations``, ``edits``, ``samples``, ``greedy_every``, ``fanout``, ``max_neighbourhood``, ``kernel``,
-``reward``, ``paper_faithful``, ``all_nodes``, ``threads``, ``batch_targets``,
+``reward``, ``state`` (``paper`` or ``targeted``), ``paper_faithful``, ``all_nodes``, ``threads``, ``batch_targets``,
 ``black_box_kernel``, ``lookahead``, ``widen``, ``temperature``, ``max_size``, ``max_evaluations``, ``shortlist``, ``additions``, and the
 constraints ``lock_nodes`` (node ids no edit may touch) and ``lock_edges`` (pairs ``(u, v)`` no
 edit may delete or add)), so its results equal the command line's. Bad input raises

@@ -9,7 +9,7 @@ use induce_models::policy::host::SparseRows;
 use induce_models::{BlackBox, LogProbs};
 
 use super::candidates::build_candidates;
-use super::{Candidates, EnvConfig, StateLayout, reference_entropy, state_dim};
+use super::{Candidates, EnvConfig, StateLayout, reference_entropy};
 use crate::error::{Result, RlError};
 use crate::explanation::{Edit, Explanation};
 use crate::reward::Reward;
@@ -338,11 +338,18 @@ impl<'a> Episode<'a> {
             }
         }
         let n = sub.num_nodes();
-        let dim = state_dim(d, num_classes);
+        let dim = config.state.width(d, num_classes);
         let sw = dim - d;
         let mut small = vec![0.0; n * sw];
         match config.state {
             StateLayout::Paper => {}
+            StateLayout::Targeted => {
+                // The hop distance column (fixed); the class column is refreshed each step.
+                let radius = sub.hops.iter().copied().max().unwrap_or(0).max(1) as f32;
+                for (row, &h) in small.chunks_exact_mut(sw).zip(&sub.hops) {
+                    row[sw - 2] = h as f32 / radius;
+                }
+            }
             StateLayout::Reference => {
                 let labels = sub.labels(graph);
                 if let Some(pos) = labels.iter().position(|&l| l as usize >= num_classes) {

@@ -55,6 +55,40 @@ pub enum StateLayout {
     /// to exactly 0 below `log p ≈ −88.7`, and `0 · log2 0` is NaN, as in PyTorch. Only the
     /// degree column changes after an edit.
     Reference,
+    /// [`StateLayout::Paper`]'s columns and two more that place each node relative to the
+    /// target (not in the paper; `--state targeted`): `[… ‖ hop distance from the target in
+    /// the original neighbourhood, divided by its radius (the target 0, the ball's rim 1) ‖ the
+    /// black box's current probability that the node is of a class that would end the episode
+    /// for the target (`1 − p(y)` for the target's original class `y`; `p(c)` with
+    /// `--to-class c`)]`, the second recomputed after every edit. Without them the policy
+    /// cannot tell an edge at the target from one at the rim, nor an addition to a node of
+    /// another class from one to a node of the target's own.
+    Targeted,
+}
+
+impl StateLayout {
+    /// Width of the per-node state vector for a graph with `feature_dim` features and a
+    /// black box with `num_classes` classes: [`state_dim`] for the paper's and the authors'
+    /// layouts, two more for [`StateLayout::Targeted`].
+    ///
+    /// ```
+    /// use induce_rl::StateLayout;
+    /// assert_eq!(StateLayout::Paper.width(10, 4), 16);
+    /// assert_eq!(StateLayout::Targeted.width(10, 4), 18);
+    /// ```
+    pub fn width(self, feature_dim: usize, num_classes: usize) -> usize {
+        let extra = match self {
+            StateLayout::Paper | StateLayout::Reference => 0,
+            StateLayout::Targeted => 2,
+        };
+        state_dim(feature_dim, num_classes) + extra
+    }
+
+    /// True when the node features come first and never change (the paper's and the
+    /// targeted layouts).
+    pub fn features_first(self) -> bool {
+        matches!(self, StateLayout::Paper | StateLayout::Targeted)
+    }
 }
 
 /// The scalar action-type feature `flag` each candidate carries into the policy's MLP.
@@ -111,7 +145,9 @@ pub struct EnvConfig {
     pub goal: Goal,
     /// The reward of an edit.
     pub reward: Reward,
-    /// *Reference switch:* how the per-node state is built (default [`StateLayout::Paper`]).
+    /// How the per-node state is built (default [`StateLayout::Paper`]; the authors' layout,
+    /// [`StateLayout::Reference`], is a reference switch; [`StateLayout::Targeted`] adds two
+    /// columns, `--state targeted`).
     #[serde(skip_serializing_if = "is_default")]
     pub state: StateLayout,
     /// *Reference switch:* the action-type feature (default [`ActionFlag::IsAddition`]).
@@ -194,7 +230,8 @@ impl EnvConfig {
 }
 
 /// Width of the per-node state vector: `feature_dim` original features, the degree, the
-/// entropy, and a one-hot of `num_classes` labels (the same width in both [`StateLayout`]s).
+/// entropy, and a one-hot of `num_classes` labels (the same width in the paper's and the
+/// authors' [`StateLayout`]s; [`StateLayout::width`] for any).
 ///
 /// ```
 /// assert_eq!(induce_rl::state_dim(10, 4), 16);

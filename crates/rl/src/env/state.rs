@@ -57,9 +57,9 @@ fn blocks<'s>(
     dim: usize,
 ) -> StateBlocks<'s> {
     let (f, d) = (features.as_slice(), features.dim());
-    let (b, block) = match layout {
-        StateLayout::Paper => (StateBlocks::new(f, d, small, dim - d), 0),
-        StateLayout::Reference => (StateBlocks::new(small, dim - d, f, d), 1),
+    let (b, block) = match layout.features_first() {
+        true => (StateBlocks::new(f, d, small, dim - d), 0),
+        false => (StateBlocks::new(small, dim - d, f, d), 1),
     };
     match sparse {
         Some(s) => b.with_sparse(block, s),
@@ -127,6 +127,24 @@ impl<'a> Episode<'a> {
                     onehot[lp.argmax(i)] = 1.0;
                 }
             }
+            StateLayout::Targeted => {
+                let (goal, original) = (self.goal(), self.original_label());
+                for (i, row) in self.small.chunks_exact_mut(sw).enumerate() {
+                    let label = lp.argmax(i);
+                    row[0] = self.edit.degree(i) as f32;
+                    row[1] = lp.entropy(i);
+                    let onehot = &mut row[2..sw - 2];
+                    onehot.fill(0.0);
+                    onehot[label] = 1.0;
+                    row[sw - 1] = lp
+                        .row(i)
+                        .iter()
+                        .enumerate()
+                        .filter(|&(c, _)| goal.reached(original, c))
+                        .map(|(_, l)| l.exp())
+                        .sum();
+                }
+            }
             StateLayout::Reference => {
                 for (i, row) in self.small.chunks_exact_mut(sw).enumerate() {
                     row[1] = self.edit.degree(i) as f32;
@@ -163,7 +181,12 @@ impl<'a> Episode<'a> {
     /// for all steps
     /// ([`HostPolicy::first_block_product`](induce_models::policy::host::HostPolicy::first_block_product)).
     pub fn first_block_is_fixed(&self) -> bool {
-        self.layout == StateLayout::Paper
+        self.layout.features_first()
+    }
+
+    /// How this episode's state is built ([`EnvConfig::state`](super::EnvConfig::state)).
+    pub fn state_layout(&self) -> StateLayout {
+        self.layout
     }
 
     /// The state's node-feature columns, which never change during the episode (in either
@@ -179,9 +202,9 @@ impl<'a> Episode<'a> {
     /// without gathering the features).
     pub fn feature_columns(&self) -> Range<usize> {
         let d = self.graph_features.dim();
-        match self.layout {
-            StateLayout::Paper => 0..d,
-            StateLayout::Reference => self.dim - d..self.dim,
+        match self.layout.features_first() {
+            true => 0..d,
+            false => self.dim - d..self.dim,
         }
     }
 
@@ -213,9 +236,9 @@ impl<'a> Episode<'a> {
     /// - output: `[n, dim − feature_dim]`
     pub fn dynamic_block(&self) -> (&[f32], Range<usize>) {
         let d = self.graph_features.dim();
-        match self.layout {
-            StateLayout::Paper => (&self.small, d..self.dim),
-            StateLayout::Reference => (&self.small, 0..self.dim - d),
+        match self.layout.features_first() {
+            true => (&self.small, d..self.dim),
+            false => (&self.small, 0..self.dim - d),
         }
     }
 

@@ -219,6 +219,56 @@ fn state_features_before_and_after_an_edit() {
     assert!(ep.state().0.iter().all(|x| x.is_finite()));
 }
 
+/// The targeted layout: the paper's row, then the hop distance over the radius (fixed) and
+/// the black box's probability that the node is of a class that would end the episode
+/// (refreshed).
+#[test]
+fn targeted_state_places_nodes_relative_to_the_target() {
+    let g = graph();
+    let c = EnvConfig {
+        state: StateLayout::Targeted,
+        ..cfg()
+    };
+    let mut ep = Episode::new(&g, &RULE, 2, &c).unwrap();
+    assert_eq!(ep.state_width(), StateLayout::Targeted.width(1, 3));
+    assert_eq!(ep.dynamic_block().1, 1..8);
+    assert!(ep.first_block_is_fixed());
+    let row = |ep: &Episode, i: usize| ep.state().0[i * 8..(i + 1) * 8].to_vec();
+    // nodes [0, 1, 2, 3, 4, 6]; target 2 (class 2); distances 2, 1, 0, 2, 1, 2 over radius 2;
+    // 1 − p(class 2): 0.5 where class 2 is predicted (p 0.5), 0.75 where class 1 is (p 0.25)
+    let want: [[f32; 8]; 6] = [
+        [0.0, 1.0, H, 0.0, 1.0, 0.0, 1.0, 0.75],
+        [1.0, 3.0, H, 0.0, 0.0, 1.0, 0.5, 0.5],
+        [2.0, 2.0, H, 0.0, 0.0, 1.0, 0.0, 0.5],
+        [3.0, 1.0, H, 0.0, 1.0, 0.0, 1.0, 0.75],
+        [4.0, 2.0, H, 0.0, 0.0, 1.0, 0.5, 0.5],
+        [6.0, 1.0, H, 0.0, 0.0, 1.0, 1.0, 0.5],
+    ];
+    for (i, w) in want.iter().enumerate() {
+        let got = row(&ep, i);
+        assert!(
+            got.iter().zip(w).all(|(a, b)| (a - b).abs() < 1e-6),
+            "{i}: {got:?}"
+        );
+    }
+    // delete (0, 1): node 1 keeps class 2 (degree 2), node 0 is isolated (class 0 for sure)
+    ep.step(3).unwrap();
+    assert_eq!(row(&ep, 0)[6..], [1.0, 1.0]);
+    assert_eq!(
+        (row(&ep, 1)[1], &row(&ep, 1)[3..]),
+        (2.0, &[0.0, 0.0, 1.0, 0.5, 0.5][..])
+    );
+    // a reset keeps the distances and restores the rest
+    ep.reset();
+    assert_eq!(row(&ep, 0)[6..], [1.0, 0.75]);
+    // the policy for it is two columns wider than the paper's
+    let induce = crate::InduceConfig {
+        env: c,
+        ..Default::default()
+    };
+    assert_eq!(induce.policy_config(1, 3).input_dim, state_dim(1, 3) + 2);
+}
+
 #[test]
 fn pairs_are_never_offered_again() {
     let g = graph();

@@ -103,7 +103,8 @@ enum Encoding {
 impl Encoding {
     /// The encoding of `ep`'s changing columns (`width` of them).
     fn of(ep: &Episode<'_>, width: usize) -> Self {
-        match ep.first_block_is_fixed() && width > 3 {
+        let paper = ep.state_layout() == crate::env::StateLayout::Paper;
+        match paper && width > 3 {
             true => Encoding::OneHot { classes: width - 2 },
             false => Encoding::Whole { width },
         }
