@@ -150,45 +150,34 @@ fn explain_args<'a>(p: &'a Prepared, out: &'a Path, extra: &[&'a str]) -> Vec<&'
 #[test]
 fn generate_train_explain_eval_round_trip_and_shards_merge_to_the_whole_run() {
     let p = prepare();
+    // A policy trained with `extra` flags for one episode; its saved configuration.
+    let train = |name: &str, extra: &[&str]| {
+        let dir = p.root.join(name);
+        let mut args = vec![
+            "train",
+            "--data",
+            s(&p.data),
+            "--black-box",
+            s(&p.black_box),
+            "--episodes",
+            "1",
+            "--out",
+            s(&dir),
+        ];
+        args.extend_from_slice(extra);
+        ok(induce(&args));
+        let j: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(dir.join("policy.json")).unwrap()).unwrap();
+        (dir, j)
+    };
     // The paper's reward and training on request: saved with the policy they trained.
-    let paper = p.root.join("policy-paper");
-    ok(induce(&[
-        "train",
-        "--data",
-        s(&p.data),
-        "--black-box",
-        s(&p.black_box),
-        "--episodes",
-        "1",
-        "--reward",
-        "paper",
-        "--paper-faithful",
-        "--out",
-        s(&paper),
-    ]));
-    let j: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(paper.join("policy.json")).unwrap()).unwrap();
+    let (_, j) = train("policy-paper", &["--reward", "paper", "--paper-faithful"]);
     assert_eq!(j["induce"]["env"]["reward"]["kind"], "paper", "{j}");
     assert_eq!(j["induce"]["env"]["reward"]["beta"], 0.5, "{j}");
     // ... and the paper's training: verdicts on the frozen neighbourhood.
     assert_eq!(j["induce"]["env"]["verdict"], "neighbourhood", "{j}");
     // The targeted state: saved with the policy, which explains with it (two more columns).
-    let targeted = p.root.join("policy-targeted");
-    ok(induce(&[
-        "train",
-        "--data",
-        s(&p.data),
-        "--black-box",
-        s(&p.black_box),
-        "--episodes",
-        "1",
-        "--state",
-        "targeted",
-        "--out",
-        s(&targeted),
-    ]));
-    let j: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(targeted.join("policy.json")).unwrap()).unwrap();
+    let (targeted, j) = train("policy-targeted", &["--state", "targeted"]);
     assert_eq!(j["induce"]["env"]["state"], "targeted", "{j}");
     let out = p.root.join("targeted-run");
     ok(induce(&[
