@@ -63,6 +63,11 @@ if [ "${LIMIT_POLICY:-0}" = 1 ]; then
     done
   done
   d=(--data "$ref/syn1.npz" --black-box "$ref/syn1_gcn.safetensors")
+  # The targeted state (--state targeted) on BA-Shapes.
+  test -s "$out/syn1-policy-targeted/policy.bpk" ||
+    run train "${d[@]}" --state targeted --out "$out/syn1-policy-targeted"
+  run explain "${d[@]}" --targets eval --policy "$out/syn1-policy-targeted" \
+    --method inductive,inductive-best-of-k --out "$out/syn1-targeted-inductive"
   for k in 8 32; do
     run explain "${d[@]}" --targets eval --policy "$out/syn1-policy" \
       --method inductive,inductive-best-of-k --lookahead $k --out "$out/syn1-inductive-la$k"
