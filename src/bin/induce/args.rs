@@ -134,8 +134,8 @@ pub struct InduceArgs {
     pub to_class: Option<usize>,
     /// The policy's per-node state: paper (the paper's: features, degree, entropy, one-hot of
     /// the predicted label) or targeted (the paper's and two more columns: the hop distance
-    /// from the target and whether the node's predicted label is another class than the
-    /// target's) [default: paper]. Training only: `induce train` and transductive (a loaded
+    /// from the target and the black box's probability that the node is of another class than
+    /// the target's) [default: paper]. Training only: `induce train` and transductive (a loaded
     /// policy keeps its own).
     #[arg(long, value_name = "paper|targeted")]
     pub state: Option<State>,
