@@ -118,31 +118,27 @@ impl<'a> Episode<'a> {
         let sw = self.dim - self.graph_features.dim();
         let lp = self.judge.log_probs();
         match self.layout {
-            StateLayout::Paper => {
-                for (i, row) in self.small.chunks_exact_mut(sw).enumerate() {
-                    row[0] = self.edit.degree(i) as f32;
-                    row[1] = lp.entropy(i);
-                    let onehot = &mut row[2..];
-                    onehot.fill(0.0);
-                    onehot[lp.argmax(i)] = 1.0;
-                }
-            }
-            StateLayout::Targeted => {
+            StateLayout::Paper | StateLayout::Targeted => {
+                // The targeted layout's last two columns: the distance (fixed) and the
+                // probability of a class that ends the episode.
+                let targeted = self.layout == StateLayout::Targeted;
+                let classes_end = if targeted { sw - 2 } else { sw };
                 let (goal, original) = (self.goal(), self.original_label());
                 for (i, row) in self.small.chunks_exact_mut(sw).enumerate() {
-                    let label = lp.argmax(i);
                     row[0] = self.edit.degree(i) as f32;
                     row[1] = lp.entropy(i);
-                    let onehot = &mut row[2..sw - 2];
+                    let onehot = &mut row[2..classes_end];
                     onehot.fill(0.0);
-                    onehot[label] = 1.0;
-                    row[sw - 1] = lp
-                        .row(i)
-                        .iter()
-                        .enumerate()
-                        .filter(|&(c, _)| goal.reached(original, c))
-                        .map(|(_, l)| l.exp())
-                        .sum();
+                    onehot[lp.argmax(i)] = 1.0;
+                    if targeted {
+                        row[sw - 1] = lp
+                            .row(i)
+                            .iter()
+                            .enumerate()
+                            .filter(|&(c, _)| goal.reached(original, c))
+                            .map(|(_, l)| l.exp())
+                            .sum();
+                    }
                 }
             }
             StateLayout::Reference => {
