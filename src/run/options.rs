@@ -134,6 +134,11 @@ pub struct RunOptions {
     /// only: `induce train` and `transductive` (a loaded policy keeps its own).
     #[serde(default)]
     pub state: Option<induce_rl::StateLayout>,
+    /// How `induce train` trains its policy (`--training`; see
+    /// [`induce_rl::Training`]). Training only. `--paper-faithful` without it: the paper's
+    /// REINFORCE.
+    #[serde(default)]
+    pub training: Option<induce_rl::Training>,
     /// The paper's protocol (`--paper-faithful`): its verdicts and no minimality pass; the
     /// reward stays [`RunOptions::reward`]'s.
     #[serde(default)]
@@ -317,6 +322,9 @@ impl RunOptions {
             job.induce = job.induce.clone().paper_faithful();
         }
         self.apply_induce(&mut job.induce);
+        if let Some(t) = self.training {
+            job.induce.training = t;
+        }
         if let Some(e) = self.edits {
             job.induce.env.mode = e;
         }

@@ -299,11 +299,15 @@ fn train_reporting_with(
     task: &str,
     checkpoint: Option<&Path>,
 ) -> Result<(induce_models::Policy, Option<EpochStats>, f64)> {
-    progress.begin(task, config.episodes);
+    progress.begin(task, config.training_passes());
     let mut last = None;
     let report = |s: &EpochStats| {
+        let agreement = match s.agreement {
+            Some(a) => format!(" agrees with the teacher {:.0}%", 100.0 * a),
+            None => String::new(),
+        };
         progress.message(&format!(
-            "return {:.3} flipped {:.0}% edits {:.2}",
+            "return {:.3} flipped {:.0}% edits {:.2}{agreement}",
             s.mean_return,
             100.0 * s.flipped,
             s.mean_edits

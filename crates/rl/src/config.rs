@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::env::EnvConfig;
 use crate::error::{Result, RlError};
+use crate::imitation::{ImitationConfig, Training};
 use crate::lookahead::Widening;
 
 /// Hyperparameters of InduCE. Defaults are the paper's (§3.1, spec §2) for inductive training on
@@ -82,6 +83,11 @@ pub struct InduceConfig {
     /// at this temperature without replacement and takes the best, as the greedy episode does
     /// with the policy's `K` most probable. Inference only.
     pub temperature: f32,
+    /// How [`crate::train_inductive`] trains the policy: the paper's REINFORCE (the default) or
+    /// imitation of the exact greedy search ([`Training::Imitation`], not in the paper).
+    pub training: Training,
+    /// Settings of [`Training::Imitation`] (read only with it).
+    pub imitation: ImitationConfig,
 }
 
 impl Default for InduceConfig {
@@ -106,17 +112,21 @@ impl Default for InduceConfig {
             lookahead: 0,
             widen: Widening::Fixed,
             temperature: 1.0,
+            training: Training::Reinforce,
+            imitation: ImitationConfig::default(),
         }
     }
 }
 
 impl InduceConfig {
-    /// The same settings as the paper describes the method: no minimality pass, and the
+    /// The same settings as the paper describes the method: REINFORCE training, no minimality
+    /// pass, and the
     /// Verdicts on the frozen neighbourhood ([`Verdict::Neighbourhood`](induce_explain::Verdict)),
     /// as the paper and the authors' code take them.
     pub fn paper_faithful(self) -> Self {
         Self {
             minimise: false,
+            training: Training::Reinforce,
             env: EnvConfig {
                 verdict: induce_explain::Verdict::Neighbourhood,
                 ..self.env
@@ -168,6 +178,9 @@ impl InduceConfig {
                 v,
             );
         }
+        if self.training == Training::Imitation {
+            self.imitation.validate()?;
+        }
         for (field, v) in [
             ("hidden", self.hidden),
             ("gat_layers", self.gat_layers),
@@ -182,6 +195,27 @@ impl InduceConfig {
             }
         }
         Ok(())
+    }
+
+    /// Passes over the training targets that [`crate::train_inductive`] makes: `episodes`, and
+    /// with [`Training::Imitation`] its REINFORCE fine-tuning passes after them.
+    ///
+    /// ```
+    /// use induce_rl::InduceConfig;
+    /// use induce_rl::imitation::{ImitationConfig, Training};
+    /// let c = InduceConfig {
+    ///     episodes: 20,
+    ///     training: Training::Imitation,
+    ///     imitation: ImitationConfig { finetune: 5, ..ImitationConfig::default() },
+    ///     ..InduceConfig::default()
+    /// };
+    /// assert_eq!(c.training_passes(), 25);
+    /// ```
+    pub fn training_passes(&self) -> usize {
+        match self.training {
+            Training::Reinforce => self.episodes,
+            Training::Imitation => self.episodes + self.imitation.finetune,
+        }
     }
 
     /// The policy network for a graph with `feature_dim` features and `num_classes` classes.

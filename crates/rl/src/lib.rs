@@ -40,6 +40,7 @@ pub mod batch;
 pub mod config;
 pub mod divergence;
 pub mod env;
+pub mod imitation;
 pub mod induce;
 pub mod kernel;
 pub mod lookahead;
@@ -64,6 +65,7 @@ pub use error::Result;
 /// name in this crate.
 pub use error::RlError;
 pub use explanation::{Edit, EditKind, Explainer, Explanation};
+pub use imitation::{ImitationConfig, Training};
 pub use induce::{
     EpochStats, InduceConfig, InduceExplainer, TransductiveExplainer, explain_best_of_k,
     explain_greedy, explain_transductive, explain_transductive_from, run_greedy, timed,

@@ -153,21 +153,8 @@ impl<'g> Lookahead<'g> {
         these: &[usize],
         best: &mut Option<Best>,
     ) -> Result<()> {
-        let y = ep.original_label();
-        let sub = ep.subgraph();
         for &index in these {
-            let (u, w, kind) = ep.candidates().get(index);
-            let (gu, gw) = (sub.global_of(u as usize), sub.global_of(w as usize));
-            let edit = match kind {
-                EditKind::Add => Edit::add(gu, gw),
-                EditKind::Delete => Edit::delete(gu.min(gw), gu.max(gw)),
-            };
-            self.trial.clear();
-            self.trial.extend_from_slice(ep.edits());
-            self.trial.push(edit);
-            self.judge.set_edits(&self.trial)?;
-            let flipped = ep.goal().reached(y, self.judge.label());
-            let margin = ep.goal().margin(self.judge.target_row(), y);
+            let (flipped, margin) = self.verdict(ep, index)?;
             let better = best.is_none_or(|b| {
                 (flipped && !b.flipped) || (flipped == b.flipped && margin < b.margin)
             });
@@ -180,6 +167,26 @@ impl<'g> Lookahead<'g> {
             }
         }
         Ok(())
+    }
+
+    /// The black box's verdict on `ep`'s candidate `index` taken next: whether the target then
+    /// reaches the episode's goal, and its margin ([`Goal::margin`](induce_explain::Goal::margin)
+    /// of the target's row with the edit made; negative once the goal is reached).
+    pub(crate) fn verdict(&mut self, ep: &Episode<'_>, index: usize) -> Result<(bool, f32)> {
+        let y = ep.original_label();
+        let sub = ep.subgraph();
+        let (u, w, kind) = ep.candidates().get(index);
+        let (gu, gw) = (sub.global_of(u as usize), sub.global_of(w as usize));
+        let edit = match kind {
+            EditKind::Add => Edit::add(gu, gw),
+            EditKind::Delete => Edit::delete(gu.min(gw), gu.max(gw)),
+        };
+        self.trial.clear();
+        self.trial.extend_from_slice(ep.edits());
+        self.trial.push(edit);
+        self.judge.set_edits(&self.trial)?;
+        let flipped = ep.goal().reached(y, self.judge.label());
+        Ok((flipped, ep.goal().margin(self.judge.target_row(), y)))
     }
 }
 

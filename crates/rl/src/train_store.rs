@@ -62,12 +62,12 @@ impl TrainStore<'_> {
                     .into(),
             ));
         }
-        if s.params.len() != num_params || s.epochs > self.config.episodes {
+        if s.params.len() != num_params || s.epochs > self.config.training_passes() {
             return Err(self.bad(format!(
                 "{} parameters after {} epochs, expected {num_params} and at most {}",
                 s.params.len(),
                 s.epochs,
-                self.config.episodes
+                self.config.training_passes()
             )));
         }
         Ok(Some(s))

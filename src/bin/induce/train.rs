@@ -35,6 +35,11 @@ pub struct TrainArgs {
     /// `explain --paper-faithful`.
     #[arg(long)]
     pub paper_faithful: bool,
+    /// How the policy learns: reinforce (the paper's REINFORCE) or imitation (imitation of the
+    /// exact greedy search on the states the policy reaches, DAgger with a listwise loss over
+    /// the search's ranking; not in the paper) [default: reinforce].
+    #[arg(long, value_name = "reinforce|imitation")]
+    pub training: Option<induce::rl::Training>,
     /// Output directory: policy.bpk, its .json and train.json (with --edits del:
     /// policy-del-only.bpk, its .json and train-del-only.json; both can share one directory).
     /// While training, the state after each epoch is kept in
@@ -55,6 +60,7 @@ impl TrainArgs {
             seed: Some(self.data.seed),
             family: self.family.family.0,
             paper_faithful: self.paper_faithful,
+            training: self.training,
             ..self.induce.options()
         };
         let mut job = options.train_job(

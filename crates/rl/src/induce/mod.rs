@@ -19,6 +19,7 @@ use std::time::Instant;
 use crate::error::{Result, RlError};
 
 mod explainer;
+mod imitate;
 mod search;
 mod train;
 

@@ -12,6 +12,7 @@ use serde::{Deserialize, Serialize};
 use super::{InduceConfig, check_episodes};
 use crate::env::{EnvConfig, Episode};
 use crate::error::{Result, RlError};
+use crate::imitation::Training;
 use crate::kernel::burn::BurnLearner;
 use crate::kernel::host::HostLearner;
 use crate::kernel::{Learner, rollout_batch};
@@ -29,6 +30,11 @@ pub struct EpochStats {
     pub flipped: f32,
     /// Mean number of edits per episode.
     pub mean_edits: f32,
+    /// Imitation passes ([`Training::Imitation`]): the share of visited states at which the
+    /// policy's argmax was as good as the teacher's choice (a flip where the teacher's flips,
+    /// else no larger margin), before the pass's updates. `None` in REINFORCE passes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agreement: Option<f32>,
 }
 
 /// Trains a policy inductively on `targets` (typically training-split nodes with a non-zero
@@ -142,14 +148,14 @@ pub fn train_inductive_checkpointed(
         }
         None => 0,
     };
-    train_epochs(&mut learner, pool, config, first, progress, |epochs, l| {
+    train_passes(&mut learner, pool, config, first, progress, |epochs, l| {
         store.save(epochs, &l.policy, &l.adam)
     })?;
     Ok(learner.to_policy(device))
 }
 
 /// Where the training episodes come from.
-enum Pool<'e, 'a> {
+pub(super) enum Pool<'e, 'a> {
     /// Episodes built by the caller, reset before each rollout.
     Prepared(&'e mut [Episode<'a>]),
     /// Episodes built for each batch from the targets and dropped after it.
@@ -162,7 +168,7 @@ enum Pool<'e, 'a> {
 }
 
 impl<'a> Pool<'_, 'a> {
-    fn len(&self) -> usize {
+    pub(super) fn len(&self) -> usize {
         match self {
             Pool::Prepared(e) => e.len(),
             Pool::Lazy { targets, .. } => targets.len(),
@@ -170,7 +176,7 @@ impl<'a> Pool<'_, 'a> {
     }
 
     /// A fresh episode of target `i` of a lazy pool.
-    fn build(&self, i: usize) -> Result<Option<Episode<'a>>> {
+    pub(super) fn build(&self, i: usize) -> Result<Option<Episode<'a>>> {
         match self {
             Pool::Prepared(_) => Ok(None),
             Pool::Lazy {
@@ -221,15 +227,64 @@ fn train_pool(
         Kernel::Host => {
             let threads = crate::parallel::default_threads();
             let mut learner = HostLearner::new(&init, threads);
-            train_epochs(&mut learner, pool, config, 0, progress, no_checkpoint)?;
+            train_passes(&mut learner, pool, config, 0, progress, no_checkpoint)?;
             Ok(learner.to_policy(device))
         }
         Kernel::Burn => {
             let mut learner = BurnLearner::new(&init, device);
-            train_epochs(&mut learner, pool, config, 0, progress, no_checkpoint)?;
+            train_passes(&mut learner, pool, config, 0, progress, no_checkpoint)?;
             Ok(learner.to_policy(device))
         }
     }
+}
+
+/// Every training pass of `config` from pass `first` on: [`train_epochs`] (REINFORCE) or,
+/// with [`Training::Imitation`], the imitation passes ([`super::imitate::imitate_epochs`])
+/// and then the REINFORCE fine-tuning passes. `after_epoch` and `progress` count the passes
+/// of both phases in one sequence.
+fn train_passes<L: Learner>(
+    learner: &mut L,
+    mut pool: Pool<'_, '_>,
+    config: &InduceConfig,
+    first: usize,
+    mut progress: impl FnMut(&EpochStats),
+    mut after_epoch: impl FnMut(usize, &L) -> Result<()>,
+) -> Result<()> {
+    if config.training == Training::Reinforce {
+        return train_epochs(learner, &mut pool, config, first, progress, after_epoch);
+    }
+    let n = config.episodes;
+    if first < n {
+        super::imitate::imitate_epochs(
+            learner,
+            &mut pool,
+            config,
+            first,
+            &mut progress,
+            &mut after_epoch,
+        )?;
+    }
+    if config.imitation.finetune == 0 {
+        return Ok(());
+    }
+    let finetune = InduceConfig {
+        episodes: config.imitation.finetune,
+        training: Training::Reinforce,
+        ..config.clone()
+    };
+    train_epochs(
+        learner,
+        &mut pool,
+        &finetune,
+        first.saturating_sub(n),
+        |s| {
+            progress(&EpochStats {
+                epoch: s.epoch + n,
+                ..s.clone()
+            })
+        },
+        |e, l| after_epoch(e + n, l),
+    )
 }
 
 /// [`train_epochs`]' `after_epoch` of a run that keeps no checkpoint.
@@ -245,7 +300,7 @@ fn no_checkpoint<L>(_: usize, _: &L) -> Result<()> {
 /// `after_epoch(epochs finished, learner)` runs after each epoch, before `progress`.
 fn train_epochs<L: Learner>(
     learner: &mut L,
-    mut pool: Pool<'_, '_>,
+    pool: &mut Pool<'_, '_>,
     config: &InduceConfig,
     first: usize,
     mut progress: impl FnMut(&EpochStats),
@@ -275,7 +330,7 @@ fn train_epochs<L: Learner>(
             for &i in batch {
                 fresh.extend(pool.build(i)?);
             }
-            let mut jobs: Vec<(&mut Episode<'_>, u64)> = match &mut pool {
+            let mut jobs: Vec<(&mut Episode<'_>, u64)> = match pool {
                 Pool::Prepared(episodes) => {
                     let mut slots: Vec<Option<&mut Episode<'_>>> =
                         episodes.iter_mut().map(Some).collect();
@@ -317,6 +372,7 @@ fn train_epochs<L: Learner>(
             mean_return: ret / k,
             flipped: flips as f32 / k,
             mean_edits: edits as f32 / k,
+            agreement: None,
         });
     }
     Ok(())

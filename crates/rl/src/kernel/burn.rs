@@ -694,24 +694,22 @@ impl BurnLearner {
             .expect("the policy is back after every update")
     }
 
-    /// The batch loss on the autodiff device.
+    /// The log-probabilities and entropies of every visited state of `episodes`, packed into
+    /// one block-diagonal batch on the autodiff device, and each state's first candidate's row.
     ///
     /// # Shapes
-    /// - returns: `[steps]`, flattened in episode then step order
-    /// - output: `[1]`
-    pub(super) fn batch_loss(
+    /// - output: log-probabilities `[candidates of all steps, 1]`, entropies `[steps, 1]`,
+    ///   offsets `[steps]`
+    fn batch_log_probs(
         &self,
         episodes: &[Vec<StepRecord>],
-        returns: &[f32],
-        config: &InduceConfig,
-    ) -> Result<Tensor<1>> {
+    ) -> Result<(Tensor<2>, Tensor<2>, Vec<u32>)> {
         let policy = self.trained();
         let ad = &self.autodiff;
         let steps: Vec<&StepRecord> = episodes.iter().flatten().collect();
         let dim = policy.input_dim();
-        // Block-diagonal batch of every visited state.
         let (mut x, mut src, mut dst, mut norm) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
-        let (mut cu, mut cw, mut flag, mut seg, mut chosen) =
+        let (mut cu, mut cw, mut flag, mut seg, mut offsets) =
             (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
         let (mut node_off, mut cand_off) = (0u32, 0u32);
         for (s, rec) in steps.iter().enumerate() {
@@ -724,7 +722,7 @@ impl BurnLearner {
             cw.extend(rec.cand_w.iter().map(|v| v + node_off));
             flag.extend_from_slice(&rec.flag);
             seg.extend(std::iter::repeat_n(s as u32, rec.cand_u.len()));
-            chosen.push(cand_off + rec.action as u32);
+            offsets.push(cand_off);
             node_off += rec.num_nodes as u32;
             cand_off += rec.cand_u.len() as u32;
         }
@@ -738,10 +736,74 @@ impl BurnLearner {
         let c_total = scores.dims()[0];
         let logp = segment_log_softmax(scores.reshape([c_total, 1]), seg_t.clone(), num_steps);
         let entropy = -scatter_add_rows(logp.clone().exp() * logp.clone(), seg_t, num_steps);
+        Ok((logp, entropy, offsets))
+    }
+
+    /// The REINFORCE batch loss on the autodiff device.
+    ///
+    /// # Shapes
+    /// - returns: `[steps]`, flattened in episode then step order
+    /// - output: `[1]`
+    pub(super) fn batch_loss(
+        &self,
+        episodes: &[Vec<StepRecord>],
+        returns: &[f32],
+        config: &InduceConfig,
+    ) -> Result<Tensor<1>> {
+        let ad = &self.autodiff;
+        let (logp, entropy, offsets) = self.batch_log_probs(episodes)?;
+        let chosen: Vec<u32> = episodes
+            .iter()
+            .flatten()
+            .zip(&offsets)
+            .map(|(rec, off)| off + rec.action as u32)
+            .collect();
         let chosen_logp = logp.select(0, indices(&chosen, ad));
-        let adv = Tensor::<2>::from_data(TensorData::new(returns.to_vec(), [num_steps, 1]), ad);
+        let adv = Tensor::<2>::from_data(TensorData::new(returns.to_vec(), [offsets.len(), 1]), ad);
         let objective = chosen_logp * adv + entropy * config.entropy_coef;
         Ok(-objective.sum() / episodes.len() as f32)
+    }
+
+    /// The listwise batch loss of [`Learner::update_listwise`] on the autodiff device.
+    ///
+    /// # Shapes
+    /// - weights: `[steps][(candidate, weight)]`, flattened in episode then step order
+    /// - output: `[1]`
+    pub(super) fn listwise_loss(
+        &self,
+        episodes: &[Vec<StepRecord>],
+        weights: &[Vec<(usize, f32)>],
+        entropy_coef: f32,
+    ) -> Result<Tensor<1>> {
+        let ad = &self.autodiff;
+        let (logp, entropy, offsets) = self.batch_log_probs(episodes)?;
+        let (mut rows, mut w) = (Vec::new(), Vec::new());
+        for (list, off) in weights.iter().zip(&offsets) {
+            for &(a, wa) in list {
+                rows.push(off + a as u32);
+                w.push(wa);
+            }
+        }
+        let mut objective = entropy.sum() * entropy_coef;
+        if !rows.is_empty() {
+            let n = rows.len();
+            let picked = logp.select(0, indices(&rows, ad));
+            let w = Tensor::<2>::from_data(TensorData::new(w, [n, 1]), ad);
+            objective = objective + (picked * w).sum();
+        }
+        Ok(-objective / episodes.len() as f32)
+    }
+
+    /// One Adam step on `loss`.
+    fn step(&mut self, loss: Tensor<1>, lr: f64) {
+        let policy = self
+            .trained
+            .take()
+            .expect("the policy is back after every update");
+        let grads = GradientsParams::from_grads(loss.backward(), &policy);
+        let policy = self.optim.step(lr, policy, grads);
+        self.actor.set_policy(policy.valid());
+        self.trained = Some(policy);
     }
 }
 
@@ -837,14 +899,19 @@ impl Learner for BurnLearner {
         config: &InduceConfig,
     ) -> Result<()> {
         let loss = self.batch_loss(episodes, returns, config)?;
-        let policy = self
-            .trained
-            .take()
-            .expect("the policy is back after every update");
-        let grads = GradientsParams::from_grads(loss.backward(), &policy);
-        let policy = self.optim.step(config.lr, policy, grads);
-        self.actor.set_policy(policy.valid());
-        self.trained = Some(policy);
+        self.step(loss, config.lr);
+        Ok(())
+    }
+
+    fn update_listwise(
+        &mut self,
+        episodes: &[Vec<StepRecord>],
+        weights: &[Vec<(usize, f32)>],
+        entropy_coef: f32,
+        lr: f64,
+    ) -> Result<()> {
+        let loss = self.listwise_loss(episodes, weights, entropy_coef)?;
+        self.step(loss, lr);
         Ok(())
     }
 

@@ -11,7 +11,8 @@ use burn::tensor::Device;
 use induce_models::Policy;
 use induce_models::policy::host::adam::HostAdam;
 use induce_models::policy::host::{
-    FirstBlockProduct, HostGraph, HostPolicy, PolicyInput, StateBlocks, Trace, reinforce_score_grad,
+    FirstBlockProduct, HostGraph, HostPolicy, PolicyInput, StateBlocks, Trace, listwise_score_grad,
+    reinforce_score_grad,
 };
 
 use super::{Actor, Learner};
@@ -106,18 +107,17 @@ impl HostLearner {
         }
     }
 
-    /// The gradient of the batch loss contributed by one episode.
+    /// The gradient of a batch loss contributed by one episode: `dscores(step, i)` is the
+    /// loss's gradient with respect to the candidates' scores at its `i`-th step.
     fn episode_grad(
         &self,
         steps: &[HostStep],
-        advantages: &[f32],
-        config: &InduceConfig,
-        scale: f32,
+        dscores: impl Fn(&HostStep, usize) -> Vec<f32>,
     ) -> Vec<f32> {
         let policy = &self.policy;
         let mut grads = vec![0.0; policy.num_params()];
-        for (s, &adv) in steps.iter().zip(advantages) {
-            let ds = reinforce_score_grad(&s.log_probs, s.action, adv, config.entropy_coef, scale);
+        for (i, s) in steps.iter().enumerate() {
+            let ds = dscores(s, i);
             let input = s.input.policy_input(s.state.blocks(), s.first.as_deref());
             match &s.trace {
                 Some(t) => policy.backward_blocks(t, &input, &ds, &mut grads),
@@ -127,23 +127,24 @@ impl HostLearner {
         grads
     }
 
-    /// The gradient of the batch loss, per-episode gradients computed on the learner's threads
-    /// and summed in episode order.
-    pub(crate) fn batch_grads(
+    /// The gradient of a batch loss, per-episode gradients computed on the learner's threads
+    /// and summed in episode order; `dscores(step, at)` is the gradient with respect to the
+    /// scores of the step at flat index `at` (episode then step order) with `scale` =
+    /// `1 / episodes` applied.
+    pub(super) fn grads_with(
         &self,
         episodes: &[Vec<HostStep>],
-        returns: &[f32],
-        config: &InduceConfig,
+        dscores: impl Fn(&HostStep, usize, f32) -> Vec<f32> + Sync,
     ) -> Result<Vec<f32>> {
         let mut jobs = Vec::with_capacity(episodes.len());
         let mut at = 0;
         for e in episodes {
-            jobs.push((e, &returns[at..at + e.len()]));
+            jobs.push((e, at));
             at += e.len();
         }
         let scale = 1.0 / episodes.len() as f32;
-        let per_episode = crate::parallel::map(&jobs, self.threads, |(steps, adv)| {
-            Ok(self.episode_grad(steps, adv, config, scale))
+        let per_episode = crate::parallel::map(&jobs, self.threads, |(steps, first)| {
+            Ok(self.episode_grad(steps, |s, i| dscores(s, first + i, scale)))
         })?;
         let mut grads = vec![0.0; self.policy.num_params()];
         for g in per_episode {
@@ -152,6 +153,24 @@ impl HostLearner {
             }
         }
         Ok(grads)
+    }
+
+    /// The gradient of the REINFORCE batch loss (`returns` flattened in step order).
+    pub(crate) fn batch_grads(
+        &self,
+        episodes: &[Vec<HostStep>],
+        returns: &[f32],
+        config: &InduceConfig,
+    ) -> Result<Vec<f32>> {
+        self.grads_with(episodes, |s, at, scale| {
+            reinforce_score_grad(
+                &s.log_probs,
+                s.action,
+                returns[at],
+                config.entropy_coef,
+                scale,
+            )
+        })
     }
 }
 
@@ -226,6 +245,20 @@ impl Learner for HostLearner {
     ) -> Result<()> {
         let grads = self.batch_grads(episodes, returns, config)?;
         self.adam.step(&mut self.policy.params, &grads, config.lr);
+        Ok(())
+    }
+
+    fn update_listwise(
+        &mut self,
+        episodes: &[Vec<HostStep>],
+        weights: &[Vec<(usize, f32)>],
+        entropy_coef: f32,
+        lr: f64,
+    ) -> Result<()> {
+        let grads = self.grads_with(episodes, |s, at, scale| {
+            listwise_score_grad(&s.log_probs, &weights[at], entropy_coef, scale)
+        })?;
+        self.adam.step(&mut self.policy.params, &grads, lr);
         Ok(())
     }
 

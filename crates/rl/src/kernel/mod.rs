@@ -245,6 +245,19 @@ pub trait Learner: Actor {
         config: &InduceConfig,
     ) -> Result<()>;
 
+    /// One step of the listwise loss `J = −(1/B) Σ_episodes Σ_t [Σ_a w_{t,a} log Π(a | S_t) +
+    /// η · H(Π(·|S_t))]` with Adam at learning rate `lr`: with each step's weights a teacher's
+    /// distribution over its candidates, the cross-entropy of imitation
+    /// ([`crate::imitation`]). `weights` holds one list of `(candidate, weight)` per step,
+    /// flattened in episode then step order.
+    fn update_listwise(
+        &mut self,
+        episodes: &[Vec<Self::Step>],
+        weights: &[Vec<(usize, f32)>],
+        entropy_coef: f32,
+        lr: f64,
+    ) -> Result<()>;
+
     /// The learned policy as a Burn module on `device`.
     fn to_policy(&self, device: &Device) -> Policy;
 }
@@ -477,10 +490,8 @@ mod tests {
         assert!((2800..3200).contains(&ones), "{ones}");
     }
 
-    /// The host learner's batch gradient (parallel per-episode backward passes reusing the
-    /// rollouts' forward passes) equals Burn's autodiff of the block-diagonal replay.
-    #[test]
-    fn host_batch_gradient_equals_burn_autodiff() {
+    /// Every parameter's gradient of a Burn loss, in the module's visiting order.
+    fn burn_grads(burn: &BurnLearner, loss: Tensor<1>) -> Vec<f32> {
         struct Grads<'a>(&'a GradientsParams, Vec<f32>);
         impl ModuleVisitor for Grads<'_> {
             fn visit_float<const D: usize>(&mut self, p: &Param<Tensor<D>>) {
@@ -488,10 +499,15 @@ mod tests {
                 self.1.extend(to_vec(g.reshape([1, -1])));
             }
         }
-        let dev = induce_models::testing::test_device().unwrap();
-        let config = InduceConfig::default();
-        let policy = PolicyConfig::new(3).with_init_seed(9).init(&dev);
-        //  0 ─ 1 ─ 2 ─ 3 (then edited), candidates over local ids
+        let gp = GradientsParams::from_grads(loss.backward(), burn.trained());
+        let mut want = Grads(&gp, Vec::new());
+        burn.trained().visit(&mut want);
+        want.1
+    }
+
+    /// Two small episodes (`0 ─ 1 ─ 2 ─ 3`, then edited; candidates over local ids) as the
+    /// Burn kernel records them.
+    fn recorded_episodes() -> Vec<Vec<StepRecord>> {
         let rec = |edges: Vec<(u32, u32)>, action: usize, reward: f32, shift: f32| StepRecord {
             state: (0..12).map(|i| (i % 5) as f32 * 0.3 - shift).collect(),
             num_nodes: 4,
@@ -503,61 +519,129 @@ mod tests {
             reward,
         };
         let path = vec![(0, 1), (1, 2), (2, 3)];
-        let episodes = vec![
+        vec![
             vec![
                 rec(path.clone(), 2, -0.2, 0.1),
                 rec(vec![(0, 1), (2, 3)], 1, 1.5, 0.4),
             ],
             vec![rec(path, 0, 0.7, -0.3)],
-        ];
+        ]
+    }
+
+    /// The same episodes as the host kernel records them (a trace kept on every other one).
+    fn host_steps(host: &HostLearner, episodes: &[Vec<StepRecord>]) -> Vec<Vec<HostStep>> {
+        episodes
+            .iter()
+            .map(|e| {
+                e.iter()
+                    .map(|r| {
+                        let graph = HostGraph::new(r.num_nodes, &r.edges).unwrap();
+                        let trace = host
+                            .policy
+                            .forward(&r.state, &graph, &r.cand_u, &r.cand_w, &r.flag);
+                        let width = r.state.len() / r.num_nodes;
+                        let x = induce_graph::Features::new(r.num_nodes, width, r.state.clone());
+                        HostStep {
+                            first: None,
+                            state: StateSnapshot::whole(x.unwrap()),
+                            input: StepInput {
+                                graph,
+                                cand_u: r.cand_u.clone(),
+                                cand_w: r.cand_w.clone(),
+                                flag: r.flag.clone(),
+                            },
+                            log_probs: trace.log_probs().to_vec(),
+                            trace: (r.num_nodes % 2 == 0).then_some(trace),
+                            action: r.action,
+                            reward: r.reward,
+                        }
+                    })
+                    .collect()
+            })
+            .collect()
+    }
+
+    fn assert_close(got: &[f32], want: &[f32]) {
+        assert_eq!(got.len(), want.len());
+        assert!(want.iter().any(|g| g.abs() > 1e-3));
+        for (i, (a, b)) in got.iter().zip(want).enumerate() {
+            assert!(
+                (a - b).abs() < 1e-5 + 1e-4 * b.abs(),
+                "param {i}: {a} vs {b}"
+            );
+        }
+    }
+
+    /// The host learner's batch gradient (parallel per-episode backward passes reusing the
+    /// rollouts' forward passes) equals Burn's autodiff of the block-diagonal replay.
+    #[test]
+    fn host_batch_gradient_equals_burn_autodiff() {
+        let dev = induce_models::testing::test_device().unwrap();
+        let config = InduceConfig::default();
+        let policy = PolicyConfig::new(3).with_init_seed(9).init(&dev);
+        let episodes = recorded_episodes();
         let returns = batch_returns(&episodes, |s| s.reward, &config).unwrap();
         let burn = BurnLearner::new(&policy, &dev);
-        let loss = burn.batch_loss(&episodes, &returns, &config).unwrap();
-        let gp = GradientsParams::from_grads(loss.backward(), burn.trained());
-        let mut want = Grads(&gp, Vec::new());
-        burn.trained().visit(&mut want);
+        let want = burn_grads(
+            &burn,
+            burn.batch_loss(&episodes, &returns, &config).unwrap(),
+        );
         for threads in [1, 2] {
             let host = HostLearner::new(&policy, threads);
-            let host_eps: Vec<Vec<HostStep>> = episodes
-                .iter()
-                .map(|e| {
-                    e.iter()
-                        .map(|r| {
-                            let graph = HostGraph::new(r.num_nodes, &r.edges).unwrap();
-                            let trace = host
-                                .policy
-                                .forward(&r.state, &graph, &r.cand_u, &r.cand_w, &r.flag);
-                            let width = r.state.len() / r.num_nodes;
-                            let x =
-                                induce_graph::Features::new(r.num_nodes, width, r.state.clone());
-                            HostStep {
-                                first: None,
-                                state: StateSnapshot::whole(x.unwrap()),
-                                input: StepInput {
-                                    graph,
-                                    cand_u: r.cand_u.clone(),
-                                    cand_w: r.cand_w.clone(),
-                                    flag: r.flag.clone(),
-                                },
-                                log_probs: trace.log_probs().to_vec(),
-                                trace: (r.num_nodes % 2 == 0).then_some(trace),
-                                action: r.action,
-                                reward: r.reward,
-                            }
-                        })
-                        .collect()
-                })
-                .collect();
-            let got = host.batch_grads(&host_eps, &returns, &config).unwrap();
-            assert_eq!(got.len(), want.1.len());
-            assert!(want.1.iter().any(|g| g.abs() > 1e-3));
-            for (i, (a, b)) in got.iter().zip(&want.1).enumerate() {
-                assert!(
-                    (a - b).abs() < 1e-5 + 1e-4 * b.abs(),
-                    "param {i}: {a} vs {b}"
-                );
-            }
+            let got = host
+                .batch_grads(&host_steps(&host, &episodes), &returns, &config)
+                .unwrap();
+            assert_close(&got, &want);
         }
+    }
+
+    /// The listwise (imitation) loss: the host kernel's gradient equals Burn's autodiff, and
+    /// one weight per step equal to the return is REINFORCE's gradient.
+    #[test]
+    fn host_listwise_gradient_equals_burn_autodiff_and_reinforce() {
+        let dev = induce_models::testing::test_device().unwrap();
+        let config = InduceConfig::default();
+        let policy = PolicyConfig::new(3).with_init_seed(9).init(&dev);
+        let episodes = recorded_episodes();
+        // A teacher's distribution per step (two candidates listed, one with weight 0).
+        let weights = vec![
+            vec![(1, 0.7), (3, 0.3)],
+            vec![(0, 1.0), (2, 0.0)],
+            vec![(2, 0.25), (1, 0.75)],
+        ];
+        let burn = BurnLearner::new(&policy, &dev);
+        let want = burn_grads(
+            &burn,
+            burn.listwise_loss(&episodes, &weights, 0.05).unwrap(),
+        );
+        let host = HostLearner::new(&policy, 2);
+        let steps = host_steps(&host, &episodes);
+        let got = host
+            .grads_with(&steps, |s, at, scale| {
+                induce_models::policy::host::listwise_score_grad(
+                    &s.log_probs,
+                    &weights[at],
+                    0.05,
+                    scale,
+                )
+            })
+            .unwrap();
+        assert_close(&got, &want);
+        // REINFORCE as a listwise loss: the chosen action weighted by its return.
+        let returns = batch_returns(&episodes, |s| s.reward, &config).unwrap();
+        let chosen: Vec<Vec<(usize, f32)>> = episodes
+            .iter()
+            .flatten()
+            .zip(&returns)
+            .map(|(r, &g)| vec![(r.action, g)])
+            .collect();
+        let as_list = burn_grads(
+            &burn,
+            burn.listwise_loss(&episodes, &chosen, config.entropy_coef)
+                .unwrap(),
+        );
+        let reinforce = host.batch_grads(&steps, &returns, &config).unwrap();
+        assert_close(&as_list, &reinforce);
     }
 
     #[test]

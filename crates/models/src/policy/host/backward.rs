@@ -304,6 +304,44 @@ pub fn reinforce_score_grad(
         .collect()
 }
 
+/// `∂L/∂s` for one state of the listwise loss `L = −scale · (Σ_a w_a log Π(a) + η · H(Π))`
+/// (`Π = softmax(s)`): the cross-entropy against a teacher's distribution over the candidates
+/// when the weights `w` sum to 1 (imitation), REINFORCE's loss when one weight is the return:
+/// `∂L/∂s_k = −scale · (w_k − p_k Σ_a w_a − η p_k (log p_k + H))`. Unlisted candidates weigh 0;
+/// a candidate listed twice counts twice.
+///
+/// # Shapes
+/// - log_probs: `[C]`; weights: `[(candidate, weight)]`, candidates `< C`
+/// - output: `[C]`
+///
+/// ```
+/// use induce_models::policy::host::listwise_score_grad;
+/// // Two candidates at p = (0.5, 0.5), the teacher all on the first: (−0.5, +0.5).
+/// let lp = [0.5f32.ln(), 0.5f32.ln()];
+/// let d = listwise_score_grad(&lp, &[(0, 1.0)], 0.0, 1.0);
+/// assert!((d[0] + 0.5).abs() < 1e-6 && (d[1] - 0.5).abs() < 1e-6);
+/// ```
+pub fn listwise_score_grad(
+    log_probs: &[f32],
+    weights: &[(usize, f32)],
+    entropy_coef: f32,
+    scale: f32,
+) -> Vec<f32> {
+    let entropy: f32 = -log_probs.iter().map(|&l| l.exp() * l).sum::<f32>();
+    let total: f32 = weights.iter().map(|&(_, w)| w).sum();
+    let mut d: Vec<f32> = log_probs
+        .iter()
+        .map(|&l| {
+            let p = l.exp();
+            -scale * (-p * total - entropy_coef * p * (l + entropy))
+        })
+        .collect();
+    for &(a, w) in weights {
+        d[a] -= scale * w;
+    }
+    d
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -423,6 +461,21 @@ mod tests {
 
     /// The fused scoring passes compute what the materialised ones did, bit for bit: scores,
     /// parameter gradients and the gradients flowing back into the embeddings.
+    #[test]
+    fn listwise_with_one_weight_is_reinforce() {
+        let lp: Vec<f32> = [0.5f32, 0.3, 0.2].iter().map(|p| p.ln()).collect();
+        let a = reinforce_score_grad(&lp, 1, 1.7, 0.1, 0.5);
+        let b = listwise_score_grad(&lp, &[(1, 1.7)], 0.1, 0.5);
+        for (x, y) in a.iter().zip(&b) {
+            assert!((x - y).abs() < 1e-6, "{a:?} {b:?}");
+        }
+        // The cross-entropy against q = (0.2, 0.8, 0) without entropy: p − q, scaled.
+        let d = listwise_score_grad(&lp, &[(0, 0.2), (1, 0.8)], 0.0, 1.0);
+        for (x, y) in d.iter().zip([0.3f32, -0.5, 0.2]) {
+            assert!((x - y).abs() < 1e-6, "{d:?}");
+        }
+    }
+
     #[test]
     fn fused_mlp_equals_materialised_layers_bit_for_bit() {
         let dev = test_device().unwrap();

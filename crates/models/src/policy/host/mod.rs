@@ -41,7 +41,7 @@ mod graph;
 mod input;
 mod ops;
 
-pub use backward::reinforce_score_grad;
+pub use backward::{listwise_score_grad, reinforce_score_grad};
 pub use blocks::{FirstBlockProduct, SparseRows, StateBlocks};
 pub use graph::HostGraph;
 pub use input::PolicyInput;
