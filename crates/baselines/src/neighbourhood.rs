@@ -2,15 +2,15 @@
 //! of node pairs with their present/absent state, the black box's verdict on any 0/1 choice of
 //! those pairs, and the gradient of its output with respect to a soft mask over them.
 
-use burn::tensor::{Device, Int, Tensor, TensorData};
 use std::sync::Mutex;
 
 use induce_explain::{Edit, ExplainError, Explanation, Judge, Result, Verdict};
 use induce_graph::{Features, Graph, Subgraph, k_hop};
-use induce_models::gcn::host::grad::{BoundEdgeWeightGcn, EdgeWeightGcn};
-use induce_models::kernels::tensors::matrix;
-use induce_models::{BlackBox, DegreeGradient, EdgeWeighted, Kernel, LogProbs, WeightedEdges};
+use induce_models::{BlackBox, LogProbs};
 use serde::{Deserialize, Serialize};
+
+pub(crate) use induce_explain::gradient::differentiable;
+pub use induce_explain::gradient::{GradModel, SoftNeighbourhood};
 
 /// Which node pairs of the neighbourhood a mask ranges over.
 ///
@@ -346,196 +346,6 @@ impl<'a> MaskProblem<'a> {
     pub fn differentiable<'m>(&self, model: &'m GradModel) -> Result<SoftNeighbourhood<'m>> {
         model.bind(&self.features, &self.pairs, self.target_local())
     }
-}
-
-/// A black box's differentiable form ([`BlackBox::edge_weighted`]) prepared for one gradient
-/// kernel: the paper's GCN runs on the host kernel or Burn as configured; any other model (the
-/// PyG layers) always runs on Burn's autodiff (the host kernels differentiate the GCN only).
-#[derive(Debug)]
-pub struct GradModel {
-    net: Box<dyn EdgeWeighted>,
-    host: Option<EdgeWeightGcn>,
-    kernel: Kernel,
-    device: Device,
-}
-
-impl GradModel {
-    /// The differentiable form of `black_box` ([`BlackBox::edge_weighted`]) for `method`'s
-    /// gradients on `kernel` (Burn runs on `device`'s autodiff version). A black box without
-    /// gradients is [`ExplainError::NotDifferentiable`] naming `method`.
-    pub fn of(
-        black_box: &dyn BlackBox,
-        method: &str,
-        kernel: Kernel,
-        device: &Device,
-    ) -> Result<Self> {
-        let net = differentiable(black_box, method)?;
-        Self::new(net, kernel, device)
-    }
-
-    /// Copies `net` (the GCN to the host too) for gradients on `kernel`; Burn runs on `device`'s
-    /// autodiff version.
-    pub fn new(net: &dyn EdgeWeighted, kernel: Kernel, device: &Device) -> Result<Self> {
-        Ok(Self {
-            net: net.to_device_boxed(device),
-            host: net.as_gcn().map(EdgeWeightGcn::from_gcn).transpose()?,
-            kernel,
-            device: device.clone(),
-        })
-    }
-
-    /// The differentiable model.
-    pub fn net(&self) -> &dyn EdgeWeighted {
-        self.net.as_ref()
-    }
-
-    /// The graph of `features`' nodes whose pairs `pairs` (local ids) carry a weight each, bound
-    /// to the model for the gradient of `target`'s output with respect to those weights.
-    ///
-    /// Errors: features of another width than the model's, a pair or the target out of range.
-    pub fn bind(
-        &self,
-        features: &Features,
-        pairs: &[(u32, u32)],
-        target: usize,
-    ) -> Result<SoftNeighbourhood<'_>> {
-        if self.net.input_dim() != features.dim() {
-            return Err(ExplainError::FeatureDimension {
-                expected: self.net.input_dim(),
-                got: features.dim(),
-            });
-        }
-        if target >= features.num_nodes() {
-            return Err(ExplainError::InvalidValue {
-                what: "target",
-                value: target.to_string(),
-                reason: format!("outside the {} nodes bound", features.num_nodes()),
-            });
-        }
-        Ok(SoftNeighbourhood(match (&self.host, self.kernel) {
-            (Some(host), Kernel::Host) => Soft::Host(host.bind(features, pairs, target)?),
-            _ => {
-                let ad = self.device.clone().autodiff();
-                let n = features.num_nodes();
-                Soft::Burn(Box::new(BurnSoft {
-                    model: self.net.to_device_boxed(&ad),
-                    x: matrix(features.as_slice(), n, features.dim(), &ad),
-                    edges: WeightedEdges::new(n, pairs, &ad)?,
-                    target: Tensor::from_data(TensorData::new(vec![target as i64], [1]), &ad),
-                    device: ad,
-                }))
-            }
-        }))
-    }
-
-    /// The kernel the gradients run on: the configured one for the GCN, Burn for other models.
-    pub fn kernel(&self) -> Kernel {
-        match self.host {
-            Some(_) => self.kernel,
-            None => Kernel::Burn,
-        }
-    }
-}
-
-enum Soft<'m> {
-    Host(BoundEdgeWeightGcn<'m>),
-    Burn(Box<BurnSoft>),
-}
-
-struct BurnSoft {
-    model: Box<dyn EdgeWeighted>,
-    x: Tensor<2>,
-    edges: WeightedEdges,
-    target: Tensor<1, Int>,
-    device: Device,
-}
-
-/// A neighbourhood bound to the black box for soft masks: the target's log-probabilities with a
-/// weight on every candidate pair, and their gradient (see [`Kernel`]).
-pub struct SoftNeighbourhood<'m>(Soft<'m>);
-
-impl std::fmt::Debug for SoftNeighbourhood<'_> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(match self.0 {
-            Soft::Host(_) => "SoftNeighbourhood(host)",
-            Soft::Burn(_) => "SoftNeighbourhood(burn)",
-        })
-    }
-}
-
-impl SoftNeighbourhood<'_> {
-    /// The target's class log-probabilities with pair weights `weights` and the gradient of a
-    /// loss `L(log p)` with respect to the weights, given `dloss(log p) = ∂L/∂ log p`. Degrees
-    /// are detached with [`DegreeGradient::Detached`] (see [`WeightedEdges::with_weights`]).
-    ///
-    /// # Shapes
-    /// - weights: `[pairs]`, in `[0, 1]`
-    /// - output: (`[C]`, `[pairs]`)
-    pub fn log_probs_and_grad(
-        &self,
-        weights: &[f32],
-        degree_gradient: DegreeGradient,
-        dloss: impl FnOnce(&[f32]) -> Vec<f32>,
-    ) -> Result<(Vec<f32>, Vec<f32>)> {
-        induce_explain::oracle::count(1);
-        let (lp, g) = match &self.0 {
-            Soft::Host(b) => {
-                b.log_probs(weights)?; // checks the length
-                b.log_probs_and_grad(weights, degree_gradient, dloss)
-            }
-            Soft::Burn(b) => {
-                let BurnSoft {
-                    model,
-                    x,
-                    edges,
-                    target,
-                    device,
-                } = b.as_ref();
-                let w = Tensor::<1>::from_data(
-                    TensorData::new(weights.to_vec(), [weights.len()]),
-                    device,
-                )
-                .require_grad();
-                let row = model
-                    .forward_weighted(x.clone(), edges, w.clone(), degree_gradient)
-                    .select(0, target.clone());
-                let lp = induce_models::kernels::tensors::to_vec(row.clone());
-                let coef = dloss(&lp);
-                let c = coef.len();
-                let k = Tensor::<2>::from_data(TensorData::new(coef, [1, c]), device);
-                let grads = (row * k).sum().backward();
-                let g = w
-                    .grad(&grads)
-                    .map(host)
-                    .unwrap_or_else(|| vec![0.0; weights.len()]);
-                (lp, g)
-            }
-        };
-        if lp.iter().chain(&g).any(|v| !v.is_finite()) {
-            return Err(ExplainError::InvalidConfig(
-                "the black box's output or gradient on the soft mask is not finite".into(),
-            ));
-        }
-        Ok((lp, g))
-    }
-}
-
-/// The differentiable form of `black_box`, or [`ExplainError::NotDifferentiable`] naming
-/// `method`.
-pub(crate) fn differentiable<'b>(
-    black_box: &'b dyn BlackBox,
-    method: &str,
-) -> Result<&'b dyn EdgeWeighted> {
-    black_box
-        .edge_weighted()
-        .ok_or_else(|| ExplainError::NotDifferentiable {
-            method: method.to_string(),
-        })
-}
-
-/// Reads a 1-D float tensor back to the host.
-pub(crate) fn host(t: Tensor<1>) -> Vec<f32> {
-    induce_models::kernels::tensors::to_vec(t.unsqueeze_dim(1))
 }
 
 /// The logistic function.

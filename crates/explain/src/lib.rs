@@ -40,6 +40,7 @@ mod error;
 pub mod explanation;
 pub mod field;
 mod goal;
+pub mod gradient;
 mod locked;
 pub mod metrics;
 mod minimise;

@@ -147,6 +147,7 @@ pub struct InduceArgs {
 pub enum State {
     Paper,
     Targeted,
+    Estimated,
 }
 
 impl From<State> for induce::rl::StateLayout {
@@ -154,6 +155,7 @@ impl From<State> for induce::rl::StateLayout {
         match s {
             State::Paper => induce::rl::StateLayout::Paper,
             State::Targeted => induce::rl::StateLayout::Targeted,
+            State::Estimated => induce::rl::StateLayout::Estimated,
         }
     }
 }

@@ -40,6 +40,12 @@ pub struct TrainArgs {
     /// the search's ranking; not in the paper) [default: reinforce].
     #[arg(long, value_name = "reinforce|imitation")]
     pub training: Option<induce::rl::Training>,
+    #[command(flatten)]
+    pub imitation: ImitationArgs,
+    /// Width of the policy's GAT layers and of its scoring MLP's hidden layers [default: 16,
+    /// the paper's].
+    #[arg(long, value_name = "N")]
+    pub hidden: Option<usize>,
     /// Output directory: policy.bpk, its .json and train.json (with --edits del:
     /// policy-del-only.bpk, its .json and train-del-only.json; both can share one directory).
     /// While training, the state after each epoch is kept in
@@ -53,9 +59,62 @@ pub struct TrainArgs {
     pub resume: bool,
 }
 
+/// The settings of `--training imitation` (refused with `--training reinforce`).
+#[derive(Debug, Args)]
+pub struct ImitationArgs {
+    /// Imitation: temperature of the teacher's distribution over the candidates, in units of
+    /// the state's margin spread; 0 trains on the search's choice alone [default: 0.1].
+    #[arg(long, value_name = "T")]
+    pub teacher_temperature: Option<f32>,
+    /// Imitation (DAgger): the probability that a training step takes the search's choice
+    /// rather than the policy's, in the first pass, decaying to 0 in the last; 1 trains on
+    /// the search's own trajectories only [default: 0.5].
+    #[arg(long, value_name = "P")]
+    pub teacher_share: Option<f32>,
+    /// Imitation: candidates the search judges at a training state (the policy's most
+    /// probable half and as many drawn at random where there are more) [default: 2048].
+    #[arg(long, value_name = "N")]
+    pub max_judged: Option<usize>,
+    /// Imitation: passes of the paper's REINFORCE after the imitation passes [default: 0].
+    #[arg(long, value_name = "N")]
+    pub finetune: Option<usize>,
+}
+
+impl ImitationArgs {
+    /// The imitation settings these flags change, or a typed refusal when they are given
+    /// without imitation.
+    fn apply(&self, job: &mut TrainJob) -> Result<()> {
+        let given = [
+            ("--teacher-temperature", self.teacher_temperature.is_some()),
+            ("--teacher-share", self.teacher_share.is_some()),
+            ("--max-judged", self.max_judged.is_some()),
+            ("--finetune", self.finetune.is_some()),
+        ];
+        if job.induce.training != induce::rl::Training::Imitation {
+            if let Some((flag, _)) = given.iter().find(|(_, g)| *g) {
+                anyhow::bail!("{flag} needs --training imitation");
+            }
+        }
+        let im = &mut job.induce.imitation;
+        if let Some(t) = self.teacher_temperature {
+            im.temperature = t;
+        }
+        if let Some(p) = self.teacher_share {
+            im.teacher_share = p;
+        }
+        if let Some(n) = self.max_judged {
+            im.max_judged = n;
+        }
+        if let Some(n) = self.finetune {
+            im.finetune = n;
+        }
+        Ok(())
+    }
+}
+
 impl TrainArgs {
     /// The library job these arguments describe (validated by the library).
-    fn to_job(&self) -> TrainJob {
+    fn to_job(&self) -> Result<TrainJob> {
         let options = RunOptions {
             seed: Some(self.data.seed),
             family: self.family.family.0,
@@ -74,14 +133,18 @@ impl TrainArgs {
             size,
             seed: self.data.seed,
         });
-        job
+        if let Some(h) = self.hidden {
+            (job.induce.hidden, job.induce.mlp_hidden) = (h, h);
+        }
+        self.imitation.apply(&mut job)?;
+        Ok(job)
     }
 }
 
 /// Runs `induce train`.
 pub fn run(a: TrainArgs) -> Result<()> {
     let dev = pick_device(a.data.backend)?;
-    let job = a.to_job();
+    let job = a.to_job()?;
     let bars = Bars::new(!a.data.no_progress);
     let notice = |line: &str| eprintln!("{line}");
     let run = RunContext::new(&dev)

@@ -9,6 +9,7 @@ use induce_models::policy::host::SparseRows;
 use induce_models::{BlackBox, LogProbs};
 
 use super::candidates::build_candidates;
+use super::estimate::Estimator;
 use super::{Candidates, EnvConfig, StateLayout, reference_entropy};
 use crate::error::{Result, RlError};
 use crate::explanation::{Edit, Explanation};
@@ -154,6 +155,10 @@ pub struct Episode<'a> {
     pub(super) small: Vec<f32>,
     pub(super) dim: usize,
     pub(super) layout: StateLayout,
+    /// The black box's gradient on the neighbourhood ([`StateLayout::Estimated`] only).
+    pub(super) estimator: Option<Arc<Estimator>>,
+    /// The changing columns at the start, for [`Episode::reset`].
+    initial_small: Vec<f32>,
     pub(super) min_candidates: usize,
     pub(super) edits: Vec<Edit>,
     pub(super) done: bool,
@@ -343,11 +348,13 @@ impl<'a> Episode<'a> {
         let mut small = vec![0.0; n * sw];
         match config.state {
             StateLayout::Paper => {}
-            StateLayout::Targeted => {
-                // The hop distance column (fixed); the class column is refreshed each step.
+            StateLayout::Targeted | StateLayout::Estimated => {
+                // The hop distance column (fixed); the class column (and the estimated one) are
+                // refreshed each step.
+                let at = sw - config.state.targeted_from_end().unwrap_or(2);
                 let radius = sub.hops.iter().copied().max().unwrap_or(0).max(1) as f32;
                 for (row, &h) in small.chunks_exact_mut(sw).zip(&sub.hops) {
-                    row[sw - 2] = h as f32 / radius;
+                    row[at] = h as f32 / radius;
                 }
             }
             StateLayout::Reference => {
@@ -367,7 +374,13 @@ impl<'a> Episode<'a> {
             }
         }
         let done = candidates.len() <= config.min_candidates;
+        let estimator = match config.state {
+            StateLayout::Estimated => Some(Arc::new(Estimator::new(graph, black_box, &sub)?)),
+            _ => None,
+        };
         let mut ep = Self {
+            estimator,
+            initial_small: Vec::new(),
             initial_judge: judge.clone(),
             judge,
             sub,
@@ -389,7 +402,8 @@ impl<'a> Episode<'a> {
             edits: Vec::new(),
             done,
         };
-        ep.refresh_state();
+        ep.refresh_state()?;
+        ep.initial_small.clone_from(&ep.small);
         Ok(ep)
     }
 
@@ -402,7 +416,7 @@ impl<'a> Episode<'a> {
         self.edits.clear();
         self.pending = None;
         self.done = self.candidates.len() <= self.min_candidates;
-        self.refresh_state();
+        self.small.clone_from(&self.initial_small);
     }
 
     /// The current candidate actions (local ids).

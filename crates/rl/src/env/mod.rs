@@ -12,6 +12,7 @@ use crate::reward::Reward;
 
 mod candidates;
 mod episode;
+mod estimate;
 mod state;
 mod step;
 #[cfg(test)]
@@ -64,30 +65,54 @@ pub enum StateLayout {
     /// cannot tell an edge at the target from one at the rim, nor an addition to a node of
     /// another class from one to a node of the target's own.
     Targeted,
+    /// [`StateLayout::Targeted`]'s columns and one more (not in the paper; `--state
+    /// estimated`): the black box's first-order estimate of how much toggling the pair
+    /// `(target, v)` (adding it, or deleting it when it is an edge) lowers the target's margin,
+    /// over the current margin and clamped to `[−4, 4]` (0 for the target), from one gradient
+    /// of the black box per state, recomputed after every edit: what `greedy --shortlist`
+    /// ranks actions by. Needs a black box with gradients
+    /// ([`BlackBox::edge_weighted`](induce_models::BlackBox::edge_weighted)).
+    Estimated,
 }
 
 impl StateLayout {
     /// Width of the per-node state vector for a graph with `feature_dim` features and a
     /// black box with `num_classes` classes: [`state_dim`] for the paper's and the authors'
-    /// layouts, two more for [`StateLayout::Targeted`].
+    /// layouts, two more for [`StateLayout::Targeted`], three for [`StateLayout::Estimated`].
     ///
     /// ```
     /// use induce_rl::StateLayout;
     /// assert_eq!(StateLayout::Paper.width(10, 4), 16);
     /// assert_eq!(StateLayout::Targeted.width(10, 4), 18);
+    /// assert_eq!(StateLayout::Estimated.width(10, 4), 19);
     /// ```
     pub fn width(self, feature_dim: usize, num_classes: usize) -> usize {
         let extra = match self {
             StateLayout::Paper | StateLayout::Reference => 0,
             StateLayout::Targeted => 2,
+            StateLayout::Estimated => 3,
         };
         state_dim(feature_dim, num_classes) + extra
     }
 
-    /// True when the node features come first and never change (the paper's and the
-    /// targeted layouts).
+    /// True when the node features come first and never change (the paper's, the targeted
+    /// and the estimated layouts).
     pub fn features_first(self) -> bool {
-        matches!(self, StateLayout::Paper | StateLayout::Targeted)
+        matches!(
+            self,
+            StateLayout::Paper | StateLayout::Targeted | StateLayout::Estimated
+        )
+    }
+
+    /// The targeted layout's columns (hop distance, probability of a class that ends the
+    /// episode) start this many columns before the end of the changing block (`None`: not in
+    /// this layout).
+    pub(crate) fn targeted_from_end(self) -> Option<usize> {
+        match self {
+            StateLayout::Targeted => Some(2),
+            StateLayout::Estimated => Some(3),
+            StateLayout::Paper | StateLayout::Reference => None,
+        }
     }
 }
 
@@ -147,7 +172,7 @@ pub struct EnvConfig {
     pub reward: Reward,
     /// How the per-node state is built (default [`StateLayout::Paper`]; the authors' layout,
     /// [`StateLayout::Reference`], is a reference switch; [`StateLayout::Targeted`] adds two
-    /// columns, `--state targeted`).
+    /// columns, `--state targeted`, [`StateLayout::Estimated`] three, `--state estimated`).
     #[serde(skip_serializing_if = "is_default")]
     pub state: StateLayout,
     /// *Reference switch:* the action-type feature (default [`ActionFlag::IsAddition`]).

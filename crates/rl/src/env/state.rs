@@ -114,15 +114,19 @@ impl<'a> Episode<'a> {
     /// Rewrites the dynamic state columns from the current edit graph and black-box output:
     /// degree, entropy and one-hot ([`StateLayout::Paper`], O(n · dim)) or the degree only
     /// ([`StateLayout::Reference`], O(n)).
-    pub(super) fn refresh_state(&mut self) {
+    pub(super) fn refresh_state(&mut self) -> Result<()> {
         let sw = self.dim - self.graph_features.dim();
+        let estimated = match &self.estimator {
+            Some(e) => Some(e.column(&self.edit, self.goal(), self.original_label())?),
+            None => None,
+        };
         let lp = self.judge.log_probs();
         match self.layout {
-            StateLayout::Paper | StateLayout::Targeted => {
-                // The targeted layout's last two columns: the distance (fixed) and the
-                // probability of a class that ends the episode.
-                let targeted = self.layout == StateLayout::Targeted;
-                let classes_end = if targeted { sw - 2 } else { sw };
+            StateLayout::Paper | StateLayout::Targeted | StateLayout::Estimated => {
+                // The targeted layout's two columns: the distance (fixed) and the probability
+                // of a class that ends the episode; the estimated layout's third after them.
+                let from_end = self.layout.targeted_from_end();
+                let classes_end = sw - from_end.unwrap_or(0);
                 let (goal, original) = (self.goal(), self.original_label());
                 for (i, row) in self.small.chunks_exact_mut(sw).enumerate() {
                     row[0] = self.edit.degree(i) as f32;
@@ -130,14 +134,17 @@ impl<'a> Episode<'a> {
                     let onehot = &mut row[2..classes_end];
                     onehot.fill(0.0);
                     onehot[lp.argmax(i)] = 1.0;
-                    if targeted {
-                        row[sw - 1] = lp
+                    if from_end.is_some() {
+                        row[classes_end + 1] = lp
                             .row(i)
                             .iter()
                             .enumerate()
                             .filter(|&(c, _)| goal.reached(original, c))
                             .map(|(_, l)| l.exp())
                             .sum();
+                    }
+                    if let Some(column) = &estimated {
+                        row[classes_end + 2] = column[i];
                     }
                 }
             }
@@ -147,6 +154,7 @@ impl<'a> Episode<'a> {
                 }
             }
         }
+        Ok(())
     }
 
     /// The per-node state, row-major `[n, dim]` (a copy), with `n` and `dim`.

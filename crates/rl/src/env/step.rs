@@ -35,7 +35,7 @@ impl Episode<'_> {
         crate::profile::time(crate::profile::Phase::Verdict, || {
             self.judge.toggle(&[edge])
         })?;
-        Ok(self.end_step(before))
+        self.end_step(before)
     }
 
     /// [`Episode::step`] with the black box's verdict left to the caller: applies candidate
@@ -91,7 +91,7 @@ impl Episode<'_> {
             )));
         };
         self.judge.take_rows(rows)?;
-        Ok(self.end_step(before))
+        self.end_step(before)
     }
 
     /// The first half of a step: checks, applies the action to the neighbourhood and the edit
@@ -135,8 +135,8 @@ impl Episode<'_> {
     }
 
     /// The second half of a step, once the verdict is in: state, reward, end.
-    fn end_step(&mut self, before: f32) -> Step {
-        self.refresh_state();
+    fn end_step(&mut self, before: f32) -> Result<Step> {
+        self.refresh_state()?;
         let after = self.log_p_away();
         let flipped = self.is_flipped();
         let reward = self
@@ -145,10 +145,10 @@ impl Episode<'_> {
         self.done = flipped
             || self.edits.len() >= self.budget
             || self.candidates.len() <= self.min_candidates;
-        Step {
+        Ok(Step {
             reward,
             flipped,
             done: self.done,
-        }
+        })
     }
 }
