@@ -53,7 +53,8 @@ if [ "${LIMIT_POLICY:-0}" = 1 ]; then
   # the control for how much the policy's order matters).
   for s in syn1 syn4 syn5; do
     d=(--data "$ref/$s.npz" --black-box "$ref/${s}_gcn.safetensors")
-    test -s "$out/$s-policy/policy.bpk" || run train "${d[@]}" --out "$out/$s-policy"
+    test -s "$out/$s-policy/policy.bpk" ||
+      run train "${d[@]}" --training reinforce --out "$out/$s-policy"
     run explain "${d[@]}" --targets eval --policy "$out/$s-policy" \
       --method inductive,inductive-best-of-k --out "$out/$s-inductive"
     for t in 1 4 8 1000000; do
@@ -65,7 +66,7 @@ if [ "${LIMIT_POLICY:-0}" = 1 ]; then
   d=(--data "$ref/syn1.npz" --black-box "$ref/syn1_gcn.safetensors")
   # The targeted state (--state targeted) on BA-Shapes.
   test -s "$out/syn1-policy-targeted/policy.bpk" ||
-    run train "${d[@]}" --state targeted --out "$out/syn1-policy-targeted"
+    run train "${d[@]}" --training reinforce --state targeted --out "$out/syn1-policy-targeted"
   run explain "${d[@]}" --targets eval --policy "$out/syn1-policy-targeted" \
     --method inductive,inductive-best-of-k --out "$out/syn1-targeted-inductive"
   for k in 8 32; do
@@ -102,7 +103,8 @@ for g in cora citeseer; do
   if [ "${LIMIT_POLICY:-0}" = 1 ]; then
     n=$([ $g = cora ] && echo 150 || echo 250)
     test -s "$out/$g-policy/policy.bpk" ||
-      run train --data "$real/$g.npz" --black-box "$out/$g-bb" --sample $n --out "$out/$g-policy"
+      run train --data "$real/$g.npz" --black-box "$out/$g-bb" --sample $n --training reinforce \
+        --out "$out/$g-policy"
     p=(--policy "$out/$g-policy" --method inductive,inductive-best-of-k)
     run explain "${d[@]}" "${p[@]}" --out "$out/$g-inductive"
     for k in 16 256; do
@@ -118,6 +120,7 @@ for g in cora citeseer; do
     # probability of another class than the target's), trained on the same targets.
     test -s "$out/$g-policy-targeted/policy.bpk" ||
       run train --data "$real/$g.npz" --black-box "$out/$g-bb" --sample $n --state targeted \
+        --training reinforce \
         --out "$out/$g-policy-targeted"
     p=(--policy "$out/$g-policy-targeted" --method inductive,inductive-best-of-k)
     run explain "${d[@]}" "${p[@]}" --out "$out/$g-targeted-inductive"
@@ -125,11 +128,39 @@ for g in cora citeseer; do
     run explain "${d[@]}" --policy "$out/$g-policy-targeted" --method inductive --lookahead 128 \
       --widen --out "$out/$g-targeted-inductive-la128-w"
     run explain "${d[@]}" --method transductive --state targeted --out "$out/$g-targeted-transductive"
+    # Imitation of the greedy search (--training imitation, DAgger with a listwise loss; issue
+    # 58): the recommended recipe (`induce train` without options: the estimated state, width
+    # 32, 20 passes) and its ablation, each on the same training targets.
+    imitate() { # NAME TRAIN-OPTIONS...
+      local name=$1; shift
+      test -s "$out/$g-policy-$name/policy.bpk" ||
+        run train --data "$real/$g.npz" --black-box "$out/$g-bb" --sample $n "$@" \
+          --out "$out/$g-policy-$name"
+      run explain "${d[@]}" --policy "$out/$g-policy-$name" \
+        --method inductive,inductive-best-of-k --out "$out/$g-$name-inductive"
+    }
+    imitate recipe
+    imitate im-paper-h16 --training imitation --state paper --hidden 16
+    imitate im-targeted-h16 --training imitation --state targeted --hidden 16
+    imitate im-targeted --training imitation --state targeted
+    imitate im-estimated-h16 --training imitation --state estimated --hidden 16
+    if [ $g = citeseer ]; then
+      imitate im-bc --teacher-temperature 0
+      imitate im-nodagger --teacher-share 1
+      imitate im-finetune --finetune 20
+      imitate rf-estimated --training reinforce --state estimated
+    fi
+    # The policy's order with a look-ahead, against the uniform control above.
+    run explain "${d[@]}" --policy "$out/$g-policy-recipe" --method inductive-best-of-k \
+      --lookahead 32 --widen --out "$out/$g-recipe-bestofk-la32-w"
+    run explain "${d[@]}" --policy "$out/$g-policy-recipe" --method inductive --lookahead 8 \
+      --widen --out "$out/$g-recipe-inductive-la8-w"
     # Both states again with another training seed (other training targets, other initial
     # weights; the same test targets).
     for st in paper targeted; do
       test -s "$out/$g-s7-policy-$st/policy.bpk" ||
         run train --data "$real/$g.npz" --black-box "$out/$g-bb" --sample $n --seed 7 \
+          --training reinforce \
           --state $st --out "$out/$g-s7-policy-$st"
       run explain "${d[@]}" --policy "$out/$g-s7-policy-$st" \
         --method inductive,inductive-best-of-k --out "$out/$g-s7-$st-inductive"
@@ -159,7 +190,7 @@ if [ -n "${LIMIT_PYG:-}" ]; then
       done
       if [ "${LIMIT_POLICY:-0}" = 1 ]; then
         test -s "$p/$m-policy/policy.bpk" ||
-          run train "${d[@]::6}" --sample 150 --out "$p/$m-policy"
+          run train "${d[@]::6}" --sample 150 --training reinforce --out "$p/$m-policy"
         run explain "${d[@]}" --policy "$p/$m-policy" --method inductive,inductive-best-of-k \
           --lookahead 128 --widen --out "$p/$m-inductive-la128-w"
       fi
@@ -176,7 +207,7 @@ echo "|---|---|---|---|---|---|---|---|"
 for g in syn1 syn4 syn5 cora citeseer; do
   test -d "$out/$g-exact" || continue
   python3 scripts/limit-table.py --exact "$out/$g-exact" --greedy "$out/$g-greedy" "$g" \
-    $(ls -dv "$out/$g"-* | grep -v -- "-bb$\|-policy$\|-bestofk-") \
+    $(ls -dv "$out/$g"-* | grep -v -- "-bb$\|-policy\|-bestofk-") \
     $(ls -dv "$out/$g"-bestofk-* 2>/dev/null) | grep "^| $g "
 done
 for g in cora citeseer; do
@@ -184,6 +215,6 @@ for g in cora citeseer; do
     p=$out/pyg-$g
     test -d "$p/$m-exact" || continue
     python3 scripts/limit-table.py --exact "$p/$m-exact" --greedy "$p/$m-greedy" "$g PyG $m" \
-      $(ls -dv "$p/$m"-* | grep -v -- "-policy$") | grep "^| $g "
+      $(ls -dv "$p/$m"-* | grep -v -- "-policy") | grep "^| $g "
   done
 done

@@ -34,7 +34,11 @@ def seconds(run):
 def flags(run):
     """The options a run directory's name records: `-laK` (--lookahead K), `-laK-w`
     (--lookahead K --widen), `-tT` (--temperature T), `-slK` (--shortlist K), `-graph`
-    (--additions graph), `-targeted` (--state targeted)."""
+    (--additions graph), `-targeted` (--state targeted); a policy trained by imitation:
+    `-recipe` (`induce train`'s default recipe), `-im-STATE[-h16]` (--training imitation
+    --state STATE [--hidden 16]), `-im-bc` (--teacher-temperature 0), `-im-nodagger`
+    (--teacher-share 1), `-im-finetune` (--finetune 20), `-rf-estimated` (REINFORCE, the
+    estimated state)."""
     name = os.path.basename(os.path.normpath(run))
     out = []
     m = re.search(r"-la(\d+)(-w)?", name)
@@ -48,7 +52,21 @@ def flags(run):
         out.append(f"--shortlist {m.group(1)}")
     if name.endswith("-graph"):
         out.append("--additions graph")
-    if "-targeted" in name:
+    policy = {
+        "-recipe": "[policy: recipe]",
+        "-im-paper-h16": "[policy: imitation, paper state, width 16]",
+        "-im-targeted-h16": "[policy: imitation, targeted, width 16]",
+        "-im-targeted": "[policy: imitation, targeted]",
+        "-im-estimated-h16": "[policy: recipe, width 16]",
+        "-im-bc": "[policy: recipe, teacher temperature 0]",
+        "-im-nodagger": "[policy: recipe, teacher share 1]",
+        "-im-finetune": "[policy: recipe + 20 REINFORCE passes]",
+        "-rf-estimated": "[policy: REINFORCE, estimated state]",
+    }
+    tagged = next((v for k, v in policy.items() if k + "-" in name), None)
+    if tagged:
+        out.insert(0, tagged)
+    elif "-targeted" in name:
         out.append("--state targeted")
     return (" " + " ".join(out)) if out else ""
 

@@ -305,8 +305,12 @@ impl RunOptions {
     }
 
     /// The train job these settings give (see [`RunOptions::explain_job`]); the edit types
-    /// are the trained policy's own. With [`RunOptions::paper_faithful`] the episodes'
-    /// verdicts are taken on the frozen neighbourhood, as the paper trains.
+    /// are the trained policy's own. Without [`RunOptions::paper_faithful`] or
+    /// [`RunOptions::training`] = REINFORCE it starts from the recommended recipe
+    /// ([`InduceConfig::recommended`](induce_rl::InduceConfig::recommended): imitation of the
+    /// greedy search, the estimated state where the black box has gradients, else the targeted
+    /// one); with [`RunOptions::paper_faithful`] it trains as the paper does: REINFORCE, the
+    /// paper's state, and the episodes' verdicts on the frozen neighbourhood.
     pub fn train_job(
         &self,
         data: &str,
@@ -320,6 +324,12 @@ impl RunOptions {
         job.filter = self.filter();
         if self.paper_faithful {
             job.induce = job.induce.clone().paper_faithful();
+        }
+        let paper = self.paper_faithful || self.training == Some(induce_rl::Training::Reinforce);
+        if !paper {
+            // The recommended recipe (InduceConfig::recommended); the options below override it.
+            job.induce = job.induce.clone().recommended();
+            job.state_auto = self.state.is_none();
         }
         self.apply_induce(&mut job.induce);
         if let Some(t) = self.training {

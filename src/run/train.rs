@@ -10,7 +10,7 @@ use induce_graph::io::DataFormat;
 use induce_models::io::checkpoint::atomic_write;
 use induce_models::{BlackBox, BoundBlackBox};
 use induce_rl::{
-    EpochStats, InduceConfig, Kernel, PolicyMeta, save_policy, timed, train_inductive,
+    EpochStats, InduceConfig, Kernel, PolicyMeta, StateLayout, save_policy, timed, train_inductive,
 };
 use serde::{Deserialize, Serialize};
 
@@ -52,6 +52,11 @@ pub struct TrainJob {
     pub family_guessed: bool,
     /// InduCE settings (γ, episodes, seed, environment).
     pub induce: InduceConfig,
+    /// The state was not chosen: with [`StateLayout::Estimated`] and a black box without
+    /// gradients, training uses [`StateLayout::Targeted`] instead (and says so). The saved
+    /// `train.json` holds the state used.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub state_auto: bool,
 }
 
 impl TrainJob {
@@ -70,6 +75,7 @@ impl TrainJob {
             targets: TargetSpec::Train,
             filter: TargetFilter::Paper,
             sample: None,
+            state_auto: false,
         }
     }
 
@@ -245,9 +251,18 @@ fn train_checkpointed(
     if let Some(line) = &rule {
         (run.notice)(line);
     }
+    let mut induce = job.induce.clone();
+    if job.state_auto && induce.env.state == StateLayout::Estimated && bb.edge_weighted().is_none()
+    {
+        induce.env.state = StateLayout::Targeted;
+        (run.notice)(
+            "state: targeted (the estimated state needs a black box with gradients; this one has \
+             none)",
+        );
+    }
     let (policy, last, seconds) = train_reporting_with(
         (&data.graph, bb, &targets),
-        &job.induce,
+        &induce,
         run.device,
         run.progress,
         "train policy",
@@ -256,7 +271,7 @@ fn train_checkpointed(
     let meta = PolicyMeta {
         feature_dim: data.graph.features().dim(),
         num_classes: bb.num_classes(),
-        induce: job.induce.clone(),
+        induce,
     };
     Ok(Trained {
         policy,
@@ -345,6 +360,12 @@ pub fn write_policy_dir(
     })?;
     let file = out.join(policy_file_name(job.induce.env.mode));
     save_policy(policy, meta, &file)?;
+    // The job as trained: its InduCE settings are the policy's (the state a black box without
+    // gradients falls back to).
+    let job = TrainJob {
+        induce: meta.induce.clone(),
+        ..job.clone()
+    };
     let report = serde_json::json!({"job": job, "outcome": outcome});
     let bytes = serde_json::to_vec_pretty(&report).map_err(|e| Error::InvalidValue {
         what: "train job",

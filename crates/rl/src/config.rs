@@ -90,6 +90,12 @@ pub struct InduceConfig {
     pub imitation: ImitationConfig,
 }
 
+/// Imitation passes of [`InduceConfig::recommended`].
+pub const RECOMMENDED_PASSES: usize = 20;
+
+/// Width of the policy's layers in [`InduceConfig::recommended`] (the paper's: 16).
+pub const RECOMMENDED_WIDTH: usize = 32;
+
 impl Default for InduceConfig {
     fn default() -> Self {
         Self {
@@ -195,6 +201,33 @@ impl InduceConfig {
             }
         }
         Ok(())
+    }
+
+    /// The training recipe `induce train` and `induce.train_policy` use unless told otherwise
+    /// (not in the paper; chosen by measurement, `docs/RESULTS.md`, "How close to the limit"):
+    /// [`Training::Imitation`] of the exact greedy search for [`RECOMMENDED_PASSES`] passes, on
+    /// the [`StateLayout::Estimated`](crate::StateLayout::Estimated) state (a black box without
+    /// gradients needs [`StateLayout::Targeted`](crate::StateLayout::Targeted) instead), with
+    /// GAT layers and a scoring MLP [`RECOMMENDED_WIDTH`] wide. Everything else is kept.
+    ///
+    /// ```
+    /// use induce_rl::{InduceConfig, StateLayout, Training};
+    /// let c = InduceConfig::default().recommended();
+    /// assert_eq!((c.training, c.env.state), (Training::Imitation, StateLayout::Estimated));
+    /// assert_eq!(c.gamma, InduceConfig::default().gamma);
+    /// ```
+    pub fn recommended(self) -> Self {
+        Self {
+            training: Training::Imitation,
+            episodes: RECOMMENDED_PASSES,
+            hidden: RECOMMENDED_WIDTH,
+            mlp_hidden: RECOMMENDED_WIDTH,
+            env: EnvConfig {
+                state: crate::StateLayout::Estimated,
+                ..self.env
+            },
+            ..self
+        }
     }
 
     /// Passes over the training targets that [`crate::train_inductive`] makes: `episodes`, and

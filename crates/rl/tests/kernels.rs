@@ -109,4 +109,19 @@ fn host_and_burn_kernels_explain_alike() {
             .collect::<Vec<_>>()
     };
     assert_eq!(run(Kernel::Host), run(Kernel::Burn));
+
+    // The estimated state (one more column, the black box's gradient, refreshed each step)
+    // through both kernels.
+    let mut estimated = cfg.clone();
+    estimated.env.state = StateLayout::Estimated;
+    let untrained = estimated.policy_config(10, 2).init(&dev);
+    let run = |kernel: Kernel| {
+        let bb = gcn_black_box(&gcn, kernel, &dev).unwrap();
+        let p = KernelPolicy::new(&untrained, kernel, &dev);
+        let env = &estimated.env;
+        test.iter()
+            .map(|&t| explain_greedy(&p, &data.graph, bb.as_ref(), t, env).unwrap())
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(run(Kernel::Host), run(Kernel::Burn));
 }

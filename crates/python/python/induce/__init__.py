@@ -5,7 +5,7 @@ them, on numpy arrays (torch tensors accepted when torch is importable):
 
     import induce
     explainer = induce.Explainer(model="model.safetensors", arch="arch.json",
-                                 method="transductive", seed=42)
+                                 method="greedy", seed=42)
     result = explainer(x, edge_index, index=[10, 20, 30])
     for e in result:
         print(e.target, e.is_counterfactual, e.original_label, "->", e.new_label, e.added, e.removed)
@@ -447,8 +447,10 @@ class Explainer:
     ``model``: the black box: a file, a live ``torch.nn.Module`` or any callable ``f(x,
     edge_index) -> logits`` (see ``describe``; ``layers`` and ``inputs`` are for the last two);
     ``arch``: the PyG architecture file of a ``state_dict`` file; ``policy``: a trained policy
-    (``train_policy``'s directory) for the inductive methods; ``options``: the command line's
-    settings by name (``seed=42``, ``hops=3``, ...).
+    (``train_policy``'s directory) for the inductive methods; ``method``: ``greedy`` by
+    default, the exact one-step search, which needs no policy and no gradients (the README's
+    "Which method": a trained policy pays off when many nodes are explained);
+    ``options``: the command line's settings by name (``seed=42``, ``hops=3``, ...).
 
     With the PyG tutorial's GCN in hand::
 
@@ -457,7 +459,7 @@ class Explainer:
             print(e)
     """
 
-    def __init__(self, model, arch=None, method="transductive", policy=None, layers=None,
+    def __init__(self, model, arch=None, method="greedy", policy=None, layers=None,
                  inputs=None, **options):
         self._model = _Model(model, arch, layers, inputs)
         self.model = self._model.model

@@ -34,12 +34,12 @@ __all__ = ["InduCE"]
 
 class InduCE(ExplainerAlgorithm):
     """Counterfactual explanations by edge edits (``method``: any of ``induce.METHODS`` that
-    needs no gradients of the model, ``transductive`` by default; ``policy`` for the inductive
+    needs no gradients of the model, ``greedy`` by default (the README's "Which method"); ``policy`` for the inductive
     methods; ``layers`` and the remaining keyword arguments as ``induce.Explainer`` takes them).
 
     After each call, ``last_result`` holds the ``induce.Result`` (records, summary)."""
 
-    def __init__(self, method="transductive", policy=None, layers=None, **options):
+    def __init__(self, method="greedy", policy=None, layers=None, **options):
         super().__init__()
         self.method = method
         self.policy = policy

@@ -15,7 +15,7 @@ use crate::explanation::EditKind;
 /// Order: additions `(target, u)` by ascending local `u`, then deletions `(j, k)`, `j < k`, in
 /// row-major order. The order is fixed at the start of an episode; a used action is removed and
 /// the others keep their relative order.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct Candidates {
     /// First endpoints (the target for an addition; `j` for a deletion `(j, k)`).
     pub u: Vec<u32>,
@@ -26,6 +26,9 @@ pub struct Candidates {
     /// The action-type feature of each action fed to the policy, `true` = 1.0 (see
     /// [`ActionFlag`]).
     pub type_flag: Vec<bool>,
+    /// What [`StateLayout::Estimated`](super::StateLayout::Estimated) adds to each action's
+    /// feature: its first-order estimate over 10, in `[−0.4, 0.4]` (empty in other layouts).
+    pub(super) shift: Vec<f32>,
 }
 
 impl Candidates {
@@ -46,11 +49,16 @@ impl Candidates {
 
     /// The action-type feature of each action ([`Candidates::type_flag`] as 0.0 / 1.0: by
     /// default 1.0 for an addition, 0.0 for a deletion; see [`ActionFlag`]), the `flag`
-    /// argument of [`CandidateTensors::new`].
+    /// argument of [`CandidateTensors::new`]. With
+    /// [`StateLayout::Estimated`](super::StateLayout::Estimated) each also carries the black
+    /// box's first-order estimate `e ∈ [−4, 4]` of the action (how much it lowers the margin,
+    /// over the margin): `type + e / 10`, so that the two types stay apart (`[−0.4, 0.4]` and
+    /// `[0.6, 1.4]`).
     pub fn flag(&self) -> Vec<f32> {
         self.type_flag
             .iter()
-            .map(|&f| f32::from(u8::from(f)))
+            .enumerate()
+            .map(|(i, &f)| f32::from(u8::from(f)) + self.shift.get(i).copied().unwrap_or(0.0))
             .collect()
     }
 
@@ -71,6 +79,9 @@ impl Candidates {
 
     pub(super) fn remove(&mut self, i: usize) -> (u32, u32, EditKind) {
         self.type_flag.remove(i);
+        if i < self.shift.len() {
+            self.shift.remove(i);
+        }
         (self.u.remove(i), self.w.remove(i), self.kind.remove(i))
     }
 }

@@ -83,22 +83,22 @@ impl Estimator {
 
     /// The column on the edit graph `edit` (local ids): node `v`'s entry is the estimated drop
     /// of the margin toward `goal` (from the original class `y`) when `(target, v)` is toggled,
-    /// over the current margin (at least 0.05), clamped to `[−4, 4]`; 0 for the target. A
-    /// deletion of an edge away from the target weighs 0 in the bound graph.
+    /// over the current margin (at least 0.05), clamped to `[−4, 4]`; 0 for the target. And the
+    /// same estimate for each of `candidates` (local pairs; every addition is a pair
+    /// `(target, v)`, every deletion an edge of the neighbourhood).
     ///
     /// # Shapes
-    /// - output: `[n]`
-    pub(crate) fn column(&self, edit: &EditGraph, goal: Goal, y: usize) -> Result<Vec<f32>> {
+    /// - candidates: `[C]`; output: (`[n]`, `[C]`)
+    pub(crate) fn estimates(
+        &self,
+        edit: &EditGraph,
+        candidates: impl Iterator<Item = (u32, u32)>,
+        goal: Goal,
+        y: usize,
+    ) -> Result<(Vec<f32>, Vec<f32>)> {
         let mut w: Vec<f32> = (self.pairs.iter())
             .map(|&(a, b)| f32::from(u8::from(edit.has_edge(a as usize, b as usize))))
             .collect();
-        // Pairs the edits added that the bound graph does not know cannot occur: every
-        // addition is a pair (target, v), every deletion an edge of the neighbourhood.
-        debug_assert!(
-            edit.edges()
-                .iter()
-                .all(|&(a, b)| { self.index.contains_key(&(a.min(b), a.max(b))) })
-        );
         let soft = self.model.bind(&self.features, &self.pairs, self.target)?;
         let mut margin = 0.0;
         let (_, g) = soft.log_probs_and_grad(&w, DegreeGradient::Through, |lp| {
@@ -107,14 +107,15 @@ impl Estimator {
         })?;
         let scale = margin.max(0.05);
         w.iter_mut().for_each(|v| *v = 1.0 - 2.0 * *v); // Δw of a toggle
-        Ok(self
-            .toggle_of
-            .iter()
-            .map(|k| match k {
-                Some(k) => (-(g[*k] * w[*k]) / scale).clamp(-CLAMP, CLAMP),
-                None => 0.0,
+        let of = |k: usize| (-(g[k] * w[k]) / scale).clamp(-CLAMP, CLAMP);
+        let column = (self.toggle_of.iter()).map(|k| k.map_or(0.0, of)).collect();
+        let per_candidate = candidates
+            .map(|(a, b)| {
+                let k = self.index.get(&(a.min(b), a.max(b))).copied();
+                k.map_or(0.0, of)
             })
-            .collect())
+            .collect();
+        Ok((column, per_candidate))
     }
 }
 
@@ -153,7 +154,9 @@ mod tests {
             .unwrap()
             .argmax(sub.target_local);
         let edit = sub.to_edit_graph();
-        let col = est.column(&edit, Goal::AnyOther, y).unwrap();
+        let (col, _) = est
+            .estimates(&edit, std::iter::empty(), Goal::AnyOther, y)
+            .unwrap();
         assert_eq!(col.len(), 6);
         assert_eq!(col[sub.target_local], 0.0);
         let soft = est
@@ -204,11 +207,30 @@ mod tests {
             |ep: &Episode| -> Vec<f32> { ep.state().0.chunks_exact(w).map(|r| r[w - 1]).collect() };
         let start = last(&ep);
         let sub = k_hop(&g, 2, 4).unwrap();
-        let want = Estimator::new(&g, &bb, &sub)
+        let cands = ep.candidates().clone();
+        let pairs = (0..cands.len()).map(|i| (cands.u[i], cands.w[i]));
+        let (want, per) = Estimator::new(&g, &bb, &sub)
             .unwrap()
-            .column(&sub.to_edit_graph(), Goal::AnyOther, ep.original_label())
+            .estimates(
+                &sub.to_edit_graph(),
+                pairs,
+                Goal::AnyOther,
+                ep.original_label(),
+            )
             .unwrap();
         assert_eq!(start, want);
+        // Each action's feature carries its estimate over 10 beside its type.
+        for (i, f) in cands.flag().iter().enumerate() {
+            let ty = f32::from(u8::from(cands.type_flag[i]));
+            assert!((f - (ty + per[i] / 10.0)).abs() < 1e-6, "{i}: {f}");
+        }
+        // An addition's estimate is its node's column entry.
+        let t = ep.target_local();
+        for i in (0..cands.len()).filter(|&i| cands.u[i] as usize == t || cands.w[i] as usize == t)
+        {
+            let v = (cands.u[i] + cands.w[i]) as usize - t;
+            assert_eq!(per[i], want[v]);
+        }
         ep.step(0).unwrap();
         if !ep.is_done() {
             assert_ne!(last(&ep), start);

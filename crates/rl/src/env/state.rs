@@ -117,7 +117,14 @@ impl<'a> Episode<'a> {
     pub(super) fn refresh_state(&mut self) -> Result<()> {
         let sw = self.dim - self.graph_features.dim();
         let estimated = match &self.estimator {
-            Some(e) => Some(e.column(&self.edit, self.goal(), self.original_label())?),
+            Some(e) => {
+                let c = &self.candidates;
+                let pairs = (0..c.len()).map(|i| (c.u[i], c.w[i]));
+                let (column, per) =
+                    e.estimates(&self.edit, pairs, self.goal(), self.original_label())?;
+                self.candidates.shift = per.into_iter().map(|v| v / 10.0).collect();
+                Some(column)
+            }
             None => None,
         };
         let lp = self.judge.log_probs();

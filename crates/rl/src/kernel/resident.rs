@@ -24,7 +24,8 @@
 //! episode, a reset, an edit it has no slot for) or when fewer than half of its episodes are
 //! still playing, so the device never scores more than twice the live work. It is not used for
 //! states with a non-finite entry (an absent message from such a node would still add
-//! `0 · NaN`): those rounds take the repacked batch.
+//! `0 · NaN`): those rounds take the repacked batch; nor for the estimated state layout, whose
+//! action features change at every step.
 
 use std::collections::HashMap;
 use std::ops::Range;
@@ -255,7 +256,9 @@ impl Resident {
             induce_explain::parallel::map_mut(&mut parts, threads, |part| {
                 let (ep, s, (ptr, src, dst, absent), (cu, cw, flag), block, info) = part;
                 let (b, c) = ep.dynamic_block();
-                if c != cols
+                // The estimated layout's action features change every step: they are not kept.
+                if ep.state_layout() == crate::env::StateLayout::Estimated
+                    || c != cols
                     || Encoding::of(ep, c.len()) != encoding
                     || b.iter().any(|v| !v.is_finite())
                     || !encoding.encode(b, block)
