@@ -174,8 +174,43 @@ fn generate_train_explain_eval_round_trip_and_shards_merge_to_the_whole_run() {
     let (_, j) = train("policy-paper", &["--reward", "paper", "--paper-faithful"]);
     assert_eq!(j["induce"]["env"]["reward"]["kind"], "paper", "{j}");
     assert_eq!(j["induce"]["env"]["reward"]["beta"], 0.5, "{j}");
-    // ... and the paper's training: verdicts on the frozen neighbourhood.
+    // ... and the paper's training: verdicts on the frozen neighbourhood, REINFORCE, the
+    // paper's state and width.
     assert_eq!(j["induce"]["env"]["verdict"], "neighbourhood", "{j}");
+    assert_eq!(j["induce"]["training"], "reinforce", "{j}");
+    assert!(j["induce"]["env"].get("state").is_none(), "{j}");
+    assert_eq!(j["induce"]["hidden"], 16, "{j}");
+    // Without options: the recommended recipe (imitation, the estimated state, width 32), its
+    // settings saved with the policy and in train.json.
+    let (recipe, j) = train("policy-recipe", &["--max-judged", "64"]);
+    assert_eq!(j["induce"]["training"], "imitation", "{j}");
+    assert_eq!(j["induce"]["env"]["state"], "estimated", "{j}");
+    assert_eq!(j["induce"]["hidden"], 32, "{j}");
+    assert_eq!(j["induce"]["imitation"]["max_judged"], 64, "{j}");
+    let report: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(recipe.join("train.json")).unwrap()).unwrap();
+    assert_eq!(report["job"]["induce"], j["induce"], "{report}");
+    // The imitation settings are refused where nothing would read them.
+    let refused = induce(&[
+        "train",
+        "--data",
+        s(&p.data),
+        "--black-box",
+        s(&p.black_box),
+        "--training",
+        "reinforce",
+        "--teacher-share",
+        "0.3",
+        "--out",
+        s(&p.root.join("refused")),
+    ]);
+    let e = String::from_utf8_lossy(&refused.stderr);
+    assert!(!refused.status.success(), "{e}");
+    assert!(
+        e.contains("--teacher-share needs --training imitation"),
+        "{e}"
+    );
+    assert!(!p.root.join("refused").exists());
     // The targeted state: saved with the policy, which explains with it (two more columns).
     let (targeted, j) = train("policy-targeted", &["--state", "targeted"]);
     assert_eq!(j["induce"]["env"]["state"], "targeted", "{j}");

@@ -214,6 +214,9 @@ def test_training_and_inductive_explaining(tmp_path):
     assert (tmp_path / "policy" / "train.json").exists()
     saved = json.loads((tmp_path / "policy" / "policy.json").read_text())
     assert saved["induce"]["env"]["reward"]["kind"] == "shaped"
+    # The recommended recipe by default: imitation of the greedy search on the estimated state.
+    assert saved["induce"]["training"] == "imitation"
+    assert saved["induce"]["env"]["state"] == "estimated"
     induce.train_policy(x=g["features"], edge_index=g["edge_index"], index=range(2),
                         out=tmp_path / "paper", seed=3, episodes=1, reward="paper", **kw)
     saved = json.loads((tmp_path / "paper" / "policy.json").read_text())
@@ -371,3 +374,33 @@ def test_a_numpy_callable_is_a_black_box_without_torch():
         assert f(x, e.edited_edge_index(ei)).argmax(1)[e.target] != labels[e.target]
     with pytest.raises(ValueError, match="model"):
         induce.predict(lambda a, b: np.zeros((3, 2), np.float32), x, ei, inputs="numpy")
+
+
+def test_a_policy_trains_on_a_model_without_gradients(tmp_path):
+    # The recommended recipe's estimated state needs gradients: a callable has none, so the
+    # policy is trained on the targeted state, and says so in what it saves.
+    gen = np.random.default_rng(5)
+    n = 24
+    x = gen.normal(size=(n, 2)).astype(np.float32)
+    pairs = {(int(min(u, v)), int(max(u, v))) for u, v in gen.integers(0, n, (50, 2)) if u != v}
+    one = np.array(sorted(pairs), dtype=np.int64).T
+    ei = np.concatenate([one, one[::-1]], axis=1)
+
+    def f(feats, edge_index):
+        s = feats[:, 0].astype(np.float64).copy()
+        deg = np.ones(len(feats))
+        np.add.at(s, edge_index[1], feats[edge_index[0], 0])
+        np.add.at(deg, edge_index[1], 1.0)
+        m = s / deg
+        return np.stack([-m, m], axis=1).astype(np.float32)
+
+    info = induce.train_policy(f, x, ei, index=range(n), out=tmp_path / "p", inputs="numpy",
+                               layers=1, episodes=2, all_nodes=True)
+    saved = json.loads((tmp_path / "p" / "policy.json").read_text())
+    assert saved["induce"]["training"] == "imitation"
+    assert saved["induce"]["env"]["state"] == "targeted"
+    report = json.loads((tmp_path / "p" / "train.json").read_text())
+    assert report["job"]["induce"]["env"]["state"] == "targeted"
+    result = induce.Explainer(model=f, method="inductive", policy=tmp_path / "p", inputs="numpy",
+                              layers=1)(x, ei, index=list(range(n)))
+    assert info["targets"] > 0 and len(result) == n

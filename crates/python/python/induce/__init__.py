@@ -17,7 +17,8 @@ and GATConv stacks, see docs/FORMATS.md of the repository), the paper's GCN
 Every call runs the same job as ``induce explain`` with the same settings (keyword arguments
 named as its flags: ``seed``, ``family``, ``hops``, ``budget``, ``episodes``, ``lr``,
 ``iterations``, ``edits``, ``samples``, ``greedy_every``, ``fanout``, ``max_neighbourhood``, ``kernel``,
-``reward``, ``state`` (``paper`` or ``targeted``), ``paper_faithful``, ``all_nodes``, ``threads``, ``batch_targets``,
+``reward``, ``state`` (``paper``, ``targeted`` or ``estimated``), ``training`` (``train_policy``:
+``imitation``, the default recipe, or ``reinforce``, the paper's), ``paper_faithful``, ``all_nodes``, ``threads``, ``batch_targets``,
 ``black_box_kernel``, ``lookahead``, ``widen``, ``temperature``, ``max_size``, ``max_evaluations``, ``shortlist``, ``additions``, and the
 constraints ``lock_nodes`` (node ids no edit may touch) and ``lock_edges`` (pairs ``(u, v)`` no
 edit may delete or add)), so its results equal the command line's. Bad input raises
@@ -504,8 +505,11 @@ def train_policy(model, x, edge_index, index, out, arch=None, y=None, layers=Non
                  motif=None, **options):
     """Trains InduCE's inductive policy on the nodes ``index`` and writes it to the directory
     ``out`` (as ``induce train --out`` does). ``model`` is a file, a live module or a callable, as
-    ``Explainer`` takes it. Returns ``{"policy": path, "targets": n, "seconds": s}``; pass
-    ``policy=out`` to ``Explainer(method="inductive", ...)``."""
+    ``Explainer`` takes it. Trains with the recommended recipe unless told otherwise (imitation
+    of the greedy search on the estimated state, the targeted one for a model without
+    gradients; ``training="reinforce"`` or ``paper_faithful=True`` for the paper's). Returns
+    ``{"policy": path, "targets": n, "seconds": s}``; pass ``policy=out`` to
+    ``Explainer(method="inductive", ...)``."""
     xf = _features(x)
     ei = _edge_index(edge_index)
     m = _Model(model, arch, layers, inputs)

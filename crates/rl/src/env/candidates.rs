@@ -26,9 +26,9 @@ pub struct Candidates {
     /// The action-type feature of each action fed to the policy, `true` = 1.0 (see
     /// [`ActionFlag`]).
     pub type_flag: Vec<bool>,
-    /// What [`StateLayout::Estimated`](super::StateLayout::Estimated) adds to each action's
-    /// feature: its first-order estimate over 10, in `[−0.4, 0.4]` (empty in other layouts).
-    pub(super) shift: Vec<f32>,
+    /// [`StateLayout::Estimated`](super::StateLayout::Estimated): each action's first-order
+    /// estimate, in `[−4, 4]` (empty in other layouts; see [`Candidates::flag`]).
+    pub(super) estimate: Vec<f32>,
 }
 
 impl Candidates {
@@ -52,14 +52,26 @@ impl Candidates {
     /// argument of [`CandidateTensors::new`]. With
     /// [`StateLayout::Estimated`](super::StateLayout::Estimated) each also carries the black
     /// box's first-order estimate `e ∈ [−4, 4]` of the action (how much it lowers the margin,
-    /// over the margin): `type + e / 10`, so that the two types stay apart (`[−0.4, 0.4]` and
+    /// over the margin): `type + e / 10`, the two types apart (`[−0.4, 0.4]` and
     /// `[0.6, 1.4]`).
     pub fn flag(&self) -> Vec<f32> {
-        self.type_flag
-            .iter()
-            .enumerate()
-            .map(|(i, &f)| f32::from(u8::from(f)) + self.shift.get(i).copied().unwrap_or(0.0))
-            .collect()
+        let ty = |f: bool| f32::from(u8::from(f));
+        match self.estimate.is_empty() {
+            true => self.type_flag.iter().map(|&f| ty(f)).collect(),
+            false => (self.type_flag.iter().zip(&self.estimate))
+                .map(|(&f, &e)| ty(f) + e / 10.0)
+                .collect(),
+        }
+    }
+
+    /// [`StateLayout::Estimated`](super::StateLayout::Estimated): each action's first-order
+    /// estimate `e ∈ [−4, 4]` (`None` in the other layouts), the prior the policy's scores
+    /// start from (see [`crate::kernel::PRIOR_WEIGHT`]).
+    ///
+    /// # Shapes
+    /// - output: `[C]`
+    pub fn estimate(&self) -> Option<&[f32]> {
+        (!self.estimate.is_empty()).then_some(&self.estimate[..])
     }
 
     /// Uploads the actions for the policy.
@@ -79,8 +91,8 @@ impl Candidates {
 
     pub(super) fn remove(&mut self, i: usize) -> (u32, u32, EditKind) {
         self.type_flag.remove(i);
-        if i < self.shift.len() {
-            self.shift.remove(i);
+        if i < self.estimate.len() {
+            self.estimate.remove(i);
         }
         (self.u.remove(i), self.w.remove(i), self.kind.remove(i))
     }

@@ -219,7 +219,9 @@ mod tests {
             )
             .unwrap();
         assert_eq!(start, want);
-        // Each action's feature carries its estimate over 10 beside its type.
+        // Each action's feature carries its estimate over 10 beside its type; the estimates
+        // are the candidates' prior.
+        assert_eq!(cands.estimate(), Some(&per[..]));
         for (i, f) in cands.flag().iter().enumerate() {
             let ty = f32::from(u8::from(cands.type_flag[i]));
             assert!((f - (ty + per[i] / 10.0)).abs() < 1e-6, "{i}: {f}");

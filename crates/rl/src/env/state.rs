@@ -122,7 +122,7 @@ impl<'a> Episode<'a> {
                 let pairs = (0..c.len()).map(|i| (c.u[i], c.w[i]));
                 let (column, per) =
                     e.estimates(&self.edit, pairs, self.goal(), self.original_label())?;
-                self.candidates.shift = per.into_iter().map(|v| v / 10.0).collect();
+                self.candidates.estimate = per;
                 Some(column)
             }
             None => None,

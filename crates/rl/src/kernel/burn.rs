@@ -236,8 +236,10 @@ impl BurnActor {
             blocks.push(head);
             rest = tail;
         }
+        let jobs: Vec<(&Episode<'_>, &[f32])> =
+            states.iter().map(|(ep, _)| *ep).zip(blocks).collect();
         profile::time(Phase::Softmax, || {
-            induce_explain::parallel::map(&blocks, threads, |b| Ok(log_softmax(b)))
+            induce_explain::parallel::map(&jobs, threads, |(ep, b)| Ok(super::with_prior(ep, b)))
         })
     }
 
@@ -541,7 +543,10 @@ impl Actor for BurnActor {
         states: &[(&Episode<'_>, &BurnCache)],
         threads: usize,
     ) -> Result<Vec<usize>> {
-        match self.options.greedy_on_device && self.policy.norm.is_empty() {
+        match self.options.greedy_on_device
+            && self.policy.norm.is_empty()
+            && !super::any_prior(states)
+        {
             true => self.packed_greedy(states, threads),
             false => super::greedy_from_log_probs(self, states, threads),
         }
@@ -556,7 +561,7 @@ impl Actor for BurnActor {
         states: &[(&Episode<'_>, &BurnCache)],
         threads: usize,
     ) -> Result<Vec<usize>> {
-        if !self.options.greedy_on_device {
+        if !self.options.greedy_on_device || super::any_prior(states) {
             return super::greedy_from_log_probs_round(self, rounds, states, threads);
         }
         let Some(r) = self.resident(rounds, states, threads)? else {
@@ -645,6 +650,8 @@ pub struct StepRecord {
     pub(super) cand_u: Vec<u32>,
     pub(super) cand_w: Vec<u32>,
     pub(super) flag: Vec<f32>,
+    /// The estimated layout's prior on each candidate's score (empty without it).
+    pub(super) prior: Vec<f32>,
     pub(super) action: usize,
     pub(super) reward: f32,
 }
@@ -660,6 +667,9 @@ fn record(ep: &Episode<'_>) -> StepRecord {
         cand_u: c.u.clone(),
         cand_w: c.w.clone(),
         flag: c.flag(),
+        prior: (c.estimate().unwrap_or_default().iter())
+            .map(|e| super::PRIOR_WEIGHT * e)
+            .collect(),
         action: 0,
         reward: 0.0,
     }
@@ -711,6 +721,7 @@ impl BurnLearner {
         let (mut x, mut src, mut dst, mut norm) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
         let (mut cu, mut cw, mut flag, mut seg, mut offsets) =
             (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
+        let mut prior: Vec<f32> = Vec::new();
         let (mut node_off, mut cand_off) = (0u32, 0u32);
         for (s, rec) in steps.iter().enumerate() {
             x.extend_from_slice(&rec.state);
@@ -722,6 +733,10 @@ impl BurnLearner {
             cw.extend(rec.cand_w.iter().map(|v| v + node_off));
             flag.extend_from_slice(&rec.flag);
             seg.extend(std::iter::repeat_n(s as u32, rec.cand_u.len()));
+            match rec.prior.is_empty() {
+                true => prior.extend(std::iter::repeat_n(0.0, rec.cand_u.len())),
+                false => prior.extend_from_slice(&rec.prior),
+            }
             offsets.push(cand_off);
             node_off += rec.num_nodes as u32;
             cand_off += rec.cand_u.len() as u32;
@@ -732,8 +747,11 @@ impl BurnLearner {
         let c = CandidateTensors::new(&cu, &cw, &flag, ad);
         let num_steps = steps.len();
         let seg_t = indices(&seg, ad);
-        let scores = policy.score(policy.embed(xs, &g), &c);
+        let mut scores = policy.score(policy.embed(xs, &g), &c);
         let c_total = scores.dims()[0];
+        if prior.iter().any(|&p| p != 0.0) {
+            scores = scores + Tensor::<1>::from_data(TensorData::new(prior, [c_total]), ad);
+        }
         let logp = segment_log_softmax(scores.reshape([c_total, 1]), seg_t.clone(), num_steps);
         let entropy = -scatter_add_rows(logp.clone().exp() * logp.clone(), seg_t, num_steps);
         Ok((logp, entropy, offsets))

@@ -48,7 +48,11 @@ impl Actor for HostPolicy {
         let c = ep.candidates();
         let flag = c.flag();
         let input = PolicyInput::new(ep.state_blocks(), &g, &c.u, &c.w, &flag);
-        Ok(self.log_probs_cached(&input.with_first(first.as_deref())))
+        let log_probs = self.log_probs_cached(&input.with_first(first.as_deref()));
+        Ok(match c.estimate() {
+            Some(_) => super::with_prior(ep, &log_probs),
+            None => log_probs,
+        })
     }
 }
 
@@ -217,6 +221,12 @@ impl Learner for HostLearner {
             } else {
                 (p.log_probs_cached(&policy_input), None)
             };
+        // The estimated layout's prior on the scores: the gradients, taken with respect to
+        // the scores, read these log-probabilities.
+        let log_probs = match c.estimate() {
+            Some(_) => super::with_prior(ep, &log_probs),
+            None => log_probs,
+        };
         let step = HostStep {
             state,
             first: first.clone(),

@@ -333,6 +333,39 @@ pub fn bind<'s, A: Actor>(actor: &'s A, ep: &Episode<'_>) -> Result<Scorer<'s>> 
     }))
 }
 
+/// Weight of the black box's first-order estimates in the policy's scores under
+/// [`StateLayout::Estimated`](crate::StateLayout::Estimated): each candidate's score is the
+/// network's plus `PRIOR_WEIGHT · e` ([`Candidates::estimate`](crate::Candidates::estimate)),
+/// so an untrained policy's argmax is the estimate's (`greedy --shortlist 1`'s choice) and
+/// training learns the correction on top. Not in the paper.
+pub const PRIOR_WEIGHT: f32 = 1.0;
+
+/// `log_softmax(scores + PRIOR_WEIGHT · e)` of `ep`'s candidates, from their scores or their
+/// log-probabilities (the same, softmax being shift-invariant): the policy's distribution with
+/// the estimated layout's prior ([`PRIOR_WEIGHT`]); `log_softmax(scores)` without it.
+///
+/// # Shapes
+/// - scores: `[C]`; output: `[C]`
+pub(crate) fn with_prior(ep: &Episode<'_>, scores: &[f32]) -> Vec<f32> {
+    match ep.candidates().estimate() {
+        Some(e) if e.len() == scores.len() => {
+            let z: Vec<f32> = (scores.iter().zip(e))
+                .map(|(s, e)| s + PRIOR_WEIGHT * e)
+                .collect();
+            induce_models::policy::host::log_softmax(&z)
+        }
+        _ => induce_models::policy::host::log_softmax(scores),
+    }
+}
+
+/// True when some of `states` score with the estimated layout's prior (the device-side greedy
+/// paths, which do not add it, are then not taken).
+pub(crate) fn any_prior<C>(states: &[(&Episode<'_>, &C)]) -> bool {
+    states
+        .iter()
+        .any(|(ep, _)| ep.candidates().estimate().is_some())
+}
+
 /// Samples an index from log-probabilities with the host RNG.
 pub(crate) fn sample(logp: &[f32], rng: &mut StdRng) -> usize {
     let r: f32 = rng.random();
@@ -515,15 +548,18 @@ mod tests {
             cand_u: vec![0, 0, 1, 2],
             cand_w: vec![2, 3, 2, 3],
             flag: vec![1.0, 1.0, 0.0, 0.0],
+            prior: Vec::new(),
             action,
             reward,
         };
         let path = vec![(0, 1), (1, 2), (2, 3)];
+        // One state with the estimated layout's prior on its scores.
+        let with_prior = StepRecord {
+            prior: vec![0.5, -1.0, 2.0, 0.0],
+            ..rec(vec![(0, 1), (2, 3)], 1, 1.5, 0.4)
+        };
         vec![
-            vec![
-                rec(path.clone(), 2, -0.2, 0.1),
-                rec(vec![(0, 1), (2, 3)], 1, 1.5, 0.4),
-            ],
+            vec![rec(path.clone(), 2, -0.2, 0.1), with_prior],
             vec![rec(path, 0, 0.7, -0.3)],
         ]
     }
@@ -550,7 +586,15 @@ mod tests {
                                 cand_w: r.cand_w.clone(),
                                 flag: r.flag.clone(),
                             },
-                            log_probs: trace.log_probs().to_vec(),
+                            log_probs: match r.prior.is_empty() {
+                                true => trace.log_probs().to_vec(),
+                                false => {
+                                    let z: Vec<f32> = (trace.log_probs().iter().zip(&r.prior))
+                                        .map(|(l, p)| l + p)
+                                        .collect();
+                                    induce_models::policy::host::log_softmax(&z)
+                                }
+                            },
                             trace: (r.num_nodes % 2 == 0).then_some(trace),
                             action: r.action,
                             reward: r.reward,
