@@ -209,7 +209,7 @@ def test_training_and_inductive_explaining(tmp_path):
     n = g["features"].shape[0]
     kw = dict(model=d / "model.safetensors", arch=d / "arch.json")
     info = induce.train_policy(x=g["features"], edge_index=g["edge_index"], index=range(n // 2),
-                               out=tmp_path / "policy", seed=3, **kw)
+                               out=tmp_path / "policy", seed=3, episodes=5, **kw)
     assert info["targets"] > 0 and Path(info["policy"]).exists()
     assert (tmp_path / "policy" / "train.json").exists()
     saved = json.loads((tmp_path / "policy" / "policy.json").read_text())
@@ -345,24 +345,30 @@ def test_to_pyg_builds_an_explanation():
     assert p.cf_edge_index.shape[1] == g["edge_index"].shape[1] + 2 * (len(e.added) - len(e.removed))
 
 
-def test_a_numpy_callable_is_a_black_box_without_torch():
-    # A one-layer mean-aggregation model written in numpy: class 1 when the mean of the node's
-    # and its neighbours' first feature is above 0.
-    gen = np.random.default_rng(3)
-    n = 30
+def _mean_model(feats, edge_index):
+    """A one-layer mean-aggregation model written in numpy: class 1 when the mean of the node's
+    and its neighbours' first feature is above 0."""
+    s = feats[:, 0].astype(np.float64).copy()
+    deg = np.ones(len(feats))
+    np.add.at(s, edge_index[1], feats[edge_index[0], 0])
+    np.add.at(deg, edge_index[1], 1.0)
+    m = s / deg
+    return np.stack([-m, m], axis=1).astype(np.float32)
+
+
+def _random_graph(seed, n, m):
+    """Seeded features ``[n, 2]`` and an undirected edge index of up to ``m`` random pairs."""
+    gen = np.random.default_rng(seed)
     x = gen.normal(size=(n, 2)).astype(np.float32)
-    pairs = {(int(min(u, v)), int(max(u, v))) for u, v in gen.integers(0, n, (60, 2)) if u != v}
+    pairs = {(int(min(u, v)), int(max(u, v))) for u, v in gen.integers(0, n, (m, 2)) if u != v}
     one = np.array(sorted(pairs), dtype=np.int64).T
-    ei = np.concatenate([one, one[::-1]], axis=1)
+    return x, np.concatenate([one, one[::-1]], axis=1)
 
-    def f(feats, edge_index):
-        s = feats[:, 0].astype(np.float64).copy()
-        deg = np.ones(len(feats))
-        np.add.at(s, edge_index[1], feats[edge_index[0], 0])
-        np.add.at(deg, edge_index[1], 1.0)
-        m = s / deg
-        return np.stack([-m, m], axis=1).astype(np.float32)
 
+def test_a_numpy_callable_is_a_black_box_without_torch():
+    n = 30
+    x, ei = _random_graph(3, n, 60)
+    f = _mean_model
     labels = f(x, ei).argmax(1)
     assert (induce.predict(f, x, ei, inputs="numpy").argmax(1) == labels).all()
     result = induce.Explainer(model=f, method="greedy", inputs="numpy", layers=1)(
@@ -379,21 +385,9 @@ def test_a_numpy_callable_is_a_black_box_without_torch():
 def test_a_policy_trains_on_a_model_without_gradients(tmp_path):
     # The recommended recipe's estimated state needs gradients: a callable has none, so the
     # policy is trained on the targeted state, and says so in what it saves.
-    gen = np.random.default_rng(5)
     n = 24
-    x = gen.normal(size=(n, 2)).astype(np.float32)
-    pairs = {(int(min(u, v)), int(max(u, v))) for u, v in gen.integers(0, n, (50, 2)) if u != v}
-    one = np.array(sorted(pairs), dtype=np.int64).T
-    ei = np.concatenate([one, one[::-1]], axis=1)
-
-    def f(feats, edge_index):
-        s = feats[:, 0].astype(np.float64).copy()
-        deg = np.ones(len(feats))
-        np.add.at(s, edge_index[1], feats[edge_index[0], 0])
-        np.add.at(deg, edge_index[1], 1.0)
-        m = s / deg
-        return np.stack([-m, m], axis=1).astype(np.float32)
-
+    x, ei = _random_graph(5, n, 50)
+    f = _mean_model
     info = induce.train_policy(f, x, ei, index=range(n), out=tmp_path / "p", inputs="numpy",
                                layers=1, episodes=2, all_nodes=True)
     saved = json.loads((tmp_path / "p" / "policy.json").read_text())

@@ -3,16 +3,19 @@
 //! from a checkpoint to the uninterrupted policy (imitation and fine-tuning passes alike), and
 //! trains on the Burn kernel as on the host's.
 
+use induce_graph::Dataset;
 use induce_graph::generators::SyntheticKind;
-use induce_graph::{Dataset, k_hop};
 use induce_models::policy::host::HostPolicy;
 use induce_models::testing::test_device;
-use induce_models::{BlackBox, GcnBlackBox, GcnConfig, GcnTrainingConfig, train_gcn};
+use induce_models::{GcnBlackBox, GcnConfig, GcnTrainingConfig, train_gcn};
 use induce_rl::metrics::fidelity;
 use induce_rl::{
     EpochStats, ImitationConfig, InduceConfig, Kernel, KernelPolicy, Training, explain_greedy,
     train_inductive, train_inductive_checkpointed,
 };
+
+mod common;
+use common::targets;
 
 /// Tree-Cycles with a trained GCN, and the paper's targets of its training and test splits.
 fn setup() -> (Dataset, GcnBlackBox, Vec<u32>, Vec<u32>) {
@@ -20,20 +23,8 @@ fn setup() -> (Dataset, GcnBlackBox, Vec<u32>, Vec<u32>) {
     let data = SyntheticKind::TreeCycles.generate(42).unwrap();
     let (gcn, _) = train_gcn(&data, &GcnTrainingConfig::new(GcnConfig::new(10, 2)), &dev).unwrap();
     let bb = GcnBlackBox::new(gcn, &dev);
-    let pick = |nodes: &[u32]| -> Vec<u32> {
-        let g = &data.graph;
-        nodes
-            .iter()
-            .copied()
-            .filter(|&u| g.labels()[u as usize] != 0)
-            .filter(|&u| {
-                let s = k_hop(g, u, 4).unwrap();
-                let lp = bb.log_probs(&s.features(g), &s.edges).unwrap();
-                lp.argmax(s.target_local) == g.labels()[u as usize] as usize
-            })
-            .collect()
-    };
-    let (train, test) = (pick(&data.split.train), pick(&data.split.test));
+    let train = targets(&data, &bb, &data.split.train, 4);
+    let test = targets(&data, &bb, &data.split.test, 4);
     (data, bb, train, test)
 }
 

@@ -1,10 +1,9 @@
 //! A trained InduCE policy explains held-out nodes better than the same network untrained.
 
 use induce_graph::generators::SyntheticKind;
-use induce_graph::{Dataset, k_hop};
 use induce_models::ModelError;
 use induce_models::testing::test_device;
-use induce_models::{BlackBox, GcnBlackBox, GcnConfig, GcnTrainingConfig, train_gcn};
+use induce_models::{GcnBlackBox, GcnConfig, GcnTrainingConfig, train_gcn};
 use induce_rl::metrics::{fidelity, size};
 use induce_rl::{
     InduceConfig, Kernel, KernelPolicy, PolicyMeta, RlError, explain_best_of_k, explain_greedy,
@@ -12,21 +11,8 @@ use induce_rl::{
     train_inductive_checkpointed,
 };
 
-/// Nodes of `nodes` with a non-zero label that the black box predicts correctly on their
-/// h-hop neighbourhood (the paper's target set).
-fn targets(data: &Dataset, bb: &dyn BlackBox, nodes: &[u32], hops: u32) -> Vec<u32> {
-    let g = &data.graph;
-    nodes
-        .iter()
-        .copied()
-        .filter(|&u| g.labels()[u as usize] != 0)
-        .filter(|&u| {
-            let s = k_hop(g, u, hops).unwrap();
-            let lp = bb.log_probs(&s.features(g), &s.edges).unwrap();
-            lp.argmax(s.target_local) == g.labels()[u as usize] as usize
-        })
-        .collect()
-}
+mod common;
+use common::targets;
 
 #[test]
 fn training_beats_the_untrained_policy_on_held_out_nodes() {

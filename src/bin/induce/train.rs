@@ -29,15 +29,18 @@ pub struct TrainArgs {
     pub sample: Option<usize>,
     #[command(flatten)]
     pub induce: InduceArgs,
-    /// Train as the paper does: every episode's verdicts (reward, flip, stop) taken on the
-    /// target's frozen neighbourhood, as the authors' code takes them [default: on the whole
+    /// Train as the paper does: REINFORCE on the paper's state and width, every episode's
+    /// verdicts (reward, flip, stop) taken on the target's frozen neighbourhood, as the authors'
+    /// code takes them [default: the recommended recipe (--training), verdicts on the whole
     /// edited graph, as explanations are judged]. The policy can then be used with or without
     /// `explain --paper-faithful`.
     #[arg(long)]
     pub paper_faithful: bool,
-    /// How the policy learns: reinforce (the paper's REINFORCE) or imitation (imitation of the
-    /// exact greedy search on the states the policy reaches, DAgger with a listwise loss over
-    /// the search's ranking; not in the paper) [default: reinforce].
+    /// How the policy learns: imitation (the recommended recipe, not in the paper: imitation of
+    /// the exact greedy search on the states the policy reaches, DAgger with a listwise loss
+    /// over the search's ranking, on the estimated state (--state; the targeted one for a black
+    /// box without gradients), width 32 (--hidden), 20 passes (--episodes)) or reinforce (the
+    /// paper's REINFORCE, state, width and episodes) [default: imitation].
     #[arg(long, value_name = "reinforce|imitation")]
     pub training: Option<induce::rl::Training>,
     #[command(flatten)]

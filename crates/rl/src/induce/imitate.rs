@@ -109,21 +109,7 @@ pub(super) fn imitate_epochs<L: Learner>(
         for batch in order.chunks(config.batch_size) {
             let seeds: Vec<u64> = batch.iter().map(|_| rng.random()).collect();
             let mut fresh: Vec<Episode<'_>> = Vec::new();
-            for &i in batch {
-                fresh.extend(pool.build(i)?);
-            }
-            let mut jobs: Vec<(&mut Episode<'_>, u64)> = match pool {
-                Pool::Prepared(episodes) => {
-                    let mut slots: Vec<Option<&mut Episode<'_>>> =
-                        episodes.iter_mut().map(Some).collect();
-                    batch
-                        .iter()
-                        .zip(&seeds)
-                        .map(|(&i, &s)| (slots[i].take().expect("batch indices are distinct"), s))
-                        .collect()
-                }
-                Pool::Lazy { .. } => fresh.iter_mut().zip(seeds.iter().copied()).collect(),
-            };
+            let mut jobs = pool.batch(batch, &seeds, &mut fresh)?;
             let learner_ref = &*learner;
             let rolled = crate::parallel::map_mut(&mut jobs, learner.threads(), |(ep, seed)| {
                 let mut rng = StdRng::seed_from_u64(*seed);

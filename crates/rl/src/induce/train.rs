@@ -175,8 +175,33 @@ impl<'a> Pool<'_, 'a> {
         }
     }
 
+    /// The episodes of the targets `batch` (pool indices, distinct) with their `seeds`: the
+    /// prepared ones, or fresh ones built into `fresh`.
+    pub(super) fn batch<'p>(
+        &'p mut self,
+        batch: &[usize],
+        seeds: &[u64],
+        fresh: &'p mut Vec<Episode<'a>>,
+    ) -> Result<Vec<(&'p mut Episode<'a>, u64)>> {
+        for &i in batch {
+            fresh.extend(self.build(i)?);
+        }
+        Ok(match self {
+            Pool::Prepared(episodes) => {
+                let mut slots: Vec<Option<&mut Episode<'a>>> =
+                    episodes.iter_mut().map(Some).collect();
+                batch
+                    .iter()
+                    .zip(seeds)
+                    .map(|(&i, &s)| (slots[i].take().expect("batch indices are distinct"), s))
+                    .collect()
+            }
+            Pool::Lazy { .. } => fresh.iter_mut().zip(seeds.iter().copied()).collect(),
+        })
+    }
+
     /// A fresh episode of target `i` of a lazy pool.
-    pub(super) fn build(&self, i: usize) -> Result<Option<Episode<'a>>> {
+    fn build(&self, i: usize) -> Result<Option<Episode<'a>>> {
         match self {
             Pool::Prepared(_) => Ok(None),
             Pool::Lazy {
@@ -327,21 +352,7 @@ fn train_epochs<L: Learner>(
         for batch in order.chunks(config.batch_size) {
             let seeds: Vec<u64> = batch.iter().map(|_| rng.random()).collect();
             let mut fresh: Vec<Episode<'_>> = Vec::new();
-            for &i in batch {
-                fresh.extend(pool.build(i)?);
-            }
-            let mut jobs: Vec<(&mut Episode<'_>, u64)> = match pool {
-                Pool::Prepared(episodes) => {
-                    let mut slots: Vec<Option<&mut Episode<'_>>> =
-                        episodes.iter_mut().map(Some).collect();
-                    batch
-                        .iter()
-                        .zip(&seeds)
-                        .map(|(&i, &s)| (slots[i].take().expect("batch indices are distinct"), s))
-                        .collect()
-                }
-                Pool::Lazy { .. } => fresh.iter_mut().zip(seeds.iter().copied()).collect(),
-            };
+            let mut jobs = pool.batch(batch, &seeds, &mut fresh)?;
             let mut rngs: Vec<StdRng> = jobs
                 .iter()
                 .map(|(_, s)| StdRng::seed_from_u64(*s))
