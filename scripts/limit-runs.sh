@@ -4,7 +4,9 @@
 # Usage: scripts/limit-runs.sh [INDUCE_BIN] [OUT_DIR]
 #   INDUCE_BIN  the induce binary [default: target/release/induce]
 #   OUT_DIR     where the run directories go [default: runs/limit]
-#   LIMIT_POLICY=1 also trains the inductive policies (BA-Shapes, Tree-Cycles and Tree-Grid on
+#   LIMIT_POLICY=1 also trains the inductive policies (REINFORCE, the paper's training, and the
+#   recommended recipe with its ablation: "The trained policy at the paper's cost"; BA-Shapes,
+#   Tree-Cycles and Tree-Grid on
 #   their training targets, about 1.5, 0.2 and 3 minutes on 2 cores; CiteSeer on 250 and Cora on
 #   150 sampled training targets) and measures inductive and inductive-best-of-k, with and
 #   without look-ahead, and best-of-k's sampled look-ahead at temperatures 1, 4, 8 and 10^6.
@@ -64,6 +66,12 @@ if [ "${LIMIT_POLICY:-0}" = 1 ]; then
     done
   done
   d=(--data "$ref/syn1.npz" --black-box "$ref/syn1_gcn.safetensors")
+  # The recommended recipe on BA-Shapes (`induce train` without options), and the bounded
+  # greedy's first-order choice alone.
+  run explain "${d[@]}" --targets eval --method greedy --shortlist 1 --out "$out/syn1-greedy-sl1"
+  test -s "$out/syn1-policy-recipe/policy.bpk" || run train "${d[@]}" --out "$out/syn1-policy-recipe"
+  run explain "${d[@]}" --targets eval --policy "$out/syn1-policy-recipe" \
+    --method inductive,inductive-best-of-k --out "$out/syn1-recipe-inductive"
   # The targeted state (--state targeted) on BA-Shapes.
   test -s "$out/syn1-policy-targeted/policy.bpk" ||
     run train "${d[@]}" --training reinforce --state targeted --out "$out/syn1-policy-targeted"
@@ -88,7 +96,7 @@ for g in cora citeseer; do
   run explain "${d[@]}" --method exact --max-size 2 --max-evaluations 200000 --out "$out/$g-exact"
   run explain "${d[@]}" --method greedy --out "$out/$g-greedy"
   # The bounded greedy (the reference where an exhaustive step costs too much, Amazon-Photo).
-  for k in 16 64; do
+  for k in 1 16 64; do
     run explain "${d[@]}" --method greedy --shortlist $k --out "$out/$g-greedy-sl$k"
   done
   run explain "${d[@]}" --method greedy --additions graph --out "$out/$g-greedy-graph"
@@ -140,6 +148,8 @@ for g in cora citeseer; do
         --method inductive,inductive-best-of-k --out "$out/$g-$name-inductive"
     }
     imitate recipe
+    # No training: the estimated state's prior alone (greedy --shortlist 1's choice, in effect).
+    run explain "${d[@]}" --method untrained --state estimated --out "$out/$g-untrained-estimated"
     imitate im-paper-h16 --training imitation --state paper --hidden 16
     imitate im-targeted-h16 --training imitation --state targeted --hidden 16
     imitate im-targeted --training imitation --state targeted

@@ -68,6 +68,8 @@ def flags(run):
         out.insert(0, tagged)
     elif "-targeted" in name:
         out.append("--state targeted")
+    elif name.endswith("-untrained-estimated"):
+        out.append("--state estimated")
     return (" " + " ".join(out)) if out else ""
 
 
