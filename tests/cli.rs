@@ -189,7 +189,20 @@ fn generate_train_explain_eval_round_trip_and_shards_merge_to_the_whole_run() {
     assert_eq!(j["induce"]["imitation"]["max_judged"], 64, "{j}");
     let report: serde_json::Value =
         serde_json::from_slice(&std::fs::read(recipe.join("train.json")).unwrap()).unwrap();
-    assert_eq!(report["job"]["induce"], j["induce"], "{report}");
+    for field in ["training", "hidden"] {
+        assert_eq!(
+            report["job"]["induce"][field], j["induce"][field],
+            "{report}"
+        );
+    }
+    assert_eq!(
+        report["job"]["induce"]["imitation"]["max_judged"], 64,
+        "{report}"
+    );
+    assert_eq!(
+        report["job"]["induce"]["env"]["state"], "estimated",
+        "{report}"
+    );
     // The imitation settings are refused where nothing would read them.
     let refused = induce(&[
         "train",

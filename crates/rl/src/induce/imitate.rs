@@ -7,7 +7,7 @@ use rand::seq::SliceRandom;
 use rand::{Rng, SeedableRng};
 
 use super::InduceConfig;
-use super::train::{EpochStats, Pool};
+use super::epochs::{EpochStats, Pool};
 use crate::env::Episode;
 use crate::error::Result;
 use crate::imitation::{Judged, judged_set, teacher_turn, teacher_weights};

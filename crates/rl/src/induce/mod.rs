@@ -18,6 +18,7 @@ use std::time::Instant;
 
 use crate::error::{Result, RlError};
 
+mod epochs;
 mod explainer;
 mod imitate;
 mod search;

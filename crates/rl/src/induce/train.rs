@@ -7,8 +7,9 @@ use induce_models::{BlackBox, Kernel, Policy};
 use rand::rngs::StdRng;
 use rand::seq::SliceRandom;
 use rand::{Rng, SeedableRng};
-use serde::{Deserialize, Serialize};
 
+pub use super::epochs::EpochStats;
+use super::epochs::Pool;
 use super::{InduceConfig, check_episodes};
 use crate::env::{EnvConfig, Episode};
 use crate::error::{Result, RlError};
@@ -18,24 +19,6 @@ use crate::kernel::host::HostLearner;
 use crate::kernel::{Learner, rollout_batch};
 use crate::returns::batch_returns;
 use crate::train_store::TrainStore;
-
-/// Progress of one training epoch (one pass over the training targets).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct EpochStats {
-    /// Epoch index, from 0.
-    pub epoch: usize,
-    /// Mean undiscounted episode return.
-    pub mean_return: f32,
-    /// Share of episodes that flipped the label.
-    pub flipped: f32,
-    /// Mean number of edits per episode.
-    pub mean_edits: f32,
-    /// Imitation passes ([`Training::Imitation`]): the share of visited states at which the
-    /// policy's argmax was as good as the teacher's choice (a flip where the teacher's flips,
-    /// else no larger margin), before the pass's updates. `None` in REINFORCE passes.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub agreement: Option<f32>,
-}
 
 /// Trains a policy inductively on `targets` (typically training-split nodes with a non-zero
 /// label that the black box predicts correctly). `progress` is called after every epoch.
@@ -152,66 +135,6 @@ pub fn train_inductive_checkpointed(
         store.save(epochs, &l.policy, &l.adam)
     })?;
     Ok(learner.to_policy(device))
-}
-
-/// Where the training episodes come from.
-pub(super) enum Pool<'e, 'a> {
-    /// Episodes built by the caller, reset before each rollout.
-    Prepared(&'e mut [Episode<'a>]),
-    /// Episodes built for each batch from the targets and dropped after it.
-    Lazy {
-        graph: &'a Graph,
-        black_box: &'a dyn BlackBox,
-        targets: Vec<u32>,
-        env: &'e EnvConfig,
-    },
-}
-
-impl<'a> Pool<'_, 'a> {
-    pub(super) fn len(&self) -> usize {
-        match self {
-            Pool::Prepared(e) => e.len(),
-            Pool::Lazy { targets, .. } => targets.len(),
-        }
-    }
-
-    /// The episodes of the targets `batch` (pool indices, distinct) with their `seeds`: the
-    /// prepared ones, or fresh ones built into `fresh`.
-    pub(super) fn batch<'p>(
-        &'p mut self,
-        batch: &[usize],
-        seeds: &[u64],
-        fresh: &'p mut Vec<Episode<'a>>,
-    ) -> Result<Vec<(&'p mut Episode<'a>, u64)>> {
-        for &i in batch {
-            fresh.extend(self.build(i)?);
-        }
-        Ok(match self {
-            Pool::Prepared(episodes) => {
-                let mut slots: Vec<Option<&mut Episode<'a>>> =
-                    episodes.iter_mut().map(Some).collect();
-                batch
-                    .iter()
-                    .zip(seeds)
-                    .map(|(&i, &s)| (slots[i].take().expect("batch indices are distinct"), s))
-                    .collect()
-            }
-            Pool::Lazy { .. } => fresh.iter_mut().zip(seeds.iter().copied()).collect(),
-        })
-    }
-
-    /// A fresh episode of target `i` of a lazy pool.
-    fn build(&self, i: usize) -> Result<Option<Episode<'a>>> {
-        match self {
-            Pool::Prepared(_) => Ok(None),
-            Pool::Lazy {
-                graph,
-                black_box,
-                targets,
-                env,
-            } => Episode::new(graph, *black_box, targets[i], env).map(Some),
-        }
-    }
 }
 
 /// Rejects a training configuration that [`InduceConfig::validate`] refuses, or without
