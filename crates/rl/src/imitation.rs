@@ -86,8 +86,8 @@ pub struct ImitationConfig {
     pub max_judged: usize,
     /// Adam's learning rate for the imitation passes.
     pub lr: f64,
-    /// Passes of the paper's REINFORCE after imitation (at [`InduceConfig::lr`]
-    /// (crate::InduceConfig::lr)); 0: none.
+    /// Passes of the paper's REINFORCE after imitation (at
+    /// [`InduceConfig::lr`](crate::InduceConfig::lr)); 0: none.
     pub finetune: usize,
 }
 

@@ -93,10 +93,10 @@ impl ImitationArgs {
             ("--max-judged", self.max_judged.is_some()),
             ("--finetune", self.finetune.is_some()),
         ];
-        if job.induce.training != induce::rl::Training::Imitation {
-            if let Some((flag, _)) = given.iter().find(|(_, g)| *g) {
-                anyhow::bail!("{flag} needs --training imitation");
-            }
+        if job.induce.training != induce::rl::Training::Imitation
+            && let Some((flag, _)) = given.iter().find(|(_, g)| *g)
+        {
+            anyhow::bail!("{flag} needs --training imitation");
         }
         let im = &mut job.induce.imitation;
         if let Some(t) = self.teacher_temperature {
