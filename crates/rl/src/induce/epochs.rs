@@ -27,6 +27,25 @@ pub struct EpochStats {
     pub agreement: Option<f32>,
 }
 
+impl EpochStats {
+    /// The statistics of pass `epoch` over `targets` episodes from their summed return, flips
+    /// and edits.
+    pub(super) fn of(
+        epoch: usize,
+        targets: f32,
+        (ret, flips, edits): (f32, usize, usize),
+        agreement: Option<f32>,
+    ) -> Self {
+        Self {
+            epoch,
+            mean_return: ret / targets,
+            flipped: flips as f32 / targets,
+            mean_edits: edits as f32 / targets,
+            agreement,
+        }
+    }
+}
+
 /// Where the training episodes come from.
 pub(super) enum Pool<'e, 'a> {
     /// Episodes built by the caller, reset before each rollout.

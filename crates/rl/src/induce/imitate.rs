@@ -130,13 +130,8 @@ pub(super) fn imitate_epochs<L: Learner>(
             }
         }
         after_epoch(epoch + 1, learner)?;
-        progress(&EpochStats {
-            epoch,
-            mean_return: ret / k,
-            flipped: flips as f32 / k,
-            mean_edits: edits as f32 / k,
-            agreement: Some(agreed as f32 / edits.max(1) as f32),
-        });
+        let agreement = Some(agreed as f32 / edits.max(1) as f32);
+        progress(&EpochStats::of(epoch, k, (ret, flips, edits), agreement));
     }
     Ok(())
 }

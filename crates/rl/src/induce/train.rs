@@ -301,13 +301,7 @@ fn train_epochs<L: Learner>(
             }
         }
         after_epoch(epoch + 1, learner)?;
-        progress(&EpochStats {
-            epoch,
-            mean_return: ret / k,
-            flipped: flips as f32 / k,
-            mean_edits: edits as f32 / k,
-            agreement: None,
-        });
+        progress(&EpochStats::of(epoch, k, (ret, flips, edits), None));
     }
     Ok(())
 }
