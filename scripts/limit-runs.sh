@@ -218,7 +218,7 @@ for g in syn1 syn4 syn5 cora citeseer; do
   test -d "$out/$g-exact" || continue
   python3 scripts/limit-table.py --exact "$out/$g-exact" --greedy "$out/$g-greedy" "$g" \
     $(ls -dv "$out/$g"-* | grep -v -- "-bb$\|-policy\|-bestofk-") \
-    $(ls -dv "$out/$g"-bestofk-* 2>/dev/null) | grep "^| $g "
+    $(ls -dv "$out/$g"-bestofk-* "$out/$g"-*-bestofk-* 2>/dev/null) | grep "^| $g "
 done
 for g in cora citeseer; do
   for m in gcn sage gin gat; do
