@@ -157,9 +157,13 @@ pub fn run(a: TrainArgs) -> Result<()> {
     let trained = train(&job, &run)?;
     let (outcome, file) = (trained.outcome, trained.file.unwrap_or_default());
     println!(
-        "trained on {} targets, {} episodes in {:.1} s -> {}",
+        "trained on {} targets, {} {} in {:.1} s -> {}",
         outcome.targets,
-        job.induce.episodes,
+        job.induce.training_passes(),
+        match job.induce.training {
+            induce::rl::Training::Reinforce => "episodes",
+            induce::rl::Training::Imitation => "passes",
+        },
         outcome.seconds,
         file.display()
     );
