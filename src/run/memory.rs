@@ -144,10 +144,9 @@ pub(crate) fn explain_memory_core(
     // Bound once per job: what every target shares (the host GCN's first layer on the whole
     // graph) is computed here, not per target.
     let bound = BoundBlackBox::new(job.black_box, &data.graph)?;
-    let bb: &dyn BlackBox = &bound;
     // A method the black box cannot serve is refused before any method runs.
     if let Some(m) =
-        (job.methods.iter()).find(|m| m.needs_gradients() && bb.edge_weighted().is_none())
+        (job.methods.iter()).find(|m| m.needs_gradients() && bound.edge_weighted().is_none())
     {
         return Err(induce_explain::ExplainError::NotDifferentiable {
             method: m.name().into(),
@@ -155,21 +154,24 @@ pub(crate) fn explain_memory_core(
         .into());
     }
     let hops = job.settings.protocol.radius;
-    let mut set = MethodSet::new(data, bb, job.settings.clone(), job.policies, device)
-        .with_progress(progress);
-    let mut prepared = Vec::new();
-    for &m in &job.methods {
-        prepared.push(m.needs_policy().then(|| set.prepare(m)).transpose()?);
-    }
     let (targets, rule) = resolve_targets_described(
         &job.targets,
         job.filter,
         job.sample,
         job.shard,
         data,
-        bb,
+        &bound,
         hops,
     )?;
+    // A receptive field counted or declared from outside the model is measured first.
+    let (bound, reach_note) = checked_reach(bound, data, &targets, job.seed)?;
+    let bb: &dyn BlackBox = &bound;
+    let mut set = MethodSet::new(data, bb, job.settings.clone(), job.policies, device)
+        .with_progress(progress);
+    let mut prepared = Vec::new();
+    for &m in &job.methods {
+        prepared.push(m.needs_policy().then(|| set.prepare(m)).transpose()?);
+    }
     if job.methods.iter().any(|m| m.needs_training_targets()) {
         set.set_baseline_targets(training_targets(data, bb, hops, &targets)?);
     }
@@ -177,6 +179,9 @@ pub(crate) fn explain_memory_core(
         notice(h);
     }
     if let Some(line) = &rule {
+        notice(line);
+    }
+    if let Some(line) = &reach_note {
         notice(line);
     }
     let ctx =
@@ -195,5 +200,26 @@ pub(crate) fn explain_memory_core(
     }
     let mut summary = summary_for(data, bb, job.seed, job.shard, &runs)?;
     summary.notes.extend(rule);
+    summary.notes.extend(reach_note);
     Ok((summary, runs))
+}
+
+/// `bound` with the receptive field measured on `data`'s graph
+/// ([`induce_explain::reach::check_reach`] on the first `targets` and seeded random nodes) in
+/// place of a counted one, and the note saying so when it was widened. Derived layers (the
+/// library's models) are not evaluated; a declared count that is too small is an error.
+pub(crate) fn checked_reach<'a>(
+    bound: BoundBlackBox<'a>,
+    data: &Dataset,
+    targets: &[u32],
+    seed: u64,
+) -> Result<(BoundBlackBox<'a>, Option<String>)> {
+    use induce_explain::reach::{check_reach, reach_sample};
+    let check = check_reach(
+        &data.graph,
+        &bound,
+        &reach_sample(&data.graph, targets, seed),
+    )?;
+    let note = check.note();
+    Ok((bound.with_layers(check.reach.layers()), note))
 }

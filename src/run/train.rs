@@ -251,6 +251,12 @@ fn train_checkpointed(
     if let Some(line) = &rule {
         (run.notice)(line);
     }
+    // A receptive field counted or declared from outside the model is measured first.
+    let (bound, reach_note) = super::memory::checked_reach(bound, data, &targets, job.induce.seed)?;
+    let bb: &dyn BlackBox = &bound;
+    if let Some(line) = &reach_note {
+        (run.notice)(line);
+    }
     let mut induce = job.induce.clone();
     if job.state_auto && induce.env.state == StateLayout::Estimated && bb.edge_weighted().is_none()
     {

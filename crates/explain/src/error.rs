@@ -23,6 +23,45 @@ pub enum ExplainError {
         /// What the id was looked up in (the graph, the prediction vector, ...).
         what: &'static str,
     },
+    /// A black box's declared number of message-passing layers
+    /// ([`LayersSource::Declared`](induce_models::LayersSource::Declared), the user's `layers=`)
+    /// is too small: on some node of the graph its output on the claimed receptive field
+    /// differs from its output on the whole graph ([`crate::reach`]).
+    #[error(
+        "the model was declared to have {declared} message-passing layers, but node {node}'s \
+         output on its {radius}-hop receptive field differs from its output on the whole graph \
+         (by {difference:.3e} in a log-probability); measured on the graph: {measured}. Declare \
+         the measured value, or leave `layers` out to have it measured"
+    )]
+    ReachExceedsDeclared {
+        /// The declared layers.
+        declared: u32,
+        /// A node whose output differs.
+        node: u32,
+        /// The radius of the field it was compared on (`declared + 1`).
+        radius: u32,
+        /// The largest difference of a log-probability.
+        difference: f32,
+        /// What the check measured ([`crate::reach::Reach`]'s words).
+        measured: String,
+    },
+    /// Under exact verdicts a method reported a counterfactual that the whole-graph check
+    /// rejects: the verdict on the receptive field and the whole-graph pass disagree, which
+    /// the receptive-field check ([`crate::reach`]) exists to rule out. A bug, never a result.
+    #[error(
+        "{method} reported a counterfactual for target {target} that does not flip the model \
+         on the whole edited graph: the verdict on its receptive field ({layers}) and the \
+         whole-graph pass disagree. Please report it, with the model; `layers=0` (every \
+         verdict on the whole graph) avoids it"
+    )]
+    FoundNotValid {
+        /// The method.
+        method: String,
+        /// The target node.
+        target: u32,
+        /// The black box's layers, in words.
+        layers: String,
+    },
     /// The target has no candidate action: its neighbourhood is empty (isolated node, `hops = 0`)
     /// or the edit mode and the allowed set `V_c` leave nothing to edit.
     #[error("no candidate action for target {target}: empty neighbourhood or nothing allowed")]

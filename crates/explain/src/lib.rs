@@ -48,6 +48,7 @@ pub mod oracle;
 pub mod parallel;
 pub mod pipeline;
 mod protocol;
+pub mod reach;
 pub mod verdict;
 
 pub use error::{ExplainError, Result};

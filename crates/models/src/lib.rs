@@ -62,8 +62,8 @@ pub mod testing;
 pub mod timing;
 
 pub use black_box::{
-    BlackBox, BoundBlackBox, EdgeWeighted, GraphBinding, IncrementalBlackBox, LogProbs,
-    PreparedBlackBox,
+    BlackBox, BoundBlackBox, EdgeWeighted, GraphBinding, IncrementalBlackBox, LayersSource,
+    LogProbs, PreparedBlackBox,
 };
 pub use error::{ModelError, Result};
 pub use gcn::host::HostGcn;

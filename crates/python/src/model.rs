@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use induce::methods::{LoadedBlackBox, load_black_box_with_arch};
 use induce::models::pyg::{PygArch, PygNet};
-use induce::models::{BlackBox, LogProbs, ModelError};
+use induce::models::{BlackBox, LayersSource, LogProbs, ModelError};
 use induce::{Dataset, Device, graph::Features};
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
@@ -29,6 +29,8 @@ pub(crate) enum Spec {
     Callback {
         f: Arc<Py<PyAny>>,
         layers: Option<u32>,
+        /// `layers` was given by the user (`layers=`), not counted.
+        declared: bool,
         name: String,
     },
 }
@@ -63,13 +65,22 @@ impl Spec {
                 check(name, "number of classes", net.num_classes(), c, false)?;
                 Ok(Box::new(PygNet::clone(net)))
             }
-            Spec::Callback { f, layers, name } => {
+            Spec::Callback {
+                f,
+                layers,
+                declared,
+                name,
+            } => {
                 let input_dim = data.graph.features().dim();
                 let probe = Callback {
                     f: Arc::clone(f),
                     input_dim,
                     num_classes: 0,
                     layers: *layers,
+                    source: match declared {
+                        true => LayersSource::Declared,
+                        false => LayersSource::Counted,
+                    },
                 };
                 let lp = probe
                     .call(data.graph.features(), &data.graph.edges())
@@ -110,6 +121,8 @@ struct Callback {
     input_dim: usize,
     num_classes: usize,
     layers: Option<u32>,
+    /// Counted by the Python side or declared by the user: checked on the graph by every run.
+    source: LayersSource,
 }
 
 impl Callback {
@@ -193,6 +206,9 @@ impl BlackBox for Callback {
     fn message_passing_layers(&self) -> Option<u32> {
         self.layers
     }
+    fn layers_source(&self) -> LayersSource {
+        self.source
+    }
     /// A message-passing model (its layers known) predicts each component of a disjoint union
     /// as it predicts that graph alone, so many graphs go in one call.
     fn batches_graphs(&self) -> bool {
@@ -252,15 +268,18 @@ pub fn model_pyg(arch: &str, weights: &Bound<'_, PyBytes>, name: String) -> PyRe
     }))
 }
 
-/// A Python callable as the black box (`induce._torch.Callback`); `layers`: its number of
-/// message-passing layers, when verdicts may be taken on the receptive field (`None`: every
-/// verdict evaluates the whole graph).
+/// A Python callable as the black box (`induce._torch.Callback`); `layers`: the hops its
+/// outputs reach, when verdicts may be taken on the receptive field (`None`: every verdict
+/// evaluates the whole graph); `declared`: given by the user rather than counted (every run
+/// checks it on the graph: a counted value is widened where the outputs reach further, a
+/// declared one is an error).
 #[pyfunction]
-#[pyo3(signature = (f, layers, name))]
-pub fn model_callback(f: Py<PyAny>, layers: Option<u32>, name: String) -> Model {
+#[pyo3(signature = (f, layers, name, declared=false))]
+pub fn model_callback(f: Py<PyAny>, layers: Option<u32>, name: String, declared: bool) -> Model {
     Model(Spec::Callback {
         f: Arc::new(f),
         layers,
+        declared,
         name,
     })
 }

@@ -398,3 +398,38 @@ def test_a_policy_trains_on_a_model_without_gradients(tmp_path):
     result = induce.Explainer(model=f, method="inductive", policy=tmp_path / "p", inputs="numpy",
                               layers=1)(x, ei, index=list(range(n)))
     assert info["targets"] > 0 and len(result) == n
+
+
+def _readout_model(x, edge_index):
+    """``_mean_model`` plus the mean feature of the whole graph: a global readout, whose every
+    output reads the whole graph."""
+    out = _mean_model(x, edge_index)
+    out[:, 1] += np.float32(2.0) * x[:, 0].mean()
+    return out
+
+
+def test_a_declared_receptive_field_is_checked_on_the_graph():
+    n = 30
+    x, ei = _random_graph(3, n, 60)
+    # Three mean layers (a node's own degree only: they reach 3 hops, which 3-hop fields
+    # hold, "2 layers" in the GCN's convention) declared as one: refused, with the measured
+    # reach in the message.
+    def deep(a, b):
+        for _ in range(2):
+            a = np.stack([_mean_model(a, b)[:, 1], a[:, 1]], 1)
+        return _mean_model(a, b)
+    with pytest.raises(ValueError, match=r"declared to have 1 message-passing layers.*measured "
+                                         r"on the graph: 2 message-passing hops"):
+        induce.Explainer(model=deep, method="greedy", inputs="numpy", layers=1)(x, ei, index=[0])
+    # Declared right, it explains; a global readout declared as local is refused too.
+    result = induce.Explainer(model=deep, method="greedy", inputs="numpy", layers=2)(
+        x, ei, index=list(range(n)))
+    assert all(e.is_counterfactual for e in result if e.found)
+    with pytest.raises(ValueError, match="the whole graph"):
+        induce.Explainer(model=_readout_model, method="greedy", inputs="numpy", layers=1)(
+            x, ei, index=[0])
+    # Without `layers`, a callable is judged on the whole graph: every found one is valid.
+    result = induce.Explainer(model=_readout_model, method="greedy", inputs="numpy")(
+        x, ei, index=list(range(n)))
+    found = [e for e in result if e.found]
+    assert found and all(e.is_counterfactual for e in found)

@@ -33,7 +33,7 @@ use crate::error::{ExplainError, Result};
 use crate::explanation::{Explainer, Explanation};
 use crate::goal::Goal;
 use crate::metrics::{accuracy, is_one_minimal, neighbourhood_edges, strict_accuracy};
-use crate::verdict::whole_graph_label;
+use crate::verdict::{Verdict, whole_graph_label};
 
 pub use journal::{Journal, MethodJournal};
 pub use records::{
@@ -293,6 +293,18 @@ impl<'a> EvalContext<'a> {
             ),
             None => (None, None),
         };
+        // Under exact verdicts `found` means a counterfactual: the whole-graph check can only
+        // confirm it (see ExplainError::FoundNotValid).
+        if self.protocol.verdict == Verdict::Exact
+            && valid == Some(false)
+            && let Some(bb) = self.black_box
+        {
+            return Err(ExplainError::FoundNotValid {
+                method: method.to_string(),
+                target: explanation.target,
+                layers: crate::reach::Reach::of(bb.message_passing_layers()).to_string(),
+            });
+        }
         Ok(TargetRecord {
             method: method.to_string(),
             one_minimal,
@@ -564,6 +576,33 @@ mod tests {
             metrics.valid_fidelity = None;
             assert_eq!(metrics, direct);
         }
+    }
+
+    #[test]
+    fn under_exact_verdicts_a_found_record_the_whole_graph_rejects_is_an_error_naming_it() {
+        // Adding (4, 6) raises node 4 to degree 3, which DEGREE_RULE predicts as it did (class 1
+        // from degree 2): a method that calls it a counterfactual is wrong, and the record
+        // refuses it.
+        let g = graph();
+        let wrong = Explanation {
+            evaluations: None,
+            certified: None,
+            target: 4,
+            found: true,
+            original_label: 1,
+            new_label: 0,
+            edits: vec![Edit::add(4, 6)],
+        };
+        let exact = EvalContext::new(&g, &DEGREE_RULE, Protocol::exact(2)).unwrap();
+        let e = exact.record("liar", wrong.clone()).unwrap_err();
+        assert!(
+            matches!(&e, ExplainError::FoundNotValid { method, target: 4, .. } if method == "liar"),
+            "{e}"
+        );
+        assert!(e.to_string().contains("target 4"), "{e}");
+        // The paper's frozen-neighbourhood verdicts keep their meaning: recorded, not valid.
+        let paper = EvalContext::new(&g, &DEGREE_RULE, Protocol::paper(2)).unwrap();
+        assert_eq!(paper.record("liar", wrong).unwrap().valid, Some(false));
     }
 
     #[test]

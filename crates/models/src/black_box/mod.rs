@@ -78,6 +78,17 @@ pub trait BlackBox: Send + Sync {
         None
     }
 
+    /// How [`BlackBox::message_passing_layers`] is known: [`LayersSource::Derived`] (the
+    /// default) from the model's own structure, trusted as exact (the library's GCN and PyG
+    /// stacks, whose parity tests check it); [`LayersSource::Counted`] or
+    /// [`LayersSource::Declared`] when it was guessed or stated from outside (a Python
+    /// callback's count of its modules, or the user's `layers=`). A run checks the last two on
+    /// the graph before it explains (`induce_explain::reach`): a counted value that the model's
+    /// outputs exceed is widened, a declared one is an error.
+    fn layers_source(&self) -> LayersSource {
+        LayersSource::Derived
+    }
+
     /// Whether [`BlackBox::log_probs_many`] is cheaper than one [`BlackBox::log_probs`] per
     /// graph: a model with a fixed cost per call (one called back in Python, whose every call
     /// crosses the language boundary). The searches (`greedy`, `exact`) then hand it each
@@ -225,6 +236,19 @@ pub trait BlackBox: Send + Sync {
     }
 }
 
+/// How a black box's [`BlackBox::message_passing_layers`] is known ([`BlackBox::layers_source`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum LayersSource {
+    /// From the model's own structure: exact by construction, not re-checked.
+    #[default]
+    Derived,
+    /// Counted from outside the model (a callback's message-passing modules and their hops):
+    /// checked on the graph, and widened where the outputs reach further.
+    Counted,
+    /// Stated by the user: checked on the graph, and an error where the outputs reach further.
+    Declared,
+}
+
 /// A black box bound to one whole graph ([`BlackBox::bind_graph`]): the model's prediction for
 /// one node of the graph with a few node pairs toggled (an edge removed, a non-edge added),
 /// without a whole-graph pass.
@@ -278,6 +302,9 @@ pub struct BoundBlackBox<'a> {
     inner: &'a dyn BlackBox,
     graph: &'a Graph,
     binding: Option<Box<dyn GraphBinding + 'a>>,
+    /// The layers measured on the graph in place of the inner black box's
+    /// ([`BoundBlackBox::with_layers`]).
+    layers: Option<Option<u32>>,
 }
 
 impl std::fmt::Debug for BoundBlackBox<'_> {
@@ -299,12 +326,27 @@ impl<'a> BoundBlackBox<'a> {
             inner,
             graph,
             binding: inner.bind_graph(graph)?,
+            layers: None,
         })
     }
 
     /// Whether the wrapped black box bound to the graph.
     pub fn is_bound(&self) -> bool {
         self.binding.is_some()
+    }
+
+    /// The black box with `layers` as its [`BlackBox::message_passing_layers`] in place of the
+    /// inner one's (`None`: every verdict on the whole graph): what a run measured on the graph
+    /// (`induce_explain::reach`) when the model's outputs reach further than it claimed. The
+    /// graph binding is dropped (it follows the inner model's layers), and graphs are batched
+    /// as disjoint unions only while the layers are known (a model that reads the whole graph
+    /// would see the other graphs of a union).
+    pub fn with_layers(mut self, layers: Option<u32>) -> Self {
+        if layers != self.inner.message_passing_layers() {
+            self.layers = Some(layers);
+            self.binding = None;
+        }
+        self
     }
 }
 
@@ -319,13 +361,20 @@ impl BlackBox for BoundBlackBox<'_> {
         self.inner.log_probs(x, edges)
     }
     fn message_passing_layers(&self) -> Option<u32> {
-        self.inner.message_passing_layers()
+        self.layers
+            .unwrap_or_else(|| self.inner.message_passing_layers())
+    }
+    fn layers_source(&self) -> LayersSource {
+        self.inner.layers_source()
     }
     fn batches_graphs(&self) -> bool {
-        self.inner.batches_graphs()
+        self.inner.batches_graphs() && self.layers != Some(None)
     }
     fn log_probs_many(&self, graphs: &[(&Features, &[(u32, u32)])]) -> Result<Vec<LogProbs>> {
-        self.inner.log_probs_many(graphs)
+        match self.layers {
+            Some(None) => graphs.iter().map(|&(x, e)| self.log_probs(x, e)).collect(),
+            _ => self.inner.log_probs_many(graphs),
+        }
     }
     fn differentiable(&self) -> Option<&Gcn> {
         self.inner.differentiable()
@@ -341,7 +390,11 @@ impl BlackBox for BoundBlackBox<'_> {
         x: &Features,
         edges: &[(u32, u32)],
     ) -> Result<Option<crate::black_box::batched::VerdictBatch<'_>>> {
-        self.inner.batched(x, edges)
+        match self.layers {
+            // Its verdicts follow the inner model's layers.
+            Some(_) => Ok(None),
+            None => self.inner.batched(x, edges),
+        }
     }
     fn incremental<'s>(
         &'s self,
@@ -366,11 +419,15 @@ impl BlackBox for BoundBlackBox<'_> {
         self.inner.incremental_rows(source, rows, edges)
     }
     fn bind_graph<'s>(&'s self, graph: &'s Graph) -> Result<Option<Box<dyn GraphBinding + 's>>> {
-        self.inner.bind_graph(graph)
+        match self.layers {
+            Some(_) => Ok(None),
+            None => self.inner.bind_graph(graph),
+        }
     }
     fn graph_binding(&self, graph: &Graph) -> Option<&dyn GraphBinding> {
         match &self.binding {
             Some(b) if std::ptr::eq(graph, self.graph) => Some(b.as_ref()),
+            _ if self.layers.is_some() => None,
             _ => self.inner.graph_binding(graph),
         }
     }

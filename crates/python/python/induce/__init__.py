@@ -297,10 +297,14 @@ class _Model:
     converted in memory and checked against the module's own output on the graph; anything else
     called back), or any callable ``f(x, edge_index) -> logits`` (called back).
 
-    ``layers`` (callbacks): the model's number of message-passing layers, so that verdicts are
-    taken on the edited receptive field (``None`` for a torch module: the number of PyG
-    ``MessagePassing`` layers found in it; ``0``: every verdict evaluates the whole graph, exact
-    for any model). ``inputs`` (callables): ``"torch"`` tensors (the default when torch is
+    ``layers`` (callbacks): the hops the model's outputs reach, so that verdicts are taken on
+    the edited receptive field (``None`` for a torch module: counted over the PyG
+    ``MessagePassing`` layers found in it, each with the hops it propagates, e.g. SGConv's
+    ``K``; ``0``: every verdict evaluates the whole graph, exact for any model). Every run checks
+    a counted value on the graph first (each sampled node's output on its field against the
+    whole graph) and widens it, or judges on the whole graph, where the outputs reach further
+    (a global readout, say), with a note; a value given here is checked the same way, and one
+    that is too small is an error naming the measured reach. ``inputs`` (callables): ``"torch"`` tensors (the default when torch is
     importable) or ``"numpy"`` arrays."""
 
     def __init__(self, model, arch=None, layers=None, inputs=None):
@@ -346,25 +350,35 @@ class _Model:
             try:
                 conv = _torch.convert(self.model)
                 want = _log_softmax(cb.outputs(xf, _both(ei)))
+                unmapped = None
                 for arch in _torch.candidates(conv):
-                    m = _native.model_pyg(json.dumps(arch), _torch.safetensors_bytes(conv.tensors),
-                                          name)
-                    got = _predict_native(m, xf, ei)
+                    try:
+                        m = _native.model_pyg(json.dumps(arch),
+                                              _torch.safetensors_bytes(conv.tensors), name)
+                        got = _predict_native(m, xf, ei)
+                    except ValueError as e:
+                        # A forward the walk misread (a head fed more than the last layer,
+                        # say): the module runs as a callback instead.
+                        unmapped = str(e)
+                        break
                     if got.shape == want.shape and _agrees(got, want):
                         self.notes = [str(conv)]
                         return m
                 if conv.recognised:
-                    conv.reasons.append("the converted stack's outputs differ from the "
-                                        "module's on this graph (its forward does more)")
+                    conv.reasons.append(
+                        f"the converter cannot map its forward ({unmapped})" if unmapped else
+                        "the converted stack's outputs differ from the module's on this graph "
+                        "(its forward does more)")
                     conv.arch = None
                 self.notes = [str(conv)]
                 if layers is None:
                     layers = conv.layers or None
             finally:
                 self.model.train(training)
+        declared = self.layers is not None and self.layers != 0
         if layers == 0:
             layers = None
-        return _native.model_callback(_EvalCallback(self.model, cb), layers, name)
+        return _native.model_callback(_EvalCallback(self.model, cb), layers, name, declared)
 
 
 class _EvalCallback:

@@ -174,6 +174,38 @@ def _layer(conv, key, out, reasons):
     return entry
 
 
+#: Hops a PyG layer propagates, by class name, where it is not one: ``K`` powers of the
+#: normalised adjacency (SGConv, SSGConv, APPNP, TAGConv), ``K - 1`` (ChebConv: ``K`` terms of
+#: the Chebyshev polynomial), the largest power (MixHopConv), the stacked layers (ARMAConv).
+def _hops(conv):
+    name = type(conv).__name__
+    if name == "ChebConv":
+        return max(len(conv.lins) - 1, 0)
+    if name == "MixHopConv":
+        return max(int(p) for p in conv.powers)
+    if name == "ARMAConv":
+        return int(conv.num_layers)
+    k = getattr(conv, "K", None)
+    if isinstance(k, int) and k >= 0:
+        return k
+    return 1
+
+
+def receptive_hops(module, message_passing=None):
+    """The hops ``module``'s outputs reach, counted: the sum over every PyG
+    ``MessagePassing`` module inside it of the hops it propagates (``_hops``); an upper bound
+    for layers side by side. What a walk cannot see (a global readout, a propagation written in
+    ``forward``) the run's check on the graph finds (``induce_explain::reach``)."""
+    if message_passing is None:
+        try:
+            from torch_geometric.nn.conv import MessagePassing as message_passing
+        except ImportError:  # pragma: no cover - a torch model without PyG
+            return 0
+    if not message_passing:
+        return 0
+    return sum(_hops(m) for m in module.modules() if isinstance(m, message_passing))
+
+
 def convert(module):
     """Walks ``module`` (a ``torch.nn.Module``) into a ``Conversion``."""
     import torch
@@ -209,7 +241,7 @@ def convert(module):
     jk = getattr(module, "jk_mode", None)
     if jk:
         c.reasons.append(f"jumping knowledge (jk={jk!r})")
-    c.layers = len(convs)
+    c.layers = receptive_hops(module, MessagePassing)
     if not convs:
         c.reasons.append("no message-passing layer (torch_geometric.nn.MessagePassing) found")
     layers = []
@@ -227,7 +259,9 @@ def convert(module):
     else:
         c.lines.append("activation between layers: not a module (applied in forward); relu, elu, "
                        "leaky_relu, tanh, sigmoid and none are tried against the module's output")
-    c.lines.append(f"receptive field: {len(convs)} message-passing layers")
+    c.lines.append(f"receptive field: {c.layers} hops counted over its message-passing layers "
+                   "(a layer counts the hops it propagates; checked on the graph at each run, "
+                   "widened or the whole graph where the outputs reach further)")
     if not c.reasons:
         c.arch = {"layers": layers, "activation": act or "relu"}
         if head is not None:
