@@ -477,12 +477,14 @@ impl<'a> TargetOracle<'a> {
             let (nodes, edges) =
                 induce_explain::field::edited_field(graph, self.target, radius, &pairs);
             values += nodes.len() * dim;
-            fields.push((graph.features().gather(&nodes), edges));
+            fields.push((nodes, edges));
             if values >= BATCH_VALUES || i + 1 == trials.len() {
-                let refs: Vec<_> = fields.iter().map(|(x, e)| (x, e.as_slice())).collect();
+                let refs: Vec<_> = (fields.iter())
+                    .map(|(x, e)| (x.as_slice(), e.as_slice()))
+                    .collect();
                 oracle::count(refs.len() as u64);
                 self.calls += refs.len() as u64;
-                let answers = black_box.log_probs_many(&refs)?;
+                let answers = black_box.log_probs_many_rows(graph.features(), &refs)?;
                 if answers.len() != refs.len() {
                     return Err(ExplainError::InvalidValue {
                         what: "black box",

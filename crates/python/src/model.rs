@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use induce::methods::{LoadedBlackBox, load_black_box_with_arch};
 use induce::models::pyg::{PygArch, PygNet};
-use induce::models::{BlackBox, LayersSource, LogProbs, ModelError};
+use induce::models::{BlackBox, LayersSource, LogProbs, ModelError, PreparedBlackBox};
 use induce::{Dataset, Device, graph::Features};
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
@@ -31,6 +31,8 @@ pub(crate) enum Spec {
         layers: Option<u32>,
         /// `layers` was given by the user (`layers=`), not counted.
         declared: bool,
+        /// The callable holds the graph's features and takes row ids (`Callback.rows`).
+        rows: bool,
         name: String,
     },
 }
@@ -69,6 +71,7 @@ impl Spec {
                 f,
                 layers,
                 declared,
+                rows,
                 name,
             } => {
                 let input_dim = data.graph.features().dim();
@@ -81,6 +84,7 @@ impl Spec {
                         true => LayersSource::Declared,
                         false => LayersSource::Counted,
                     },
+                    rows_of: rows.then(|| data.graph.features().id()),
                 };
                 let lp = probe
                     .call(data.graph.features(), &data.graph.edges())
@@ -123,23 +127,26 @@ struct Callback {
     layers: Option<u32>,
     /// Counted by the Python side or declared by the user: checked on the graph by every run.
     source: LayersSource,
+    /// The [`Features::id`] of the graph features the callable holds itself (`Spec::Callback`'s
+    /// `rows`): graphs made of their rows are sent as row ids, not copies.
+    rows_of: Option<u64>,
 }
 
 impl Callback {
     /// Row-wise log-softmax of what the callable returns for this graph (`n × classes`).
     fn call(&self, x: &Features, edges: &[(u32, u32)]) -> induce::models::Result<Vec<f32>> {
-        self.call_raw(x.num_nodes(), x.dim(), x.as_slice(), edges)
+        self.call_raw(x.num_nodes(), Input::Values(x.as_slice()), edges)
     }
 
-    /// [`Callback::call`] on `n × d` features given as a slice.
+    /// [`Callback::call`] on `n` nodes given as feature values (`n × input_dim`) or as rows of
+    /// the features the callable holds.
     fn call_raw(
         &self,
         n: usize,
-        d: usize,
-        x: &[f32],
+        input: Input<'_>,
         edges: &[(u32, u32)],
     ) -> induce::models::Result<Vec<f32>> {
-        let xb: Vec<u8> = x.iter().flat_map(|v| v.to_le_bytes()).collect();
+        let d = self.input_dim;
         let eb: Vec<u8> = edges
             .iter()
             .map(|&(u, _)| i64::from(u))
@@ -147,16 +154,22 @@ impl Callback {
             .flat_map(|v| v.to_le_bytes())
             .collect();
         let out: Vec<u8> = Python::attach(|py| {
-            let r = self.f.call1(
-                py,
-                (
-                    PyBytes::new(py, &xb),
-                    n,
-                    d,
-                    PyBytes::new(py, &eb),
-                    edges.len(),
-                ),
-            )?;
+            let eb = PyBytes::new(py, &eb);
+            let r = match input {
+                Input::Values(x) => {
+                    let xb: Vec<u8> = x.iter().flat_map(|v| v.to_le_bytes()).collect();
+                    let xb = PyBytes::new(py, &xb);
+                    self.f.call1(py, (xb, n, d, eb, edges.len()))?
+                }
+                Input::Rows(rows) => {
+                    let ib: Vec<u8> = rows
+                        .iter()
+                        .flat_map(|&v| i64::from(v).to_le_bytes())
+                        .collect();
+                    let ib = PyBytes::new(py, &ib);
+                    self.f.call1(py, (py.None(), n, d, eb, edges.len(), ib))?
+                }
+            };
             r.extract::<Vec<u8>>(py)
         })
         .map_err(|e| ModelError::InvalidInput(format!("the model raised {e}")))?;
@@ -231,7 +244,7 @@ impl BlackBox for Callback {
             edges.extend(e.iter().map(|&(u, w)| (u + n, w + n)));
             n += x.num_nodes() as u32;
         }
-        let all = self.call_raw(n as usize, self.input_dim, &xs, &edges)?;
+        let all = self.call_raw(n as usize, Input::Values(&xs), &edges)?;
         let c = self.num_classes;
         let mut out = Vec::with_capacity(graphs.len());
         let mut at = 0;
@@ -242,6 +255,92 @@ impl BlackBox for Callback {
         }
         Ok(out)
     }
+    /// Graphs made of rows of the features the callable holds go as row ids: one call on
+    /// their disjoint union, the features gathered on the Python side.
+    fn log_probs_many_rows(
+        &self,
+        source: &Features,
+        graphs: &[(&[u32], &[(u32, u32)])],
+    ) -> induce::models::Result<Vec<LogProbs>> {
+        if self.rows_of != Some(source.id()) || !self.batches_graphs() {
+            let xs = (graphs.iter())
+                .map(|(rows, _)| gathered(source, rows))
+                .collect::<induce::models::Result<Vec<_>>>()?;
+            let refs: Vec<_> = xs.iter().zip(graphs).map(|(x, g)| (x, g.1)).collect();
+            return self.log_probs_many(&refs);
+        }
+        let mut ids = Vec::new();
+        let mut edges = Vec::new();
+        for &(rows, e) in graphs {
+            check_rows(source, rows)?;
+            let at = ids.len() as u32;
+            edges.extend(e.iter().map(|&(u, w)| (u + at, w + at)));
+            ids.extend_from_slice(rows);
+        }
+        let all = self.call_raw(ids.len(), Input::Rows(&ids), &edges)?;
+        let c = self.num_classes;
+        let mut out = Vec::with_capacity(graphs.len());
+        let mut at = 0;
+        for &(rows, _) in graphs {
+            let k = rows.len() * c;
+            out.push(LogProbs::new(rows.len(), c, all[at..at + k].to_vec())?);
+            at += k;
+        }
+        Ok(out)
+    }
+    /// A node set of rows of the features the callable holds is bound as their ids: each
+    /// evaluation sends ids and edges.
+    fn prepare_rows(
+        &self,
+        source: &Features,
+        rows: &[u32],
+    ) -> induce::models::Result<Option<Box<dyn PreparedBlackBox + '_>>> {
+        check_rows(source, rows)?;
+        Ok((self.rows_of == Some(source.id())).then(|| {
+            Box::new(PreparedRows {
+                callback: self,
+                rows: rows.to_vec(),
+            }) as Box<dyn PreparedBlackBox + '_>
+        }))
+    }
+}
+
+/// What a call hands the callable: feature values, or row ids of the features it holds.
+#[derive(Clone, Copy)]
+enum Input<'a> {
+    Values(&'a [f32]),
+    Rows(&'a [u32]),
+}
+
+/// A node set bound as row ids ([`Callback::prepare_rows`]).
+struct PreparedRows<'a> {
+    callback: &'a Callback,
+    rows: Vec<u32>,
+}
+
+impl PreparedBlackBox for PreparedRows<'_> {
+    fn log_probs(&self, edges: &[(u32, u32)]) -> induce::models::Result<LogProbs> {
+        let n = self.rows.len();
+        let v = (self.callback).call_raw(n, Input::Rows(&self.rows), edges)?;
+        LogProbs::new(n, self.callback.num_classes, v)
+    }
+}
+
+/// An error naming the first of `rows` outside `source`.
+fn check_rows(source: &Features, rows: &[u32]) -> induce::models::Result<()> {
+    match rows.iter().find(|&&r| r as usize >= source.num_nodes()) {
+        Some(r) => Err(ModelError::InvalidInput(format!(
+            "row {r} requested from a feature matrix of {} rows",
+            source.num_nodes()
+        ))),
+        None => Ok(()),
+    }
+}
+
+/// `source`'s rows `rows`, checked.
+fn gathered(source: &Features, rows: &[u32]) -> induce::models::Result<Features> {
+    check_rows(source, rows)?;
+    Ok(source.gather(rows))
 }
 
 /// A model file: the paper's GCN (`.safetensors`, `.bpk`, a run directory) or a PyG
@@ -272,14 +371,22 @@ pub fn model_pyg(arch: &str, weights: &Bound<'_, PyBytes>, name: String) -> PyRe
 /// outputs reach, when verdicts may be taken on the receptive field (`None`: every verdict
 /// evaluates the whole graph); `declared`: given by the user rather than counted (every run
 /// checks it on the graph: a counted value is widened where the outputs reach further, a
-/// declared one is an error).
+/// declared one is an error); `rows`: the callable holds the graph's features itself and is
+/// called with `x = None` and the row ids as a sixth argument for graphs made of their rows.
 #[pyfunction]
-#[pyo3(signature = (f, layers, name, declared=false))]
-pub fn model_callback(f: Py<PyAny>, layers: Option<u32>, name: String, declared: bool) -> Model {
+#[pyo3(signature = (f, layers, name, declared=false, rows=false))]
+pub fn model_callback(
+    f: Py<PyAny>,
+    layers: Option<u32>,
+    name: String,
+    declared: bool,
+    rows: bool,
+) -> Model {
     Model(Spec::Callback {
         f: Arc::new(f),
         layers,
         declared,
+        rows,
         name,
     })
 }

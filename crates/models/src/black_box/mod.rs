@@ -108,6 +108,28 @@ pub trait BlackBox: Send + Sync {
         graphs.iter().map(|&(x, e)| self.log_probs(x, e)).collect()
     }
 
+    /// [`BlackBox::log_probs_many`] for graphs whose features are rows of `source` (each graph
+    /// its row ids and its edges in local ids): what the searches hand over, so that a model
+    /// holding `source` itself (a Python callback given the graph's features) receives ids
+    /// instead of copies of the rows. The default gathers the rows and calls
+    /// `log_probs_many`.
+    ///
+    /// Errors: [`ModelError::InvalidInput`] naming a row outside `source`.
+    ///
+    /// # Shapes
+    /// - source: `[N, input_dim]`; graphs: `[(rows: [n_i], edges)]`; output: `[n_i, classes]`
+    fn log_probs_many_rows(
+        &self,
+        source: &Features,
+        graphs: &[(&[u32], &[(u32, u32)])],
+    ) -> Result<Vec<LogProbs>> {
+        let xs = (graphs.iter())
+            .map(|(rows, _)| gather_rows(source, rows))
+            .collect::<Result<Vec<_>>>()?;
+        let refs: Vec<_> = xs.iter().zip(graphs).map(|(x, g)| (x, g.1)).collect();
+        self.log_probs_many(&refs)
+    }
+
     /// The model in the form the gradient-based baselines (CF-GNNExplainer(++), CF²,
     /// PGExplainer) differentiate: a Burn [`Gcn`] whose output is differentiable with respect
     /// to a weight on every edge ([`Gcn::forward_weighted`]); the host kernel's gradient is
@@ -374,6 +396,18 @@ impl BlackBox for BoundBlackBox<'_> {
         match self.layers {
             Some(None) => graphs.iter().map(|&(x, e)| self.log_probs(x, e)).collect(),
             _ => self.inner.log_probs_many(graphs),
+        }
+    }
+    fn log_probs_many_rows(
+        &self,
+        source: &Features,
+        graphs: &[(&[u32], &[(u32, u32)])],
+    ) -> Result<Vec<LogProbs>> {
+        match self.layers {
+            Some(None) => (graphs.iter())
+                .map(|&(rows, e)| self.log_probs(&gather_rows(source, rows)?, e))
+                .collect(),
+            _ => self.inner.log_probs_many_rows(source, graphs),
         }
     }
     fn differentiable(&self) -> Option<&Gcn> {

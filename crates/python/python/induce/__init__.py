@@ -341,7 +341,7 @@ class _Model:
     def _live(self, xf, ei):
         from . import _torch
 
-        cb = _torch.Callback(self.model, self.inputs)
+        cb = _torch.Callback(self.model, self.inputs, features=xf)
         name = f"<{type(self.model).__name__}>"
         layers = self.layers
         if self.kind == "module":
@@ -378,7 +378,8 @@ class _Model:
         declared = self.layers is not None and self.layers != 0
         if layers == 0:
             layers = None
-        return _native.model_callback(_EvalCallback(self.model, cb), layers, name, declared)
+        return _native.model_callback(_EvalCallback(self.model, cb), layers, name, declared,
+                                      rows=True)
 
 
 class _EvalCallback:

@@ -308,19 +308,25 @@ class Callback:
     float32 logits or log-probabilities ``[n, classes]``. ``inputs``: ``"torch"`` (tensors) or
     ``"numpy"`` (arrays)."""
 
-    def __init__(self, fn, inputs):
+    def __init__(self, fn, inputs, features=None):
         self.fn = fn
         self.inputs = inputs
         self.calls = 0
+        #: The graph's features ([N, d] float32 numpy), when the native side sends row ids.
+        self.features = features
+        self._features_t = None
 
     def outputs(self, x, edge_index):
-        """The model's outputs as a float32 numpy array, on numpy inputs."""
+        """The model's outputs as a float32 numpy array, on numpy inputs (``x`` may be a torch
+        tensor already)."""
         self.calls += 1
         if self.inputs == "torch":
             import torch
 
-            with torch.no_grad():
-                out = self.fn(torch.from_numpy(x), torch.from_numpy(edge_index))
+            if not torch.is_tensor(x):
+                x = torch.from_numpy(x)
+            with torch.inference_mode():
+                out = self.fn(x, torch.from_numpy(edge_index))
             if isinstance(out, tuple):
                 out = out[0]
             out = out.detach().cpu().float().numpy()
@@ -331,9 +337,24 @@ class Callback:
                              "expected [num_nodes, num_classes]")
         return out
 
-    def __call__(self, xb, n, d, eb, e):
-        """The native side's call: features and one-direction edges as little-endian bytes."""
-        x = np.frombuffer(xb, dtype="<f4").reshape(n, d).copy()
+    def _rows(self, ids):
+        """The feature rows ``ids`` of the graph the callback holds: a torch gather, the
+        tensors staying in torch, or a numpy one."""
+        if self.inputs == "torch":
+            import torch
+
+            if self._features_t is None:
+                self._features_t = torch.from_numpy(self.features)
+            return self._features_t.index_select(0, torch.from_numpy(ids))
+        return self.features[ids]
+
+    def __call__(self, xb, n, d, eb, e, ib=None):
+        """The native side's call: features (or, with ``xb`` None, the row ids ``ib`` of the
+        features it holds) and one-direction edges, as little-endian bytes."""
+        if xb is None:
+            x = self._rows(np.frombuffer(ib, dtype="<i8").copy())
+        else:
+            x = np.frombuffer(xb, dtype="<f4").reshape(n, d).copy()
         one = np.frombuffer(eb, dtype="<i8").reshape(2, e)
         ei = np.concatenate([one, one[::-1]], axis=1).copy()
         return np.ascontiguousarray(self.outputs(x, ei), dtype="<f4").tobytes()
