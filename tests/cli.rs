@@ -36,16 +36,7 @@ fn s(p: &Path) -> &str {
 
 /// `../shared/reference` beside the clone, or `$INDUCE_SHARED/reference`.
 fn reference_dir() -> Option<PathBuf> {
-    let base = std::env::var_os("INDUCE_SHARED")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared"));
-    let dir = base.join("reference");
-    if dir.join("syn1.npz").is_file() {
-        Some(dir)
-    } else {
-        eprintln!("skipped: {} not found", dir.display());
-        None
-    }
+    induce::graph::shared::shared_path("reference", "syn1.npz")
 }
 
 /// Generated Tree-Cycles as an npz file, a black box trained on it, and an inductive policy.

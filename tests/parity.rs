@@ -3,7 +3,7 @@
 //!
 //! Needs `../shared/reference` (or `INDUCE_SHARED`); without it the test says so and passes.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use induce::harness::parity::{DatasetParity, REQUIRED, run_dataset, run_dataset_with};
 use induce::rl::Kernel;
@@ -13,17 +13,7 @@ use induce_models::testing::{float_tolerance, test_device};
 use induce_rl::{EnvConfig, Episode};
 
 fn reference_dir() -> Option<PathBuf> {
-    let shared = match std::env::var_os("INDUCE_SHARED") {
-        Some(s) => PathBuf::from(s),
-        None => Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared"),
-    };
-    let dir = shared.join("reference");
-    if dir.join("syn1_policy.safetensors").exists() {
-        Some(dir)
-    } else {
-        eprintln!("skipped: {} not found (set INDUCE_SHARED)", dir.display());
-        None
-    }
+    induce::graph::shared::shared_path("reference", "syn1_policy.safetensors")
 }
 
 /// Relative margin below which two candidates' log-probabilities are a tie within float

@@ -1,23 +1,14 @@
 //! The quality study (`induce::quality`) in a small configuration on the authors' Tree-Cycles:
 //! every method's row, both InduCE variants, the stability columns, the files.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use induce::NoProgress;
 use induce::models::testing::test_device;
 use induce::quality::{QualityConfig, run_quality, write_quality};
 
 fn reference_dir() -> Option<PathBuf> {
-    let base = std::env::var_os("INDUCE_SHARED")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared"));
-    let dir = base.join("reference");
-    if dir.join("syn4.npz").is_file() {
-        Some(dir)
-    } else {
-        eprintln!("skipped: {} not found", dir.display());
-        None
-    }
+    induce::graph::shared::shared_path("reference", "syn4.npz")
 }
 
 #[test]

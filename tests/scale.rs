@@ -36,7 +36,6 @@ fn sampled_search_with_exact_verdict_gives_valid_counterfactuals() {
     assert!(report.sampled_nodes.max <= 156, "{report:?}");
     assert!(report.exact_nodes.median >= report.sampled_nodes.median);
     assert_eq!(rows.len(), 5);
-    assert!(rows.iter().all(|r| r.seconds >= 0.0));
 
     // Without the exact verdict, the re-check is what decides validity.
     config.exact_target = false;

@@ -20,6 +20,7 @@ pub mod generators;
 mod graph;
 pub mod io;
 mod khop;
+pub mod shared;
 
 pub use dataset::{Dataset, Split};
 pub use edit::EditGraph;

@@ -23,10 +23,7 @@ use npz_mutations::{mutate_npz, npy, read_members, zip_archive};
 type Members = Vec<(String, Vec<u8>)>;
 
 fn shared() -> Option<PathBuf> {
-    let dir = std::env::var_os("INDUCE_SHARED")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared"));
-    dir.is_dir().then_some(dir)
+    induce_graph::shared::shared_path("", "")
 }
 
 fn dataset() -> Dataset {

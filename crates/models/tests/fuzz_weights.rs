@@ -24,11 +24,7 @@ use fuzz_support::{Campaign, INTERESTING_FLOATS, mutate_bytes, names};
 use json_mutations::mutate_json;
 
 fn shared_reference() -> Option<PathBuf> {
-    let dir = std::env::var_os("INDUCE_SHARED")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared"))
-        .join("reference");
-    dir.is_dir().then_some(dir)
+    induce_graph::shared::shared_path("reference", "")
 }
 
 /// An error must name the file it is about (a dimension mismatch names the checkpoint in its

@@ -237,15 +237,7 @@ pub(crate) fn build_graph(
 /// Prints a skip line and returns `None` when it is absent.
 #[cfg(test)]
 pub(crate) fn shared_dir() -> Option<std::path::PathBuf> {
-    let dir = std::env::var_os("INDUCE_SHARED")
-        .map(std::path::PathBuf::from)
-        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared"));
-    if dir.is_dir() {
-        Some(dir)
-    } else {
-        println!("skipped: ../shared not found (set INDUCE_SHARED)");
-        None
-    }
+    crate::shared::shared_path("", "")
 }
 
 /// Helpers for tests that write their own `.npz` files.

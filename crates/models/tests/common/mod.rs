@@ -13,15 +13,5 @@ pub fn step_under_cube_cpu(every: usize) -> usize {
 /// `../shared/reference` beside the clone (or `$INDUCE_SHARED/reference`), or `None` with a
 /// printed note when it is absent (the calling test then passes without checking).
 pub fn reference_dir() -> Option<PathBuf> {
-    let dir = match std::env::var_os("INDUCE_SHARED") {
-        Some(s) => PathBuf::from(s),
-        None => PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared"),
-    }
-    .join("reference");
-    if dir.join("syn1.npz").exists() {
-        Some(dir)
-    } else {
-        eprintln!("skipped: {} not found (set INDUCE_SHARED)", dir.display());
-        None
-    }
+    induce_graph::shared::shared_path("reference", "syn1.npz")
 }
