@@ -129,9 +129,11 @@ pub struct RunOptions {
     /// tagged form, `{"kind": "paper"}`.
     #[serde(default)]
     pub reward: Option<induce_rl::Reward>,
-    /// The policy's per-node state (`--state`; default the paper's,
-    /// [`StateLayout::Paper`](induce_rl::StateLayout); `--paper-faithful` the authors'). Training
-    /// only: `induce train` and `transductive` (a loaded policy keeps its own).
+    /// The policy's per-node state (`--state`; default: the recommended recipe's for `induce
+    /// train`, [`StateLayout::Estimated`](induce_rl::StateLayout), or `Targeted` for a black
+    /// box without gradients; the paper's, `Paper`, with `--training reinforce` and for
+    /// `transductive`; `--paper-faithful` the authors'). Training only: `induce train` and
+    /// `transductive` (a loaded policy keeps its own).
     #[serde(default)]
     pub state: Option<induce_rl::StateLayout>,
     /// How `induce train` trains its policy (`--training`; see

@@ -100,14 +100,15 @@ pub struct InduceArgs {
     #[arg(long)]
     pub all_nodes: bool,
     /// Neighbourhood radius h in hops [default: the --family's, 4 = L + 1 for the 3-layer
-    /// GCN, the paper's]. A trained policy is used with the hops it was trained with. InduCE's
-    /// radius: the baselines search their authors' (the run's notes say which), and each
-    /// method's sparsity counts the edges of the neighbourhood it searched.
+    /// GCN, the paper's]. A trained policy is used with the hops it was trained with. The
+    /// radius of InduCE, greedy and exact; the other baselines search their authors' (the
+    /// run's notes say which), and each method's sparsity counts the edges of the
+    /// neighbourhood it searched.
     #[arg(long)]
     pub hops: Option<u32>,
-    /// InduCE's edit budget δ: an episode stops after this many edits [default: 15, the
-    /// paper's; with a trained policy, the budget it was trained with]. The baselines keep
-    /// their own (--iterations).
+    /// The edit budget δ of InduCE and greedy: an episode (a search) stops after this many
+    /// edits [default: 15, the paper's; with a trained policy, the budget it was trained
+    /// with]. exact has --max-size; the other baselines keep their own (--iterations).
     #[arg(long)]
     pub budget: Option<usize>,
     /// Work on fan-out-capped neighbourhoods: every expanded node visits at most K of its
@@ -133,11 +134,14 @@ pub struct InduceArgs {
     #[arg(long, value_name = "C")]
     pub to_class: Option<usize>,
     /// The policy's per-node state: paper (the paper's: features, degree, entropy, one-hot of
-    /// the predicted label) or targeted (the paper's and two more columns: the hop distance
-    /// from the target and the black box's probability that the node is of another class than
-    /// the target's) [default: paper]. Training only: `induce train` and transductive (a loaded
-    /// policy keeps its own).
-    #[arg(long, value_name = "paper|targeted")]
+    /// the predicted label), targeted (the paper's and two more columns: the hop distance from
+    /// the target and the black box's probability that the node is of another class than the
+    /// target's) or estimated (the targeted one and the black box's first-order estimate of
+    /// each action, also a prior on the policy's scores; needs gradients) [default: estimated
+    /// with the recommended recipe (`induce train`; targeted for a black box without
+    /// gradients), paper with --training reinforce, --paper-faithful and transductive].
+    /// Training only: `induce train` and transductive (a loaded policy keeps its own).
+    #[arg(long, value_name = "paper|targeted|estimated")]
     pub state: Option<State>,
 }
 

@@ -45,8 +45,9 @@ pub struct TrainArgs {
     pub training: Option<induce::rl::Training>,
     #[command(flatten)]
     pub imitation: ImitationArgs,
-    /// Width of the policy's GAT layers and of its scoring MLP's hidden layers [default: 16,
-    /// the paper's].
+    /// Width of the policy's GAT layers and of its scoring MLP's hidden layers [default: 32
+    /// with the recommended recipe; 16, the paper's, with --training reinforce and
+    /// --paper-faithful].
     #[arg(long, value_name = "N")]
     pub hidden: Option<usize>,
     /// Output directory: policy.bpk, its .json and train.json (with --edits del:
