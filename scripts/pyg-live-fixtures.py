@@ -2,7 +2,8 @@
 """Writes the live-model fixtures under tests/fixtures/pyg-live/ (committed): one small random
 graph (graph.npz: features, edge_index in both directions, classes) and, for each case of
 crates/python/tests/live_models.py, its module's weights after a short fit to random labels
-(<case>.safetensors), so that its predictions vary over the graph.
+(<case>.safetensors), so that its predictions vary over the graph. A case whose file exists
+is kept (``--force`` rewrites every one).
 
     /tmp/pyg/bin/python scripts/pyg-live-fixtures.py
 """
@@ -36,7 +37,11 @@ def main():
     y = gen.integers(0, c, n)
     np.savez(os.path.join(OUT, "graph.npz"), features=x, edge_index=ei, classes=np.int64(c))
     xt, eit, yt = torch.from_numpy(x), torch.from_numpy(ei), torch.from_numpy(y)
-    for case in live_models.CALLBACK_CASES + live_models.NATIVE_CASES:
+    cases = live_models.CALLBACK_CASES + live_models.NATIVE_CASES + tuple(live_models.REACH_CASES)
+    for case in cases:
+        path = os.path.join(OUT, f"{case}.safetensors")
+        if os.path.exists(path) and "--force" not in sys.argv:
+            continue  # committed: rewritten only with --force
         torch.manual_seed(0)
         m = live_models.build(case, d, c)
         opt = torch.optim.Adam(m.parameters(), lr=0.01)
@@ -47,8 +52,7 @@ def main():
             torch.nn.functional.cross_entropy(out, yt).backward()
             opt.step()
         m.eval()
-        save_file({k: v.contiguous() for k, v in m.state_dict().items()},
-                  os.path.join(OUT, f"{case}.safetensors"))
+        save_file({k: v.contiguous() for k, v in m.state_dict().items()}, path)
         pred = m(xt, eit).argmax(1)
         print(case, "classes predicted:", sorted(set(pred.tolist())))
 

@@ -146,16 +146,29 @@ pub fn check_reach(graph: &Graph, black_box: &dyn BlackBox, nodes: &[u32]) -> Re
     check.nodes = nodes.len();
     let mut layers = first;
     let mut first_miss = None;
+    let mut missed = Vec::new();
+    // A ball that no longer grows holds the node's whole component.
+    let complete = |v: u32, layers: u32| -> Result<bool> {
+        Ok(k_hop(graph, v, layers + 1)?.num_nodes() == k_hop(graph, v, layers + 2)?.num_nodes())
+    };
     check.reach = loop {
         let Some(miss) = first_mismatch(graph, black_box, nodes, &whole, layers)? else {
-            break Reach::Layers(layers);
+            // Widened until a missed node's ball holds its whole component: that agreement
+            // cannot tell a wide model from one that reads the whole graph (an edit that
+            // disconnects the component would), so the whole graph it is.
+            let mut whole_component = false;
+            for &v in &missed {
+                whole_component |= complete(v, layers)?;
+            }
+            break match whole_component {
+                true => Reach::WholeGraph,
+                false => Reach::Layers(layers),
+            };
         };
         first_miss.get_or_insert(miss);
-        // A ball that no longer grows holds the node's whole component: a model that still
-        // answers otherwise reads beyond it.
-        let complete = k_hop(graph, miss.0, layers + 1)?.num_nodes()
-            == k_hop(graph, miss.0, layers + 2)?.num_nodes();
-        if complete || layers >= MAX_LAYERS {
+        missed.push(miss.0);
+        // A model that still answers otherwise than on the whole component reads beyond it.
+        if complete(miss.0, layers)? || layers >= MAX_LAYERS {
             break Reach::WholeGraph;
         }
         layers += 1;
@@ -301,6 +314,14 @@ mod tests {
         let c = check_reach(&g, &model(1, true, 1, LayersSource::Counted), &[3]).unwrap();
         assert_eq!(c.reach, Reach::WholeGraph);
         assert_eq!(c.reach.layers(), None);
+        // On one component the widened ball ends up holding all of it and agrees: still the
+        // whole graph (deleting an edge could split it).
+        let edges: Vec<(u32, u32)> = (0..5).map(|i| (i, i + 1)).collect();
+        let x = (0..6).map(|i| i as f32 + 1.0).collect();
+        let small = Graph::from_edges(6, &edges, Features::new(6, 1, x).unwrap(), vec![0; 6]);
+        let m = model(1, true, 1, LayersSource::Counted);
+        let c = check_reach(&small.unwrap(), &m, &[0]).unwrap();
+        assert_eq!(c.reach, Reach::WholeGraph);
     }
 
     #[test]

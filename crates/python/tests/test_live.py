@@ -2,8 +2,9 @@
 
 Recognised PyG stacks (the tutorial's GCN, PyG's GraphSAGE, GIN and GAT models) are converted in
 memory and must predict what the module predicts; the layer types the native path lacks
-(GATv2Conv, TransformerConv, GraphConv, ChebConv, GIN with BatchNorm, jumping knowledge) run as
-callbacks, and every counterfactual they report is replayed in PyG: the module's own prediction
+(GATv2Conv, TransformerConv, GraphConv, ChebConv, GIN with BatchNorm, jumping knowledge, SGConv,
+APPNP, TAGConv, GeneralConv, a layer used three times, a global readout) run as callbacks, their
+receptive field measured on the graph, and every counterfactual they report is replayed in PyG: the module's own prediction
 on the edited graph must differ from its prediction on the original. The fixtures are committed
 (`scripts/pyg-live-fixtures.py` writes them). A numpy callable needs no torch at all.
 
@@ -64,6 +65,30 @@ def test_other_models_run_as_callbacks_and_every_counterfactual_replays(case):
     result = explainer(x, ei, index=TARGETS)
     assert explainer.notes and explainer.notes[0].startswith("not a recognised")
     assert len(result) == 3 * len(TARGETS)
+    found = [e for e in result if e.found]
+    assert found, f"{case}: no counterfactual found"
+    for e in found:
+        assert e.is_counterfactual, e
+        before, after = replay(m, x, ei, e)
+        assert before == e.original_label, (case, e)
+        assert after != before and after == e.new_label, (case, e)
+
+
+@pytest.mark.parametrize("case", sorted(live_models.REACH_CASES))
+def test_receptive_fields_are_measured_and_every_found_replays(case):
+    # Counted per layer (SGConv's K, APPNP's K, ...) where a walk can; measured on the graph
+    # where it cannot: widened for a layer used three times, the whole graph for a readout.
+    m, x, ei = live_models.load(LIVE, case)
+    result = induce.Explainer(model=m, method=["greedy", "transductive"], seed=1, episodes=20)(
+        x, ei, index=TARGETS)
+    notes = [n for n in result.summary["notes"] if n.startswith("receptive field")]
+    want = live_models.REACH_CASES[case]
+    if want is None:
+        assert notes == [], notes
+    elif want == "widened":
+        assert len(notes) == 1 and "claims 1 message-passing layers" in notes[0], notes
+    else:
+        assert len(notes) == 1 and "the whole graph" in notes[0], notes
     found = [e for e in result if e.found]
     assert found, f"{case}: no counterfactual found"
     for e in found:
