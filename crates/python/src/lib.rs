@@ -9,6 +9,7 @@
 //! `KeyboardInterrupt` at once (an explain run stops before its next target; a training run
 //! cannot be stopped mid-way and finishes in the background, its result discarded).
 
+mod errors;
 mod model;
 
 use std::path::PathBuf;
@@ -19,10 +20,11 @@ use std::time::Duration;
 use induce::Method;
 use induce::pipeline::{Progress, TargetSpec};
 use induce::run::{RunContext, RunOptions, Trained, write_policy_dir};
-use pyo3::exceptions::{PyKeyboardInterrupt, PyRuntimeError, PyValueError};
+use pyo3::exceptions::{PyKeyboardInterrupt, PyRuntimeError};
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 
+use errors::{Failure, GraphError, Kind, OptionError};
 use model::{Model, Spec, model_callback, model_file, model_pyg};
 
 /// A library error as the command line would print it, with the library's field names turned
@@ -81,13 +83,13 @@ fn keywords(line: &str) -> String {
 }
 
 fn value_error(e: impl std::error::Error + 'static) -> PyErr {
-    PyValueError::new_err(message(&e))
+    OptionError::new_err(message(&e))
 }
 
 /// Little-endian `f32`s from bytes, `what` naming the array in errors.
 fn f32s(bytes: &[u8], len: usize, what: &str) -> PyResult<Vec<f32>> {
     if bytes.len() != 4 * len {
-        return Err(PyValueError::new_err(format!(
+        return Err(GraphError::new_err(format!(
             "{what}: {} bytes for {len} float32 values",
             bytes.len()
         )));
@@ -101,7 +103,7 @@ fn f32s(bytes: &[u8], len: usize, what: &str) -> PyResult<Vec<f32>> {
 /// Little-endian `i64`s from bytes.
 fn i64s(bytes: &[u8], what: &str) -> PyResult<Vec<i64>> {
     if !bytes.len().is_multiple_of(8) {
-        return Err(PyValueError::new_err(format!(
+        return Err(GraphError::new_err(format!(
             "{what}: {} bytes is not a whole number of int64 values",
             bytes.len()
         )));
@@ -126,9 +128,9 @@ impl Progress for Cancel {
 /// `KeyboardInterrupt` is returned at once.
 fn run_interruptible<T: Send + 'static>(
     py: Python<'_>,
-    work: impl FnOnce(Arc<AtomicBool>) -> Result<T, String> + Send + 'static,
+    work: impl FnOnce(Arc<AtomicBool>) -> Result<T, Failure> + Send + 'static,
 ) -> PyResult<T> {
-    type Slot<T> = (Mutex<Option<Result<T, String>>>, Condvar);
+    type Slot<T> = (Mutex<Option<Result<T, Failure>>>, Condvar);
     let flag = Arc::new(AtomicBool::new(false));
     let slot: Arc<Slot<T>> = Arc::new((Mutex::new(None), Condvar::new()));
     let (worker_flag, worker_slot) = (flag.clone(), slot.clone());
@@ -151,13 +153,13 @@ fn run_interruptible<T: Send + 'static>(
             guard.take()
         });
         if let Some(result) = got {
-            return result.map_err(PyValueError::new_err);
+            return result.map_err(Failure::into_err);
         }
         if handle.is_finished() {
             // It may have stored its result just after the wait above.
             let late = slot.0.lock().unwrap_or_else(|p| p.into_inner()).take();
             return match late {
-                Some(result) => result.map_err(PyValueError::new_err),
+                Some(result) => result.map_err(Failure::into_err),
                 None => Err(PyRuntimeError::new_err("the induce worker thread panicked")),
             };
         }
@@ -191,7 +193,7 @@ fn per_node(b: Option<&Bound<'_, PyBytes>>, n: usize, what: &str) -> PyResult<Op
     let Some(b) = b else { return Ok(None) };
     let v = i64s(b.as_bytes(), what)?;
     if v.len() != n {
-        return Err(PyValueError::new_err(format!(
+        return Err(GraphError::new_err(format!(
             "{what}: {} values for {n} nodes",
             v.len()
         )));
@@ -233,15 +235,16 @@ impl Graph {
         &self,
         model: &Spec,
         kernel: induce::rl::Kernel,
-    ) -> Result<(induce::Dataset, induce::Device, Box<dyn induce::BlackBox>), String> {
+    ) -> Result<(induce::Dataset, induce::Device, Box<dyn induce::BlackBox>), Failure> {
         let data = self.dataset()?;
-        let kind = induce::BackendKind::from_env_or_default().map_err(|e| message(&e))?;
-        let device = induce::device(kind).map_err(|e| message(&e))?;
+        let other = |e: &(dyn std::error::Error + 'static)| Failure::new(Kind::Other, message(e));
+        let kind = induce::BackendKind::from_env_or_default().map_err(|e| other(&e))?;
+        let device = induce::device(kind).map_err(|e| other(&e))?;
         let black_box = model.load(&data, kernel, &device)?;
         Ok((data, device, black_box))
     }
 
-    fn dataset(&self) -> Result<induce::Dataset, String> {
+    fn dataset(&self) -> Result<induce::Dataset, Failure> {
         let mut data = induce::graph::io::from_arrays(
             "arrays",
             self.n,
@@ -251,26 +254,35 @@ impl Graph {
             &self.dst,
             self.y.as_deref(),
         )
-        .map_err(|e| message(&e))?;
+        .map_err(|e| Failure::new(Kind::Graph, message(&e)))?;
         if let Some(m) = &self.motif {
             let ids = m
                 .iter()
                 .enumerate()
                 .map(|(i, &v)| match v {
                     -1 => Ok(None),
-                    v => u32::try_from(v)
-                        .map(Some)
-                        .map_err(|_| format!("motif: node {i} has the invalid id {v} (-1: none)")),
+                    v => u32::try_from(v).map(Some).map_err(|_| {
+                        let m = format!("motif: node {i} has the invalid id {v} (-1: none)");
+                        Failure::new(Kind::Graph, m)
+                    }),
                 })
-                .collect::<Result<Vec<_>, String>>()?;
-            data.graph = data.graph.with_motifs(ids).map_err(|e| message(&e))?;
+                .collect::<Result<Vec<_>, Failure>>()?;
+            data.graph = (data.graph.with_motifs(ids))
+                .map_err(|e| Failure::new(Kind::Graph, message(&e)))?;
         }
         Ok(data)
     }
 }
 
 fn options(json: &str) -> PyResult<RunOptions> {
-    serde_json::from_str(json).map_err(|e| PyValueError::new_err(format!("invalid option: {e}")))
+    serde_json::from_str(json).map_err(|e| OptionError::new_err(format!("invalid option: {e}")))
+}
+
+/// Checks the JSON of [`RunOptions`] (an unknown option or a value of the wrong type is an
+/// `OptionError` naming it and the valid ones): what `Explainer` does at construction.
+#[pyfunction]
+fn check_options(options: &str) -> PyResult<()> {
+    self::options(options).map(|_| ())
 }
 
 fn targets(index: Vec<i64>) -> PyResult<TargetSpec> {
@@ -278,12 +290,12 @@ fn targets(index: Vec<i64>) -> PyResult<TargetSpec> {
         .into_iter()
         .map(|i| {
             u32::try_from(i).map_err(|_| {
-                PyValueError::new_err(format!("index: node id {i} is not a node of the graph"))
+                GraphError::new_err(format!("index: node id {i} is not a node of the graph"))
             })
         })
         .collect::<PyResult<Vec<u32>>>()?;
     if ids.is_empty() {
-        return Err(PyValueError::new_err("index: no target node given"));
+        return Err(OptionError::new_err("index: no target node given"));
     }
     Ok(TargetSpec::List(ids))
 }
@@ -319,7 +331,7 @@ fn explain(
         let run = RunContext::new(&device)
             .with_loaded(&data, black_box.as_ref())
             .with_progress(&progress);
-        let (summary, runs) = induce::run::explain(&job, &run).map_err(|e| message(&e))?;
+        let (summary, runs) = induce::run::explain(&job, &run).map_err(|e| Failure::of(&e))?;
         let runs: Vec<serde_json::Value> = runs
             .iter()
             .map(|r| {
@@ -361,9 +373,9 @@ fn train_policy(
             meta,
             outcome,
             ..
-        } = induce::run::train(&job, &run).map_err(|e| message(&e))?;
+        } = induce::run::train(&job, &run).map_err(|e| Failure::of(&e))?;
         let path =
-            write_policy_dir(&job, &out, &policy, &meta, &outcome).map_err(|e| message(&e))?;
+            write_policy_dir(&job, &out, &policy, &meta, &outcome).map_err(|e| Failure::of(&e))?;
         Ok(serde_json::json!({
             "policy": path,
             "targets": outcome.targets,
@@ -392,7 +404,7 @@ fn predict<'py>(
         let (data, _device, black_box) = graph
             .get()
             .load(&spec, job.black_box_kernel.unwrap_or(job.induce.kernel))?;
-        let lp = induce::run::predict(&data, black_box.as_ref()).map_err(|e| message(&e))?;
+        let lp = induce::run::predict(&data, black_box.as_ref()).map_err(|e| Failure::of(&e))?;
         Ok((lp.as_slice().to_vec(), lp.num_classes()))
     })?;
     let bytes: Vec<u8> = values.iter().flat_map(|v| v.to_le_bytes()).collect();
@@ -406,9 +418,13 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     // at import as the command line reads them at start.
     induce::models::device::install_env_settings();
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    let methods: Vec<&str> = Method::ALL.iter().map(|m| m.name()).collect();
+    m.add("METHODS", pyo3::types::PyTuple::new(m.py(), methods)?)?;
+    errors::register(m)?;
     m.add_class::<Model>()?;
     m.add_class::<Graph>()?;
     m.add_function(wrap_pyfunction!(graph, m)?)?;
+    m.add_function(wrap_pyfunction!(check_options, m)?)?;
     m.add_function(wrap_pyfunction!(model_file, m)?)?;
     m.add_function(wrap_pyfunction!(model_pyg, m)?)?;
     m.add_function(wrap_pyfunction!(model_callback, m)?)?;

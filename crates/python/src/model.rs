@@ -9,6 +9,8 @@ use induce::models::pyg::{PygArch, PygNet};
 use induce::models::{BlackBox, LayersSource, LogProbs, ModelError, PreparedBlackBox};
 use induce::{Dataset, Device, graph::Features};
 use pyo3::prelude::*;
+
+use crate::errors::{Failure, Kind};
 use pyo3::types::PyBytes;
 
 /// A model handed to `explain`, `train_policy` or `predict` (built by `model_file`,
@@ -52,13 +54,14 @@ impl Spec {
         data: &Dataset,
         kernel: induce::rl::Kernel,
         device: &Device,
-    ) -> Result<Box<dyn BlackBox>, String> {
-        let msg = |e: &(dyn std::error::Error + 'static)| crate::message(e);
+    ) -> Result<Box<dyn BlackBox>, Failure> {
+        let msg =
+            |e: &(dyn std::error::Error + 'static)| Failure::new(Kind::Model, crate::message(e));
         match self {
             Spec::File { path, arch } => {
                 let LoadedBlackBox { black_box, .. } =
                     load_black_box_with_arch(path, arch.as_deref(), data, kernel, device)
-                        .map_err(|e| msg(&e))?;
+                        .map_err(|e| Failure::of(&e))?;
                 Ok(black_box)
             }
             Spec::Pyg { net, name } => {
@@ -107,13 +110,22 @@ impl Spec {
 }
 
 /// `found` against the data's `expected`: equal, or (for classes) at least as many.
-fn check(name: &str, what: &str, found: usize, expected: usize, exact: bool) -> Result<(), String> {
+fn check(
+    name: &str,
+    what: &str,
+    found: usize,
+    expected: usize,
+    exact: bool,
+) -> Result<(), Failure> {
     if found == expected || (!exact && found > expected) {
         Ok(())
     } else {
-        Err(format!(
-            "model {name} does not fit the data: {what} (the data's vs the model's): expected \
-             {expected}, got {found}"
+        Err(Failure::new(
+            Kind::Model,
+            format!(
+                "model {name} does not fit the data: {what} (the data's vs the model's): \
+                 expected {expected}, got {found}"
+            ),
         ))
     }
 }
@@ -357,10 +369,10 @@ pub fn model_file(path: PathBuf, arch: Option<PathBuf>) -> Model {
 pub fn model_pyg(arch: &str, weights: &Bound<'_, PyBytes>, name: String) -> PyResult<Model> {
     let source = Path::new(&name);
     let arch: PygArch = serde_json::from_str(arch).map_err(|e| {
-        pyo3::exceptions::PyValueError::new_err(format!("model {name}: architecture: {e}"))
+        crate::errors::ModelError::new_err(format!("model {name}: architecture: {e}"))
     })?;
     let net = PygNet::from_safetensors_bytes(source, weights.as_bytes(), &arch)
-        .map_err(crate::value_error)?;
+        .map_err(|e| crate::errors::ModelError::new_err(crate::message(&e)))?;
     Ok(Model(Spec::Pyg {
         net: Arc::new(net),
         name,

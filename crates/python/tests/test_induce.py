@@ -266,33 +266,49 @@ def test_bad_inputs_raise_the_command_lines_message(name, make, error, message):
     assert message in str(e.value)
 
 
-def test_bad_settings_and_models_raise_value_errors(tmp_path):
+def test_bad_settings_and_models_raise_value_errors_of_their_kind(tmp_path):
     d, g = fixture("gcn")
     x, ei = g["features"], g["edge_index"]
     model, arch = d / "model.safetensors", d / "arch.json"
     cases = [
-        (dict(model=model, arch=arch, hop=3), "invalid option: unknown field `hop`"),
-        (dict(model=model, arch=arch, method="magic"), "invalid method `magic`"),
-        (dict(model=model, arch=arch, hops=0), "hops must be at least 1, got 0"),
-        (dict(model=model, arch=arch, budget=0), "budget must be at least 1, got 0"),
-        (dict(model=model, arch=arch, iterations=0), "iterations"),
-        (dict(model=model), "describe the model with arch="),
-        (dict(model=tmp_path / "missing.safetensors", arch=arch), "missing.safetensors"),
+        (dict(model=model, arch=arch, hop=3), "invalid option: unknown field `hop`",
+         induce.OptionError),
+        (dict(model=model, arch=arch, method="magic"), "invalid method `magic`",
+         induce.OptionError),
+        (dict(model=model, arch=arch, hops=0), "hops must be at least 1, got 0",
+         induce.OptionError),
+        (dict(model=model, arch=arch, budget=0), "budget must be at least 1, got 0",
+         induce.OptionError),
+        (dict(model=model, arch=arch, iterations=0), "iterations", induce.OptionError),
+        (dict(model=model), "describe the model with arch=", induce.ModelError),
+        (dict(model=tmp_path / "missing.safetensors", arch=arch), "missing.safetensors",
+         induce.NotFoundError),
         (dict(model=model, arch=FIXTURES / "sage" / "arch.json"),
-         "a layer-type mismatch; write \"type\": \"gcn\""),
-        (dict(model=model, arch=arch, method="inductive"), "policy"),
+         "a layer-type mismatch; write \"type\": \"gcn\"", induce.ModelError),
+        (dict(model=model, arch=arch, method="inductive"), "policy", induce.InduceError),
     ]
-    for kwargs, message in cases:
-        with pytest.raises(ValueError) as e:
+    for kwargs, message, kind in cases:
+        with pytest.raises(kind) as e:
             kwargs.setdefault("method", ["transductive", "cf-gnnexplainer"])
             induce.Explainer(**kwargs)(x, ei, index=[0])
         assert message in str(e.value), (kwargs, str(e.value))
-    with pytest.raises(ValueError, match="edits='sideways'"):
+        assert isinstance(e.value, induce.InduceError) and isinstance(e.value, ValueError)
+    # A misspelled option is refused when the explainer is made, naming the valid ones.
+    with pytest.raises(induce.OptionError, match="unknown field `seeed`, expected one of"):
+        induce.Explainer(model=model, arch=arch, seeed=1)
+    with pytest.raises(induce.OptionError, match="edits='sideways'"):
         induce.Explainer(model=model, arch=arch, edits="sideways")
-    with pytest.raises(ValueError, match="reward='fast'"):
+    with pytest.raises(induce.OptionError, match="reward='fast'"):
         induce.Explainer(model=model, arch=arch, reward="fast")
     with pytest.raises(TypeError):
         induce.Explainer(model=3)
+    # Shapes of the graph's arrays, and a method that needs gradients a callable lacks.
+    with pytest.raises(induce.GraphError, match="edge_index: expected shape"):
+        induce.Explainer(model=model, arch=arch)(x, ei.T, index=[0])
+    with pytest.raises(induce.NotDifferentiableError, match="cf-gnnexplainer"):
+        induce.Explainer(model=_mean_model, inputs="numpy", method="cf-gnnexplainer")(
+            x, ei, index=[0])
+    assert induce.METHODS == induce._native.METHODS and "greedy" in induce.METHODS
 
 
 def test_ctrl_c_interrupts_a_long_call():

@@ -22,8 +22,10 @@ named as its flags: ``seed``, ``family``, ``hops``, ``budget``, ``episodes``, ``
 ``black_box_kernel``, ``lookahead``, ``widen``, ``temperature``, ``max_size``, ``max_evaluations``, ``shortlist``, ``additions``, and the
 constraints ``lock_nodes`` (node ids no edit may touch) and ``lock_edges`` (pairs ``(u, v)`` no
 edit may delete or add)), so its results equal the command line's. Bad input raises
-``TypeError`` (wrong dtypes) or ``ValueError`` (shapes, ids, a model that does not fit the
-features, an unknown option) with the message the command line would print. The GIL is released
+``TypeError`` (wrong dtypes) or ``InduceError``, a ``ValueError``, of the kind at fault
+(``GraphError``: shapes, ids; ``ModelError``: a model that does not fit the features;
+``OptionError``: an unknown option; ``NotFoundError``, ``NotDifferentiableError``) with the
+message the command line would print. The GIL is released
 while Rust works; Ctrl-C raises ``KeyboardInterrupt``.
 """
 
@@ -35,28 +37,28 @@ import numpy as np
 from . import _native
 
 __all__ = ["Explainer", "Explanation", "Result", "train_policy", "predict", "describe",
-           "METHODS", "__version__"]
+           "METHODS", "__version__", "InduceError", "NotDifferentiableError", "NotFoundError",
+           "GraphError", "OptionError", "ModelError"]
 
 #: The package's version (the native module's crate version).
 __version__ = _native.__version__
 
 #: The methods ``Explainer`` accepts (InduCE's modes, the baselines and the search references
-#: ``greedy`` and ``exact``).
-METHODS = (
-    "inductive",
-    "inductive-best-of-k",
-    "inductive-fine-tuned",
-    "inductive-del-only",
-    "transductive",
-    "untrained",
-    "random",
-    "cf-gnnexplainer",
-    "cf-gnnexplainer++",
-    "cf2",
-    "pgexplainer",
-    "greedy",
-    "exact",
-)
+#: ``greedy`` and ``exact``), as the native module lists them.
+METHODS = tuple(_native.METHODS)
+
+#: Every error the package raises for bad input or a failed call is an ``InduceError`` (a
+#: ``ValueError``), or one of its kinds: ``NotDifferentiableError`` (the method needs
+#: gradients the model does not give), ``NotFoundError`` (a file the call names is missing),
+#: ``GraphError`` (malformed graph arrays or files), ``OptionError`` (an unknown option or a
+#: value that cannot be used) and ``ModelError`` (a model that does not fit the data, a
+#: malformed model file, a callback that failed). Wrong dtypes raise ``TypeError``.
+InduceError = _native.InduceError
+NotDifferentiableError = _native.NotDifferentiableError
+NotFoundError = _native.NotFoundError
+GraphError = _native.GraphError
+OptionError = _native.OptionError
+ModelError = _native.ModelError
 
 _EDITS = {"add": "add_only", "del": "delete_only", "both": "both"}
 
@@ -80,7 +82,7 @@ def _features(x):
     if not np.issubdtype(x.dtype, np.floating):
         raise TypeError(f"x: node features must be floats, got dtype {x.dtype}")
     if x.ndim != 2:
-        raise ValueError(f"x: expected shape [num_nodes, num_features], got {list(x.shape)}")
+        raise GraphError(f"x: expected shape [num_nodes, num_features], got {list(x.shape)}")
     return np.ascontiguousarray(x, dtype="<f4")
 
 
@@ -89,7 +91,7 @@ def _edge_index(edge_index):
     if not np.issubdtype(ei.dtype, np.integer):
         raise TypeError(f"edge_index: node ids must be integers, got dtype {ei.dtype}")
     if ei.ndim != 2 or ei.shape[0] != 2:
-        raise ValueError(f"edge_index: expected shape [2, num_edges], got {list(ei.shape)}")
+        raise GraphError(f"edge_index: expected shape [2, num_edges], got {list(ei.shape)}")
     return np.ascontiguousarray(ei, dtype="<i8")
 
 
@@ -100,7 +102,7 @@ def _per_node(a, n, name, what):
     if not np.issubdtype(a.dtype, np.integer):
         raise TypeError(f"{name}: {what} must be integers, got dtype {a.dtype}")
     if a.shape != (n,):
-        raise ValueError(f"{name}: expected shape [{n}], got {list(a.shape)}")
+        raise GraphError(f"{name}: expected shape [{n}], got {list(a.shape)}")
     return np.ascontiguousarray(a, dtype="<i8").tobytes()
 
 
@@ -118,7 +120,7 @@ def _index(index, n):
     idx = _to_numpy(index, "index")
     if idx.dtype == bool:
         if idx.shape != (n,):
-            raise ValueError(f"index: a boolean mask needs shape [{n}], got {list(idx.shape)}")
+            raise GraphError(f"index: a boolean mask needs shape [{n}], got {list(idx.shape)}")
         idx = np.nonzero(idx)[0]
     if idx.size and not np.issubdtype(idx.dtype, np.integer):
         raise TypeError(f"index: node ids must be integers, got dtype {idx.dtype}")
@@ -130,12 +132,12 @@ def _options(options):
     if opts.get("edits") is not None:
         e = opts["edits"]
         if e not in _EDITS:
-            raise ValueError(f"invalid option edits={e!r}: expected one of add, del, both")
+            raise OptionError(f"invalid option edits={e!r}: expected one of add, del, both")
         opts["edits"] = _EDITS[e]
     if opts.get("reward") is not None:
         r = opts["reward"]
         if r not in ("shaped", "paper"):
-            raise ValueError(f"invalid option reward={r!r}: expected shaped or paper")
+            raise OptionError(f"invalid option reward={r!r}: expected shaped or paper")
         opts["reward"] = {"kind": r}
     if opts.get("lock_nodes") is not None:
         ids = _to_numpy(opts["lock_nodes"], "lock_nodes").reshape(-1)
@@ -147,7 +149,7 @@ def _options(options):
         if pairs.size == 0:
             pairs = pairs.reshape(0, 2)
         if pairs.ndim != 2 or pairs.shape[1] != 2:
-            raise ValueError(f"lock_edges: expected pairs, shape [k, 2], got {list(pairs.shape)}")
+            raise OptionError(f"lock_edges: expected pairs, shape [k, 2], got {list(pairs.shape)}")
         if pairs.size and not np.issubdtype(pairs.dtype, np.integer):
             raise TypeError(f"lock_edges: node ids must be integers, got dtype {pairs.dtype}")
         opts["lock_edges"] = [[int(u), int(v)] for u, v in pairs]
@@ -284,7 +286,7 @@ class Result:
 def _methods(method):
     methods = [method] if isinstance(method, str) else list(method)
     if not methods:
-        raise ValueError("method: no method given")
+        raise OptionError("method: no method given")
     for m in methods:
         if not isinstance(m, str):
             raise TypeError(f"method: expected a method name, got {type(m).__name__}")
@@ -325,7 +327,7 @@ class _Model:
         if inputs is None:
             inputs = "torch" if self.kind == "module" or _has_torch() else "numpy"
         if inputs not in ("torch", "numpy"):
-            raise ValueError(f"invalid option inputs={inputs!r}: expected torch or numpy")
+            raise OptionError(f"invalid option inputs={inputs!r}: expected torch or numpy")
         self.inputs = inputs
 
     def native(self, xf, ei):
@@ -483,7 +485,7 @@ class Explainer:
         self.policy = _path(policy, "policy")
         self.methods = _methods(method)
         self.options = options
-        _options(options)  # refuse a bad edits value now
+        _native.check_options(_options(options))  # refuse a bad option now, not at the call
 
     @property
     def notes(self):

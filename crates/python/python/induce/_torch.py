@@ -333,7 +333,9 @@ class Callback:
         else:
             out = np.asarray(self.fn(x, edge_index), dtype=np.float32)
         if out.ndim != 2 or out.shape[0] != x.shape[0]:
-            raise ValueError(f"model: returned shape {list(out.shape)} for {x.shape[0]} nodes; "
+            from ._native import ModelError
+
+            raise ModelError(f"model: returned shape {list(out.shape)} for {x.shape[0]} nodes; "
                              "expected [num_nodes, num_classes]")
         return out
 
