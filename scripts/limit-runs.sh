@@ -190,6 +190,7 @@ if [ -n "${LIMIT_PYG:-}" ]; then
         --out "$p/$m-exact"
       run explain "${d[@]}" --method greedy --out "$p/$m-greedy"
       run explain "${d[@]}" --method greedy --shortlist 64 --out "$p/$m-greedy-sl64"
+      run explain "${d[@]}" --method greedy --shortlist 1 --out "$p/$m-greedy-sl1"
       run explain "${d[@]}" --method greedy --additions graph --out "$p/$m-greedy-graph"
       run explain "${d[@]}" --method transductive --out "$p/$m-transductive"
       run explain "${d[@]}" --method transductive --lookahead 256 \
@@ -203,11 +204,17 @@ if [ -n "${LIMIT_PYG:-}" ]; then
           run train "${d[@]::6}" --sample 150 --training reinforce --out "$p/$m-policy"
         run explain "${d[@]}" --policy "$p/$m-policy" --method inductive,inductive-best-of-k \
           --lookahead 128 --widen --out "$p/$m-inductive-la128-w"
+        # The recommended recipe (imitation on the estimated state) at the paper's cost.
+        test -s "$p/$m-policy-recipe/policy.bpk" ||
+          run train "${d[@]::6}" --sample 150 --out "$p/$m-policy-recipe"
+        run explain "${d[@]}" --policy "$p/$m-policy-recipe" --method inductive \
+          --out "$p/$m-recipe-inductive"
       fi
     done
     (cd "$p" && "$LIMIT_PYG" "$root/scripts/pyg-replay-cora.py" --graph $g.npz \
       --runs '{m}-exact' '{m}-greedy' '{m}-greedy-sl64' '{m}-greedy-graph' '{m}-transductive' '{m}-transductive-la256' \
-      '{m}-transductive-la64-w' '{m}-transductive-la256-w' '{m}-inductive-la128-w')
+      '{m}-transductive-la64-w' '{m}-transductive-la256-w' '{m}-inductive-la128-w' \
+      '{m}-greedy-sl1' '{m}-recipe-inductive')
   done
 fi
 
