@@ -45,6 +45,10 @@ pub struct TrainArgs {
     pub training: Option<induce::rl::Training>,
     #[command(flatten)]
     pub imitation: ImitationArgs,
+    /// Training targets per policy update (an Adam step of REINFORCE or of imitation)
+    /// [default: 16].
+    #[arg(long, value_name = "N")]
+    pub batch_size: Option<usize>,
     /// Width of the policy's GAT layers and of its scoring MLP's hidden layers [default: 32
     /// with the recommended recipe; 16, the paper's, with --training reinforce and
     /// --paper-faithful].
@@ -82,6 +86,10 @@ pub struct ImitationArgs {
     /// Imitation: passes of the paper's REINFORCE after the imitation passes [default: 0].
     #[arg(long, value_name = "N")]
     pub finetune: Option<usize>,
+    /// Imitation: Adam learning rate of the listwise updates [default: 1e-3] (--lr is
+    /// REINFORCE's, the fine-tuning's too).
+    #[arg(long, value_name = "LR")]
+    pub imitation_lr: Option<f64>,
 }
 
 impl ImitationArgs {
@@ -93,6 +101,7 @@ impl ImitationArgs {
             ("--teacher-share", self.teacher_share.is_some()),
             ("--max-judged", self.max_judged.is_some()),
             ("--finetune", self.finetune.is_some()),
+            ("--imitation-lr", self.imitation_lr.is_some()),
         ];
         if job.induce.training != induce::rl::Training::Imitation
             && let Some((flag, _)) = given.iter().find(|(_, g)| *g)
@@ -105,6 +114,9 @@ impl ImitationArgs {
         }
         if let Some(p) = self.teacher_share {
             im.teacher_share = p;
+        }
+        if let Some(lr) = self.imitation_lr {
+            im.lr = lr;
         }
         if let Some(n) = self.max_judged {
             im.max_judged = n;
@@ -139,6 +151,9 @@ impl TrainArgs {
         });
         if let Some(h) = self.hidden {
             (job.induce.hidden, job.induce.mlp_hidden) = (h, h);
+        }
+        if let Some(b) = self.batch_size {
+            job.induce.batch_size = b;
         }
         self.imitation.apply(&mut job)?;
         Ok(job)
