@@ -145,6 +145,23 @@ struct Callback {
 }
 
 impl Callback {
+    /// The rows of one call on a disjoint union, split back into its graphs of `sizes` nodes.
+    fn split(
+        &self,
+        all: &[f32],
+        sizes: impl Iterator<Item = usize>,
+    ) -> induce::models::Result<Vec<LogProbs>> {
+        let c = self.num_classes;
+        let mut at = 0;
+        sizes
+            .map(|n| {
+                let lp = LogProbs::new(n, c, all[at..at + n * c].to_vec());
+                at += n * c;
+                lp
+            })
+            .collect()
+    }
+
     /// Row-wise log-softmax of what the callable returns for this graph (`n × classes`).
     fn call(&self, x: &Features, edges: &[(u32, u32)]) -> induce::models::Result<Vec<f32>> {
         self.call_raw(x.num_nodes(), Input::Values(x.as_slice()), edges)
@@ -257,15 +274,7 @@ impl BlackBox for Callback {
             n += x.num_nodes() as u32;
         }
         let all = self.call_raw(n as usize, Input::Values(&xs), &edges)?;
-        let c = self.num_classes;
-        let mut out = Vec::with_capacity(graphs.len());
-        let mut at = 0;
-        for &(x, _) in graphs {
-            let k = x.num_nodes() * c;
-            out.push(LogProbs::new(x.num_nodes(), c, all[at..at + k].to_vec())?);
-            at += k;
-        }
-        Ok(out)
+        self.split(&all, graphs.iter().map(|(x, _)| x.num_nodes()))
     }
     /// Graphs made of rows of the features the callable holds go as row ids: one call on
     /// their disjoint union, the features gathered on the Python side.
@@ -290,15 +299,7 @@ impl BlackBox for Callback {
             ids.extend_from_slice(rows);
         }
         let all = self.call_raw(ids.len(), Input::Rows(&ids), &edges)?;
-        let c = self.num_classes;
-        let mut out = Vec::with_capacity(graphs.len());
-        let mut at = 0;
-        for &(rows, _) in graphs {
-            let k = rows.len() * c;
-            out.push(LogProbs::new(rows.len(), c, all[at..at + k].to_vec())?);
-            at += k;
-        }
-        Ok(out)
+        self.split(&all, graphs.iter().map(|(rows, _)| rows.len()))
     }
     /// A node set of rows of the features the callable holds is bound as their ids: each
     /// evaluation sends ids and edges.

@@ -37,6 +37,18 @@ def replay(module, x, ei, e):
     return before, after
 
 
+def assert_every_found_replays(case, m, x, ei, result):
+    """Something was found, and every found counterfactual flips the module in PyG as
+    recorded."""
+    found = [e for e in result if e.found]
+    assert found, f"{case}: no counterfactual found"
+    for e in found:
+        assert e.is_counterfactual, e
+        before, after = replay(m, x, ei, e)
+        assert before == e.original_label, (case, e)
+        assert after != before and after == e.new_label, (case, e)
+
+
 @pytest.mark.parametrize("case", live_models.NATIVE_CASES)
 def test_recognised_stacks_are_converted_and_predict_as_the_module(case):
     m, x, ei = live_models.load(LIVE, case)
@@ -65,13 +77,7 @@ def test_other_models_run_as_callbacks_and_every_counterfactual_replays(case):
     result = explainer(x, ei, index=TARGETS)
     assert explainer.notes and explainer.notes[0].startswith("not a recognised")
     assert len(result) == 3 * len(TARGETS)
-    found = [e for e in result if e.found]
-    assert found, f"{case}: no counterfactual found"
-    for e in found:
-        assert e.is_counterfactual, e
-        before, after = replay(m, x, ei, e)
-        assert before == e.original_label, (case, e)
-        assert after != before and after == e.new_label, (case, e)
+    assert_every_found_replays(case, m, x, ei, result)
 
 
 @pytest.mark.parametrize("case", sorted(live_models.REACH_CASES))
@@ -89,13 +95,7 @@ def test_receptive_fields_are_measured_and_every_found_replays(case):
         assert len(notes) == 1 and "claims 1 message-passing layers" in notes[0], notes
     else:
         assert len(notes) == 1 and "the whole graph" in notes[0], notes
-    found = [e for e in result if e.found]
-    assert found, f"{case}: no counterfactual found"
-    for e in found:
-        assert e.is_counterfactual, e
-        before, after = replay(m, x, ei, e)
-        assert before == e.original_label, (case, e)
-        assert after != before and after == e.new_label, (case, e)
+    assert_every_found_replays(case, m, x, ei, result)
 
 
 def test_tutorial_gcn_in_three_lines_with_no_files(tmp_path, monkeypatch):
