@@ -63,7 +63,7 @@ pub mod timing;
 
 pub use black_box::{
     BlackBox, BoundBlackBox, EdgeWeighted, GraphBinding, IncrementalBlackBox, LayersSource,
-    LogProbs, PreparedBlackBox,
+    LogProbs, PreparedBlackBox, RowGraph,
 };
 pub use error::{ModelError, Result};
 pub use gcn::host::HostGcn;

@@ -281,7 +281,7 @@ impl BlackBox for Callback {
     fn log_probs_many_rows(
         &self,
         source: &Features,
-        graphs: &[(&[u32], &[(u32, u32)])],
+        graphs: &[induce::models::RowGraph<'_>],
     ) -> induce::models::Result<Vec<LogProbs>> {
         if self.rows_of != Some(source.id()) || !self.batches_graphs() {
             let xs = (graphs.iter())

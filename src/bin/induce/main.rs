@@ -40,7 +40,7 @@ enum Command {
     /// Train the paper's black-box GCN on a dataset and report its accuracy.
     TrainBlackBox(train_black_box::TrainBlackBoxArgs),
     /// Train an inductive InduCE policy.
-    Train(train::TrainArgs),
+    Train(Box<train::TrainArgs>),
     /// Explain target nodes with one or more methods and write a run directory.
     Explain(Box<explain::ExplainArgs>),
     /// Write every node's predicted class and class probabilities under a black box (CSV).
@@ -67,7 +67,7 @@ fn main() -> ExitCode {
     let result = match Cli::parse().command {
         Command::Data(c) => data::run(c),
         Command::TrainBlackBox(a) => train_black_box::run(a),
-        Command::Train(a) => train::run(a),
+        Command::Train(a) => train::run(*a),
         Command::Explain(a) => explain::run(*a),
         Command::Merge(a) => merge::run(a),
         Command::Predict(a) => predict::run(a),

@@ -121,7 +121,7 @@ pub trait BlackBox: Send + Sync {
     fn log_probs_many_rows(
         &self,
         source: &Features,
-        graphs: &[(&[u32], &[(u32, u32)])],
+        graphs: &[RowGraph<'_>],
     ) -> Result<Vec<LogProbs>> {
         let xs = (graphs.iter())
             .map(|(rows, _)| gather_rows(source, rows))
@@ -257,6 +257,10 @@ pub trait BlackBox: Send + Sync {
         None
     }
 }
+
+/// A graph made of rows of a feature matrix: the row ids (its nodes, in order) and its edges in
+/// local ids ([`BlackBox::log_probs_many_rows`]).
+pub type RowGraph<'a> = (&'a [u32], &'a [(u32, u32)]);
 
 /// How a black box's [`BlackBox::message_passing_layers`] is known ([`BlackBox::layers_source`]).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -401,7 +405,7 @@ impl BlackBox for BoundBlackBox<'_> {
     fn log_probs_many_rows(
         &self,
         source: &Features,
-        graphs: &[(&[u32], &[(u32, u32)])],
+        graphs: &[RowGraph<'_>],
     ) -> Result<Vec<LogProbs>> {
         match self.layers {
             Some(None) => (graphs.iter())
