@@ -33,9 +33,6 @@ pub const TOLERANCE: f32 = 1e-4;
 /// Widening stops here: a model whose outputs still reach further is judged on the whole graph.
 pub const MAX_LAYERS: u32 = 8;
 
-/// Targets of the run checked besides the random sample (the first ones, in the run's order).
-pub const CHECKED_TARGETS: usize = 64;
-
 /// Random nodes of the graph checked besides the targets.
 pub const CHECKED_RANDOM: usize = 32;
 
@@ -109,10 +106,11 @@ impl ReachCheck {
     }
 }
 
-/// The nodes [`check_reach`] compares for a run: its first [`CHECKED_TARGETS`] targets and
-/// [`CHECKED_RANDOM`] nodes drawn with `seed`, without repeats.
+/// The nodes [`check_reach`] compares for a run: every one of its targets (one evaluation of
+/// each target's field, against the tens a target's explanation costs) and [`CHECKED_RANDOM`]
+/// nodes drawn with `seed`, without repeats.
 pub fn reach_sample(graph: &Graph, targets: &[u32], seed: u64) -> Vec<u32> {
-    let mut nodes: Vec<u32> = targets.iter().copied().take(CHECKED_TARGETS).collect();
+    let mut nodes: Vec<u32> = targets.to_vec();
     let all: Vec<u32> = (0..graph.num_nodes() as u32).collect();
     let mut rng = StdRng::seed_from_u64(seed ^ 0x2eac_4000);
     nodes.extend(all.choose_multiple(&mut rng, CHECKED_RANDOM));
