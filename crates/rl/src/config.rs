@@ -168,6 +168,14 @@ impl InduceConfig {
         if !self.entropy_coef.is_finite() {
             return bad("entropy_coef", "finite", self.entropy_coef.to_string());
         }
+        let w = self.env.prior_weight;
+        if !(w.is_finite() && w > 0.0) {
+            return bad(
+                "env.prior_weight",
+                "a positive finite number",
+                w.to_string(),
+            );
+        }
         if !(self.return_std_floor.is_finite() && self.return_std_floor > 0.0) {
             let v = self.return_std_floor.to_string();
             return bad("return_std_floor", "a positive finite number", v);

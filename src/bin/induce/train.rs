@@ -45,6 +45,10 @@ pub struct TrainArgs {
     pub training: Option<induce::rl::Training>,
     #[command(flatten)]
     pub imitation: ImitationArgs,
+    /// The estimated state's prior weight: the first-order estimate enters the actions' prior
+    /// and feature as w · e; a larger w leaves the network a smaller correction [default: 1].
+    #[arg(long, value_name = "W")]
+    pub prior_weight: Option<f32>,
     /// Training targets per policy update (an Adam step of REINFORCE or of imitation)
     /// [default: 16].
     #[arg(long, value_name = "N")]
@@ -154,6 +158,9 @@ impl TrainArgs {
         }
         if let Some(b) = self.batch_size {
             job.induce.batch_size = b;
+        }
+        if let Some(w) = self.prior_weight {
+            job.induce.env.prior_weight = w;
         }
         self.imitation.apply(&mut job)?;
         Ok(job)

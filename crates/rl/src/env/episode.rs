@@ -23,6 +23,7 @@ struct Settings {
     goal: Goal,
     state: StateLayout,
     min_candidates: usize,
+    prior_weight: f32,
 }
 
 impl Settings {
@@ -33,6 +34,7 @@ impl Settings {
             goal: config.goal,
             state: config.state,
             min_candidates: config.min_candidates,
+            prior_weight: config.prior_weight,
         }
     }
 }
@@ -375,7 +377,9 @@ impl<'a> Episode<'a> {
         }
         let done = candidates.len() <= config.min_candidates;
         let estimator = match config.state {
-            StateLayout::Estimated => Some(Arc::new(Estimator::new(graph, black_box, &sub)?)),
+            StateLayout::Estimated => Some(Arc::new(
+                Estimator::new(graph, black_box, &sub)?.with_weight(config.prior_weight),
+            )),
             _ => None,
         };
         let mut ep = Self {

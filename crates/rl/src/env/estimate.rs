@@ -31,6 +31,8 @@ pub(crate) struct Estimator {
     /// The pair `(target, v)` of each local node `v` (`None` for the target).
     toggle_of: Vec<Option<usize>>,
     target: usize,
+    /// The weight of the per-candidate estimates ([`EnvConfig::prior_weight`](super::EnvConfig)).
+    weight: f32,
 }
 
 impl std::fmt::Debug for Estimator {
@@ -78,7 +80,14 @@ impl Estimator {
             index,
             toggle_of,
             target: t,
+            weight: 1.0,
         })
+    }
+
+    /// The estimator with the per-candidate estimates scaled by `weight`.
+    pub(crate) fn with_weight(mut self, weight: f32) -> Self {
+        self.weight = weight;
+        self
     }
 
     /// The column on the edit graph `edit` (local ids): node `v`'s entry is the estimated drop
@@ -112,7 +121,7 @@ impl Estimator {
         let per_candidate = candidates
             .map(|(a, b)| {
                 let k = self.index.get(&(a.min(b), a.max(b))).copied();
-                k.map_or(0.0, of)
+                self.weight * k.map_or(0.0, of)
             })
             .collect();
         Ok((column, per_candidate))
@@ -189,6 +198,20 @@ mod tests {
             );
         }
         assert!(col.iter().any(|c| c.abs() > 1e-3), "{col:?}");
+        // A prior weight scales the candidates' estimates, not the node column.
+        let t = sub.target_local as u32;
+        let pairs: Vec<(u32, u32)> = (0..6).filter(|&v| v != t).map(|v| (t, v)).collect();
+        let (_, one) = est
+            .estimates(&edit, pairs.iter().copied(), Goal::AnyOther, y)
+            .unwrap();
+        let heavy = Estimator::new(&g, &bb, &sub).unwrap().with_weight(3.0);
+        let (col3, three) =
+            (heavy.estimates(&edit, pairs.iter().copied(), Goal::AnyOther, y)).unwrap();
+        assert_eq!(col3, col);
+        assert!(one.iter().any(|e| e.abs() > 1e-3), "{one:?}");
+        for (a, b) in one.iter().zip(&three) {
+            assert!((3.0 * a - b).abs() < 1e-6, "{a} {b}");
+        }
     }
 
     /// The layout puts the column last, refreshes it after an edit and restores it on a reset;

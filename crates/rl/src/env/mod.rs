@@ -205,6 +205,19 @@ pub struct EnvConfig {
     /// frozen neighbourhood, `--paper-faithful` and [`EnvConfig::reference`]).
     #[serde(skip_serializing_if = "is_default")]
     pub verdict: Verdict,
+    /// [`StateLayout::Estimated`]: the weight of the first-order estimate in the actions'
+    /// prior and feature (`estimate = w · e`; default 1). A larger weight leaves the network
+    /// a smaller correction of the estimate's ranking.
+    #[serde(default = "one", skip_serializing_if = "is_one")]
+    pub prior_weight: f32,
+}
+
+fn one() -> f32 {
+    1.0
+}
+
+fn is_one(v: &f32) -> bool {
+    *v == 1.0
 }
 
 impl Default for EnvConfig {
@@ -223,6 +236,7 @@ impl Default for EnvConfig {
             fanout: None,
             max_nodes: None,
             verdict: Verdict::Exact,
+            prior_weight: 1.0,
         }
     }
 }
