@@ -139,15 +139,21 @@ for g in cora citeseer; do
     # Imitation of the greedy search (--training imitation, DAgger with a listwise loss; issue
     # 58): the recommended recipe (`induce train` without options: the estimated state, width
     # 32, 20 passes) and its ablation, each on the same training targets.
-    imitate() { # NAME TRAIN-OPTIONS...
+    imitate() { # NAME TRAIN-OPTIONS... (the ablation: at the earlier prior weight 1 unless the
+      # options say otherwise; the recipe itself at its own, 10)
       local name=$1; shift
+      local w=(--prior-weight 1)
+      [ "$name" = recipe ] && w=()
+      case " $* " in *" --prior-weight "*) w=() ;; esac
       test -s "$out/$g-policy-$name/policy.bpk" ||
-        run train --data "$real/$g.npz" --black-box "$out/$g-bb" --sample $n "$@" \
+        run train --data "$real/$g.npz" --black-box "$out/$g-bb" --sample $n "${w[@]}" "$@" \
           --out "$out/$g-policy-$name"
       run explain "${d[@]}" --policy "$out/$g-policy-$name" \
         --method inductive,inductive-best-of-k --out "$out/$g-$name-inductive"
     }
     imitate recipe
+    imitate recipe-pw1            # the recipe at prior weight 1 (the earlier default)
+    imitate recipe-pw3 --prior-weight 3
     # No training: the estimated state's prior alone (greedy --shortlist 1's choice, in effect).
     run explain "${d[@]}" --method untrained --state estimated --out "$out/$g-untrained-estimated"
     imitate im-paper-h16 --training imitation --state paper --hidden 16
@@ -209,12 +215,19 @@ if [ -n "${LIMIT_PYG:-}" ]; then
           run train "${d[@]::6}" --sample 150 --out "$p/$m-policy-recipe"
         run explain "${d[@]}" --policy "$p/$m-policy-recipe" --method inductive \
           --out "$p/$m-recipe-inductive"
+        # The recipe at prior weight 1 (the earlier default), and the prior alone.
+        test -s "$p/$m-policy-recipe-pw1/policy.bpk" ||
+          run train "${d[@]::6}" --sample 150 --prior-weight 1 --out "$p/$m-policy-recipe-pw1"
+        run explain "${d[@]}" --policy "$p/$m-policy-recipe-pw1" --method inductive \
+          --out "$p/$m-recipe-pw1-inductive"
+        run explain "${d[@]}" --method untrained --state estimated \
+          --out "$p/$m-untrained-estimated"
       fi
     done
     (cd "$p" && "$LIMIT_PYG" "$root/scripts/pyg-replay-cora.py" --graph $g.npz \
       --runs '{m}-exact' '{m}-greedy' '{m}-greedy-sl64' '{m}-greedy-graph' '{m}-transductive' '{m}-transductive-la256' \
       '{m}-transductive-la64-w' '{m}-transductive-la256-w' '{m}-inductive-la128-w' \
-      '{m}-greedy-sl1' '{m}-recipe-inductive')
+      '{m}-greedy-sl1' '{m}-recipe-inductive' '{m}-recipe-pw1-inductive')
   done
 fi
 

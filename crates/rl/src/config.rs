@@ -96,6 +96,12 @@ pub const RECOMMENDED_PASSES: usize = 20;
 /// Width of the policy's layers in [`InduceConfig::recommended`] (the paper's: 16).
 pub const RECOMMENDED_WIDTH: usize = 32;
 
+/// The estimated state's prior weight in [`InduceConfig::recommended`]
+/// ([`EnvConfig::prior_weight`]): the network corrects a prior ten times the first-order
+/// estimate, where a weight of 1 let it override the prior (`docs/RESULTS.md`, "The trained
+/// policy at the paper's cost").
+pub const RECOMMENDED_PRIOR_WEIGHT: f32 = 10.0;
+
 impl Default for InduceConfig {
     fn default() -> Self {
         Self {
@@ -216,13 +222,15 @@ impl InduceConfig {
     /// [`Training::Imitation`] of the exact greedy search for [`RECOMMENDED_PASSES`] passes, on
     /// the [`StateLayout::Estimated`](crate::StateLayout::Estimated) state (a black box without
     /// gradients needs [`StateLayout::Targeted`](crate::StateLayout::Targeted) instead), with
-    /// GAT layers and a scoring MLP [`RECOMMENDED_WIDTH`] wide. Everything else is kept.
+    /// GAT layers and a scoring MLP [`RECOMMENDED_WIDTH`] wide, the estimate weighted
+    /// [`RECOMMENDED_PRIOR_WEIGHT`]. Everything else is kept.
     ///
     /// ```
     /// use induce_rl::{InduceConfig, StateLayout, Training};
     /// let c = InduceConfig::default().recommended();
     /// assert_eq!((c.training, c.env.state), (Training::Imitation, StateLayout::Estimated));
     /// assert_eq!(c.gamma, InduceConfig::default().gamma);
+    /// assert_eq!(c.env.prior_weight, induce_rl::RECOMMENDED_PRIOR_WEIGHT);
     /// ```
     pub fn recommended(self) -> Self {
         Self {
@@ -232,6 +240,7 @@ impl InduceConfig {
             mlp_hidden: RECOMMENDED_WIDTH,
             env: EnvConfig {
                 state: crate::StateLayout::Estimated,
+                prior_weight: RECOMMENDED_PRIOR_WEIGHT,
                 ..self.env
             },
             ..self

@@ -46,7 +46,8 @@ pub struct TrainArgs {
     #[command(flatten)]
     pub imitation: ImitationArgs,
     /// The estimated state's prior weight: the first-order estimate enters the actions' prior
-    /// and feature as w · e; a larger w leaves the network a smaller correction [default: 1].
+    /// and feature as w · e; a larger w leaves the network a smaller correction [default: 10
+    /// with the recommended recipe, 1 otherwise].
     #[arg(long, value_name = "W")]
     pub prior_weight: Option<f32>,
     /// Training targets per policy update (an Adam step of REINFORCE or of imitation)
