@@ -39,7 +39,8 @@ pub struct TrainArgs {
     /// How the policy learns: imitation (the recommended recipe, not in the paper: imitation of
     /// the exact greedy search on the states the policy reaches, DAgger with a listwise loss
     /// over the search's ranking, on the estimated state (--state; the targeted one for a black
-    /// box without gradients), width 32 (--hidden), 20 passes (--episodes)) or reinforce (the
+    /// box without gradients) with prior weight 10 (--prior-weight), width 32 (--hidden), 20
+    /// passes (--episodes)) or reinforce (the
     /// paper's REINFORCE, state, width and episodes) [default: imitation].
     #[arg(long, value_name = "reinforce|imitation")]
     pub training: Option<induce::rl::Training>,
