@@ -35,7 +35,7 @@ def flags(run):
     """The options a run directory's name records: `-laK` (--lookahead K), `-laK-w`
     (--lookahead K --widen), `-tT` (--temperature T), `-slK` (--shortlist K), `-graph`
     (--additions graph), `-targeted` (--state targeted); a policy trained by imitation:
-    `-recipe` (`induce train`'s default recipe), `-im-STATE[-h16]` (--training imitation
+    `-recipe` (`induce train`'s default recipe; `-recipe-pwW` at --prior-weight W), `-im-STATE[-h16]` (--training imitation
     --state STATE [--hidden 16]), `-im-bc` (--teacher-temperature 0), `-im-nodagger`
     (--teacher-share 1), `-im-finetune` (--finetune 20), `-rf-estimated` (REINFORCE, the
     estimated state)."""
@@ -53,6 +53,8 @@ def flags(run):
     if name.endswith("-graph"):
         out.append("--additions graph")
     policy = {
+        "-recipe-pw1": "[policy: recipe at prior weight 1]",
+        "-recipe-pw3": "[policy: recipe at prior weight 3]",
         "-recipe": "[policy: recipe]",
         "-im-paper-h16": "[policy: imitation, paper state, width 16]",
         "-im-targeted-h16": "[policy: imitation, targeted, width 16]",
