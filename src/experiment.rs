@@ -73,7 +73,7 @@ impl ExperimentConfig {
             inductive: preset.inductive(seed),
             transductive: preset.transductive(seed),
             baselines: BaselineConfig::for_dataset(&stem, seed),
-            methods: Method::DEFAULT.to_vec(),
+            methods: Method::defaults(),
             max_targets: None,
         }
     }

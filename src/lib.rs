@@ -40,7 +40,7 @@
 //! let bb = induce::methods::load_black_box(&bb_path, &data, induce::rl::Kernel::Host, &device)?;
 //! // Transductive InduCE on a seeded sample of five of the paper's test targets, with a short
 //! // per-target budget of episodes; the neighbourhoods' hops are the settings' (given once).
-//! let mut job = induce::run::MemoryJob::new(&data, bb.black_box.as_ref(), &[Method::Transductive]);
+//! let mut job = induce::run::MemoryJob::new(&data, bb.black_box.as_ref(), &[Method::TRANSDUCTIVE]);
 //! job.targets = TargetSpec::Test;
 //! job.sample = Some(induce::run::Sample { size: 5, seed: 1 });
 //! job.settings.transductive.episodes = 20;

@@ -70,7 +70,7 @@ impl QualityConfig {
             data_dir: data_dir.into(),
             graphs: vec!["syn1".into(), "syn4".into(), "syn5".into()],
             seeds: (42..47).collect(),
-            methods: Method::DEFAULT.to_vec(),
+            methods: Method::defaults(),
             paper_faithful_rows: true,
             noise: true,
             max_episodes: None,

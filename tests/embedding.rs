@@ -65,7 +65,7 @@ fn your_own_black_box_in_memory() {
     };
     let bb = DegreeRule;
 
-    let mut job = MemoryJob::new(&data, &bb, &[Method::Random, Method::Transductive]);
+    let mut job = MemoryJob::new(&data, &bb, &[Method::RANDOM, Method::TRANSDUCTIVE]);
     job.targets = TargetSpec::List(vec![0, 1, 2]);
     job.settings.transductive.episodes = 5;
     let dir = tempfile::tempdir().unwrap();
@@ -86,7 +86,7 @@ fn your_own_black_box_in_memory() {
         serde_json::from_slice(&std::fs::read(out.join("config.json")).unwrap()).unwrap();
     assert!(config["black_box"].is_null());
     // The layout `induce explain` gives its job: the same keys, the run's protocol among them.
-    let file_job = induce::run::ExplainJob::new("x", "y", &[Method::Random]);
+    let file_job = induce::run::ExplainJob::new("x", "y", &[Method::RANDOM]);
     let keys = |v: &serde_json::Value| {
         let mut k: Vec<String> = v.as_object().unwrap().keys().cloned().collect();
         k.sort();
@@ -102,7 +102,7 @@ fn your_own_black_box_in_memory() {
     assert_ne!(config["inductive"]["episodes"], 5);
 
     // The gradient baselines refuse a model without gradients, by name.
-    let mut grad = MemoryJob::new(&data, &bb, &[Method::CfGnnExplainer]);
+    let mut grad = MemoryJob::new(&data, &bb, &[Method::CF_GNNEXPLAINER]);
     grad.targets = TargetSpec::List(vec![0]);
     let e = explain_in_memory(&grad, None, &device)
         .unwrap_err()
@@ -114,7 +114,7 @@ fn your_own_black_box_in_memory() {
     assert!(e.contains("implement BlackBox::edge_weighted"), "{e}");
     // ... before any method runs: the transductive search listed first makes no call.
     let counted = Counted(Default::default());
-    let mut both = MemoryJob::new(&data, &counted, &[Method::Transductive, Method::Cf2]);
+    let mut both = MemoryJob::new(&data, &counted, &[Method::TRANSDUCTIVE, Method::CF2]);
     both.targets = TargetSpec::List(vec![0, 1, 2]);
     let e = explain_in_memory(&both, None, &device)
         .unwrap_err()
@@ -128,6 +128,6 @@ fn your_own_black_box_in_memory() {
         .to_string();
     assert!(e.contains("open_run_with"), "{e}");
     let run = induce::render::open_run_with(&out, Some(&DegreeRule), &device).unwrap();
-    let svg = induce::render::render_target(&run, Some(Method::Random), 0).unwrap();
+    let svg = induce::render::render_target(&run, Some(Method::RANDOM), 0).unwrap();
     assert!(svg.starts_with("<svg"));
 }

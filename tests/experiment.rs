@@ -121,7 +121,7 @@ fn quick_tree_cycles_run_writes_summary_explanations_and_config() {
     std::fs::write(out2.join("stale.txt"), b"stale").unwrap();
     let mut c2 = cfg.clone();
     c2.max_targets = Some(2);
-    c2.methods = vec![induce::Method::Transductive];
+    c2.methods = vec![induce::Method::TRANSDUCTIVE];
     run(&c2, None, &out2, &dev, &NoProgress).unwrap();
     assert!(!out2.join("stale.txt").exists());
     assert!(!out2.join("policy.bpk").exists());

@@ -1,16 +1,13 @@
-//! [`BaselineConfig`] (every baseline's settings) and [`baseline`], which builds one.
+//! [`BaselineConfig`] (the settings of every baseline and search) and what their notes share.
+//! Each baseline declares itself in its own file (`random.rs`, `cf_gnnexplainer.rs`, …).
 
-use burn::tensor::Device;
 use induce_baselines::{
-    Candidates, Cf2Config, Cf2Explainer, CfGnnConfig, CfGnnExplainer, ExactConfig, ExactExplainer,
-    GreedyConfig, GreedyExplainer, Optimiser, PgConfig, PgExplainer, RandomConfig, RandomExplainer,
+    Cf2Config, CfGnnConfig, ExactConfig, GreedyConfig, Optimiser, PgConfig, RandomConfig,
 };
-use induce_explain::{Explainer, Protocol, Verdict};
-use induce_graph::Dataset;
-use induce_models::BlackBox;
+use induce_explain::Verdict;
 use serde::{Deserialize, Serialize};
 
-use super::{Method, Preset};
+use super::{Describe, Needs, Preset};
 use crate::error::{Error, Result};
 
 /// The settings of every baseline, as a run records them in its `config.json`.
@@ -119,133 +116,6 @@ impl BaselineConfig {
         self
     }
 
-    /// One line saying what a baseline `method` ran with under the run's `protocol` (a run's
-    /// notes carry it); `train_targets` is the number of nodes PGExplainer trained on, `searched_hops` the
-    /// radius its explainer actually searches ([`Explainer::neighbourhood_hops`]: under exact
-    /// verdicts the configured hops widened to the black box's receptive field, `L + 1` for `L`
-    /// message-passing layers), named when it is wider than the configured one.
-    ///
-    /// [`Explainer::neighbourhood_hops`]: induce_explain::Explainer::neighbourhood_hops
-    pub fn describe(
-        &self,
-        method: Method,
-        protocol: Protocol,
-        train_targets: usize,
-        searched_hops: Option<u32>,
-    ) -> Option<String> {
-        let opt = |o: &Optimiser| match *o {
-            Optimiser::Sgd {
-                lr,
-                momentum,
-                nesterov,
-            } => match (momentum, nesterov) {
-                (0.0, _) => format!("SGD lr {lr}"),
-                (m, true) => format!("SGD lr {lr}, Nesterov momentum {m}"),
-                (m, false) => format!("SGD lr {lr}, momentum {m}"),
-            },
-            Optimiser::Adam { lr } => format!("Adam lr {lr}"),
-        };
-        let cf = &self.cf_gnnexplainer;
-        let c2 = &self.cf2;
-        let pg = &self.pgexplainer;
-        Some(match method {
-            Method::Random => format!(
-                "{} random masks per target over the {}-hop neighbourhood's edges, each \
-                 kept with probability {}; the smallest that flips",
-                self.random.iterations, self.random.hops, self.random.keep_probability
-            ),
-            Method::CfGnnExplainer | Method::CfGnnExplainerPlusPlus => {
-                let cands = match method {
-                    Method::CfGnnExplainer => "the existing edges (deletions)".to_string(),
-                    _ => "every node pair (n(n-1)/2; non-edges start absent)".to_string(),
-                };
-                format!(
-                    "{} steps of {}, beta {}, {}-hop neighbourhood, mask over {cands}; \
-                     the smallest counterfactual found",
-                    cf.iterations,
-                    opt(&cf.optimiser),
-                    cf.beta,
-                    cf.hops
-                )
-            }
-            Method::Cf2 => format!(
-                "alpha {}, lambda {}, gamma {}, {} steps of Adam lr {}, threshold {}, \
-                 {}-hop neighbourhood",
-                c2.alpha, c2.lambda, c2.gamma, c2.iterations, c2.lr, c2.threshold, c2.hops
-            ),
-            Method::Greedy => {
-                let g = &self.greedy;
-                format!(
-                    "{} over the {}-hop neighbourhood's actions \
-                     (additions: {}), up to {} edits, the edit that most lowers {} kept at \
-                     each step{}",
-                    match g.shortlist {
-                        None => "exhaustive one-step search".to_string(),
-                        Some(k) => format!(
-                            "bounded one-step search (each step judges the {k} actions a \
-                             first-order estimate ranks first)"
-                        ),
-                    },
-                    g.hops,
-                    g.additions,
-                    g.budget,
-                    match g.goal {
-                        induce_explain::Goal::AnyOther => "the original class's margin".into(),
-                        induce_explain::Goal::Class(c) => format!("the margin to class {c}"),
-                    },
-                    match protocol.minimise {
-                        true => "; minimality pass",
-                        false => "",
-                    }
-                )
-            }
-            Method::Exact => {
-                let x = &self.exact;
-                format!(
-                    "every edit set of the {}-hop neighbourhood's actions (additions: {}) by \
-                     size up to {}, at most {} evaluations per target: the certified minimum",
-                    x.hops, x.additions, x.max_size, x.max_evaluations
-                )
-            }
-            Method::PgExplainer => format!(
-                "trained on {train_targets} nodes for {} epochs (Adam lr {}, size \
-                 {}, entropy {}, temperature {} -> {}); deletes the top-{} edges of the {}-hop \
-                 neighbourhood",
-                pg.epochs,
-                pg.lr,
-                pg.size_coefficient,
-                pg.entropy_coefficient,
-                pg.temperature_start,
-                pg.temperature_end,
-                pg.k,
-                pg.hops
-            ),
-            _ => return None,
-        })
-        .map(|line| {
-            let hops = match method {
-                Method::Random => self.random.hops,
-                Method::Cf2 => c2.hops,
-                Method::PgExplainer => pg.hops,
-                Method::Greedy => self.greedy.hops,
-                Method::Exact => self.exact.hops,
-                _ => cf.hops,
-            };
-            match protocol.verdict {
-                Verdict::Neighbourhood => {
-                    format!("{line}; verdicts on the frozen neighbourhood (paper protocol)")
-                }
-                Verdict::Exact => match searched_hops {
-                    Some(h) if h > hops => format!(
-                        "{line} (widened to the black box's receptive field, L + 1 = {h} hops, \
-                         so that its original label is the model's on the graph)"
-                    ),
-                    _ => line,
-                },
-            }
-        })
-    }
-
     /// Checks every budget, naming the field at fault (each must be at least 1; a run with
     /// `--iterations 0` is refused before anything is loaded).
     ///
@@ -295,73 +165,76 @@ impl BaselineConfig {
     }
 }
 
-/// Builds the explainer of a baseline `method` against `bb` (its differentiable form,
-/// [`BlackBox::differentiable`], gives the gradient-based methods their gradients, and a model
-/// without one is refused by them; its predictions judge every flip). PGExplainer is trained
-/// here, on `train_targets`. Every baseline takes the run's `protocol` (its verdicts; `greedy`
-/// its minimality pass too).
-pub fn baseline<'a>(
-    method: Method,
-    data: &Dataset,
-    bb: &'a dyn BlackBox,
-    config: &BaselineConfig,
-    protocol: Protocol,
-    train_targets: &[u32],
-    device: &Device,
-) -> Result<Box<dyn Explainer + 'a>> {
-    Ok(match method {
-        Method::Random => Box::new(RandomExplainer::new(bb, config.random.clone(), protocol)),
-        Method::CfGnnExplainer => Box::new(CfGnnExplainer::new(
-            bb,
-            CfGnnConfig {
-                candidates: Candidates::ExistingEdges,
-                ..config.cf_gnnexplainer.clone()
-            },
-            protocol,
-            device,
-        )?),
-        Method::CfGnnExplainerPlusPlus => Box::new(CfGnnExplainer::new(
-            bb,
-            config.cf_gnnexplainer.clone().plus_plus(),
-            protocol,
-            device,
-        )?),
-        Method::Cf2 => Box::new(Cf2Explainer::new(bb, config.cf2.clone(), protocol, device)?),
-        Method::PgExplainer => Box::new(PgExplainer::train(
-            &data.graph,
-            bb,
-            train_targets,
-            config.pgexplainer.clone(),
-            protocol,
-            device,
-        )?),
-        Method::Greedy => {
-            config.greedy.validate(protocol)?;
-            Box::new(GreedyExplainer::new(bb, config.greedy.clone(), protocol).with_device(device))
+/// `line`, the note of a baseline that searched `hops` hops, under the run's protocol: the
+/// paper's verdicts named, and a radius widened to the black box's receptive field
+/// ([`Explainer::neighbourhood_hops`](induce_explain::Explainer::neighbourhood_hops): under
+/// exact verdicts the configured hops widened to `L + 1` for `L` message-passing layers).
+pub(super) fn note(line: String, hops: u32, d: &Describe<'_>) -> String {
+    match d.protocol.verdict {
+        Verdict::Neighbourhood => {
+            format!("{line}; verdicts on the frozen neighbourhood (paper protocol)")
         }
-        Method::Exact => {
-            config.exact.validate(protocol)?;
-            Box::new(ExactExplainer::new(bb, config.exact.clone(), protocol))
-        }
-        other => {
-            return Err(Error::InvalidValue {
-                what: "method",
-                value: other.name().into(),
-                reason: "is an InduCE method, not a baseline: use methods::explainer".into(),
-            });
-        }
-    })
+        Verdict::Exact => match d.searched_hops {
+            Some(h) if h > hops => format!(
+                "{line} (widened to the black box's receptive field, L + 1 = {h} hops, so that \
+                 its original label is the model's on the graph)"
+            ),
+            _ => line,
+        },
+    }
 }
+
+/// The name of an optimiser's settings in a note.
+pub(super) fn optimiser(o: &induce_baselines::Optimiser) -> String {
+    match *o {
+        Optimiser::Sgd {
+            lr,
+            momentum,
+            nesterov,
+        } => match (momentum, nesterov) {
+            (0.0, _) => format!("SGD lr {lr}"),
+            (m, true) => format!("SGD lr {lr}, Nesterov momentum {m}"),
+            (m, false) => format!("SGD lr {lr}, momentum {m}"),
+        },
+        Optimiser::Adam { lr } => format!("Adam lr {lr}"),
+    }
+}
+
+/// What a baseline needs: the black box's gradients.
+pub(super) const NEEDS_GRADIENTS: Needs = Needs {
+    policy: false,
+    gradients: true,
+    training_targets: false,
+};
 
 #[cfg(test)]
 mod tests {
+    use induce_explain::Protocol;
+
     use super::*;
+    use crate::methods::Method;
+
+    fn describe(
+        m: Method,
+        b: &BaselineConfig,
+        p: Protocol,
+        train: usize,
+        searched: Option<u32>,
+    ) -> Option<String> {
+        m.describe(&Describe {
+            induce: None,
+            baselines: b,
+            protocol: p,
+            train_targets: train,
+            searched_hops: searched,
+        })
+    }
 
     #[test]
     fn a_shortlist_is_named_in_the_note_and_zero_is_refused_by_its_flag() {
         let mut b = BaselineConfig::default();
         let exact = Protocol::exact(4);
-        let note = |b: &BaselineConfig| b.describe(Method::Greedy, exact, 0, None).unwrap();
+        let note = |b: &BaselineConfig| describe(Method::GREEDY, b, exact, 0, None).unwrap();
         assert!(
             note(&b).starts_with("exhaustive one-step search"),
             "{}",
@@ -379,23 +252,18 @@ mod tests {
     fn baseline_notes_name_the_radius_searched() {
         let b = BaselineConfig::default();
         let exact = Protocol::exact(4);
-        let pg = |searched| {
-            b.describe(Method::PgExplainer, exact, 10, searched)
-                .unwrap()
-        };
+        let pg = |searched| describe(Method::PGEXPLAINER, &b, exact, 10, searched).unwrap();
         // 3 configured hops, searched on 4 (a 3-layer GCN) or on 3 (a 2-layer PyG model).
         let widened = "top-6 edges of the 3-hop neighbourhood (widened to the black box's \
                        receptive field, L + 1 = 4 hops";
         assert!(pg(Some(4)).contains(widened), "{}", pg(Some(4)));
         assert!(!pg(Some(3)).contains("widened"), "{}", pg(Some(3)));
         assert!(!pg(None).contains("widened"));
-        let line = b
-            .describe(Method::Cf2, Protocol::paper(4), 0, Some(4))
-            .unwrap();
+        let line = describe(Method::CF2, &b, Protocol::paper(4), 0, Some(4)).unwrap();
         assert!(
             line.ends_with("verdicts on the frozen neighbourhood (paper protocol)"),
             "{line}"
         );
-        assert_eq!(b.describe(Method::Transductive, exact, 0, Some(4)), None);
+        assert_eq!(describe(Method::TRANSDUCTIVE, &b, exact, 0, Some(4)), None);
     }
 }

@@ -18,9 +18,9 @@
 //! let bb = induce::models::gcn_black_box(&gcn, induce::rl::Kernel::Host, &device)?;
 //! let settings = MethodSettings::for_family(Preset::Trees, 42);
 //! let mut set = MethodSet::new(&data, bb.as_ref(), settings, Policies::Absent, &device);
-//! let random = set.prepare(Method::Random)?;
+//! let random = set.prepare(Method::RANDOM)?;
 //! assert_eq!(random.explainer.name(), "random");
-//! assert!(set.prepare(Method::Inductive).is_err()); // no policy to load or train
+//! assert!(set.prepare(Method::INDUCTIVE).is_err()); // no policy to load or train
 //! # Ok(()) }
 //! ```
 
@@ -36,9 +36,7 @@ use induce_graph::{Dataset, k_hop};
 use induce_models::{BlackBox, Policy};
 use induce_rl::{EditMode, InduceConfig, PolicyMeta, save_policy};
 
-use super::{
-    BaselineConfig, Method, Preset, baseline, describe_induce, explainer, load_trained_policy,
-};
+use super::{BaselineConfig, Build, Describe, Method, Preset, Schedule, load_trained_policy};
 use crate::error::{Error, Result};
 
 /// The settings a run gives its methods.
@@ -145,8 +143,9 @@ pub fn method_config(
     settings: &MethodSettings,
 ) -> InduceConfig {
     let run = &settings.induce;
-    let mut c = match (method, trained) {
-        (Method::Transductive, _) => settings.transductive.clone(),
+    let schedule = method.decl().schedule;
+    let mut c = match (schedule, trained) {
+        (Schedule::PerTarget, _) => settings.transductive.clone(),
         (_, Some(t)) => {
             let mut c = t.clone();
             c.kernel = run.kernel;
@@ -162,7 +161,7 @@ pub fn method_config(
         }
         (_, None) => run.clone(),
     };
-    if method == Method::InductiveFineTuned {
+    if schedule == Schedule::FineTune {
         let s = &settings.transductive;
         c.episodes = s.episodes;
         c.gamma = s.gamma;
@@ -327,26 +326,28 @@ impl<'a> MethodSet<'a> {
                 ));
             }
             let (e, secs) = induce_rl::timed(|| {
-                baseline(
+                method.build(&Build {
                     method,
-                    self.data,
-                    self.black_box,
-                    b,
-                    self.settings.protocol,
-                    &self.baseline_targets,
-                    &self.device,
-                )
+                    data: self.data,
+                    black_box: self.black_box,
+                    policy: None,
+                    induce: &self.settings.induce,
+                    baselines: b,
+                    protocol: self.settings.protocol,
+                    train_targets: &self.baseline_targets,
+                    device: &self.device,
+                })
             });
             let explainer = e?;
-            let notes = b
-                .describe(
-                    method,
-                    self.settings.protocol,
-                    self.baseline_targets.len(),
-                    explainer.neighbourhood_hops(),
-                )
-                .into_iter()
-                .collect();
+            let notes = (method.describe(&Describe {
+                induce: None,
+                baselines: b,
+                protocol: self.settings.protocol,
+                train_targets: self.baseline_targets.len(),
+                searched_hops: explainer.neighbourhood_hops(),
+            }))
+            .into_iter()
+            .collect();
             return Ok(PreparedMethod {
                 method,
                 explainer,
@@ -367,16 +368,26 @@ impl<'a> MethodSet<'a> {
                 false,
             ),
         };
-        let bb = self.black_box;
-        let e = explainer(
+        let e = method.build(&Build {
             method,
-            self.data,
-            bb,
-            policy.as_ref(),
-            &config,
-            &self.device,
-        )?;
-        let mut notes: Vec<String> = describe_induce(method, &config).into_iter().collect();
+            data: self.data,
+            black_box: self.black_box,
+            policy: policy.as_ref(),
+            induce: &config,
+            baselines: &self.settings.baselines,
+            protocol: self.settings.protocol,
+            train_targets: &self.baseline_targets,
+            device: &self.device,
+        })?;
+        let mut notes: Vec<String> = (method.describe(&Describe {
+            induce: Some(&config),
+            baselines: &self.settings.baselines,
+            protocol: self.settings.protocol,
+            train_targets: self.baseline_targets.len(),
+            searched_hops: e.neighbourhood_hops(),
+        }))
+        .into_iter()
+        .collect();
         if loaded {
             let report = crate::run::train_report_name(config.env.mode);
             notes.push(match seconds {
@@ -445,7 +456,7 @@ impl<'a> MethodSet<'a> {
                 let config = method_config(method, None, &self.settings);
                 // One policy per edit mode (and verdicts), whatever the method's per-target
                 // schedule: `inductive`, `inductive-best-of-k` and `inductive-fine-tuned` share it.
-                let mut training = method_config(Method::Inductive, None, &self.settings);
+                let mut training = method_config(Method::INDUCTIVE, None, &self.settings);
                 training.env.mode = config.env.mode;
                 let key = (None, training.env.mode, training.env.verdict);
                 if let Some(c) = self.cache.iter().find(|c| c.key == key) {
@@ -500,13 +511,13 @@ fn policy_train_seconds(path: &Path, method: Method) -> Option<f64> {
     let file = crate::methods::policy_path(path, method);
     let dir = file.parent()?;
     // `train-del-only.json` beside a deletion-only policy; `train.json` (checked below) before.
-    let json = (method == Method::InductiveDelOnly)
+    let json = (method == Method::INDUCTIVE_DEL_ONLY)
         .then(|| std::fs::read(dir.join("train-del-only.json")).ok())
         .flatten()
         .or_else(|| std::fs::read(dir.join("train.json")).ok())?;
     let v: serde_json::Value = serde_json::from_slice(&json).ok()?;
     let del_only = v["job"]["induce"]["env"]["mode"] == "delete_only";
-    (del_only == (method == Method::InductiveDelOnly))
+    (del_only == (method == Method::INDUCTIVE_DEL_ONLY))
         .then(|| v["outcome"]["seconds"].as_f64())
         .flatten()
 }
@@ -525,13 +536,13 @@ mod tests {
             .unwrap()
         };
         std::fs::write(dir.path().join("train.json"), report("both", 1.5)).unwrap();
-        let del = || policy_train_seconds(dir.path(), Method::InductiveDelOnly);
+        let del = || policy_train_seconds(dir.path(), Method::INDUCTIVE_DEL_ONLY);
         // Before the deletion-only report existed, train.json described the other policy.
         assert_eq!(del(), None);
         let name = crate::run::train_report_name(induce_rl::EditMode::DeleteOnly);
         std::fs::write(dir.path().join(name), report("delete_only", 0.25)).unwrap();
         assert_eq!(
-            policy_train_seconds(dir.path(), Method::Inductive),
+            policy_train_seconds(dir.path(), Method::INDUCTIVE),
             Some(1.5)
         );
         assert_eq!(del(), Some(0.25));
@@ -558,7 +569,7 @@ mod tests {
             ..InduceConfig::default()
         };
         trained.env.budget = 5;
-        let c = method_config(Method::InductiveBestOfK, Some(&trained), &settings);
+        let c = method_config(Method::INDUCTIVE_BEST_OF_K, Some(&trained), &settings);
         // Training settings from the checkpoint, inference settings from the run.
         assert_eq!((c.gamma, c.hidden, c.seed), (0.3, 8, 7));
         assert_eq!(
@@ -567,7 +578,7 @@ mod tests {
         );
         assert_eq!(c.widen, induce_rl::Widening::WhileImproving);
         assert_eq!(c.episodes, trained.episodes);
-        for m in [Method::Inductive, Method::Transductive, Method::Untrained] {
+        for m in [Method::INDUCTIVE, Method::TRANSDUCTIVE, Method::UNTRAINED] {
             for t in [Some(&trained), None] {
                 let c = method_config(m, t, &settings);
                 assert_eq!((c.env.verdict, c.minimise), (Verdict::Neighbourhood, false));
@@ -579,22 +590,22 @@ mod tests {
             budget: Some(3),
             ..settings.clone()
         };
-        for m in [Method::Inductive, Method::Transductive, Method::Untrained] {
+        for m in [Method::INDUCTIVE, Method::TRANSDUCTIVE, Method::UNTRAINED] {
             assert_eq!(method_config(m, Some(&trained), &run_budget).env.budget, 3);
         }
         // Fine-tuning follows the run's schedule; deletion-only always deletes only.
-        let f = method_config(Method::InductiveFineTuned, Some(&trained), &settings);
+        let f = method_config(Method::INDUCTIVE_FINE_TUNED, Some(&trained), &settings);
         assert_eq!((f.episodes, f.lr, f.greedy_every), (9, 0.5, 3));
         assert_eq!(f.gamma, settings.transductive.gamma);
-        let d = method_config(Method::InductiveDelOnly, Some(&trained), &settings);
+        let d = method_config(Method::INDUCTIVE_DEL_ONLY, Some(&trained), &settings);
         assert_eq!(d.env.mode, EditMode::DeleteOnly);
         // `transductive` runs the schedule; `--edits` and `--allowed` restrict every InduCE method.
         settings.edits = Some(EditMode::AddOnly);
         settings.allowed = Some(vec![(0, 1)]);
-        let t = method_config(Method::Transductive, None, &settings);
+        let t = method_config(Method::TRANSDUCTIVE, None, &settings);
         assert_eq!((t.episodes, t.env.mode), (9, EditMode::AddOnly));
         assert_eq!(t.env.allowed, Some(vec![(0, 1)]));
-        let d = method_config(Method::InductiveDelOnly, None, &settings);
+        let d = method_config(Method::INDUCTIVE_DEL_ONLY, None, &settings);
         assert_eq!(d.env.mode, EditMode::DeleteOnly);
         assert_eq!(policy_file_name(d.env.mode), "policy-del-only.bpk");
     }

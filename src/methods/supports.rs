@@ -7,17 +7,18 @@ use induce_rl::EditMode;
 use super::Method;
 use crate::error::{Error, Result};
 
-/// What a method keeps of a run's restrictions, as it declares it ([`Method::supports`]).
+/// What a method keeps of a run's restrictions, as its declaration says
+/// ([`MethodDecl::supports`](super::MethodDecl)).
 ///
 /// ```
 /// use induce::Method;
 /// use induce::rl::EditMode;
-/// let s = Method::Transductive.supports();
+/// let s = Method::TRANSDUCTIVE.supports();
 /// assert!(s.allowed && s.locked && s.goal && s.keeps(EditMode::AddOnly));
-/// let r = Method::Random.supports();
+/// let r = Method::RANDOM.supports();
 /// assert!(!r.allowed && !r.locked && r.keeps(EditMode::DeleteOnly) && !r.keeps(EditMode::AddOnly));
 /// // The searches keep locks and a desired class over InduCE's whole action space.
-/// let g = Method::Greedy.supports();
+/// let g = Method::GREEDY.supports();
 /// assert!(g.locked && g.goal && !g.keeps(EditMode::DeleteOnly));
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -46,50 +47,47 @@ const ANY_EDIT: &[EditMode] = &[EditMode::Both, EditMode::AddOnly, EditMode::Del
 /// Deletions (or no restriction).
 const DELETIONS: &[EditMode] = &[EditMode::Both, EditMode::DeleteOnly];
 
-impl Method {
-    /// What this method keeps of a run's restrictions: InduCE's methods keep every one (their
-    /// environment applies them), the searches keep locks and a desired class over InduCE's
-    /// whole action space, and the other baselines choose among their own candidates.
-    pub fn supports(self) -> Supports {
-        let induce = Supports {
-            allowed: true,
-            locked: true,
-            goal: true,
-            edits: ANY_EDIT,
-            edits_what: "InduCE's action space",
-        };
-        let baseline = |edits, edits_what| Supports {
-            allowed: false,
-            locked: false,
-            goal: false,
-            edits,
-            edits_what,
-        };
-        match self {
-            Method::InductiveDelOnly => Supports {
-                edits: DELETIONS,
-                edits_what: "deletions only",
-                ..induce
-            },
-            Method::Greedy | Method::Exact => Supports {
-                allowed: false,
-                edits: &[],
-                edits_what: "InduCE's whole action space (additions and deletions)",
-                ..induce
-            },
-            Method::Random | Method::CfGnnExplainer | Method::Cf2 | Method::PgExplainer => {
-                baseline(
-                    DELETIONS,
-                    "deletions of the neighbourhood's existing edges only",
-                )
-            }
-            Method::CfGnnExplainerPlusPlus => baseline(
-                &[EditMode::Both],
-                "a mask over every node pair (additions and deletions together)",
-            ),
-            _ => induce,
-        }
-    }
+impl Supports {
+    /// InduCE's: its environment applies every restriction.
+    pub const INDUCE: Supports = Supports {
+        allowed: true,
+        locked: true,
+        goal: true,
+        edits: ANY_EDIT,
+        edits_what: "InduCE's action space",
+    };
+
+    /// InduCE's, restricted to deletions.
+    pub const INDUCE_DELETIONS: Supports = Supports {
+        edits: DELETIONS,
+        edits_what: "deletions only",
+        ..Supports::INDUCE
+    };
+
+    /// The searches': locks and a desired class over InduCE's whole action space.
+    pub const SEARCH: Supports = Supports {
+        allowed: false,
+        edits: &[],
+        edits_what: "InduCE's whole action space (additions and deletions)",
+        ..Supports::INDUCE
+    };
+
+    /// A baseline that deletes the neighbourhood's existing edges: no restriction but
+    /// deletions.
+    pub const DELETING_BASELINE: Supports = Supports {
+        allowed: false,
+        locked: false,
+        goal: false,
+        edits: DELETIONS,
+        edits_what: "deletions of the neighbourhood's existing edges only",
+    };
+
+    /// A baseline with a mask over every node pair: no restriction.
+    pub const PAIR_MASK_BASELINE: Supports = Supports {
+        edits: &[EditMode::Both],
+        edits_what: "a mask over every node pair (additions and deletions together)",
+        ..Supports::DELETING_BASELINE
+    };
 }
 
 /// What a job asks of every method.
@@ -168,6 +166,47 @@ pub(crate) fn check_methods(methods: &[Method], restrictions: Restrictions) -> R
     Ok(())
 }
 
+/// Refuses a run option that no method of `methods` reads, naming it and the methods that do.
+/// `chosen` are the [`RunOptions`](crate::run::RunOptions) fields the user set (and `policy`);
+/// an option no method declares ([`MethodDecl::settings`](super::MethodDecl)) is the run's
+/// own (data, targets, protocol, restrictions, scale) and always applies.
+///
+/// ```
+/// use induce::Method;
+/// use induce::run::{ExplainJob, RunOptions};
+/// let o = RunOptions { shortlist: Some(8), ..RunOptions::default() };
+/// let job = |m: Method| o.explain_job("tree-cycles", "gcn.bpk", None, None, &[m],
+///     induce::TargetSpec::Test).validate().map_err(|e| e.to_string());
+/// assert!(job(Method::GREEDY).is_ok());
+/// let e = job(Method::CF_GNNEXPLAINER).unwrap_err();
+/// assert!(e.contains("RunOptions.shortlist") && e.contains("read by greedy"), "{e}");
+/// ```
+pub fn check_settings(methods: &[Method], chosen: &[String]) -> Result<()> {
+    for option in chosen {
+        let readers: Vec<&str> = (super::ALL.iter())
+            .filter(|d| d.settings.contains(&option.as_str()))
+            .map(|d| d.name)
+            .collect();
+        if readers.is_empty() || methods.iter().any(|m| m.reads(option)) {
+            continue;
+        }
+        return Err(Error::InvalidValue {
+            what: "setting",
+            value: format!("RunOptions.{option}"),
+            reason: format!(
+                "no method of this run ({}) reads it; it is read by {}",
+                methods
+                    .iter()
+                    .map(|m| m.name())
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                readers.join(", ")
+            ),
+        });
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -179,7 +218,7 @@ mod tests {
             edits: Some(e),
             ..Restrictions::default()
         };
-        for m in Method::ALL {
+        for m in Method::all() {
             assert!(check(m, Restrictions::default()).is_ok(), "{m}");
         }
         // InduCE's methods keep every restriction but the deletion-only one's additions.
@@ -189,8 +228,8 @@ mod tests {
             goal: true,
             ..edits(EditMode::AddOnly)
         };
-        assert!(check(Method::Transductive, all).is_ok());
-        let e = check(Method::InductiveDelOnly, edits(EditMode::AddOnly)).unwrap_err();
+        assert!(check(Method::TRANSDUCTIVE, all).is_ok());
+        let e = check(Method::INDUCTIVE_DEL_ONLY, edits(EditMode::AddOnly)).unwrap_err();
         assert!(
             e.contains("inductive-del-only") && e.contains("--edits add"),
             "{e}"
@@ -201,24 +240,24 @@ mod tests {
             goal: true,
             ..Restrictions::default()
         };
-        assert!(check(Method::Exact, kept).is_ok());
-        assert!(check(Method::Greedy, edits(EditMode::DeleteOnly)).is_err());
+        assert!(check(Method::EXACT, kept).is_ok());
+        assert!(check(Method::GREEDY, edits(EditMode::DeleteOnly)).is_err());
         // The deleting baselines keep deletions only; ++ keeps no restriction of its edits.
-        assert!(check(Method::Cf2, edits(EditMode::DeleteOnly)).is_ok());
-        let e = check(Method::Cf2, edits(EditMode::AddOnly)).unwrap_err();
+        assert!(check(Method::CF2, edits(EditMode::DeleteOnly)).is_ok());
+        let e = check(Method::CF2, edits(EditMode::AddOnly)).unwrap_err();
         assert!(e.contains("cf2") && e.contains("deletions"), "{e}");
-        let e = check(Method::CfGnnExplainerPlusPlus, edits(EditMode::AddOnly)).unwrap_err();
+        let e = check(Method::CF_GNNEXPLAINER_PLUS_PLUS, edits(EditMode::AddOnly)).unwrap_err();
         assert!(e.contains("cf-gnnexplainer++"), "{e}");
         let goal = Restrictions {
             goal: true,
             ..Restrictions::default()
         };
         assert!(
-            check(Method::Random, goal)
+            check(Method::RANDOM, goal)
                 .unwrap_err()
                 .contains("--to-class")
         );
-        let twice = check_methods(&[Method::Random, Method::Random], Restrictions::default());
+        let twice = check_methods(&[Method::RANDOM, Method::RANDOM], Restrictions::default());
         assert!(twice.unwrap_err().to_string().contains("listed twice"));
     }
 }

@@ -46,7 +46,7 @@ impl From<bool> for Resume {
 /// let cfg = induce::models::GcnTrainingConfig::new(induce::models::GcnConfig::new(d, c));
 /// let (gcn, _) = induce::models::train_gcn(&data, &cfg.with_epochs(100), &device)?;
 /// let bb = induce::models::GcnBlackBox::new(gcn, &device);
-/// let mut job = ExplainJob::new("tree-cycles", "", &[Method::Random]);
+/// let mut job = ExplainJob::new("tree-cycles", "", &[Method::RANDOM]);
 /// job.targets = TargetSpec::List(vec![1, 2]);
 /// let lines = std::cell::RefCell::new(Vec::new());
 /// let notice = |l: &str| lines.borrow_mut().push(l.to_string());

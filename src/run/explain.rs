@@ -91,6 +91,12 @@ pub struct ExplainJob {
     /// The baselines' settings (their authors', per dataset family).
     #[serde(default)]
     pub baselines: BaselineConfig,
+    /// The run options the user chose ([`RunOptions`](super::RunOptions) field names, set by
+    /// [`RunOptions::explain_job`](super::RunOptions::explain_job)); every other setting is a
+    /// default. Recorded in `config.json`; [`ExplainJob::validate`] refuses one that no method
+    /// of the job reads.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub chosen: Vec<String>,
     /// Worker threads (0: all cores). Results do not depend on it, so it is not saved in
     /// `config.json` (shards run with different thread counts merge).
     #[serde(skip)]
@@ -130,6 +136,7 @@ impl ExplainJob {
             goal: Goal::AnyOther,
             budget: None,
             seed,
+            chosen: Vec::new(),
             threads: 0,
         }
     }
@@ -141,7 +148,7 @@ impl ExplainJob {
     /// ```
     /// use induce::run::ExplainJob;
     /// use induce::{Method, Preset};
-    /// let job = ExplainJob::new("runs/my-graph.npz", "gcn.safetensors", &[Method::Transductive]);
+    /// let job = ExplainJob::new("runs/my-graph.npz", "gcn.safetensors", &[Method::TRANSDUCTIVE]);
     /// assert_eq!((job.family, job.family_guessed, job.induce.episodes), (Preset::Real, true, 80));
     /// let job = job.with_family(Some(Preset::Trees));
     /// assert_eq!((job.family, job.family_guessed, job.induce.episodes), (Preset::Trees, false, 500));
@@ -165,7 +172,7 @@ impl ExplainJob {
     /// ```
     /// use induce::run::ExplainJob;
     /// use induce::Method;
-    /// let job = ExplainJob::new("tree-cycles", "Cargo.toml", &[Method::Transductive]);
+    /// let job = ExplainJob::new("tree-cycles", "Cargo.toml", &[Method::TRANSDUCTIVE]);
     /// let abs = job.with_absolute_paths();
     /// assert_eq!(abs.data, "tree-cycles");
     /// assert!(abs.black_box.is_absolute() && abs.black_box.ends_with("Cargo.toml"));
@@ -201,7 +208,7 @@ impl ExplainJob {
     /// ```
     /// use induce::run::ExplainJob;
     /// use induce::Method;
-    /// let mut job = ExplainJob::new("tree-cycles", "gcn.bpk", &[Method::Transductive]);
+    /// let mut job = ExplainJob::new("tree-cycles", "gcn.bpk", &[Method::TRANSDUCTIVE]);
     /// assert!(job.validate().is_ok());
     /// job.induce.lr = 0.0;
     /// assert!(job.validate().unwrap_err().to_string().contains("InduceConfig.lr"));
@@ -214,13 +221,13 @@ impl ExplainJob {
     ///     j.validate().map_err(|e| e.to_string())
     /// };
     /// let pairs = Some(vec![(0, 1)]);
-    /// assert!(job(&[Method::Transductive], Some(EditMode::AddOnly), pairs.clone()).is_ok());
-    /// assert!(job(&[Method::Random], None, pairs).unwrap_err().contains("random"));
-    /// assert!(job(&[Method::Random], Some(EditMode::DeleteOnly), None).is_ok());
-    /// assert!(job(&[Method::Cf2], Some(EditMode::AddOnly), None).unwrap_err().contains("cf2"));
-    /// let del_only = job(&[Method::InductiveDelOnly], Some(EditMode::AddOnly), None);
+    /// assert!(job(&[Method::TRANSDUCTIVE], Some(EditMode::AddOnly), pairs.clone()).is_ok());
+    /// assert!(job(&[Method::RANDOM], None, pairs).unwrap_err().contains("random"));
+    /// assert!(job(&[Method::RANDOM], Some(EditMode::DeleteOnly), None).is_ok());
+    /// assert!(job(&[Method::CF2], Some(EditMode::AddOnly), None).unwrap_err().contains("cf2"));
+    /// let del_only = job(&[Method::INDUCTIVE_DEL_ONLY], Some(EditMode::AddOnly), None);
     /// assert!(del_only.unwrap_err().contains("inductive-del-only"));
-    /// let plus = job(&[Method::CfGnnExplainerPlusPlus], Some(EditMode::DeleteOnly), None);
+    /// let plus = job(&[Method::CF_GNNEXPLAINER_PLUS_PLUS], Some(EditMode::DeleteOnly), None);
     /// assert!(plus.unwrap_err().contains("cf-gnnexplainer++"));
     ///
     /// // Locked nodes and edges: InduCE's methods and the searches keep them, the rest refuse.
@@ -229,8 +236,8 @@ impl ExplainJob {
     ///     j.locked = induce::explain::Locked::new(vec![3], vec![(0, 1)]);
     ///     j.validate().map_err(|e| e.to_string())
     /// };
-    /// assert!(locked(Method::Transductive).is_ok() && locked(Method::Exact).is_ok());
-    /// assert!(locked(Method::CfGnnExplainer).unwrap_err().contains("locked nodes"));
+    /// assert!(locked(Method::TRANSDUCTIVE).is_ok() && locked(Method::EXACT).is_ok());
+    /// assert!(locked(Method::CF_GNNEXPLAINER).unwrap_err().contains("locked nodes"));
     /// ```
     pub fn validate(&self) -> Result<()> {
         if self.methods.is_empty() {
@@ -249,6 +256,11 @@ impl ExplainJob {
                 goal: !self.goal.is_any_other(),
             },
         )?;
+        let mut chosen = self.chosen.clone();
+        if self.policy.is_some() && !chosen.iter().any(|c| c == "policy") {
+            chosen.push("policy".into());
+        }
+        crate::methods::check_settings(&self.methods, &chosen)?;
         self.induce.validate()?;
         if self.induce.episodes == 0 {
             return Err(induce_explain::ExplainError::InvalidConfig(

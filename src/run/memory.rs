@@ -33,7 +33,7 @@ use crate::methods::{MethodSet, MethodSettings, Policies};
 /// let cfg = induce::models::GcnTrainingConfig::new(induce::models::GcnConfig::new(d, c));
 /// let (gcn, _) = induce::models::train_gcn(&data, &cfg.with_epochs(200), &device)?;
 /// let bb = induce::models::GcnBlackBox::new(gcn, &device); // or your own BlackBox
-/// let mut job = MemoryJob::new(&data, &bb, &[Method::Random]);
+/// let mut job = MemoryJob::new(&data, &bb, &[Method::RANDOM]);
 /// job.targets = TargetSpec::List(vec![1, 2, 3]);
 /// let out = std::env::temp_dir().join("induce-memory-doc");
 /// let (summary, runs) = explain_in_memory(&job, Some(&out), &device)?;

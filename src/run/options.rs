@@ -46,12 +46,59 @@ pub const SETTING_NAMES: [(&str, &str); 20] = [
 /// assert_eq!(name_settings(line, |o| format!("--{}", o.replace('_', "-"))),
 ///     "invalid setting `--hops = 0`");
 /// ```
+///
+/// A [`RunOptions`] field named as `RunOptions.field` is spelt `spell("field")`:
+///
+/// ```
+/// use induce::run::name_settings;
+/// assert_eq!(name_settings("`RunOptions.max_size`.", |o| format!("--{}", o.replace('_', "-"))),
+///     "`--max-size`.");
+/// ```
 pub fn name_settings(line: &str, spell: impl Fn(&str) -> String) -> String {
     let mut out = line.to_string();
     for (field, option) in SETTING_NAMES {
         out = out.replace(field, &spell(option));
     }
-    out
+    const PREFIX: &str = "RunOptions.";
+    let mut spelt = String::with_capacity(out.len());
+    let mut rest = out.as_str();
+    while let Some(i) = rest.find(PREFIX) {
+        spelt.push_str(&rest[..i]);
+        let after = &rest[i + PREFIX.len()..];
+        let end =
+            (after.find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))).unwrap_or(after.len());
+        spelt.push_str(&spell(&after[..end]));
+        rest = &after[end..];
+    }
+    spelt.push_str(rest);
+    spelt
+}
+
+impl RunOptions {
+    /// The names of the options set here: the fields that are not `None` (or `false`), in
+    /// alphabetical order.
+    ///
+    /// ```
+    /// use induce::run::RunOptions;
+    /// let o = RunOptions { shortlist: Some(8), paper_faithful: true, ..RunOptions::default() };
+    /// assert_eq!(o.chosen(), ["paper_faithful", "shortlist"]);
+    /// ```
+    pub fn chosen(&self) -> Vec<String> {
+        let value = serde_json::to_value(self).expect("RunOptions serialises to JSON");
+        let fields = value
+            .as_object()
+            .expect("RunOptions serialises to an object");
+        (fields.iter())
+            .filter(|(_, v)| !v.is_null() && **v != serde_json::Value::Bool(false))
+            .map(|(k, _)| k.clone())
+            .collect()
+    }
+
+    /// Every option's name (the Python package's keyword arguments), in alphabetical order.
+    pub fn names() -> Vec<String> {
+        let value = serde_json::to_value(RunOptions::default()).expect("RunOptions serialises");
+        (value.as_object().expect("an object").keys().cloned()).collect()
+    }
 }
 
 /// The refusal threshold of a neighbourhood's node count when none is given (`--max-neighbourhood`).
@@ -68,13 +115,13 @@ pub const DEFAULT_SAMPLES: usize = 16;
 /// use induce::run::RunOptions;
 /// use induce::{Method, TargetSpec};
 /// let o: RunOptions = serde_json::from_str(r#"{"seed": 7, "hops": 3, "iterations": 100}"#).unwrap();
-/// let job = o.explain_job("cora", "model.safetensors", None, None, &[Method::Transductive],
+/// let job = o.explain_job("cora", "model.safetensors", None, None, &[Method::TRANSDUCTIVE],
 ///     TargetSpec::List(vec![1, 2]));
 /// assert_eq!((job.seed, job.induce.seed, job.induce.env.hops), (7, 7, 3));
 /// assert!(serde_json::from_str::<RunOptions>(r#"{"hop": 3}"#).is_err());
 /// // Python's `lookahead=8, widen=True`:
 /// let o: RunOptions = serde_json::from_str(r#"{"lookahead": 8, "widen": true}"#).unwrap();
-/// let job = o.explain_job("cora", "model.safetensors", None, None, &[Method::Transductive],
+/// let job = o.explain_job("cora", "model.safetensors", None, None, &[Method::TRANSDUCTIVE],
 ///     TargetSpec::List(vec![1, 2]));
 /// assert_eq!(job.induce.lookahead, 8);
 /// assert_eq!(job.induce.widen, induce::rl::Widening::WhileImproving);
@@ -281,6 +328,10 @@ impl RunOptions {
             job.induce.temperature = t;
         }
         job.black_box_kernel = self.black_box_kernel;
+        // The worker threads are not part of the job (results do not depend on them).
+        job.chosen = (self.chosen().into_iter())
+            .filter(|o| o != "threads")
+            .collect();
         let b = &mut job.baselines;
         if let Some(h) = self.hops {
             (b.greedy.hops, b.exact.hops) = (h, h);

@@ -279,10 +279,25 @@ fn options(json: &str) -> PyResult<RunOptions> {
 }
 
 /// Checks the JSON of [`RunOptions`] (an unknown option or a value of the wrong type is an
-/// `OptionError` naming it and the valid ones): what `Explainer` does at construction.
+/// `OptionError` naming it and the valid ones): what `Explainer` does at construction. With
+/// `methods`, an option that none of them reads is an `OptionError` too, naming the methods
+/// that read it (`policy`: a policy was given).
 #[pyfunction]
-fn check_options(options: &str) -> PyResult<()> {
-    self::options(options).map(|_| ())
+#[pyo3(signature = (options, methods=None, policy=false))]
+fn check_options(options: &str, methods: Option<Vec<String>>, policy: bool) -> PyResult<()> {
+    let o = self::options(options)?;
+    let Some(names) = methods else {
+        return Ok(());
+    };
+    let methods = (names.iter())
+        .map(|m| m.parse::<Method>())
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(value_error)?;
+    let mut chosen = o.chosen();
+    if policy {
+        chosen.push("policy".into());
+    }
+    induce::methods::check_settings(&methods, &chosen).map_err(value_error)
 }
 
 fn targets(index: Vec<i64>) -> PyResult<TargetSpec> {
@@ -418,7 +433,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     // at import as the command line reads them at start.
     induce::models::device::install_env_settings();
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
-    let methods: Vec<&str> = Method::ALL.iter().map(|m| m.name()).collect();
+    let methods: Vec<&str> = Method::all().iter().map(|m| m.name()).collect();
     m.add("METHODS", pyo3::types::PyTuple::new(m.py(), methods)?)?;
     errors::register(m)?;
     m.add_class::<Model>()?;

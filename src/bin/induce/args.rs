@@ -80,58 +80,58 @@ pub struct DataArgs {
 pub struct InduceArgs {
     /// Training episodes M [default: the paper's for the --family, 80 on BA-Shapes and real
     /// graphs, 500 on the trees; for `transductive` the per-target cap].
-    #[arg(long)]
+    #[arg(long, help_heading = "InduCE")]
     pub episodes: Option<usize>,
     /// Adam learning rate of the policy [default: the paper's 3e-4]; for `transductive` and
     /// `inductive-fine-tuned` the per-target rate.
-    #[arg(long, allow_negative_numbers = true)]
+    #[arg(long, allow_negative_numbers = true, help_heading = "InduCE")]
     pub lr: Option<f64>,
     /// Edit types: add, del or both [default: both; inductive-del-only: del]. A method that
     /// cannot keep them is refused (add with a deleting baseline or inductive-del-only; del
     /// with cf-gnnexplainer++).
-    #[arg(long)]
+    #[arg(long, help_heading = "Protocol and restrictions")]
     pub edits: Option<Edits>,
-    /// Kernel of the policy and the black box: host (fused CPU kernels, default) or burn (Burn
-    /// tensors on the backend).
-    #[arg(long, default_value = "host")]
-    pub kernel: Kernel,
+    /// Kernel of the policy and the black box: host (fused CPU kernels) or burn (Burn tensors
+    /// on the backend).
+    #[arg(long, help_heading = "Scale")]
+    pub kernel: Option<Kernel>,
     /// Explain (or train on) every node of a broad target spec, not only the paper's targets
     /// (predicted correctly; with a non-zero label on graphs with motif ground truth).
-    #[arg(long)]
+    #[arg(long, help_heading = "Targets")]
     pub all_nodes: bool,
     /// Neighbourhood radius h in hops [default: the --family's, 4 = L + 1 for the 3-layer
     /// GCN, the paper's]. A trained policy is used with the hops it was trained with. The
     /// radius of InduCE, greedy and exact; the other baselines search their authors' (the
     /// run's notes say which), and each method's sparsity counts the edges of the
     /// neighbourhood it searched.
-    #[arg(long)]
+    #[arg(long, help_heading = "Protocol and restrictions")]
     pub hops: Option<u32>,
     /// The edit budget δ of InduCE and greedy: an episode (a search) stops after this many
     /// edits [default: 15, the paper's; with a trained policy, the budget it was trained
     /// with]. exact has --max-size; the other baselines keep their own (--iterations).
-    #[arg(long)]
+    #[arg(long, help_heading = "Protocol and restrictions")]
     pub budget: Option<usize>,
     /// Work on fan-out-capped neighbourhoods: every expanded node visits at most K of its
     /// neighbours (seeded per target) [default: the exact h-hop neighbourhood]. For hubs of
     /// large graphs.
-    #[arg(long)]
+    #[arg(long, help_heading = "Scale")]
     pub fanout: Option<usize>,
     /// Refuse (with an error naming the target) any target whose neighbourhood has more nodes
     /// than this, instead of risking the machine's memory; --fanout brings hubs under it.
-    #[arg(long, default_value_t = induce::run::DEFAULT_MAX_NEIGHBOURHOOD)]
-    pub max_neighbourhood: usize,
+    #[arg(long, value_name = "N", help_heading = "Scale")]
+    pub max_neighbourhood: Option<usize>,
     /// The reward InduCE trains with: shaped (the drop in the black box's log-probability of
     /// the original label, minus 0.1 per edit, plus 1 on the flip; chosen by measurement,
     /// docs/RESULTS.md) or paper (the paper's 1 / (log p(y) + 0.5 · edits)) [default: shaped].
     /// Training only: `induce train` and transductive (a loaded policy, fine-tuned too, keeps
     /// the reward it was trained with); --paper-faithful does not change it.
-    #[arg(long, value_name = "shaped|paper")]
+    #[arg(long, value_name = "shaped|paper", help_heading = "InduCE")]
     pub reward: Option<Reward>,
     /// The class every counterfactual must reach (a class id of the black box): found only
     /// when the prediction becomes this class, not just any other; a target already predicted
     /// as it has none. InduCE's methods (trained toward it with `induce train`) and the searches
     /// (greedy, exact); another baseline is refused with it [default: any other class].
-    #[arg(long, value_name = "C")]
+    #[arg(long, value_name = "C", help_heading = "Protocol and restrictions")]
     pub to_class: Option<usize>,
     /// The policy's per-node state: paper (the paper's: features, degree, entropy, one-hot of
     /// the predicted label), targeted (the paper's and two more columns: the hop distance from
@@ -141,7 +141,7 @@ pub struct InduceArgs {
     /// with the recommended recipe (`induce train`; targeted for a black box without
     /// gradients), paper with --training reinforce, --paper-faithful and transductive].
     /// Training only: `induce train` and transductive (a loaded policy keeps its own).
-    #[arg(long, value_name = "paper|targeted|estimated")]
+    #[arg(long, value_name = "paper|targeted|estimated", help_heading = "InduCE")]
     pub state: Option<State>,
 }
 
@@ -178,11 +178,11 @@ impl InduceArgs {
             episodes: self.episodes,
             lr: self.lr,
             edits: self.edits.map(Into::into),
-            kernel: Some(self.kernel),
+            kernel: self.kernel,
             hops: self.hops,
             budget: self.budget,
             fanout: self.fanout,
-            max_neighbourhood: Some(self.max_neighbourhood),
+            max_neighbourhood: self.max_neighbourhood,
             all_nodes: self.all_nodes,
             reward: self.reward,
             to_class: self.to_class,

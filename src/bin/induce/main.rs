@@ -19,7 +19,7 @@ mod train_black_box;
 use std::process::ExitCode;
 
 use anyhow::Result;
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 use induce::cli::error_line;
 use induce::models::device::{BackendKind, device};
 
@@ -64,7 +64,12 @@ fn main() -> ExitCode {
     quiet_on_broken_pipe();
     // INDUCE_PROFILE, INDUCE_FUSED, INDUCE_GPU_LAYOUT, ... (docs/GPU.md, docs/PERFORMANCE.md).
     induce::models::device::install_env_settings();
-    let result = match Cli::parse().command {
+    // `induce explain`'s help is completed from the library's method declarations.
+    let matches = Cli::command()
+        .mut_subcommand("explain", explain::with_library_help)
+        .get_matches();
+    let cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
+    let result = match cli.command {
         Command::Data(c) => data::run(c),
         Command::TrainBlackBox(a) => train_black_box::run(a),
         Command::Train(a) => train::run(*a),
