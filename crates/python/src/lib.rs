@@ -426,6 +426,24 @@ fn predict<'py>(
     Ok((PyBytes::new(py, &bytes), classes))
 }
 
+/// The names of [`RunOptions`]' fields (the package's keyword options), in field order: the
+/// keys of its JSON, ordered as its serialisation writes them (the fields' declaration order).
+fn option_names() -> Vec<String> {
+    let defaults = RunOptions::default();
+    let text = serde_json::to_string(&defaults).expect("RunOptions serialises");
+    let value = serde_json::to_value(&defaults).expect("RunOptions serialises");
+    let mut names: Vec<String> = value
+        .as_object()
+        .expect("RunOptions serialises as an object")
+        .keys()
+        .cloned()
+        .collect();
+    // A `Value`'s map is sorted by key; the text keeps the fields' order. Every default is
+    // `null` or `false`, so a quoted key followed by `:` occurs once, at its field.
+    names.sort_by_key(|k| text.find(&format!("\"{k}\":")));
+    names
+}
+
 /// The native module.
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -435,6 +453,10 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     let methods: Vec<&str> = Method::all().iter().map(|m| m.name()).collect();
     m.add("METHODS", pyo3::types::PyTuple::new(m.py(), methods)?)?;
+    m.add(
+        "OPTIONS",
+        pyo3::types::PyTuple::new(m.py(), option_names())?,
+    )?;
     errors::register(m)?;
     m.add_class::<Model>()?;
     m.add_class::<Graph>()?;
@@ -451,7 +473,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
 
 #[cfg(test)]
 mod tests {
-    use super::keywords;
+    use super::{keywords, option_names};
 
     #[test]
     fn flags_read_as_keywords() {
@@ -464,5 +486,17 @@ mod tests {
             "use all_nodes=True or targets="
         );
         assert_eq!(keywords("a -- b, --7"), "a -- b, --7");
+    }
+
+    #[test]
+    fn options_are_the_fields_in_order() {
+        let names = option_names();
+        assert_eq!(names.first().map(String::as_str), Some("seed"));
+        assert_eq!(names.last().map(String::as_str), Some("to_class"));
+        assert!(names.iter().any(|n| n == "max_neighbourhood"));
+        let mut unique = names.clone();
+        unique.sort();
+        unique.dedup();
+        assert_eq!(unique.len(), names.len());
     }
 }

@@ -21,7 +21,8 @@ named as its flags: ``seed``, ``family``, ``hops``, ``budget``, ``episodes``, ``
 ``imitation``, the default recipe, or ``reinforce``, the paper's), ``paper_faithful``, ``all_nodes``, ``threads``, ``batch_targets``,
 ``black_box_kernel``, ``lookahead``, ``widen``, ``temperature``, ``max_size``, ``max_evaluations``, ``shortlist``, ``additions``, and the
 constraints ``lock_nodes`` (node ids no edit may touch) and ``lock_edges`` (pairs ``(u, v)`` no
-edit may delete or add)), so its results equal the command line's. Bad input raises
+edit may delete or add), ``to_class``; typed by ``Options``, listed by ``OPTIONS``), so its results
+equal the command line's. Bad input raises
 ``TypeError`` (wrong dtypes) or ``InduceError``, a ``ValueError``, of the kind at fault
 (``GraphError``: shapes, ids; ``ModelError``: a model that does not fit the features;
 ``OptionError``: an unknown option; ``NotFoundError``, ``NotDifferentiableError``) with the
@@ -29,23 +30,42 @@ message the command line would print. The GIL is released
 while Rust works; Ctrl-C raises ``KeyboardInterrupt``.
 """
 
+from __future__ import annotations
+
 import json
 import os
+import sys
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal, Optional, TypedDict, Union, overload
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
 from . import _native
 
-__all__ = ["Explainer", "Explanation", "Result", "train_policy", "predict", "describe",
-           "METHODS", "__version__", "InduceError", "NotDifferentiableError", "NotFoundError",
-           "GraphError", "OptionError", "ModelError"]
+if sys.version_info >= (3, 11):
+    from typing import Unpack
+elif TYPE_CHECKING:  # annotations are not evaluated at run time (PEP 563)
+    from typing_extensions import Unpack
+
+if TYPE_CHECKING:
+    from . import _torch
+
+__all__ = ["Explainer", "Explanation", "Result", "Options", "TrainedPolicy", "train_policy",
+           "predict", "describe", "METHODS", "OPTIONS", "__version__", "InduceError",
+           "NotDifferentiableError", "NotFoundError", "GraphError", "OptionError", "ModelError"]
 
 #: The package's version (the native module's crate version).
-__version__ = _native.__version__
+__version__: str = _native.__version__
 
 #: The methods ``Explainer`` accepts (InduCE's modes, the baselines and the search references
 #: ``greedy`` and ``exact``), as the native module lists them.
-METHODS = tuple(_native.METHODS)
+METHODS: tuple[str, ...] = tuple(_native.METHODS)
+
+#: The keyword options (the fields of the library's ``RunOptions``, in order), as the native
+#: module lists them; ``Options`` types them.
+OPTIONS: tuple[str, ...] = tuple(_native.OPTIONS)
 
 #: Every error the package raises for bad input or a failed call is an ``InduceError`` (a
 #: ``ValueError``), or one of its kinds: ``NotDifferentiableError`` (the method needs
@@ -60,10 +80,70 @@ GraphError = _native.GraphError
 OptionError = _native.OptionError
 ModelError = _native.ModelError
 
+#: A file path.
+PathLike = Union[str, "os.PathLike[str]"]
+
+#: A black box: a model file, a live ``torch.nn.Module`` or any callable
+#: ``f(x, edge_index) -> logits``.
+ModelLike = Union[str, "os.PathLike[str]", Callable[..., Any]]
+
+_Kernel = Literal["host", "burn"]
+
+
+class Options(TypedDict, total=False):
+    """The command line's settings, by name: the keyword options of ``Explainer``,
+    ``train_policy`` and ``predict`` (the library's ``RunOptions``; a test checks the names
+    against the native module's ``OPTIONS``). ``None`` (or leaving one out) is the run's
+    default. An unknown name is an ``OptionError`` naming the valid ones."""
+
+    seed: Optional[int]
+    family: Optional[Literal["ba-shapes", "trees", "real"]]
+    episodes: Optional[int]
+    lr: Optional[float]
+    edits: Optional[Literal["add", "del", "both"]]
+    kernel: Optional[_Kernel]
+    hops: Optional[int]
+    budget: Optional[int]
+    fanout: Optional[int]
+    max_neighbourhood: Optional[int]
+    iterations: Optional[int]
+    samples: Optional[int]
+    greedy_every: Optional[int]
+    reward: Optional[Literal["shaped", "paper"]]
+    state: Optional[Literal["paper", "reference", "targeted", "estimated"]]
+    training: Optional[Literal["reinforce", "imitation"]]
+    paper_faithful: Optional[bool]
+    all_nodes: Optional[bool]
+    threads: Optional[int]
+    batch_targets: Optional[int]
+    black_box_kernel: Optional[_Kernel]
+    max_size: Optional[int]
+    max_evaluations: Optional[int]
+    shortlist: Optional[int]
+    additions: Optional[Literal["ball", "graph"]]
+    lookahead: Optional[int]
+    widen: Optional[bool]
+    temperature: Optional[float]
+    #: Node ids no edit may touch (a list or an int array).
+    lock_nodes: Optional[ArrayLike]
+    #: Pairs ``(u, v)`` no edit may delete or add (``[k, 2]``).
+    lock_edges: Optional[ArrayLike]
+    to_class: Optional[int]
+
+
+class TrainedPolicy(TypedDict):
+    """What ``train_policy`` returns: the policy's directory, the targets it trained on and the
+    seconds it took."""
+
+    policy: str
+    targets: int
+    seconds: float
+
+
 _EDITS = {"add": "add_only", "del": "delete_only", "both": "both"}
 
 
-def _to_numpy(a, name):
+def _to_numpy(a: object, name: str) -> NDArray[Any]:
     """A numpy array from a numpy array, a torch tensor or a nested list."""
     if hasattr(a, "detach") and hasattr(a, "cpu"):  # a torch tensor, without importing torch
         a = a.detach().cpu().numpy()
@@ -77,7 +157,7 @@ def _to_numpy(a, name):
     return a
 
 
-def _features(x):
+def _features(x: ArrayLike) -> NDArray[np.float32]:
     x = _to_numpy(x, "x")
     if not np.issubdtype(x.dtype, np.floating):
         raise TypeError(f"x: node features must be floats, got dtype {x.dtype}")
@@ -86,7 +166,7 @@ def _features(x):
     return np.ascontiguousarray(x, dtype="<f4")
 
 
-def _edge_index(edge_index):
+def _edge_index(edge_index: ArrayLike) -> NDArray[np.int64]:
     ei = _to_numpy(edge_index, "edge_index")
     if not np.issubdtype(ei.dtype, np.integer):
         raise TypeError(f"edge_index: node ids must be integers, got dtype {ei.dtype}")
@@ -95,7 +175,7 @@ def _edge_index(edge_index):
     return np.ascontiguousarray(ei, dtype="<i8")
 
 
-def _per_node(a, n, name, what):
+def _per_node(a: Optional[ArrayLike], n: int, name: str, what: str) -> Optional[bytes]:
     if a is None:
         return None
     a = _to_numpy(a, name)
@@ -106,7 +186,8 @@ def _per_node(a, n, name, what):
     return np.ascontiguousarray(a, dtype="<i8").tobytes()
 
 
-def _graph(xf, ei, y=None, motif=None):
+def _graph(xf: NDArray[np.float32], ei: NDArray[np.int64], y: Optional[ArrayLike] = None,
+           motif: Optional[ArrayLike] = None) -> _native.Graph:
     """The native graph of checked arrays, with optional labels ``y`` and motif ids ``motif``
     (``-1`` for a node in no motif)."""
     n, d = xf.shape
@@ -114,7 +195,7 @@ def _graph(xf, ei, y=None, motif=None):
                          _per_node(motif, n, "motif", "motif ids"))
 
 
-def _index(index, n):
+def _index(index: ArrayLike, n: int) -> list[int]:
     if isinstance(index, (int, np.integer)):
         return [int(index)]
     idx = _to_numpy(index, "index")
@@ -127,8 +208,8 @@ def _index(index, n):
     return [int(i) for i in idx.reshape(-1)]
 
 
-def _options(options):
-    opts = dict(options)
+def _options(options: Mapping[str, Any]) -> str:
+    opts: dict[str, Any] = dict(options)
     if opts.get("edits") is not None:
         e = opts["edits"]
         if e not in _EDITS:
@@ -156,7 +237,13 @@ def _options(options):
     return json.dumps({k: v for k, v in opts.items() if v is not None})
 
 
-def _path(p, name):
+@overload
+def _path(p: None, name: str) -> None: ...
+@overload
+def _path(p: PathLike, name: str) -> str: ...
+@overload
+def _path(p: Optional[PathLike], name: str) -> Optional[str]: ...
+def _path(p: Optional[PathLike], name: str) -> Optional[str]:
     if p is None:
         return None
     if not isinstance(p, (str, os.PathLike)):
@@ -164,8 +251,10 @@ def _path(p, name):
     return os.fspath(p)
 
 
+@dataclass(repr=False)
 class Explanation:
-    """One method's counterfactual for one target node.
+    """One method's counterfactual for one target node (``Explanation.from_record`` makes one
+    from a record of ``explanations.jsonl``).
 
     Attributes: ``method``, ``target``, ``found`` (the method reports a counterfactual),
     ``verdict`` (where the method judged it: ``"exact"``, the default, on the whole edited
@@ -184,32 +273,54 @@ class Explanation:
     ``explanations.jsonl``).
     """
 
-    def __init__(self, record):
-        self.record = record
-        self.method = record["method"]
-        self.target = record["target"]
-        self.found = bool(record["found"])
-        self.original_label = record["original_label"]
-        self.new_label = record["new_label"]
+    method: str
+    target: int
+    found: bool
+    verdict: str
+    valid: Optional[bool]
+    original_label: int
+    new_label: int
+    added: list[tuple[int, int]]
+    removed: list[tuple[int, int]]
+    size: int
+    accuracy: Optional[float]
+    strict_accuracy: Optional[float]
+    one_minimal: Optional[bool]
+    evaluations: Optional[int]
+    certified: Optional[dict[str, Any]]
+    record: dict[str, Any]
+
+    @classmethod
+    def from_record(cls, record: dict[str, Any]) -> Explanation:
+        """The explanation of a record (one line of ``explanations.jsonl``)."""
+        found = bool(record["found"])
         # A record that found nothing lists no edit (older runs kept the search's last ones).
-        edits = record.get("edits", []) if self.found else []
-        self.added = [(u, v) for u, v, kind in edits if kind == "add"]
-        self.removed = [(u, v) for u, v, kind in edits if kind == "del"]
-        self.size = len(edits)
-        self.valid = record.get("valid")
-        self.verdict = record.get("verdict", "neighbourhood")
-        self.accuracy = record.get("accuracy")
-        self.strict_accuracy = record.get("strict_accuracy")
-        self.one_minimal = record.get("one_minimal")
-        self.evaluations = record.get("evaluations")
-        self.certified = record.get("certified")
+        edits: list[tuple[int, int, str]] = record.get("edits", []) if found else []
+        return cls(
+            method=record["method"],
+            target=record["target"],
+            found=found,
+            verdict=record.get("verdict", "neighbourhood"),
+            valid=record.get("valid"),
+            original_label=record["original_label"],
+            new_label=record["new_label"],
+            added=[(u, v) for u, v, kind in edits if kind == "add"],
+            removed=[(u, v) for u, v, kind in edits if kind == "del"],
+            size=len(edits),
+            accuracy=record.get("accuracy"),
+            strict_accuracy=record.get("strict_accuracy"),
+            one_minimal=record.get("one_minimal"),
+            evaluations=record.get("evaluations"),
+            certified=record.get("certified"),
+            record=record,
+        )
 
     @property
-    def is_counterfactual(self):
+    def is_counterfactual(self) -> bool:
         """Found and confirmed on the whole edited graph (the only kind that counts)."""
         return self.found and self.valid is True
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         unconfirmed = "" if not self.found or self.valid else ", valid=False"
         return (
             f"Explanation(method={self.method!r}, target={self.target}, found={self.found}"
@@ -217,7 +328,7 @@ class Explanation:
             f"removed={self.removed})"
         )
 
-    def edited_edge_index(self, edge_index):
+    def edited_edge_index(self, edge_index: ArrayLike) -> NDArray[np.int64]:
         """The counterfactual graph: ``edge_index`` ([2, E], both directions) with the removed
         edges dropped and the added ones appended in both directions (numpy int64)."""
         ei = _edge_index(edge_index)
@@ -230,7 +341,7 @@ class Explanation:
                        dtype=np.int64).reshape(-1, 2).T
         return np.concatenate([ei[:, keep], add], axis=1)
 
-    def to_pyg(self, x, edge_index):
+    def to_pyg(self, x: ArrayLike, edge_index: ArrayLike) -> Any:
         """A ``torch_geometric.explain.Explanation`` (needs torch and PyG): ``x``,
         ``edge_index``, ``edge_mask`` (1 on the edges the counterfactual removes), ``index``
         (the target), ``added_edge_index`` ([2, k]), ``cf_edge_index`` (the edited graph),
@@ -257,33 +368,47 @@ class Explanation:
         )
 
 
+@dataclass(repr=False)
 class Result:
-    """The explanations of one call (iterable, in method then target order), ``summary`` (as
-    ``summary.json``: one row per method with fidelity, size, ...) and ``runs`` (per method:
-    records, times, notes)."""
+    """The explanations of one call (iterable, in method then target order; ``explanations``,
+    made from the runs' records), ``summary`` (as ``summary.json``: one row per method with
+    fidelity, size, ...) and ``runs`` (per method: records, times, notes).
+    ``Result.from_payload`` makes one from the native module's answer."""
 
-    def __init__(self, payload):
-        self.summary = payload["summary"]
-        self.runs = payload["runs"]
-        self.explanations = [Explanation(r) for run in self.runs for r in run["records"]]
+    summary: dict[str, Any]
+    runs: list[dict[str, Any]]
+    explanations: list[Explanation] = field(init=False)
 
-    def __iter__(self):
+    def __post_init__(self) -> None:
+        self.explanations = [Explanation.from_record(r) for run in self.runs
+                             for r in run["records"]]
+
+    @classmethod
+    def from_payload(cls, payload: Mapping[str, Any]) -> Result:
+        """The result of the native module's answer, ``{"summary": ..., "runs": [...]}``."""
+        return cls(summary=payload["summary"], runs=payload["runs"])
+
+    def __iter__(self) -> Iterator[Explanation]:
         return iter(self.explanations)
 
-    def __len__(self):
+    def __len__(self) -> int:
         return len(self.explanations)
 
-    def __getitem__(self, i):
+    @overload
+    def __getitem__(self, i: int) -> Explanation: ...
+    @overload
+    def __getitem__(self, i: slice) -> list[Explanation]: ...
+    def __getitem__(self, i: Union[int, slice]) -> Union[Explanation, list[Explanation]]:
         return self.explanations[i]
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         found = sum(e.found for e in self.explanations)
         valid = sum(e.is_counterfactual for e in self.explanations)
         return (f"Result({len(self.explanations)} explanations, {found} found, "
                 f"{valid} valid on the whole graph)")
 
 
-def _methods(method):
+def _methods(method: Union[str, Sequence[str]]) -> list[str]:
     methods = [method] if isinstance(method, str) else list(method)
     if not methods:
         raise OptionError("method: no method given")
@@ -309,11 +434,16 @@ class _Model:
     that is too small is an error naming the measured reach. ``inputs`` (callables): ``"torch"`` tensors (the default when torch is
     importable) or ``"numpy"`` arrays."""
 
-    def __init__(self, model, arch=None, layers=None, inputs=None):
+    def __init__(self, model: ModelLike, arch: Optional[PathLike] = None,
+                 layers: Optional[int] = None,
+                 inputs: Optional[Literal["torch", "numpy"]] = None) -> None:
         self.arch = _path(arch, "arch")
         self.layers = layers
-        self.native_cache = {}
-        self.notes = []
+        self.native_cache: dict[tuple[Any, ...], _native.Model] = {}
+        self.notes: list[str] = []
+        self.inputs: str = "numpy"
+        self.model: Any
+        self.kind: Literal["file", "module", "callable"]
         if isinstance(model, (str, os.PathLike)):
             self.kind, self.model = "file", _path(model, "model")
             return
@@ -330,7 +460,7 @@ class _Model:
             raise OptionError(f"invalid option inputs={inputs!r}: expected torch or numpy")
         self.inputs = inputs
 
-    def native(self, xf, ei):
+    def native(self, xf: NDArray[np.float32], ei: NDArray[np.int64]) -> _native.Model:
         """The native model for the graph ``(xf, ei)``."""
         if self.kind == "file":
             return _native.model_file(self.model, self.arch)
@@ -340,7 +470,7 @@ class _Model:
             self.native_cache[key] = self._live(xf, ei)
         return self.native_cache[key]
 
-    def _live(self, xf, ei):
+    def _live(self, xf: NDArray[np.float32], ei: NDArray[np.int64]) -> _native.Model:
         from . import _torch
 
         cb = _torch.Callback(self.model, self.inputs, features=xf)
@@ -387,10 +517,10 @@ class _Model:
 class _EvalCallback:
     """A callback that puts a torch module in eval mode around each call."""
 
-    def __init__(self, model, cb):
+    def __init__(self, model: Any, cb: _torch.Callback) -> None:
         self.model, self.cb = model, cb
 
-    def __call__(self, *args):
+    def __call__(self, *args: Any) -> bytes:
         training = getattr(self.model, "training", None)
         if training:
             self.model.eval()
@@ -401,7 +531,7 @@ class _EvalCallback:
                 self.model.train(True)
 
 
-def _is_module(model):
+def _is_module(model: object) -> bool:
     try:
         import torch
     except ImportError:
@@ -409,7 +539,7 @@ def _is_module(model):
     return isinstance(model, torch.nn.Module)
 
 
-def _has_torch():
+def _has_torch() -> bool:
     try:
         import torch  # noqa: F401
     except ImportError:
@@ -417,19 +547,20 @@ def _has_torch():
     return True
 
 
-def _both(ei):
+def _both(ei: NDArray[np.int64]) -> NDArray[np.int64]:
     """``edge_index`` with every edge in both directions, each pair once per direction."""
     pairs = {(int(min(u, v)), int(max(u, v))) for u, v in ei.T if u != v}
     one = np.array(sorted(pairs), dtype=np.int64).reshape(-1, 2).T
     return np.concatenate([one, one[::-1]], axis=1)
 
 
-def _log_softmax(a):
+def _log_softmax(a: NDArray[np.float32]) -> NDArray[np.float32]:
     a = a - a.max(axis=1, keepdims=True)
-    return a - np.log(np.exp(a).sum(axis=1, keepdims=True))
+    out: NDArray[np.float32] = a - np.log(np.exp(a).sum(axis=1, keepdims=True))
+    return out
 
 
-def _agrees(got, want):
+def _agrees(got: NDArray[np.float32], want: NDArray[np.float32]) -> bool:
     """The converted model computes the module's function: log-probabilities within float32
     noise of each other, the same prediction wherever the module's top two are apart."""
     if not np.all(np.isfinite(got)) or np.max(np.abs(got - want)) > 1e-3:
@@ -439,12 +570,14 @@ def _agrees(got, want):
     return bool(np.all(got.argmax(1)[clear] == want.argmax(1)[clear]))
 
 
-def _predict_native(model, xf, ei, options=None):
+def _predict_native(model: _native.Model, xf: NDArray[np.float32], ei: NDArray[np.int64],
+                    options: Optional[Mapping[str, Any]] = None) -> NDArray[np.float32]:
     raw, c = _native.predict(_graph(xf, ei), model, _options(options or {}))
     return np.frombuffer(raw, dtype="<f4").reshape(xf.shape[0], c)
 
 
-def describe(model, x=None, edge_index=None):
+def describe(model: Any, x: Optional[ArrayLike] = None,
+             edge_index: Optional[ArrayLike] = None) -> str:
     """What ``Explainer`` makes of a live ``torch.nn.Module``: the layers, head and activation it
     recognised (converted in memory, no files) or why a part was not (then the module runs as a
     callback, with the same results, slower). With ``x`` and ``edge_index`` the conversion is also
@@ -454,6 +587,8 @@ def describe(model, x=None, edge_index=None):
 
     if x is None:
         return str(_torch.convert(model))
+    if edge_index is None:
+        raise TypeError("edge_index: needed with x, to check the conversion on the graph")
     m = _Model(model)
     m.native(_features(x), _edge_index(edge_index))
     return "\n".join(m.notes)
@@ -477,8 +612,10 @@ class Explainer:
             print(e)
     """
 
-    def __init__(self, model, arch=None, method="greedy", policy=None, layers=None,
-                 inputs=None, **options):
+    def __init__(self, model: ModelLike, arch: Optional[PathLike] = None,
+                 method: Union[str, Sequence[str]] = "greedy", policy: Optional[PathLike] = None,
+                 layers: Optional[int] = None, inputs: Optional[Literal["torch", "numpy"]] = None,
+                 **options: Unpack[Options]) -> None:
         self._model = _Model(model, arch, layers, inputs)
         self.model = self._model.model
         self.arch = self._model.arch
@@ -488,11 +625,12 @@ class Explainer:
         _native.check_options(_options(options))  # refuse a bad option now, not at the call
 
     @property
-    def notes(self):
+    def notes(self) -> list[str]:
         """What the last call made of a live model (``describe``'s text), or ``[]``."""
         return self._model.notes
 
-    def __call__(self, x, edge_index, index, y=None, motif=None):
+    def __call__(self, x: ArrayLike, edge_index: ArrayLike, index: ArrayLike,
+                 y: Optional[ArrayLike] = None, motif: Optional[ArrayLike] = None) -> Result:
         """Explains the nodes ``index`` (an int, a list, an int array or a boolean mask) of the
         graph with features ``x`` ([N, d], float) and edges ``edge_index`` ([2, E], int; one or
         both directions). ``y`` (optional, [N] int) are ground-truth labels; ``motif``
@@ -505,10 +643,12 @@ class Explainer:
             _graph(xf, ei, y, motif), self._model.native(xf, ei), self.policy, self.methods,
             _index(index, xf.shape[0]), _options(self.options),
         )
-        return Result(json.loads(payload))
+        return Result.from_payload(json.loads(payload))
 
 
-def predict(model, x, edge_index, arch=None, layers=None, inputs=None, **options):
+def predict(model: ModelLike, x: ArrayLike, edge_index: ArrayLike, arch: Optional[PathLike] = None,
+            layers: Optional[int] = None, inputs: Optional[Literal["torch", "numpy"]] = None,
+            **options: Unpack[Options]) -> NDArray[np.float32]:
     """Every node's class log-probabilities under ``model`` (a file, a live module or a
     callable, as ``Explainer`` takes it) on the whole graph: a float32 numpy array
     ``[N, classes]`` (``.argmax(1)`` gives the labels), as ``induce predict`` writes them."""
@@ -518,8 +658,10 @@ def predict(model, x, edge_index, arch=None, layers=None, inputs=None, **options
     return _predict_native(m.native(xf, ei), xf, ei, options)
 
 
-def train_policy(model, x, edge_index, index, out, arch=None, y=None, layers=None, inputs=None,
-                 motif=None, **options):
+def train_policy(model: ModelLike, x: ArrayLike, edge_index: ArrayLike, index: ArrayLike,
+                 out: PathLike, arch: Optional[PathLike] = None, y: Optional[ArrayLike] = None,
+                 layers: Optional[int] = None, inputs: Optional[Literal["torch", "numpy"]] = None,
+                 motif: Optional[ArrayLike] = None, **options: Unpack[Options]) -> TrainedPolicy:
     """Trains InduCE's inductive policy on the nodes ``index`` and writes it to the directory
     ``out`` (as ``induce train --out`` does). ``model`` is a file, a live module or a callable, as
     ``Explainer`` takes it. Trains with the recommended recipe unless told otherwise (imitation
@@ -534,4 +676,5 @@ def train_policy(model, x, edge_index, index, out, arch=None, y=None, layers=Non
         _graph(xf, ei, y, motif), m.native(xf, ei), _index(index, xf.shape[0]),
         _path(out, "out"), _options(options),
     )
-    return json.loads(payload)
+    trained: TrainedPolicy = json.loads(payload)
+    return trained

@@ -13,9 +13,16 @@ native side calls back: in eval mode, under ``torch.no_grad()``, on the (edited)
 it asks about.
 """
 
+from __future__ import annotations
+
 import json
+from typing import TYPE_CHECKING, Any, Callable, Optional
 
 import numpy as np
+from numpy.typing import NDArray
+
+if TYPE_CHECKING:
+    import torch
 
 #: PyG layers the native path implements, by class name.
 NATIVE_LAYERS = ("GCNConv", "SAGEConv", "GINConv", "GATConv")
@@ -37,26 +44,26 @@ class Conversion:
     off a module rather than assumed), ``lines`` (what was recognised, one line per part) and
     ``reasons`` (why the module is not a recognised stack; empty when it is)."""
 
-    def __init__(self):
-        self.arch = None
-        self.tensors = {}
+    def __init__(self) -> None:
+        self.arch: Optional[dict[str, Any]] = None
+        self.tensors: dict[str, NDArray[np.float32]] = {}
         self.layers = 0
         self.activation_known = False
-        self.lines = []
-        self.reasons = []
+        self.lines: list[str] = []
+        self.reasons: list[str] = []
 
     @property
-    def recognised(self):
+    def recognised(self) -> bool:
         return self.arch is not None
 
-    def __str__(self):
+    def __str__(self) -> str:
         head = "recognised: converted in memory, no files" if self.recognised else (
             "not a recognised layer stack: it runs as a callback (slower, same results)")
         return "\n".join([head] + [f"  {line}" for line in self.lines]
                          + [f"  why not native: {r}" for r in self.reasons])
 
 
-def _activation_name(module):
+def _activation_name(module: Any) -> Optional[str]:
     name = type(module).__name__
     act = _ACTIVATIONS.get(name)
     if name == "ELU" and getattr(module, "alpha", 1.0) != 1.0:
@@ -66,23 +73,25 @@ def _activation_name(module):
     return act
 
 
-def _has_state(module):
+def _has_state(module: torch.nn.Module) -> bool:
     return any(True for _ in module.parameters()) or any(True for _ in module.buffers())
 
 
-def _numpy(t):
-    return t.detach().cpu().float().numpy()
+def _numpy(t: torch.Tensor) -> NDArray[np.float32]:
+    a: NDArray[np.float32] = t.detach().cpu().float().numpy()
+    return a
 
 
-def _gin_mlp(conv, key, out, reasons):
+def _gin_mlp(conv: Any, key: str, out: dict[str, NDArray[np.float32]],
+             reasons: list[str]) -> list[str]:
     """The ops and tensors of a GINConv's ``nn`` (a ``Sequential`` or PyG's ``MLP``)."""
     import torch
 
     nn = conv.nn
-    ops = []
+    ops: list[str] = []
     pos = 0
 
-    def take(module):
+    def take(module: torch.nn.Module) -> None:
         for name, t in module.state_dict().items():
             if name != "num_batches_tracked":
                 out[f"{key}.nn.{pos}.{name}"] = _numpy(t)
@@ -100,8 +109,8 @@ def _gin_mlp(conv, key, out, reasons):
                 take(m)
             elif isinstance(m, torch.nn.Dropout):
                 ops.append("identity")  # eval mode
-            elif _activation_name(m) is not None:
-                ops.append(_activation_name(m))
+            elif (act := _activation_name(m)) is not None:
+                ops.append(act)
             else:
                 reasons.append(f"`{key}.nn.{i}`: {name} inside GINConv's nn")
                 ops.append("identity")
@@ -139,14 +148,15 @@ def _gin_mlp(conv, key, out, reasons):
     return ops
 
 
-def _layer(conv, key, out, reasons):
+def _layer(conv: Any, key: str, out: dict[str, NDArray[np.float32]],
+           reasons: list[str]) -> Optional[dict[str, Any]]:
     """The architecture entry of one message-passing layer, its tensors added to ``out``."""
     name = type(conv).__name__
     if name not in NATIVE_LAYERS:
         reasons.append(f"`{key}`: {name} is not one of the native layers "
                        f"({', '.join(NATIVE_LAYERS)})")
         return None
-    entry = {"type": name[:-4].lower(), "key": key}
+    entry: dict[str, Any] = {"type": name[:-4].lower(), "key": key}
     plain = True
     if name == "GCNConv":
         entry.update(add_self_loops=bool(conv.add_self_loops), normalize=bool(conv.normalize))
@@ -177,7 +187,7 @@ def _layer(conv, key, out, reasons):
 #: Hops a PyG layer propagates, by class name, where it is not one: ``K`` powers of the
 #: normalised adjacency (SGConv, SSGConv, APPNP, TAGConv), ``K - 1`` (ChebConv: ``K`` terms of
 #: the Chebyshev polynomial), the largest power (MixHopConv), the stacked layers (ARMAConv).
-def _hops(conv):
+def _hops(conv: Any) -> int:
     name = type(conv).__name__
     if name == "ChebConv":
         return max(len(conv.lins) - 1, 0)
@@ -191,22 +201,23 @@ def _hops(conv):
     return 1
 
 
-def receptive_hops(module, message_passing=None):
+def receptive_hops(module: torch.nn.Module, message_passing: Any = None) -> int:
     """The hops ``module``'s outputs reach, counted: the sum over every PyG
     ``MessagePassing`` module inside it of the hops it propagates (``_hops``); an upper bound
     for layers side by side. What a walk cannot see (a global readout, a propagation written in
     ``forward``) the run's check on the graph finds (``induce_explain::reach``)."""
     if message_passing is None:
         try:
-            from torch_geometric.nn.conv import MessagePassing as message_passing
+            from torch_geometric.nn.conv import MessagePassing
         except ImportError:  # pragma: no cover - a torch model without PyG
             return 0
+        message_passing = MessagePassing
     if not message_passing:
         return 0
     return sum(_hops(m) for m in module.modules() if isinstance(m, message_passing))
 
 
-def convert(module):
+def convert(module: torch.nn.Module) -> Conversion:
     """Walks ``module`` (a ``torch.nn.Module``) into a ``Conversion``."""
     import torch
 
@@ -269,11 +280,11 @@ def convert(module):
     return c
 
 
-def candidates(conversion):
+def candidates(conversion: Conversion) -> list[dict[str, Any]]:
     """The architectures to try against the module's output, most likely first."""
-    if not conversion.recognised:
-        return []
     base = conversion.arch
+    if base is None:  # not recognised
+        return []
     acts = [base["activation"]] if conversion.activation_known else [
         "relu", "elu", "leaky_relu", "tanh", "sigmoid", "identity"]
     lasts = [None] if "head" not in base else [True, False]
@@ -287,7 +298,7 @@ def candidates(conversion):
     return out
 
 
-def safetensors_bytes(tensors):
+def safetensors_bytes(tensors: dict[str, NDArray[np.float32]]) -> bytes:
     """The tensors (name -> float32 array) in the SafeTensors format, in memory."""
     header, blobs, offset = {}, [], 0
     for name in sorted(tensors):
@@ -308,15 +319,16 @@ class Callback:
     float32 logits or log-probabilities ``[n, classes]``. ``inputs``: ``"torch"`` (tensors) or
     ``"numpy"`` (arrays)."""
 
-    def __init__(self, fn, inputs, features=None):
+    def __init__(self, fn: Callable[..., Any], inputs: str,
+                 features: Optional[NDArray[np.float32]] = None) -> None:
         self.fn = fn
         self.inputs = inputs
         self.calls = 0
         #: The graph's features ([N, d] float32 numpy), when the native side sends row ids.
         self.features = features
-        self._features_t = None
+        self._features_t: Optional[torch.Tensor] = None
 
-    def outputs(self, x, edge_index):
+    def outputs(self, x: Any, edge_index: NDArray[np.int64]) -> NDArray[np.float32]:
         """The model's outputs as a float32 numpy array, on numpy inputs (``x`` may be a torch
         tensor already)."""
         self.calls += 1
@@ -326,10 +338,10 @@ class Callback:
             if not torch.is_tensor(x):
                 x = torch.from_numpy(x)
             with torch.inference_mode():
-                out = self.fn(x, torch.from_numpy(edge_index))
-            if isinstance(out, tuple):
-                out = out[0]
-            out = out.detach().cpu().float().numpy()
+                raw = self.fn(x, torch.from_numpy(edge_index))
+            if isinstance(raw, tuple):
+                raw = raw[0]
+            out: NDArray[np.float32] = raw.detach().cpu().float().numpy()
         else:
             out = np.asarray(self.fn(x, edge_index), dtype=np.float32)
         if out.ndim != 2 or out.shape[0] != x.shape[0]:
@@ -339,9 +351,10 @@ class Callback:
                              "expected [num_nodes, num_classes]")
         return out
 
-    def _rows(self, ids):
+    def _rows(self, ids: NDArray[np.int64]) -> Any:
         """The feature rows ``ids`` of the graph the callback holds: a torch gather, the
         tensors staying in torch, or a numpy one."""
+        assert self.features is not None, "a callback of rows holds the graph's features"
         if self.inputs == "torch":
             import torch
 
@@ -350,10 +363,12 @@ class Callback:
             return self._features_t.index_select(0, torch.from_numpy(ids))
         return self.features[ids]
 
-    def __call__(self, xb, n, d, eb, e, ib=None):
+    def __call__(self, xb: Optional[bytes], n: int, d: int, eb: bytes, e: int,
+                 ib: Optional[bytes] = None) -> bytes:
         """The native side's call: features (or, with ``xb`` None, the row ids ``ib`` of the
         features it holds) and one-direction edges, as little-endian bytes."""
         if xb is None:
+            assert ib is not None, "the native side sends row ids without features"
             x = self._rows(np.frombuffer(ib, dtype="<i8").copy())
         else:
             x = np.frombuffer(xb, dtype="<f4").reshape(n, d).copy()

@@ -21,6 +21,11 @@ class; a node the model does not assign its target class has nothing to flip and
 not found); ``edge_mask_type="object"`` (or ``None``) and no node mask.
 """
 
+from __future__ import annotations
+
+import sys
+from typing import TYPE_CHECKING, Any, Optional, Union
+
 import numpy as np
 import torch
 from torch_geometric.explain import Explanation
@@ -28,6 +33,12 @@ from torch_geometric.explain.algorithm import ExplainerAlgorithm
 from torch_geometric.explain.config import ExplanationType, MaskType, ModelMode, ModelTaskLevel
 
 from . import Explainer as _InduceExplainer
+from . import Options, PathLike, Result
+
+if sys.version_info >= (3, 11):
+    from typing import Unpack
+elif TYPE_CHECKING:  # annotations are not evaluated at run time (PEP 563)
+    from typing_extensions import Unpack
 
 __all__ = ["InduCE"]
 
@@ -39,16 +50,17 @@ class InduCE(ExplainerAlgorithm):
 
     After each call, ``last_result`` holds the ``induce.Result`` (records, summary)."""
 
-    def __init__(self, method="greedy", policy=None, layers=None, **options):
+    def __init__(self, method: str = "greedy", policy: Optional[PathLike] = None,
+                 layers: Optional[int] = None, **options: Unpack[Options]) -> None:
         super().__init__()
         self.method = method
         self.policy = policy
         self.layers = layers
         self.options = options
-        self.last_result = None
-        self._explainers = {}
+        self.last_result: Optional[Result] = None
+        self._explainers: dict[int, _InduceExplainer] = {}
 
-    def supports(self):
+    def supports(self) -> bool:
         cfg, mc = self.explainer_config, self.model_config
         if mc.task_level != ModelTaskLevel.node:
             raise ValueError(f"InduCE explains node-level models, not task_level "
@@ -62,7 +74,7 @@ class InduCE(ExplainerAlgorithm):
             raise ValueError("InduCE edits edges: node_mask_type must be None")
         return True
 
-    def _explainer(self, model):
+    def _explainer(self, model: torch.nn.Module) -> _InduceExplainer:
         key = id(model)
         if key not in self._explainers:
             self._explainers = {key: _InduceExplainer(model=model, method=self.method,
@@ -70,7 +82,9 @@ class InduCE(ExplainerAlgorithm):
                                                       **self.options)}
         return self._explainers[key]
 
-    def forward(self, model, x, edge_index, *, target, index=None, **kwargs):
+    def forward(self, model: torch.nn.Module, x: torch.Tensor, edge_index: torch.Tensor, *,
+                target: Optional[torch.Tensor], index: Union[int, torch.Tensor, None] = None,
+                **kwargs: Any) -> Explanation:
         if kwargs:
             raise ValueError(f"InduCE calls the model as model(x, edge_index); extra inputs "
                              f"{sorted(kwargs)} need a wrapper: model=lambda x, ei: "
@@ -86,7 +100,9 @@ class InduCE(ExplainerAlgorithm):
         ei = edge_index.detach().cpu()
         pairs = torch.minimum(ei[0], ei[1]) * (ei.max() + 1) + torch.maximum(ei[0], ei[1])
         mask = torch.zeros(ei.shape[1], dtype=torch.float32)
-        added, found, records = [], [], []
+        added: list[tuple[int, int]] = []
+        found: list[bool] = []
+        records: list[dict[str, Any]] = []
         for e in result:
             wanted = target is None or self.explainer_config.explanation_type != \
                 ExplanationType.phenomenon or int(target[e.target]) == e.original_label
