@@ -92,7 +92,7 @@ def test_search_references_certify_and_count_evaluations():
     n = g["features"].shape[0]
     explainer = induce.Explainer(model=d / "model.safetensors", arch=d / "arch.json",
                                  method=["greedy", "exact", "transductive"], hops=3,
-                                 max_size=1, lookahead=4, widen=True, temperature=2.0,
+                                 max_size=1, lookahead=4, widen=True,
                                  additions="ball")
     result = list(explainer(g["features"], g["edge_index"], index=np.arange(n)))
     assert {"greedy", "exact"} <= set(induce.METHODS)
@@ -302,6 +302,13 @@ def test_bad_settings_and_models_raise_value_errors_of_their_kind(tmp_path):
         induce.Explainer(model=model, arch=arch, reward="fast")
     with pytest.raises(TypeError):
         induce.Explainer(model=3)
+    # An option that none of the methods reads is refused when the explainer is made, naming
+    # the methods that read it; one that a method of the list reads is kept.
+    with pytest.raises(induce.OptionError, match="`shortlist`.*read by greedy"):
+        induce.Explainer(model=model, arch=arch, method="cf-gnnexplainer", shortlist=8)
+    with pytest.raises(induce.OptionError, match="`policy`"):
+        induce.Explainer(model=model, arch=arch, method="greedy", policy=tmp_path)
+    induce.Explainer(model=model, arch=arch, method=["greedy", "cf2"], shortlist=8)
     # Shapes of the graph's arrays, and a method that needs gradients a callable lacks.
     with pytest.raises(induce.GraphError, match="edge_index: expected shape"):
         induce.Explainer(model=model, arch=arch)(x, ei.T, index=[0])

@@ -622,7 +622,9 @@ class Explainer:
         self.policy = _path(policy, "policy")
         self.methods = _methods(method)
         self.options = options
-        _native.check_options(_options(options))  # refuse a bad option now, not at the call
+        # Refuse a bad option now, not at the call: a misspelled one, or one that none of the
+        # methods reads (naming the methods that do).
+        _native.check_options(_options(options), self.methods, self.policy is not None)
 
     @property
     def notes(self) -> list[str]:

@@ -56,9 +56,13 @@ def graph(
     (``[2, E]`` little-endian int64), optional labels ``y`` and motif ids ``motif`` (``[n]``
     int64, ``-1`` for a node in no motif)."""
 
-def check_options(options: str) -> None:
+def check_options(
+    options: str, methods: Sequence[str] | None = None, policy: bool = False
+) -> None:
     """Checks the JSON of ``RunOptions``: an unknown option or a value of the wrong type is an
-    ``OptionError`` naming it and the valid ones."""
+    ``OptionError`` naming it and the valid ones. With ``methods``, an option that none of them
+    reads is an ``OptionError`` too, naming the methods that read it (``policy``: a policy was
+    given)."""
 
 def model_file(path: _Path, arch: _Path | None = None) -> Model:
     """A model file: the paper's GCN (``.safetensors``, ``.bpk``, a run directory) or a PyG
