@@ -17,6 +17,9 @@
 #   LIMIT_POLICY=1 also an inductive policy per model, 150 training targets), and replays every
 #   counterfactual in PyG (scripts/pyg-replay-cora.py).
 #
+#   LIMIT_CSV=FILE where the rows also go as CSV [default: OUT_DIR/limit.csv]; the full grid of
+#   docs/results/limit.csv is LIMIT_CSV=docs/results/limit.csv (columns: docs/results/README.md).
+#
 # Needs ../shared (the authors' graphs and GCNs, Cora and CiteSeer). Every run is seeded
 # (--seed's default, 42): the counts and sizes are reproducible; the seconds are this machine's.
 set -euo pipefail
@@ -231,12 +234,14 @@ if [ -n "${LIMIT_PYG:-}" ]; then
   done
 fi
 
+csv=${LIMIT_CSV:-$out/limit.csv}
+rm -f "$csv"
 echo
 echo "| graph | method | found | size | at exact's minimum | of greedy's (size: own / greedy's) | evaluations / target | s / target |"
 echo "|---|---|---|---|---|---|---|---|"
 for g in syn1 syn4 syn5 cora citeseer; do
   test -d "$out/$g-exact" || continue
-  python3 scripts/limit-table.py --exact "$out/$g-exact" --greedy "$out/$g-greedy" "$g" \
+  python3 scripts/limit-table.py --csv "$csv" --exact "$out/$g-exact" --greedy "$out/$g-greedy" "$g" \
     $(ls -dv "$out/$g"-* | grep -v -- "-bb$\|-policy\|-bestofk-") \
     $(ls -dv "$out/$g"-bestofk-* "$out/$g"-*-bestofk-* 2>/dev/null) | grep "^| $g "
 done
@@ -244,7 +249,7 @@ for g in cora citeseer; do
   for m in gcn sage gin gat; do
     p=$out/pyg-$g
     test -d "$p/$m-exact" || continue
-    python3 scripts/limit-table.py --exact "$p/$m-exact" --greedy "$p/$m-greedy" "$g PyG $m" \
+    python3 scripts/limit-table.py --csv "$csv" --exact "$p/$m-exact" --greedy "$p/$m-greedy" "$g PyG $m" \
       $(ls -dv "$p/$m"-* | grep -v -- "-policy") | grep "^| $g "
   done
 done

@@ -1,7 +1,11 @@
 #!/usr/bin/env python3
 """How close to the limit: one markdown row per (graph, method) from induce run directories.
 
-Usage: scripts/limit-table.py --exact EXACT_RUN --greedy GREEDY_RUN GRAPH RUN [RUN ...]
+Usage: scripts/limit-table.py [--csv FILE] --exact EXACT_RUN --greedy GREEDY_RUN GRAPH RUN [RUN ...]
+
+The rows go to stdout as markdown; with `--csv FILE` they are also appended to FILE (its header,
+CSV_COLUMNS, written first when FILE is new or empty): the full grid of docs/results/limit.csv,
+written by `LIMIT_CSV=docs/results/limit.csv scripts/limit-runs.sh`.
 
 Columns: found (valid counterfactuals) of the targets; mean size over the targets found; share
 of the targets `exact` certified (minimum = s) on which the method found a counterfactual of
@@ -13,6 +17,7 @@ policy, trained once beforehand, is not counted). Reads
 explanations.jsonl and summary.json only (no shared code with induce).
 """
 import argparse
+import csv
 import json
 import os
 import re
@@ -75,8 +80,31 @@ def flags(run):
     return (" " + " ".join(out)) if out else ""
 
 
+# The CSV's columns, one per markdown column, the composite cells split: "found/targets",
+# "of_greedy_found/greedy_found (size_own_common / size_greedy_common)". Numbers are formatted as
+# in the markdown (no thousands separator, no " %"); a "-" cell is empty.
+CSV_COLUMNS = [
+    "graph",
+    "method",
+    "options",
+    "found",
+    "targets",
+    "size",
+    "at_exact_minimum_pct",
+    "of_greedy_found",
+    "greedy_found",
+    "size_own_common",
+    "size_greedy_common",
+    "evaluations_per_target",
+    "seconds_per_target",
+]
+
+
 def main():
-    p = argparse.ArgumentParser()
+    p = argparse.ArgumentParser(
+        description="How close to the limit: one row per (graph, method) of induce run directories."
+    )
+    p.add_argument("--csv", help="also append the rows to this CSV file (header if new)")
     p.add_argument("--exact", help="a run directory with the exact method")
     p.add_argument("--greedy", help="a run directory with the greedy method")
     p.add_argument("graph")
@@ -91,6 +119,13 @@ def main():
     greedy = records(a.greedy)["greedy"] if a.greedy else {}
     greedy_found = {t for t, r in greedy.items() if r["found"] and r.get("valid") is not False}
     greedy_size = {t: len(greedy[t]["edits"]) for t in greedy_found}
+    table = None
+    if a.csv:
+        new = not os.path.exists(a.csv) or os.path.getsize(a.csv) == 0
+        out = open(a.csv, "a", newline="")
+        table = csv.writer(out, lineterminator="\n")
+        if new:
+            table.writerow(CSV_COLUMNS)
     for run in a.runs:
         secs = seconds(run)
         for method, recs in records(run).items():
@@ -121,6 +156,26 @@ def main():
                 f"| {a.graph} | {method}{flags(run)} | {len(found)}/{n} | {size:.3f} | {share} | "
                 f"{of_greedy} | {ev} | {secs[method] / n:.4f} |"
             )
+            if table:
+                table.writerow(
+                    [
+                        a.graph,
+                        method,
+                        flags(run).strip(),
+                        len(found),
+                        n,
+                        f"{size:.3f}" if sizes else "",
+                        f"{100 * at_min / len(certified):.1f}" if certified else "",
+                        len(both) if greedy_found else "",
+                        len(greedy_found) if greedy_found else "",
+                        f"{mine:.2f}" if greedy_found else "",
+                        f"{theirs:.2f}" if greedy_found else "",
+                        ev.replace(",", "") if ev != "-" else "",
+                        f"{secs[method] / n:.4f}",
+                    ]
+                )
+    if table:
+        out.close()
 
 
 if __name__ == "__main__":
