@@ -53,9 +53,8 @@ pub use method::{
 };
 pub use preset::{Family, Preset};
 pub use set::{MethodSet, MethodSettings, Policies, PreparedMethod, method_config};
-pub use supports::Supports;
-pub use supports::check_settings;
-pub(crate) use supports::{Restrictions, check_methods};
+pub(crate) use supports::check_methods;
+pub use supports::{Restrictions, Supports, check_settings};
 
 /// Every method, in the order runs and listings give them: InduCE's, the baselines, the
 /// searches. The one list: a method declared in its own file appears everywhere once it is

@@ -31,12 +31,14 @@ use induce_explain::pipeline::{
     EvalContext, ExplainOptions, Journal, MethodRun, NoProgress, Progress,
     explain_targets_journaled,
 };
-use induce_explain::{Explainer, Goal, Locked, Protocol, Verdict};
+use induce_explain::{Explainer, Protocol, Verdict};
 use induce_graph::{Dataset, k_hop};
 use induce_models::{BlackBox, Policy};
 use induce_rl::{EditMode, InduceConfig, PolicyMeta, save_policy};
 
-use super::{BaselineConfig, Build, Describe, Method, Preset, Schedule, load_trained_policy};
+use super::{
+    BaselineConfig, Build, Describe, Method, Preset, Restrictions, Schedule, load_trained_policy,
+};
 use crate::error::{Error, Result};
 
 /// The settings a run gives its methods.
@@ -56,21 +58,11 @@ pub struct MethodSettings {
     pub transductive: InduceConfig,
     /// The baselines' settings.
     pub baselines: BaselineConfig,
-    /// Edit types InduCE's methods are restricted to (`--edits`), over a loaded policy's own
-    /// (the baselines keep their own candidates; jobs refuse a baseline that cannot keep them).
-    pub edits: Option<EditMode>,
-    /// Node pairs InduCE's edits are restricted to (the paper's `V_c`, `--allowed`; jobs refuse
-    /// it with a baseline, which would ignore it).
-    pub allowed: Option<Vec<(u32, u32)>>,
-    /// Nodes and pairs no edit may touch (`--lock-nodes`, `--lock-edges`): every InduCE
-    /// method and the searches (`greedy`, `exact`); jobs refuse it with another baseline.
-    pub locked: Locked,
-    /// What a counterfactual must reach (`--to-class`): every InduCE method and the searches;
-    /// jobs refuse it with another baseline.
-    pub goal: Goal,
-    /// InduCE's edit budget δ (`--budget`), over a loaded policy's own (`None`: the policy's,
-    /// else `induce.env.budget`); the baselines keep their own.
-    pub budget: Option<usize>,
+    /// What the run restricts its methods to (edit types, allowed pairs, locks, a desired
+    /// class, the edit budget): InduCE's methods take each over a loaded policy's own
+    /// ([`method_config`]), the searches the locks, the class and greedy the budget; jobs refuse
+    /// a method that would ignore one.
+    pub restrictions: Restrictions,
 }
 
 impl MethodSettings {
@@ -105,11 +97,7 @@ impl MethodSettings {
             induce,
             transductive,
             baselines,
-            edits: None,
-            allowed: None,
-            locked: Locked::default(),
-            goal: Goal::AnyOther,
-            budget: None,
+            restrictions: Restrictions::default(),
         }
     }
 
@@ -135,7 +123,7 @@ pub use crate::methods::policy_file_name;
 ///   pass.
 /// * `transductive` runs `settings.transductive`; `inductive-fine-tuned` fine-tunes with its
 ///   schedule (episodes, γ, learning rate, greedy episodes).
-/// * `settings.edits` / `settings.allowed` / `settings.locked` restrict every InduCE method, `settings.budget` sets
+/// * `settings.restrictions`' edits, allowed pairs and locks restrict every InduCE method, its budget sets
 ///   every InduCE method's edit budget; `inductive-del-only` always deletes only.
 pub fn method_config(
     method: Method,
@@ -168,17 +156,18 @@ pub fn method_config(
         c.lr = s.lr;
         c.greedy_every = s.greedy_every;
     }
-    if let Some(mode) = settings.edits {
+    let r = &settings.restrictions;
+    if let Some(mode) = r.edits {
         c.env.mode = mode;
     }
-    if settings.allowed.is_some() {
-        c.env.allowed = settings.allowed.clone();
+    if r.allowed.is_some() {
+        c.env.allowed = r.allowed.clone();
     }
-    if !settings.locked.is_empty() {
-        c.env.locked = settings.locked.clone();
+    if !r.locked.is_empty() {
+        c.env.locked = r.locked.clone();
     }
-    c.env.goal = settings.goal;
-    if let Some(b) = settings.budget {
+    c.env.goal = r.goal;
+    if let Some(b) = r.budget {
         c.env.budget = b;
     }
     if let Some(mode) = method.edit_mode() {
@@ -315,9 +304,13 @@ impl<'a> MethodSet<'a> {
         if method.is_baseline() {
             // The searches keep the run's locked nodes and pairs (the others are refused).
             let mut b = self.settings.baselines.clone();
-            b.greedy.locked = self.settings.locked.clone();
-            b.exact.locked = self.settings.locked.clone();
-            (b.greedy.goal, b.exact.goal) = (self.settings.goal, self.settings.goal);
+            let r = &self.settings.restrictions;
+            b.greedy.locked = r.locked.clone();
+            b.exact.locked = r.locked.clone();
+            (b.greedy.goal, b.exact.goal) = (r.goal, r.goal);
+            if let Some(k) = r.budget {
+                b.greedy.budget = k;
+            }
             let b = &b;
             if method.needs_training_targets() {
                 self.progress.message(&format!(
@@ -586,10 +579,8 @@ mod tests {
         }
         // The policy's own edit budget unless the run gives one (`--budget`).
         assert_eq!(c.env.budget, 5);
-        let run_budget = MethodSettings {
-            budget: Some(3),
-            ..settings.clone()
-        };
+        let mut run_budget = settings.clone();
+        run_budget.restrictions.budget = Some(3);
         for m in [Method::INDUCTIVE, Method::TRANSDUCTIVE, Method::UNTRAINED] {
             assert_eq!(method_config(m, Some(&trained), &run_budget).env.budget, 3);
         }
@@ -600,8 +591,8 @@ mod tests {
         let d = method_config(Method::INDUCTIVE_DEL_ONLY, Some(&trained), &settings);
         assert_eq!(d.env.mode, EditMode::DeleteOnly);
         // `transductive` runs the schedule; `--edits` and `--allowed` restrict every InduCE method.
-        settings.edits = Some(EditMode::AddOnly);
-        settings.allowed = Some(vec![(0, 1)]);
+        settings.restrictions.edits = Some(EditMode::AddOnly);
+        settings.restrictions.allowed = Some(vec![(0, 1)]);
         let t = method_config(Method::TRANSDUCTIVE, None, &settings);
         assert_eq!((t.episodes, t.env.mode), (9, EditMode::AddOnly));
         assert_eq!(t.env.allowed, Some(vec![(0, 1)]));

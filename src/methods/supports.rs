@@ -2,7 +2,9 @@
 //! [`Method::supports`]), and the check every job makes of its method list before any work
 //! ([`check_methods`]): a restriction a method would ignore is refused, naming the method.
 
+use induce_explain::{Goal, Locked};
 use induce_rl::EditMode;
+use serde::{Deserialize, Serialize};
 
 use super::Method;
 use crate::error::{Error, Result};
@@ -90,23 +92,42 @@ impl Supports {
     };
 }
 
-/// What a job asks of every method.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub(crate) struct Restrictions {
-    /// The edit types (`None`: each method's own).
+/// What a run restricts its methods to, held in one place ([`ExplainJob`](crate::run::ExplainJob)
+/// and [`MethodSettings`](super::MethodSettings) each hold one) and given to each method as it
+/// is built, as the run's [`Protocol`](induce_explain::Protocol) is: InduCE's environment
+/// ([`super::method_config`]) and the searches' settings take theirs from it, and a method that
+/// would ignore one is refused ([`check_methods`]).
+///
+/// ```
+/// use induce::methods::Restrictions;
+/// let r = Restrictions { budget: Some(5), ..Restrictions::default() };
+/// assert!(r.goal.is_any_other() && r.locked.is_empty() && r.allowed.is_none());
+/// ```
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Restrictions {
+    /// Edit types InduCE's methods are restricted to (`--edits`; `None`: each method's own).
     pub edits: Option<EditMode>,
-    /// Allowed pairs are given.
-    pub allowed: bool,
-    /// Nodes or pairs are locked.
-    pub locked: bool,
-    /// A desired class is given.
-    pub goal: bool,
+    /// Node pairs InduCE's edits are restricted to (the paper's `V_c`, `--allowed`; `None`:
+    /// every pair).
+    pub allowed: Option<Vec<(u32, u32)>>,
+    /// Nodes and pairs no edit may touch (`--lock-nodes`, `--lock-edges`): InduCE's methods and
+    /// the searches.
+    #[serde(default, skip_serializing_if = "Locked::is_empty")]
+    pub locked: Locked,
+    /// What a counterfactual must reach (`--to-class`; default any other class): InduCE's
+    /// methods and the searches.
+    #[serde(default, skip_serializing_if = "Goal::is_any_other")]
+    pub goal: Goal,
+    /// The edit budget δ of InduCE's methods (a loaded policy's too) and of greedy
+    /// (`--budget`; `None`: each configuration's own, a loaded policy's own).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub budget: Option<usize>,
 }
 
 /// Refuses a method list with a method twice, or with a method that would ignore one of the
 /// job's `restrictions` ([`Method::supports`]), naming the method and the restriction. Every job
 /// checks it before loading anything.
-pub(crate) fn check_methods(methods: &[Method], restrictions: Restrictions) -> Result<()> {
+pub(crate) fn check_methods(methods: &[Method], restrictions: &Restrictions) -> Result<()> {
     for (i, m) in methods.iter().enumerate() {
         if methods[..i].contains(m) {
             return Err(Error::InvalidValue {
@@ -128,14 +149,14 @@ pub(crate) fn check_methods(methods: &[Method], restrictions: Restrictions) -> R
                 reason,
             })
         };
-        if restrictions.allowed && !s.allowed {
+        if restrictions.allowed.is_some() && !s.allowed {
             return refuse(format!(
                 "the allowed pairs (--allowed, the paper's V_c) restrict InduCE's edits; {m} \
                  edits {} and would ignore them: run it without --allowed",
                 s.edits_what
             ));
         }
-        if restrictions.locked && !s.locked {
+        if !restrictions.locked.is_empty() && !s.locked {
             return refuse(format!(
                 "locked nodes and edges (--lock-nodes, --lock-edges) restrict the edits of \
                  InduCE's methods and of the searches (greedy, exact); {m} edits {} and would \
@@ -143,7 +164,7 @@ pub(crate) fn check_methods(methods: &[Method], restrictions: Restrictions) -> R
                 s.edits_what
             ));
         }
-        if restrictions.goal && !s.goal {
+        if !restrictions.goal.is_any_other() && !s.goal {
             return refuse(format!(
                 "a desired class (--to-class) is kept by InduCE's methods and the searches \
                  (greedy, exact); {m} stops at any other class and would ignore it: run it \
@@ -213,7 +234,7 @@ mod tests {
 
     #[test]
     fn each_restriction_is_refused_where_a_method_would_ignore_it() {
-        let check = |m: Method, r: Restrictions| check_methods(&[m], r).map_err(|e| e.to_string());
+        let check = |m: Method, r: Restrictions| check_methods(&[m], &r).map_err(|e| e.to_string());
         let edits = |e| Restrictions {
             edits: Some(e),
             ..Restrictions::default()
@@ -222,10 +243,11 @@ mod tests {
             assert!(check(m, Restrictions::default()).is_ok(), "{m}");
         }
         // InduCE's methods keep every restriction but the deletion-only one's additions.
+        let locked = Locked::new(vec![3], vec![]);
         let all = Restrictions {
-            allowed: true,
-            locked: true,
-            goal: true,
+            allowed: Some(vec![(0, 1)]),
+            locked: locked.clone(),
+            goal: Goal::Class(1),
             ..edits(EditMode::AddOnly)
         };
         assert!(check(Method::TRANSDUCTIVE, all).is_ok());
@@ -236,8 +258,8 @@ mod tests {
         );
         // The searches: locks and a desired class, no --edits, no allowed pairs.
         let kept = Restrictions {
-            locked: true,
-            goal: true,
+            locked,
+            goal: Goal::Class(1),
             ..Restrictions::default()
         };
         assert!(check(Method::EXACT, kept).is_ok());
@@ -249,7 +271,7 @@ mod tests {
         let e = check(Method::CF_GNNEXPLAINER_PLUS_PLUS, edits(EditMode::AddOnly)).unwrap_err();
         assert!(e.contains("cf-gnnexplainer++"), "{e}");
         let goal = Restrictions {
-            goal: true,
+            goal: Goal::Class(1),
             ..Restrictions::default()
         };
         assert!(
@@ -257,7 +279,7 @@ mod tests {
                 .unwrap_err()
                 .contains("--to-class")
         );
-        let twice = check_methods(&[Method::RANDOM, Method::RANDOM], Restrictions::default());
+        let twice = check_methods(&[Method::RANDOM, Method::RANDOM], &Restrictions::default());
         assert!(twice.unwrap_err().to_string().contains("listed twice"));
     }
 }

@@ -4,10 +4,10 @@
 
 use std::path::{Path, PathBuf};
 
+use induce_explain::Protocol;
 use induce_explain::pipeline::{Journal, MethodRun, RunSummary, RunWriter, Shard, TargetSpec};
-use induce_explain::{Goal, Locked, Protocol};
 use induce_graph::io::DataFormat;
-use induce_rl::{EditMode, InduceConfig, Kernel};
+use induce_rl::{InduceConfig, Kernel};
 use serde::{Deserialize, Serialize};
 
 use super::RunContext;
@@ -17,7 +17,9 @@ use super::{
     load_data,
 };
 use crate::error::{Error, Result};
-use crate::methods::{BaselineConfig, Family, Method, Preset, load_black_box_with_arch};
+use crate::methods::{
+    BaselineConfig, Family, Method, Preset, Restrictions, load_black_box_with_arch,
+};
 use crate::methods::{MethodSettings, Policies};
 use burn::tensor::Device;
 
@@ -51,21 +53,11 @@ pub struct ExplainJob {
     pub sample: Option<Sample>,
     /// Explain only this shard of the targets.
     pub shard: Option<Shard>,
-    /// Edit types allowed (`None`: the method's own).
-    pub edits: Option<EditMode>,
-    /// The allowed pairs V_c (`None`: every pair).
-    pub allowed: Option<Vec<(u32, u32)>>,
-    /// Nodes and pairs no edit may touch (InduCE's methods and the searches; the other
-    /// baselines are refused with it).
-    #[serde(default, skip_serializing_if = "Locked::is_empty")]
-    pub locked: Locked,
-    /// What a counterfactual must reach (`--to-class`; InduCE's methods and the searches).
-    #[serde(default, skip_serializing_if = "Goal::is_any_other")]
-    pub goal: Goal,
-    /// InduCE's edit budget δ when given (`--budget`): every InduCE method's, a loaded
-    /// policy's too (`None`: `induce.env.budget`, and a loaded policy's own).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub budget: Option<usize>,
+    /// What the run restricts its methods to (`--edits`, `--allowed`, `--lock-nodes`,
+    /// `--lock-edges`, `--to-class`, `--budget`); its fields sit at the top level of
+    /// `config.json`.
+    #[serde(flatten)]
+    pub restrictions: Restrictions,
     /// Seed of the run (generated data, policy initialisation, sampling).
     pub seed: u64,
     /// The hyper-parameter family whose settings `induce` and `baselines` start from
@@ -130,11 +122,7 @@ impl ExplainJob {
             filter: TargetFilter::Paper,
             sample: None,
             shard: None,
-            edits: None,
-            allowed: None,
-            locked: Locked::default(),
-            goal: Goal::AnyOther,
-            budget: None,
+            restrictions: Restrictions::default(),
             seed,
             chosen: Vec::new(),
             threads: 0,
@@ -217,7 +205,7 @@ impl ExplainJob {
     /// use induce::rl::EditMode;
     /// let job = |methods: &[Method], edits, allowed| {
     ///     let mut j = ExplainJob::new("tree-cycles", "gcn.bpk", methods);
-    ///     (j.edits, j.allowed) = (edits, allowed);
+    ///     (j.restrictions.edits, j.restrictions.allowed) = (edits, allowed);
     ///     j.validate().map_err(|e| e.to_string())
     /// };
     /// let pairs = Some(vec![(0, 1)]);
@@ -233,7 +221,7 @@ impl ExplainJob {
     /// // Locked nodes and edges: InduCE's methods and the searches keep them, the rest refuse.
     /// let locked = |m: Method| {
     ///     let mut j = ExplainJob::new("tree-cycles", "gcn.bpk", &[m]);
-    ///     j.locked = induce::explain::Locked::new(vec![3], vec![(0, 1)]);
+    ///     j.restrictions.locked = induce::explain::Locked::new(vec![3], vec![(0, 1)]);
     ///     j.validate().map_err(|e| e.to_string())
     /// };
     /// assert!(locked(Method::TRANSDUCTIVE).is_ok() && locked(Method::EXACT).is_ok());
@@ -247,15 +235,7 @@ impl ExplainJob {
                 reason: "give at least one method".into(),
             });
         }
-        crate::methods::check_methods(
-            &self.methods,
-            crate::methods::Restrictions {
-                edits: self.edits,
-                allowed: self.allowed.is_some(),
-                locked: !self.locked.is_empty(),
-                goal: !self.goal.is_any_other(),
-            },
-        )?;
+        crate::methods::check_methods(&self.methods, &self.restrictions)?;
         let mut chosen = self.chosen.clone();
         if self.policy.is_some() && !chosen.iter().any(|c| c == "policy") {
             chosen.push("policy".into());
@@ -338,11 +318,7 @@ fn explain_journaled(
     let settings = MethodSettings {
         protocol: job.protocol,
         baselines: job.baselines.clone(),
-        edits: job.edits,
-        allowed: job.allowed.clone(),
-        locked: job.locked.clone(),
-        goal: job.goal,
-        budget: job.budget,
+        restrictions: job.restrictions.clone(),
         ..MethodSettings::for_family(job.family, job.seed)
     }
     .with_induce(job.induce.clone());
@@ -397,8 +373,7 @@ fn memory_config(job: &MemoryJob<'_>) -> Result<serde_json::Value> {
     j.targets = job.targets.clone();
     j.filter = job.filter;
     (j.sample, j.shard, j.seed) = (job.sample, job.shard, job.seed);
-    (j.edits, j.allowed, j.locked) = (s.edits, s.allowed.clone(), s.locked.clone());
-    (j.goal, j.budget) = (s.goal, s.budget);
+    j.restrictions = s.restrictions.clone();
     j.protocol = s.protocol;
     j.baselines = s.baselines.clone();
     let inductive = ExplainJob {

@@ -108,16 +108,8 @@ pub(crate) fn explain_memory_core(
     notice: &dyn Fn(&str),
 ) -> Result<(RunSummary, Vec<MethodRun>)> {
     let s = &job.settings;
-    crate::methods::check_methods(
-        &job.methods,
-        crate::methods::Restrictions {
-            edits: s.edits,
-            allowed: s.allowed.is_some(),
-            locked: !s.locked.is_empty(),
-            goal: !s.goal.is_any_other(),
-        },
-    )?;
-    if let induce_explain::Goal::Class(c) = job.settings.goal
+    crate::methods::check_methods(&job.methods, &s.restrictions)?;
+    if let induce_explain::Goal::Class(c) = s.restrictions.goal
         && c >= job.black_box.num_classes()
     {
         return Err(Error::InvalidValue {
@@ -131,7 +123,12 @@ pub(crate) fn explain_memory_core(
         });
     }
     let data = job.data;
-    if let Some(v) = job.settings.locked.out_of_range(data.graph.num_nodes()) {
+    if let Some(v) = job
+        .settings
+        .restrictions
+        .locked
+        .out_of_range(data.graph.num_nodes())
+    {
         return Err(Error::InvalidValue {
             what: "locked node",
             value: v.to_string(),
@@ -184,8 +181,8 @@ pub(crate) fn explain_memory_core(
     if let Some(line) = &reach_note {
         notice(line);
     }
-    let ctx =
-        EvalContext::new(&data.graph, bb, job.settings.protocol)?.with_goal(job.settings.goal);
+    let ctx = EvalContext::new(&data.graph, bb, job.settings.protocol)?
+        .with_goal(job.settings.restrictions.goal);
     let opts = ExplainOptions {
         threads: threads(job.threads),
         progress,

@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 
 use super::{ExplainJob, TargetFilter, TrainJob};
 use crate::TargetSpec;
-use crate::methods::{Method, Preset};
+use crate::methods::{Method, Preset, Restrictions};
 
 /// The library's names of the settings a user gives by name (in error messages, e.g.
 /// `InduceConfig.env.hops`) and the [`RunOptions`] field each one is (`hops`): front ends turn
@@ -301,13 +301,16 @@ impl RunOptions {
         job.policy = policy;
         job.targets = targets;
         job.filter = self.filter();
-        job.edits = self.edits;
-        job.budget = self.budget;
-        job.goal = induce_explain::Goal::to_class(self.to_class);
-        job.locked = induce_explain::Locked::new(
-            self.lock_nodes.clone().unwrap_or_default(),
-            self.lock_edges.clone().unwrap_or_default(),
-        );
+        job.restrictions = Restrictions {
+            edits: self.edits,
+            allowed: None,
+            locked: induce_explain::Locked::new(
+                self.lock_nodes.clone().unwrap_or_default(),
+                self.lock_edges.clone().unwrap_or_default(),
+            ),
+            goal: induce_explain::Goal::to_class(self.to_class),
+            budget: self.budget,
+        };
         job.seed = seed;
         job.induce.seed = seed;
         job.baselines = job.baselines.clone().with_seed(seed);
@@ -335,9 +338,6 @@ impl RunOptions {
         let b = &mut job.baselines;
         if let Some(h) = self.hops {
             (b.greedy.hops, b.exact.hops) = (h, h);
-        }
-        if let Some(k) = self.budget {
-            b.greedy.budget = k;
         }
         if let Some(k) = self.max_size {
             b.exact.max_size = k;

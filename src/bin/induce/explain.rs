@@ -223,11 +223,12 @@ impl ExplainArgs {
                 .graph
                 .num_nodes();
             if let Some(path) = &self.allowed {
-                job.allowed = Some(read_pairs(path, n)?);
+                job.restrictions.allowed = Some(read_pairs(path, n)?);
             }
             if let Some(path) = &self.lock_edges {
                 let edges = read_pairs(path, n)?;
-                job.locked = Locked::new(job.locked.nodes.clone(), edges);
+                let nodes = job.restrictions.locked.nodes.clone();
+                job.restrictions.locked = Locked::new(nodes, edges);
             }
         }
         Ok(job)
