@@ -20,7 +20,7 @@ use induce_viz::{EdgeState, EdgeView, GalleryItem, NodeView, ReportRun, Scene};
 use serde_json::Value;
 
 use crate::error::{Error, Result};
-use crate::methods::{Method, load_black_box_with_arch};
+use crate::methods::load_black_box_with_arch;
 use crate::run::load_data;
 
 /// Neighbourhoods larger than this are drawn in part (the nodes nearest the edits).
@@ -185,12 +185,16 @@ fn open_run_from<'m>(dir: &Path, source: Source<'m>, device: &Device) -> Result<
     })
 }
 
-/// The record of `target` in a run: of `method` when given, else of the first method that
-/// explained it.
-pub fn find_record(run: &RunData, method: Option<Method>, target: u32) -> Result<&TargetRecord> {
+/// The record of `target` in a run: of the row `method` when given (a method's name or a
+/// variant's label, `greedy:shortlist=64`), else of the first method that explained it.
+pub fn find_record<'r>(
+    run: &'r RunData,
+    method: Option<&str>,
+    target: u32,
+) -> Result<&'r TargetRecord> {
     run.runs
         .iter()
-        .filter(|m| method.is_none_or(|want| m.method == want.name()))
+        .filter(|m| method.is_none_or(|want| m.method == want))
         .find_map(|m| m.records.iter().find(|r| r.explanation.target == target))
         .ok_or_else(|| Error::InvalidValue {
             what: "target",
@@ -366,7 +370,7 @@ pub fn scene(
 }
 
 /// The SVG drawing of `target`'s explanation in an opened run (see [`scene`]).
-pub fn render_target(run: &OpenedRun<'_>, method: Option<Method>, target: u32) -> Result<String> {
+pub fn render_target(run: &OpenedRun<'_>, method: Option<&str>, target: u32) -> Result<String> {
     let rec = find_record(&run.run, method, target)?;
     let s = scene(
         &run.data,

@@ -715,6 +715,69 @@ fn locked_nodes_and_edges_are_never_edited() {
 }
 
 #[test]
+fn variants_of_one_method_are_rows_of_one_run() {
+    let p = prepare();
+    let out = p.root.join("variants");
+    ok(induce(&[
+        "explain",
+        "--data",
+        s(&p.data),
+        "--black-box",
+        s(&p.black_box),
+        "--method",
+        "greedy,greedy:shortlist=1,exact:max-size=1",
+        "--sample",
+        "6",
+        "--out",
+        s(&out),
+    ]));
+    let summary: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
+    let rows = summary["runs"].as_array().unwrap();
+    let names: Vec<&str> = rows.iter().map(|r| r["method"].as_str().unwrap()).collect();
+    assert_eq!(names, ["greedy", "greedy:shortlist=1", "exact:max-size=1"]);
+    // Each variant runs with its own settings: the bounded search judges one action per step.
+    let evals = |i: usize| rows[i]["evaluations_mean"].as_f64().unwrap();
+    assert!(evals(1) < evals(0), "{} {}", evals(1), evals(0));
+    let notes = rows[1]["notes"].to_string();
+    assert!(notes.contains("judges the 1 actions"), "{notes}");
+    assert!(rows[2]["notes"].to_string().contains("by size up to 1"));
+    let config = std::fs::read_to_string(out.join("config.json")).unwrap();
+    assert!(config.contains("\"greedy:shortlist=1\""), "{config}");
+    // eval prints every row; render draws a variant's record.
+    let table = ok(induce_plain(&["eval", s(&out)]));
+    assert!(table.contains("greedy:shortlist=1"), "{table}");
+    let t = std::fs::read_to_string(out.join("explanations.jsonl")).unwrap();
+    let first: serde_json::Value = serde_json::from_str(t.lines().next().unwrap()).unwrap();
+    let target = first["target"].to_string();
+    ok(induce_plain(&[
+        "render",
+        s(&out),
+        "--target",
+        &target,
+        "--method",
+        "greedy:shortlist=1",
+    ]));
+    // A variant's option must be one its method reads; the same variant twice is refused.
+    let bad = induce(&[
+        "explain",
+        "--data",
+        s(&p.data),
+        "--black-box",
+        s(&p.black_box),
+        "--method",
+        "greedy:lookahead=8",
+        "--out",
+        s(&p.root.join("bad-variant")),
+    ]);
+    let err = String::from_utf8_lossy(&bad.stderr);
+    assert!(
+        !bad.status.success() && err.contains("greedy does not read `lookahead`"),
+        "{err}"
+    );
+}
+
+#[test]
 fn bad_inputs_give_one_clear_line_and_no_output() {
     let p = prepare();
     let bb = s(&p.black_box);

@@ -128,6 +128,6 @@ fn your_own_black_box_in_memory() {
         .to_string();
     assert!(e.contains("open_run_with"), "{e}");
     let run = induce::render::open_run_with(&out, Some(&DegreeRule), &device).unwrap();
-    let svg = induce::render::render_target(&run, Some(Method::RANDOM), 0).unwrap();
+    let svg = induce::render::render_target(&run, Some("random"), 0).unwrap();
     assert!(svg.starts_with("<svg"));
 }

@@ -321,7 +321,11 @@ impl Method {
 /// assert!(help.contains("greedy: the one-step search"), "{help}");
 /// ```
 pub fn method_help() -> String {
-    let mut out = String::from("Methods, comma-separated or repeated:");
+    let mut out = String::from(
+        "Methods, comma-separated or repeated. A variant runs a method with options of its \
+         own, a row of its own: greedy:shortlist=64, inductive:lookahead=8:widen=true (each \
+         option one its method reads).",
+    );
     for (kind, heading) in [
         (Kind::Induce, "InduCE's"),
         (Kind::Baseline, "the baselines"),

@@ -21,6 +21,7 @@
 //! | `preset.rs` | [`Preset`], [`Family`] |
 //! | `loading.rs` | [`load_black_box`], [`load_trained_policy`], policy file names |
 //! | `set.rs` | [`MethodSet`], [`MethodSettings`], [`method_config`] |
+//! | `variant.rs` | [`Variant`] (a method with settings of its own in a run) |
 //! | `supports.rs` | [`Supports`] (what a method keeps of a run's restrictions), the checks |
 
 mod baselines;
@@ -42,6 +43,7 @@ mod set;
 mod supports;
 mod transductive;
 mod untrained;
+mod variant;
 
 pub use baselines::BaselineConfig;
 pub use loading::{
@@ -55,6 +57,8 @@ pub use preset::{Family, Preset};
 pub use set::{MethodSet, MethodSettings, Policies, PreparedMethod, method_config};
 pub(crate) use supports::check_methods;
 pub use supports::{Restrictions, Supports, check_settings};
+pub use variant::Variant;
+pub(crate) use variant::check_distinct;
 
 /// Every method, in the order runs and listings give them: InduCE's, the baselines, the
 /// searches. The one list: a method declared in its own file appears everywhere once it is

@@ -201,6 +201,8 @@ pub enum Policies<'p> {
 pub struct PreparedMethod<'a> {
     /// The method.
     pub method: Method,
+    /// The name of its rows: the method's, or its variant's label (`greedy:shortlist=64`).
+    pub label: String,
     /// Its explainer.
     pub explainer: Box<dyn Explainer + 'a>,
     /// The InduCE configuration it runs with (`None` for a baseline).
@@ -222,12 +224,50 @@ impl PreparedMethod<'_> {
         opts: &ExplainOptions<'_>,
         journal: Option<&Journal>,
     ) -> Result<MethodRun> {
-        let mut j = journal.map(|j| j.method(self.method.name())).transpose()?;
+        let mut j = journal.map(|j| j.method(&self.label)).transpose()?;
         let mut run =
             explain_targets_journaled(self.explainer.as_ref(), ctx, targets, opts, j.as_mut())?;
         run.train_seconds = self.train_seconds;
         run.notes.extend(self.notes.iter().cloned());
         Ok(run)
+    }
+}
+
+/// A variant's explainer: its method's, named with the variant's label, so that its records,
+/// its row and its journal carry the label.
+struct Labelled<'a> {
+    label: String,
+    inner: Box<dyn Explainer + 'a>,
+}
+
+impl Explainer for Labelled<'_> {
+    fn name(&self) -> &str {
+        &self.label
+    }
+
+    fn explain(
+        &self,
+        graph: &induce_graph::Graph,
+        target: u32,
+    ) -> induce_explain::Result<induce_explain::Explanation> {
+        self.inner.explain(graph, target)
+    }
+
+    fn batch_size(&self) -> usize {
+        self.inner.batch_size()
+    }
+
+    fn neighbourhood_hops(&self) -> Option<u32> {
+        self.inner.neighbourhood_hops()
+    }
+
+    fn explain_batch(
+        &self,
+        graph: &induce_graph::Graph,
+        targets: &[u32],
+        threads: usize,
+    ) -> Vec<induce_explain::Result<induce_explain::Explanation>> {
+        self.inner.explain_batch(graph, targets, threads)
     }
 }
 
@@ -297,6 +337,34 @@ impl<'a> MethodSet<'a> {
         &self.settings
     }
 
+    /// Builds `variant`: its method with the run's settings, or with `settings` (the variant's
+    /// own, [`RunOptions::apply_method_options`](crate::run::RunOptions::apply_method_options)
+    /// over the run's) when given; its rows are labelled with the variant's label.
+    pub fn prepare_variant(
+        &mut self,
+        variant: &super::Variant,
+        settings: Option<&MethodSettings>,
+    ) -> Result<PreparedMethod<'a>> {
+        let mut prepared = match settings {
+            None => self.prepare(variant.method())?,
+            Some(s) => {
+                let run = std::mem::replace(&mut self.settings, s.clone());
+                let prepared = self.prepare(variant.method());
+                self.settings = run;
+                prepared?
+            }
+        };
+        if !variant.is_plain() {
+            let label = variant.label();
+            prepared.explainer = Box::new(Labelled {
+                label: label.clone(),
+                inner: prepared.explainer,
+            });
+            prepared.label = label;
+        }
+        Ok(prepared)
+    }
+
     /// Builds `method`: a baseline with its settings (PGExplainer trained here), an InduCE method
     /// with [`method_config`] and its policy (loaded or trained once per edit mode and verdicts,
     /// then shared).
@@ -343,6 +411,7 @@ impl<'a> MethodSet<'a> {
             .collect();
             return Ok(PreparedMethod {
                 method,
+                label: method.name().to_string(),
                 explainer,
                 induce: None,
                 train_seconds: secs,
@@ -401,6 +470,7 @@ impl<'a> MethodSet<'a> {
         }
         Ok(PreparedMethod {
             method,
+            label: method.name().to_string(),
             explainer: e,
             induce: Some(config),
             train_seconds: seconds.unwrap_or(0.0),

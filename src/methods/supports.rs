@@ -124,22 +124,9 @@ pub struct Restrictions {
     pub budget: Option<usize>,
 }
 
-/// Refuses a method list with a method twice, or with a method that would ignore one of the
-/// job's `restrictions` ([`Method::supports`]), naming the method and the restriction. Every job
+/// Refuses a method list with a method that would ignore one of the job's `restrictions` ([`Method::supports`]), naming the method and the restriction. Every job
 /// checks it before loading anything.
 pub(crate) fn check_methods(methods: &[Method], restrictions: &Restrictions) -> Result<()> {
-    for (i, m) in methods.iter().enumerate() {
-        if methods[..i].contains(m) {
-            return Err(Error::InvalidValue {
-                what: "method list",
-                value: (methods.iter())
-                    .map(|m| m.name())
-                    .collect::<Vec<_>>()
-                    .join(","),
-                reason: format!("{m} is listed twice"),
-            });
-        }
-    }
     for &m in methods {
         let s = m.supports();
         let refuse = |reason: String| {
@@ -279,7 +266,5 @@ mod tests {
                 .unwrap_err()
                 .contains("--to-class")
         );
-        let twice = check_methods(&[Method::RANDOM, Method::RANDOM], &Restrictions::default());
-        assert!(twice.unwrap_err().to_string().contains("listed twice"));
     }
 }

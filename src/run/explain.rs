@@ -18,7 +18,7 @@ use super::{
 };
 use crate::error::{Error, Result};
 use crate::methods::{
-    BaselineConfig, Family, Method, Preset, Restrictions, load_black_box_with_arch,
+    BaselineConfig, Family, Method, Preset, Restrictions, Variant, load_black_box_with_arch,
 };
 use crate::methods::{MethodSettings, Policies};
 use burn::tensor::Device;
@@ -40,8 +40,9 @@ pub struct ExplainJob {
     /// A trained policy (`.bpk` or the directory `induce train` wrote), for the inductive
     /// methods.
     pub policy: Option<PathBuf>,
-    /// The methods, in order.
-    pub methods: Vec<Method>,
+    /// The methods, in order: each a method, or a variant with settings of its own
+    /// (`greedy:shortlist=64`), a row of its own.
+    pub methods: Vec<Variant>,
     /// Which nodes to explain.
     pub targets: TargetSpec,
     /// Keep only the paper's targets (non-zero label, predicted correctly) of a broad spec
@@ -99,7 +100,11 @@ impl ExplainJob {
     /// A job with the paper's settings for the dataset family guessed from `data`'s name (see
     /// [`Preset::for_dataset`]; [`ExplainJob::with_family`] chooses another): transductive
     /// γ 0.6 and the family's episode cap, the paper's target filter, all cores.
-    pub fn new(data: impl Into<String>, black_box: impl Into<PathBuf>, methods: &[Method]) -> Self {
+    pub fn new(
+        data: impl Into<String>,
+        black_box: impl Into<PathBuf>,
+        methods: &[impl Clone + Into<Variant>],
+    ) -> Self {
         let data = data.into();
         let stem = data_stem(&data);
         let seed = induce_graph::DEFAULT_SEED;
@@ -117,7 +122,7 @@ impl ExplainJob {
             black_box: black_box.into(),
             arch: None,
             policy: None,
-            methods: methods.to_vec(),
+            methods: methods.iter().cloned().map(Into::into).collect(),
             targets: TargetSpec::Test,
             filter: TargetFilter::Paper,
             sample: None,
@@ -235,12 +240,17 @@ impl ExplainJob {
                 reason: "give at least one method".into(),
             });
         }
-        crate::methods::check_methods(&self.methods, &self.restrictions)?;
+        crate::methods::check_distinct(&self.methods)?;
+        let methods: Vec<Method> = self.methods.iter().map(Variant::method).collect();
+        crate::methods::check_methods(&methods, &self.restrictions)?;
         let mut chosen = self.chosen.clone();
         if self.policy.is_some() && !chosen.iter().any(|c| c == "policy") {
             chosen.push("policy".into());
         }
-        crate::methods::check_settings(&self.methods, &chosen)?;
+        crate::methods::check_settings(&methods, &chosen)?;
+        for v in self.methods.iter().filter(|v| !v.is_plain()) {
+            super::RunOptions::of_variant(v)?;
+        }
         self.induce.validate()?;
         if self.induce.episodes == 0 {
             return Err(induce_explain::ExplainError::InvalidConfig(
@@ -336,7 +346,7 @@ fn explain_journaled(
         shard: job.shard,
         seed: job.seed,
         threads: job.threads,
-        ..MemoryJob::new(data, bb, &[])
+        ..MemoryJob::new(data, bb, &[] as &[Variant])
     };
     let family = job.family_line();
     explain_memory_core(

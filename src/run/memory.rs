@@ -15,7 +15,7 @@ use super::{
     Sample, TargetFilter, resolve_targets_described, summary_for, threads, training_targets,
 };
 use crate::error::{Error, Result};
-use crate::methods::{Family, Method};
+use crate::methods::{Family, Method, Variant};
 use crate::methods::{MethodSet, MethodSettings, Policies};
 
 /// An explain job on a dataset and a black box held in memory (any [`BlackBox`]: the paper's
@@ -47,8 +47,9 @@ pub struct MemoryJob<'a> {
     pub data: &'a Dataset,
     /// The black box.
     pub black_box: &'a dyn BlackBox,
-    /// The methods, in order.
-    pub methods: Vec<Method>,
+    /// The methods, in order: each a method, or a variant with settings of its own
+    /// (`greedy:shortlist=64`), a row of its own.
+    pub methods: Vec<Variant>,
     /// The methods' settings.
     pub settings: MethodSettings,
     /// Where the inductive methods get their policy.
@@ -74,14 +75,18 @@ impl<'a> MemoryJob<'a> {
     /// family's episodes, the baselines' authors' settings), its test targets (the paper's
     /// filter), no policy (the inductive methods need [`Policies::Load`] or
     /// [`Policies::Train`]), all cores, seed [`induce_graph::DEFAULT_SEED`].
-    pub fn new(data: &'a Dataset, black_box: &'a dyn BlackBox, methods: &[Method]) -> Self {
+    pub fn new(
+        data: &'a Dataset,
+        black_box: &'a dyn BlackBox,
+        methods: &[impl Clone + Into<Variant>],
+    ) -> Self {
         let seed = induce_graph::DEFAULT_SEED;
         let family = Family::choose(None, &data.name).preset;
         let settings = MethodSettings::for_dataset(family, &data.name, seed);
         Self {
             data,
             black_box,
-            methods: methods.to_vec(),
+            methods: methods.iter().cloned().map(Into::into).collect(),
             settings: settings.clone().with_induce(settings.transductive),
             policies: Policies::Absent,
             targets: TargetSpec::Test,
@@ -108,7 +113,13 @@ pub(crate) fn explain_memory_core(
     notice: &dyn Fn(&str),
 ) -> Result<(RunSummary, Vec<MethodRun>)> {
     let s = &job.settings;
-    crate::methods::check_methods(&job.methods, &s.restrictions)?;
+    crate::methods::check_distinct(&job.methods)?;
+    let methods: Vec<Method> = job.methods.iter().map(Variant::method).collect();
+    crate::methods::check_methods(&methods, &s.restrictions)?;
+    // Each variant's settings, checked before anything is loaded.
+    let settings = (job.methods.iter())
+        .map(|v| variant_settings(s, v))
+        .collect::<Result<Vec<_>>>()?;
     if let induce_explain::Goal::Class(c) = s.restrictions.goal
         && c >= job.black_box.num_classes()
     {
@@ -143,7 +154,7 @@ pub(crate) fn explain_memory_core(
     let bound = BoundBlackBox::new(job.black_box, &data.graph)?;
     // A method the black box cannot serve is refused before any method runs.
     if let Some(m) =
-        (job.methods.iter()).find(|m| m.needs_gradients() && bound.edge_weighted().is_none())
+        (methods.iter()).find(|m| m.needs_gradients() && bound.edge_weighted().is_none())
     {
         return Err(induce_explain::ExplainError::NotDifferentiable {
             method: m.name().into(),
@@ -166,10 +177,15 @@ pub(crate) fn explain_memory_core(
     let mut set = MethodSet::new(data, bb, job.settings.clone(), job.policies, device)
         .with_progress(progress);
     let mut prepared = Vec::new();
-    for &m in &job.methods {
-        prepared.push(m.needs_policy().then(|| set.prepare(m)).transpose()?);
+    for (v, settings) in job.methods.iter().zip(&settings) {
+        let early = v.method().needs_policy();
+        prepared.push(
+            early
+                .then(|| set.prepare_variant(v, settings.as_ref()))
+                .transpose()?,
+        );
     }
-    if job.methods.iter().any(|m| m.needs_training_targets()) {
+    if methods.iter().any(|m| m.needs_training_targets()) {
         set.set_baseline_targets(training_targets(data, bb, hops, &targets)?);
     }
     if let Some(h) = header {
@@ -188,10 +204,10 @@ pub(crate) fn explain_memory_core(
         progress,
     };
     let mut runs = Vec::new();
-    for (&m, p) in job.methods.iter().zip(prepared) {
+    for ((v, settings), p) in job.methods.iter().zip(&settings).zip(prepared) {
         let p = match p {
             Some(p) => p,
-            None => set.prepare(m)?,
+            None => set.prepare_variant(v, settings.as_ref())?,
         };
         runs.push(p.explain(&ctx, &targets, &opts, journal)?);
     }
@@ -199,6 +215,28 @@ pub(crate) fn explain_memory_core(
     summary.notes.extend(rule);
     summary.notes.extend(reach_note);
     Ok((summary, runs))
+}
+
+/// The settings of a variant with options of its own: the run's `settings` with them set
+/// ([`RunOptions::apply_method_options`](super::RunOptions::apply_method_options), on InduCE's
+/// inductive and transductive configurations alike) and checked; `None` for a plain method.
+fn variant_settings(settings: &MethodSettings, v: &Variant) -> Result<Option<MethodSettings>> {
+    if v.is_plain() {
+        return Ok(None);
+    }
+    let options = super::RunOptions::of_variant(v)?;
+    let mut s = settings.clone();
+    let mut baselines = s.baselines.clone();
+    options.apply_method_options(&mut s.induce, &mut s.baselines, &mut s.restrictions.budget);
+    options.apply_method_options(
+        &mut s.transductive,
+        &mut baselines,
+        &mut s.restrictions.budget,
+    );
+    s.induce.validate()?;
+    s.transductive.validate()?;
+    s.baselines.validate()?;
+    Ok(Some(s))
 }
 
 /// `bound` with the receptive field measured on `data`'s graph

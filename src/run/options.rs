@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 
 use super::{ExplainJob, TargetFilter, TrainJob};
 use crate::TargetSpec;
-use crate::methods::{Method, Preset, Restrictions};
+use crate::methods::{BaselineConfig, Preset, Restrictions, Variant};
 
 /// The library's names of the settings a user gives by name (in error messages, e.g.
 /// `InduceConfig.env.hops`) and the [`RunOptions`] field each one is (`hops`): front ends turn
@@ -264,10 +264,16 @@ impl RunOptions {
         if let Some(h) = self.hops {
             induce.env.hops = h;
         }
+        induce.env.max_nodes = Some(self.max_neighbourhood.unwrap_or(DEFAULT_MAX_NEIGHBOURHOOD));
+        self.apply_training(induce);
+        induce.env.goal = induce_explain::Goal::to_class(self.to_class);
+    }
+
+    /// The training settings given here: episodes, learning rate, reward, state, edit budget.
+    fn apply_training(&self, induce: &mut induce_rl::InduceConfig) {
         if let Some(b) = self.budget {
             induce.env.budget = b;
         }
-        induce.env.max_nodes = Some(self.max_neighbourhood.unwrap_or(DEFAULT_MAX_NEIGHBOURHOOD));
         if let Some(m) = self.episodes {
             induce.episodes = m;
         }
@@ -280,7 +286,79 @@ impl RunOptions {
         if let Some(s) = self.state {
             induce.env.state = s;
         }
-        induce.env.goal = induce_explain::Goal::to_class(self.to_class);
+    }
+
+    /// Sets the options given here that methods read (those a method declares,
+    /// [`MethodDecl::settings`](crate::methods::MethodDecl)) on InduCE's configuration
+    /// `induce`, the baselines' and searches' `baselines` and the run's edit `budget`; an
+    /// option not given leaves its setting as it is. The one mapping of those options, for a
+    /// run ([`RunOptions::explain_job`]) and for a method's variant ([`RunOptions::of_variant`]).
+    pub fn apply_method_options(
+        &self,
+        induce: &mut induce_rl::InduceConfig,
+        baselines: &mut BaselineConfig,
+        budget: &mut Option<usize>,
+    ) {
+        self.apply_training(induce);
+        if self.budget.is_some() {
+            *budget = self.budget;
+        }
+        if let Some(k) = self.samples {
+            induce.inference_samples = k;
+        }
+        if let Some(n) = self.greedy_every {
+            induce.greedy_every = n;
+        }
+        if let Some(n) = self.batch_targets {
+            induce.inference_batch = n;
+        }
+        if let Some(k) = self.lookahead {
+            induce.lookahead = k;
+        }
+        match self.widen {
+            Some(true) => induce.widen = induce_rl::Widening::WhileImproving,
+            Some(false) => induce.widen = induce_rl::Widening::Fixed,
+            None => {}
+        }
+        if let Some(t) = self.temperature {
+            induce.temperature = t;
+        }
+        if let Some(k) = self.iterations {
+            *baselines = baselines.clone().with_iterations(k);
+        }
+        if let Some(k) = self.max_size {
+            baselines.exact.max_size = k;
+        }
+        if let Some(n) = self.max_evaluations {
+            baselines.exact.max_evaluations = n;
+        }
+        if let Some(k) = self.shortlist {
+            baselines.greedy.shortlist = Some(k);
+        }
+        if let Some(a) = self.additions {
+            *baselines = baselines.clone().with_additions(a);
+        }
+    }
+
+    /// The options `variant` sets ([`Variant::options`]), typed and checked as a run's are.
+    ///
+    /// ```
+    /// use induce::run::RunOptions;
+    /// let v = "greedy:shortlist=64".parse().unwrap();
+    /// assert_eq!(RunOptions::of_variant(&v).unwrap().shortlist, Some(64));
+    /// let bad = "greedy:shortlist=many".parse().unwrap();
+    /// assert!(RunOptions::of_variant(&bad).unwrap_err().to_string().contains("greedy:shortlist"));
+    /// ```
+    pub fn of_variant(variant: &Variant) -> crate::Result<RunOptions> {
+        let fields: serde_json::Map<String, serde_json::Value> =
+            variant.options().iter().cloned().collect();
+        serde_json::from_value(serde_json::Value::Object(fields)).map_err(|e| {
+            crate::Error::InvalidValue {
+                what: "method variant",
+                value: variant.label(),
+                reason: e.to_string(),
+            }
+        })
     }
 
     /// The explain job these settings give for `data` (its name chooses the family unless
@@ -292,7 +370,7 @@ impl RunOptions {
         black_box: impl Into<PathBuf>,
         arch: Option<PathBuf>,
         policy: Option<PathBuf>,
-        methods: &[Method],
+        methods: &[impl Clone + Into<Variant>],
         targets: TargetSpec,
     ) -> ExplainJob {
         let seed = self.seed();
@@ -314,22 +392,15 @@ impl RunOptions {
         job.seed = seed;
         job.induce.seed = seed;
         job.baselines = job.baselines.clone().with_seed(seed);
-        if let Some(k) = self.iterations {
-            job.baselines = job.baselines.clone().with_iterations(k);
-        }
         job.threads = self.threads.unwrap_or(0);
-        job.induce.inference_samples = self.samples.unwrap_or(DEFAULT_SAMPLES);
-        job.induce.greedy_every = self.greedy_every.unwrap_or(0);
-        job.induce.inference_batch = self.batch_targets.unwrap_or(1);
-        if let Some(k) = self.lookahead {
-            job.induce.lookahead = k;
-        }
-        if self.widen == Some(true) {
-            job.induce.widen = induce_rl::Widening::WhileImproving;
-        }
-        if let Some(t) = self.temperature {
-            job.induce.temperature = t;
-        }
+        // The run's defaults of the inference settings, then every option methods read.
+        job.induce.inference_samples = DEFAULT_SAMPLES;
+        (job.induce.greedy_every, job.induce.inference_batch) = (0, 1);
+        self.apply_method_options(
+            &mut job.induce,
+            &mut job.baselines,
+            &mut job.restrictions.budget,
+        );
         job.black_box_kernel = self.black_box_kernel;
         // The worker threads are not part of the job (results do not depend on them).
         job.chosen = (self.chosen().into_iter())
@@ -338,18 +409,6 @@ impl RunOptions {
         let b = &mut job.baselines;
         if let Some(h) = self.hops {
             (b.greedy.hops, b.exact.hops) = (h, h);
-        }
-        if let Some(k) = self.max_size {
-            b.exact.max_size = k;
-        }
-        if let Some(n) = self.max_evaluations {
-            b.exact.max_evaluations = n;
-        }
-        if let Some(k) = self.shortlist {
-            b.greedy.shortlist = Some(k);
-        }
-        if let Some(a) = self.additions {
-            job.baselines = job.baselines.clone().with_additions(a);
         }
         self.apply_induce(&mut job.induce);
         job.protocol =

@@ -18,6 +18,7 @@ use std::sync::{Arc, Condvar, Mutex};
 use std::time::Duration;
 
 use induce::Method;
+use induce::methods::Variant;
 use induce::pipeline::{Progress, TargetSpec};
 use induce::run::{RunContext, RunOptions, Trained, write_policy_dir};
 use pyo3::exceptions::{PyKeyboardInterrupt, PyRuntimeError};
@@ -290,7 +291,7 @@ fn check_options(options: &str, methods: Option<Vec<String>>, policy: bool) -> P
         return Ok(());
     };
     let methods = (names.iter())
-        .map(|m| m.parse::<Method>())
+        .map(|m| m.parse::<Variant>().map(|v| v.method()))
         .collect::<Result<Vec<_>, _>>()
         .map_err(value_error)?;
     let mut chosen = o.chosen();
@@ -333,8 +334,8 @@ fn explain(
     let opts = self::options(options)?;
     let methods = methods
         .iter()
-        .map(|m| m.parse::<Method>().map_err(value_error))
-        .collect::<PyResult<Vec<Method>>>()?;
+        .map(|m| m.parse::<Variant>().map_err(value_error))
+        .collect::<PyResult<Vec<Variant>>>()?;
     let (path, arch) = model.0.source();
     let job = opts.explain_job("arrays", path, arch, policy, &methods, targets(index)?);
     let spec = model.0.clone();
@@ -413,7 +414,14 @@ fn predict<'py>(
 ) -> PyResult<(Bound<'py, PyBytes>, usize)> {
     let opts = self::options(options)?;
     let (path, arch) = model.0.source();
-    let job = opts.explain_job("arrays", path, arch, None, &[], TargetSpec::All);
+    let job = opts.explain_job(
+        "arrays",
+        path,
+        arch,
+        None,
+        &[] as &[Method],
+        TargetSpec::All,
+    );
     let spec = model.0.clone();
     let (values, classes) = run_interruptible(py, move |_flag| {
         let (data, _device, black_box) = graph

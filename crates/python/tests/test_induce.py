@@ -309,6 +309,12 @@ def test_bad_settings_and_models_raise_value_errors_of_their_kind(tmp_path):
     with pytest.raises(induce.OptionError, match="`policy`"):
         induce.Explainer(model=model, arch=arch, method="greedy", policy=tmp_path)
     induce.Explainer(model=model, arch=arch, method=["greedy", "cf2"], shortlist=8)
+    # Variants of one method: a row each, with their own options.
+    rows = induce.Explainer(model=model, arch=arch, method=["greedy", "greedy:shortlist=1"])(
+        x, ei, index=[0, 1, 2])
+    assert sorted({e.method for e in rows}) == ["greedy", "greedy:shortlist=1"]
+    with pytest.raises(induce.OptionError, match="greedy does not read `lookahead`"):
+        induce.Explainer(model=model, arch=arch, method="greedy:lookahead=8")
     # Shapes of the graph's arrays, and a method that needs gradients a callable lacks.
     with pytest.raises(induce.GraphError, match="edge_index: expected shape"):
         induce.Explainer(model=model, arch=arch)(x, ei.T, index=[0])

@@ -7,7 +7,7 @@ use clap::Args;
 use induce::cli::Bars;
 use induce::explain::Locked;
 use induce::explain::pipeline::format_table;
-use induce::methods::Method;
+use induce::methods::Variant;
 use induce::run::{ExplainJob, RunContext, RunOptions, Sample, explain, load_data, read_pairs};
 use induce::{Shard, TargetSpec};
 
@@ -19,7 +19,7 @@ pub struct ExplainArgs {
     /// Methods, comma-separated or repeated (`--help` lists them; the library's declarations
     /// write that list).
     #[arg(long, value_delimiter = ',', required = true, help_heading = "Run")]
-    pub method: Vec<Method>,
+    pub method: Vec<Variant>,
     /// Output directory (written all at once; an existing run there is replaced). While the
     /// run is going, its progress is journaled in the hidden `.NAME.journal` beside it.
     #[arg(long, help_heading = "Run")]

@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use anyhow::Result;
 use clap::Args;
-use induce::methods::Method;
+use induce::methods::Variant;
 use induce::models::io::checkpoint::atomic_write;
 
 use crate::pick_device;
@@ -16,9 +16,10 @@ pub struct RenderArgs {
     /// The explained node.
     #[arg(long)]
     pub target: u32,
-    /// The method whose explanation to draw [default: the first that explained the target].
+    /// The method (or variant, `greedy:shortlist=64`) whose explanation to draw [default: the
+    /// first that explained the target].
     #[arg(long)]
-    pub method: Option<Method>,
+    pub method: Option<Variant>,
     /// Output file [default: DIR/render-METHOD-TARGET.svg].
     #[arg(long)]
     pub out: Option<PathBuf>,
@@ -38,8 +39,9 @@ pub fn run(a: RenderArgs) -> Result<()> {
         Some(bb) => induce::render::open_run_with_file(&a.dir, bb, a.arch.as_deref(), &dev)?,
         None => induce::render::open_run(&a.dir, &dev)?,
     };
-    let svg = induce::render::render_target(&run, a.method, a.target)?;
-    let name = induce::render::find_record(&run.run, a.method, a.target)?
+    let method = a.method.as_ref().map(Variant::label);
+    let svg = induce::render::render_target(&run, method.as_deref(), a.target)?;
+    let name = induce::render::find_record(&run.run, method.as_deref(), a.target)?
         .method
         .clone();
     let out = a.out.unwrap_or_else(|| {
