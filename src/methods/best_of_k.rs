@@ -28,7 +28,7 @@ pub(super) const DECL: MethodDecl = MethodDecl {
         "samples",
         "temperature",
     ],
-    build: |b| trained(b, b.induce.inference_samples),
+    build: |b| trained(b, b.induce.inference.samples),
     describe,
 };
 
@@ -47,13 +47,13 @@ fn describe(d: &Describe<'_>) -> Option<String> {
     let line = format!(
         "best of {} episodes per target (the greedy one and {} sampled from the trained \
          policy{}{})",
-        c.inference_samples,
-        c.inference_samples.saturating_sub(1),
-        match c.temperature {
+        c.inference.samples,
+        c.inference.samples.saturating_sub(1),
+        match c.inference.temperature {
             1.0 => String::new(),
             t => format!(" at temperature {t}"),
         },
-        match c.lookahead {
+        match c.inference.lookahead {
             0 | 1 => String::new(),
             k => format!(
                 ", each of their steps the best of {k} actions drawn without replacement, by \

@@ -31,7 +31,7 @@ pub(super) fn note(line: Option<String>, config: &InduceConfig) -> String {
         Some(l) => format!("{l}; {min}"),
         None => min.to_string(),
     };
-    match (config.lookahead, config.widen) {
+    match (config.inference.lookahead, config.inference.widen) {
         (0 | 1, _) => line,
         (k, Widening::Fixed) => format!(
             "{line}; look-ahead: each greedy step takes the best of the policy's {k} most \

@@ -137,11 +137,7 @@ pub fn method_config(
         (_, Some(t)) => {
             let mut c = t.clone();
             c.kernel = run.kernel;
-            c.inference_samples = run.inference_samples;
-            c.inference_batch = run.inference_batch;
-            c.lookahead = run.lookahead;
-            c.widen = run.widen;
-            c.temperature = run.temperature;
+            c.inference = run.inference.clone();
             c.seed = run.seed;
             c.env.fanout = run.env.fanout;
             c.env.max_nodes = run.env.max_nodes;
@@ -618,9 +614,9 @@ mod tests {
         // Ignored: the run's protocol gives every method its verdicts and minimality pass.
         settings.induce.minimise = true;
         settings.protocol = Protocol::paper(4);
-        settings.induce.inference_samples = 5;
-        settings.induce.lookahead = 4;
-        settings.induce.widen = induce_rl::Widening::WhileImproving;
+        settings.induce.inference.samples = 5;
+        settings.induce.inference.lookahead = 4;
+        settings.induce.inference.widen = induce_rl::Widening::WhileImproving;
         settings.transductive.episodes = 9;
         settings.transductive.lr = 0.5;
         settings.transductive.greedy_every = 3;
@@ -628,18 +624,23 @@ mod tests {
         let mut trained = InduceConfig {
             seed: 1,
             gamma: 0.3,
-            hidden: 8,
             ..InduceConfig::default()
         };
+        trained.network.hidden = 8;
         trained.env.budget = 5;
         let c = method_config(Method::INDUCTIVE_BEST_OF_K, Some(&trained), &settings);
         // Training settings from the checkpoint, inference settings from the run.
-        assert_eq!((c.gamma, c.hidden, c.seed), (0.3, 8, 7));
+        assert_eq!((c.gamma, c.network.hidden, c.seed), (0.3, 8, 7));
         assert_eq!(
-            (c.kernel, c.minimise, c.inference_samples, c.lookahead),
+            (
+                c.kernel,
+                c.minimise,
+                c.inference.samples,
+                c.inference.lookahead
+            ),
             (induce_rl::Kernel::Burn, false, 5, 4)
         );
-        assert_eq!(c.widen, induce_rl::Widening::WhileImproving);
+        assert_eq!(c.inference.widen, induce_rl::Widening::WhileImproving);
         assert_eq!(c.episodes, trained.episodes);
         for m in [Method::INDUCTIVE, Method::TRANSDUCTIVE, Method::UNTRAINED] {
             for t in [Some(&trained), None] {

@@ -123,8 +123,8 @@ pub const DEFAULT_SAMPLES: usize = 16;
 /// let o: RunOptions = serde_json::from_str(r#"{"lookahead": 8, "widen": true}"#).unwrap();
 /// let job = o.explain_job("cora", "model.safetensors", None, None, &[Method::TRANSDUCTIVE],
 ///     TargetSpec::List(vec![1, 2]));
-/// assert_eq!(job.induce.lookahead, 8);
-/// assert_eq!(job.induce.widen, induce::rl::Widening::WhileImproving);
+/// assert_eq!(job.induce.inference.lookahead, 8);
+/// assert_eq!(job.induce.inference.widen, induce::rl::Widening::WhileImproving);
 /// ```
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -304,24 +304,24 @@ impl RunOptions {
             *budget = self.budget;
         }
         if let Some(k) = self.samples {
-            induce.inference_samples = k;
+            induce.inference.samples = k;
         }
         if let Some(n) = self.greedy_every {
             induce.greedy_every = n;
         }
         if let Some(n) = self.batch_targets {
-            induce.inference_batch = n;
+            induce.inference.batch = n;
         }
         if let Some(k) = self.lookahead {
-            induce.lookahead = k;
+            induce.inference.lookahead = k;
         }
         match self.widen {
-            Some(true) => induce.widen = induce_rl::Widening::WhileImproving,
-            Some(false) => induce.widen = induce_rl::Widening::Fixed,
+            Some(true) => induce.inference.widen = induce_rl::Widening::WhileImproving,
+            Some(false) => induce.inference.widen = induce_rl::Widening::Fixed,
             None => {}
         }
         if let Some(t) = self.temperature {
-            induce.temperature = t;
+            induce.inference.temperature = t;
         }
         if let Some(k) = self.iterations {
             *baselines = baselines.clone().with_iterations(k);
@@ -394,8 +394,8 @@ impl RunOptions {
         job.baselines = job.baselines.clone().with_seed(seed);
         job.threads = self.threads.unwrap_or(0);
         // The run's defaults of the inference settings, then every option methods read.
-        job.induce.inference_samples = DEFAULT_SAMPLES;
-        (job.induce.greedy_every, job.induce.inference_batch) = (0, 1);
+        job.induce.inference.samples = DEFAULT_SAMPLES;
+        (job.induce.greedy_every, job.induce.inference.batch) = (0, 1);
         self.apply_method_options(
             &mut job.induce,
             &mut job.baselines,

@@ -10,6 +10,80 @@ use crate::error::{Result, RlError};
 use crate::imitation::{ImitationConfig, Training};
 use crate::lookahead::Widening;
 
+/// The policy network's shape: what a checkpoint fixes (part of [`InduceConfig`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct NetworkConfig {
+    /// Width of the GAT layers.
+    pub hidden: usize,
+    /// Number of GAT layers K.
+    pub gat_layers: usize,
+    /// Width of the scoring MLP's two hidden layers.
+    pub mlp_hidden: usize,
+}
+
+impl Default for NetworkConfig {
+    /// The paper's: 3 GAT layers of width 16, a scoring MLP of width 16.
+    fn default() -> Self {
+        Self {
+            hidden: 16,
+            gat_layers: 3,
+            mlp_hidden: 16,
+        }
+    }
+}
+
+/// How a trained policy explains: what a run gives a loaded policy, whatever it was trained
+/// with (part of [`InduceConfig`]; the JSON keeps the names `inference_samples` and
+/// `inference_batch`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct InferenceConfig {
+    /// Episodes per target of best-of-k inductive inference (`inductive-best-of-k`): the
+    /// greedy one and `samples − 1` sampled from the trained policy.
+    #[serde(rename = "inference_samples")]
+    pub samples: usize,
+    /// Inductive inference (`inductive`, `inductive-best-of-k`, `untrained`): targets explained
+    /// together, in lockstep ([`crate::batch`]). On the Burn kernel each step scores all of
+    /// their states in one block-diagonal forward pass (what a GPU needs: hundreds); 1, the
+    /// default, explains each target on its own thread. With the host kernel the results do
+    /// not depend on it; on the Burn kernel a batch sums in another order, so a near-tie
+    /// between two actions can break the other way.
+    #[serde(rename = "inference_batch")]
+    pub batch: usize,
+    /// Exact look-ahead over the policy's own proposals ([`crate::lookahead`]): every greedy
+    /// episode (inductive inference, and the transductive search's greedy episodes) takes, at
+    /// each step, the best of the policy's `lookahead` most probable actions by the black box's
+    /// verdicts; with it the transductive search also plays its policy's greedy episode first
+    /// and after its last update. Forward passes only (`lookahead` verdicts per step). 0 or 1:
+    /// the policy's argmax, as the paper.
+    pub lookahead: usize,
+    /// How far the look-ahead reaches past the policy's `lookahead` best proposals
+    /// ([`Widening`]; needs `lookahead ≥ 2`). [`Widening::Fixed`], the default: the top
+    /// `lookahead` only.
+    pub widen: Widening,
+    /// Temperature of best-of-k's sampled episodes (`inductive-best-of-k`): each samples from
+    /// the policy's distribution tempered to `∝ p^(1/T)`. 1, the default, is the policy's own
+    /// distribution (the paper's); above 1 the samples spread over more of the candidates.
+    /// With [`InferenceConfig::lookahead`] `K ≥ 2` each sampled step judges `K` candidates drawn
+    /// at this temperature without replacement and takes the best, as the greedy episode does
+    /// with the policy's `K` most probable. Inference only.
+    pub temperature: f32,
+}
+
+impl Default for InferenceConfig {
+    /// The paper's inference: the argmax, no look-ahead; 16 episodes for best-of-k.
+    fn default() -> Self {
+        Self {
+            samples: 16,
+            batch: 1,
+            lookahead: 0,
+            widen: Widening::Fixed,
+            temperature: 1.0,
+        }
+    }
+}
+
 /// Hyperparameters of InduCE. Defaults are the paper's (§3.1, spec §2) for inductive training on
 /// BA-Shapes (80 episodes; use 500 for Tree-Cycles and Tree-Grid).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -17,12 +91,13 @@ use crate::lookahead::Widening;
 pub struct InduceConfig {
     /// The edit environment (hops, budget δ, mode, V_c, reward).
     pub env: EnvConfig,
-    /// Width of the GAT layers.
-    pub hidden: usize,
-    /// Number of GAT layers K.
-    pub gat_layers: usize,
-    /// Width of the scoring MLP's two hidden layers.
-    pub mlp_hidden: usize,
+    /// The network's shape (what a checkpoint fixes); flattened in the JSON.
+    #[serde(flatten)]
+    pub network: NetworkConfig,
+    /// How a trained policy explains (what a run gives a loaded policy); flattened in the
+    /// JSON.
+    #[serde(flatten)]
+    pub inference: InferenceConfig,
     /// Discount γ (paper: 0.4 inductive, 0.6 transductive).
     pub gamma: f32,
     /// Entropy bonus η.
@@ -47,9 +122,6 @@ pub struct InduceConfig {
     /// comparing it with the best so far (so it stops as soon as one reduces to a single edit).
     /// Not in the paper: [`InduceConfig::paper_faithful`] turns it off.
     pub minimise: bool,
-    /// Episodes per target of best-of-k inductive inference (`inductive-best-of-k`): the
-    /// greedy one and `inference_samples − 1` sampled from the trained policy.
-    pub inference_samples: usize,
     /// Transductive (and fine-tuned) search: also play the per-target policy's GREEDY episode
     /// after every `greedy_every`-th update and after the last one, and keep its counterfactual
     /// when it is smaller. The sampled episodes are the same with or without it (it uses no
@@ -58,31 +130,6 @@ pub struct InduceConfig {
     /// edits) the sampled episodes stay nearly uniform long after the policy's argmax has found
     /// the edits that flip the target.
     pub greedy_every: usize,
-    /// Inductive inference (`inductive`, `inductive-best-of-k`, `untrained`): targets explained
-    /// together, in lockstep ([`crate::batch`]). On the Burn kernel each step scores all of
-    /// their states in one block-diagonal forward pass (what a GPU needs: hundreds); 1, the
-    /// default, explains each target on its own thread. With the host kernel the results do
-    /// not depend on it; on the Burn kernel a batch sums in another order, so a near-tie
-    /// between two actions can break the other way.
-    pub inference_batch: usize,
-    /// Exact look-ahead over the policy's own proposals ([`crate::lookahead`]): every greedy
-    /// episode (inductive inference, and the transductive search's greedy episodes) takes, at
-    /// each step, the best of the policy's `lookahead` most probable actions by the black box's
-    /// verdicts; with it the transductive search also plays its policy's greedy episode first
-    /// and after its last update. Forward passes only (`lookahead` verdicts per step). 0 or 1:
-    /// the policy's argmax, as the paper.
-    pub lookahead: usize,
-    /// How far the look-ahead reaches past the policy's `lookahead` best proposals
-    /// ([`Widening`]; needs `lookahead ≥ 2`). [`Widening::Fixed`], the default: the top
-    /// `lookahead` only.
-    pub widen: Widening,
-    /// Temperature of best-of-k's sampled episodes (`inductive-best-of-k`): each samples from
-    /// the policy's distribution tempered to `∝ p^(1/T)`. 1, the default, is the policy's own
-    /// distribution (the paper's); above 1 the samples spread over more of the candidates.
-    /// With [`InduceConfig::lookahead`] `K ≥ 2` each sampled step judges `K` candidates drawn
-    /// at this temperature without replacement and takes the best, as the greedy episode does
-    /// with the policy's `K` most probable. Inference only.
-    pub temperature: f32,
     /// How [`crate::train_inductive`] trains the policy: the paper's REINFORCE (the default) or
     /// imitation of the exact greedy search ([`Training::Imitation`], not in the paper).
     pub training: Training,
@@ -106,9 +153,8 @@ impl Default for InduceConfig {
     fn default() -> Self {
         Self {
             env: EnvConfig::default(),
-            hidden: 16,
-            gat_layers: 3,
-            mlp_hidden: 16,
+            network: NetworkConfig::default(),
+            inference: InferenceConfig::default(),
             gamma: 0.4,
             entropy_coef: 0.1,
             lr: 3e-4,
@@ -118,12 +164,7 @@ impl Default for InduceConfig {
             seed: 42,
             kernel: Kernel::Host,
             minimise: true,
-            inference_samples: 16,
             greedy_every: 0,
-            inference_batch: 1,
-            lookahead: 0,
-            widen: Widening::Fixed,
-            temperature: 1.0,
             training: Training::Reinforce,
             imitation: ImitationConfig::default(),
         }
@@ -156,7 +197,8 @@ impl InduceConfig {
     /// assert!(InduceConfig::default().validate().is_ok());
     /// let e = InduceConfig { lr: 0.0, ..InduceConfig::default() }.validate().unwrap_err();
     /// assert!(e.to_string().contains("InduceConfig.lr"), "{e}");
-    /// let cold = InduceConfig { temperature: 0.0, ..InduceConfig::default() };
+    /// let mut cold = InduceConfig::default();
+    /// cold.inference.temperature = 0.0;
     /// assert!(cold.validate().unwrap_err().to_string().contains("InduceConfig.temperature"));
     /// ```
     pub fn validate(&self) -> Result<()> {
@@ -186,12 +228,12 @@ impl InduceConfig {
             let v = self.return_std_floor.to_string();
             return bad("return_std_floor", "a positive finite number", v);
         }
-        if !(self.temperature.is_finite() && self.temperature > 0.0) {
-            let v = self.temperature.to_string();
+        if !(self.inference.temperature.is_finite() && self.inference.temperature > 0.0) {
+            let v = self.inference.temperature.to_string();
             return bad("temperature", "a positive finite number", v);
         }
-        if self.widen != Widening::Fixed && self.lookahead < 2 {
-            let v = self.lookahead.to_string();
+        if self.inference.widen != Widening::Fixed && self.inference.lookahead < 2 {
+            let v = self.inference.lookahead.to_string();
             return bad(
                 "lookahead",
                 "at least 2 when the look-ahead widens (widen)",
@@ -202,11 +244,11 @@ impl InduceConfig {
             self.imitation.validate()?;
         }
         for (field, v) in [
-            ("hidden", self.hidden),
-            ("gat_layers", self.gat_layers),
-            ("mlp_hidden", self.mlp_hidden),
-            ("inference_samples", self.inference_samples),
-            ("inference_batch", self.inference_batch),
+            ("hidden", self.network.hidden),
+            ("gat_layers", self.network.gat_layers),
+            ("mlp_hidden", self.network.mlp_hidden),
+            ("inference_samples", self.inference.samples),
+            ("inference_batch", self.inference.batch),
             ("env.budget", self.env.budget),
             ("env.hops", self.env.hops as usize),
         ] {
@@ -236,8 +278,11 @@ impl InduceConfig {
         Self {
             training: Training::Imitation,
             episodes: RECOMMENDED_PASSES,
-            hidden: RECOMMENDED_WIDTH,
-            mlp_hidden: RECOMMENDED_WIDTH,
+            network: NetworkConfig {
+                hidden: RECOMMENDED_WIDTH,
+                mlp_hidden: RECOMMENDED_WIDTH,
+                ..self.network
+            },
             env: EnvConfig {
                 state: crate::StateLayout::Estimated,
                 prior_weight: RECOMMENDED_PRIOR_WEIGHT,
@@ -271,9 +316,33 @@ impl InduceConfig {
     /// The policy network for a graph with `feature_dim` features and `num_classes` classes.
     pub fn policy_config(&self, feature_dim: usize, num_classes: usize) -> PolicyConfig {
         PolicyConfig::new(self.env.state.width(feature_dim, num_classes))
-            .with_hidden(self.hidden)
-            .with_gat_layers(self.gat_layers)
-            .with_mlp_hidden(self.mlp_hidden)
+            .with_hidden(self.network.hidden)
+            .with_gat_layers(self.network.gat_layers)
+            .with_mlp_hidden(self.network.mlp_hidden)
             .with_init_seed(self.seed)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_json_stays_flat_as_checkpoints_saved_it() {
+        let v = serde_json::to_value(InduceConfig::default()).unwrap();
+        for key in [
+            "hidden",
+            "gat_layers",
+            "inference_samples",
+            "inference_batch",
+            "lookahead",
+        ] {
+            assert!(v.get(key).is_some(), "{key} missing from {v}");
+        }
+        assert!(v.get("network").is_none() && v.get("inference").is_none());
+        let old: InduceConfig =
+            serde_json::from_str(r#"{"hidden": 8, "inference_samples": 4, "gamma": 0.5}"#).unwrap();
+        assert_eq!((old.network.hidden, old.inference.samples), (8, 4));
+        assert_eq!((old.gamma, old.network.gat_layers), (0.5, 3));
     }
 }

@@ -56,7 +56,9 @@ mod error {
 
 pub use induce_explain::{explanation, metrics, parallel};
 
-pub use config::{RECOMMENDED_PASSES, RECOMMENDED_PRIOR_WEIGHT, RECOMMENDED_WIDTH};
+pub use config::{
+    InferenceConfig, NetworkConfig, RECOMMENDED_PASSES, RECOMMENDED_PRIOR_WEIGHT, RECOMMENDED_WIDTH,
+};
 pub use env::{
     ActionFlag, Candidates, EditMode, EnvConfig, Episode, PendingEpisode, StateLayout,
     StateSnapshot, Step, state_dim,

@@ -300,11 +300,9 @@ mod tests {
         assert!(ep.is_flipped());
         assert_eq!(ep.edits(), [Edit::delete(1, 2)]);
         // A look-ahead that widens needs a window to widen.
-        let config = crate::InduceConfig {
-            lookahead: 1,
-            widen: Widening::WhileImproving,
-            ..crate::InduceConfig::default()
-        };
+        let mut config = crate::InduceConfig::default();
+        config.inference.lookahead = 1;
+        config.inference.widen = Widening::WhileImproving;
         let err = config.validate().unwrap_err().to_string();
         assert!(err.contains("lookahead") && err.contains("widen"), "{err}");
     }

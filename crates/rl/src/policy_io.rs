@@ -57,20 +57,20 @@ pub fn load_policy(
     // an allocation. The first GAT layer, the other layers and the MLP's middle layer alone
     // hold at least this many parameters.
     let c = &meta.induce;
-    if c.hidden == 0 || c.gat_layers == 0 || c.mlp_hidden == 0 {
+    if c.network.hidden == 0 || c.network.gat_layers == 0 || c.network.mlp_hidden == 0 {
         return Err(RlError::Model(induce_models::ModelError::checkpoint(
             induce_models::io::checkpoint::config_path(path),
             format!(
                 "bad config: hidden {}, gat_layers {}, mlp_hidden {} (each must be at least 1)",
-                c.hidden, c.gat_layers, c.mlp_hidden
+                c.network.hidden, c.network.gat_layers, c.network.mlp_hidden
             ),
         )));
     }
-    let (h, m) = (c.hidden as u64, c.mlp_hidden as u64);
+    let (h, m) = (c.network.hidden as u64, c.network.mlp_hidden as u64);
     let lower = (state_dim(feature_dim, num_classes) as u64)
         .checked_mul(h)
         .and_then(|first| {
-            let rest = (c.gat_layers as u64 - 1).checked_mul(h.checked_mul(h)?)?;
+            let rest = (c.network.gat_layers as u64 - 1).checked_mul(h.checked_mul(h)?)?;
             first.checked_add(rest)?.checked_add(m.checked_mul(m)?)
         });
     induce_models::io::checkpoint::check_record_holds(
@@ -78,7 +78,7 @@ pub fn load_policy(
         lower,
         &format!(
             "hidden {}, gat_layers {}, mlp_hidden {}",
-            c.hidden, c.gat_layers, c.mlp_hidden
+            c.network.hidden, c.network.gat_layers, c.network.mlp_hidden
         ),
     )?;
     let pcfg = meta.induce.policy_config(feature_dim, num_classes);

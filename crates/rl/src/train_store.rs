@@ -49,11 +49,15 @@ impl TrainStore<'_> {
         let mut mine = self.config.clone();
         let mut theirs = s.config.clone();
         // Inference-only settings do not change training.
-        (mine.minimise, mine.inference_samples, mine.temperature) = (false, 0, 1.0);
+        (
+            mine.minimise,
+            mine.inference.samples,
+            mine.inference.temperature,
+        ) = (false, 0, 1.0);
         (
             theirs.minimise,
-            theirs.inference_samples,
-            theirs.temperature,
+            theirs.inference.samples,
+            theirs.inference.temperature,
         ) = (false, 0, 1.0);
         if mine != theirs || s.targets != self.targets {
             return Err(self.bad(

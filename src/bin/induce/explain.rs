@@ -300,8 +300,8 @@ fn library_defaults() -> Vec<(&'static str, String)> {
                 .to_string(),
         ),
         ("greedy_every", induce.greedy_every.to_string()),
-        ("batch_targets", induce.inference_batch.to_string()),
-        ("lookahead", induce.lookahead.to_string()),
+        ("batch_targets", induce.inference.batch.to_string()),
+        ("lookahead", induce.inference.lookahead.to_string()),
         ("kernel", induce::rl::Kernel::default().to_string()),
         (
             "max_neighbourhood",

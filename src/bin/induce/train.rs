@@ -156,7 +156,7 @@ impl TrainArgs {
             seed: self.data.seed,
         });
         if let Some(h) = self.hidden {
-            (job.induce.hidden, job.induce.mlp_hidden) = (h, h);
+            (job.induce.network.hidden, job.induce.network.mlp_hidden) = (h, h);
         }
         if let Some(b) = self.batch_size {
             job.induce.batch_size = b;

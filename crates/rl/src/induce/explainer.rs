@@ -98,10 +98,10 @@ impl<'a> InduceExplainer<'a> {
         Self::new(name, policy, black_box, config.env.clone(), device)
             .with_kernel(config.kernel)
             .with_minimise(config.minimise)
-            .with_batch(config.inference_batch)
-            .with_lookahead(config.lookahead)
-            .with_widening(config.widen)
-            .with_temperature(config.temperature)
+            .with_batch(config.inference.batch)
+            .with_lookahead(config.inference.lookahead)
+            .with_widening(config.inference.widen)
+            .with_temperature(config.inference.temperature)
     }
 }
 

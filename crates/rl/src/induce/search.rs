@@ -123,9 +123,9 @@ impl Search<'_> {
     fn greedy<L: Learner>(&mut self, learner: &L, ep: &mut Episode<'_>) -> Result<bool> {
         ep.reset();
         let scorer = bind(learner, ep)?;
-        match self.config.lookahead {
+        match self.config.inference.lookahead {
             0 | 1 => play_greedy(&scorer, ep)?,
-            k => crate::lookahead::play_lookahead(&scorer, ep, k, self.config.widen)?,
+            k => crate::lookahead::play_lookahead(&scorer, ep, k, self.config.inference.widen)?,
         }
         self.keep(ep.explanation())
     }
@@ -141,7 +141,7 @@ impl Search<'_> {
         greedy_first: bool,
     ) -> Result<()> {
         let config = self.config;
-        let looks = config.lookahead > 1;
+        let looks = config.inference.lookahead > 1;
         if (greedy_first || looks) && self.greedy(&learner, ep)? {
             return Ok(());
         }

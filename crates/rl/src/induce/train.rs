@@ -338,7 +338,10 @@ mod tests {
             ),
             (
                 InduceConfig {
-                    hidden: 0,
+                    network: crate::NetworkConfig {
+                        hidden: 0,
+                        ..ok.network
+                    },
                     ..ok.clone()
                 },
                 "hidden",
@@ -352,7 +355,10 @@ mod tests {
             ),
             (
                 InduceConfig {
-                    inference_samples: 0,
+                    inference: crate::InferenceConfig {
+                        samples: 0,
+                        ..ok.inference.clone()
+                    },
                     ..ok.clone()
                 },
                 "inference_samples",
