@@ -602,8 +602,10 @@ class Explainer:
     ``arch``: the PyG architecture file of a ``state_dict`` file; ``policy``: a trained policy
     (``train_policy``'s directory) for the inductive methods; ``method``: ``greedy`` by
     default, the exact one-step search, which needs no policy and no gradients (the README's
-    "Which method": a trained policy pays off when many nodes are explained);
-    ``options``: the command line's settings by name (``seed=42``, ``hops=3``, ...).
+    "Which method": a trained policy pays off when many nodes are explained); a list runs
+    several, and a variant runs a method with options of its own, as a row of its own
+    (``method=["greedy", "greedy:shortlist=64"]``); ``options``: the command line's settings
+    by name (``seed=42``, ``hops=3``, ...), each one that a method of the list reads.
 
     With the PyG tutorial's GCN in hand::
 
