@@ -10,7 +10,7 @@
 //! | function | computes | shapes |
 //! |---|---|---|
 //! | [`matmul_acc`] | `out += a · w` | `a [n, k]`, `w [k, m]`, `out [n, m]` |
-//! | [`matmul_rows`] | `out[v] = a[v] · w` for listed rows `v` | as [`matmul_acc`] |
+//! | [`matmul_acc_at`] | `out[v] += a[v] · w` for listed rows `v` | as [`matmul_acc`] |
 //! | [`matmul_tn_acc`] | `dw += aᵀ · d` | `a [n, k]`, `d [n, m]`, `dw [k, m]` |
 //! | [`matmul_tn_acc_rows`] | `acc += aᵀ · d`, continued in place | as [`matmul_tn_acc`] |
 //! | [`matmul_nt_acc`] | `dx += d · wᵀ` | `d [n, m]`, `w [k, m]`, `dx [n, k]` |
@@ -56,7 +56,14 @@ pub(crate) fn matmul_acc(a: &[f32], w: &[f32], k: usize, m: usize, out: &mut [f3
         8 => matmul_acc_fixed::<8>(a, w, k, out),
         _ if m.is_multiple_of(LANES) => matmul_acc_tiled(a, w, k, m, out),
         _ => {
-            let mut acc = vec![0.0f32; m];
+            // A scratch row on the stack for the narrow widths (a classifier's few classes).
+            let (mut stack, mut heap) = ([0.0f32; 32], Vec::new());
+            let acc = if m <= stack.len() {
+                &mut stack[..m]
+            } else {
+                heap.resize(m, 0.0f32);
+                &mut heap[..]
+            };
             for (ar, or) in a.chunks_exact(k).zip(out.chunks_exact_mut(m)) {
                 acc.fill(0.0);
                 for (&av, wr) in ar.iter().zip(w.chunks_exact(m)) {
@@ -66,7 +73,7 @@ pub(crate) fn matmul_acc(a: &[f32], w: &[f32], k: usize, m: usize, out: &mut [f3
                         }
                     }
                 }
-                for (o, &s) in or.iter_mut().zip(&acc) {
+                for (o, &s) in or.iter_mut().zip(&*acc) {
                     *o += s;
                 }
             }
@@ -151,21 +158,33 @@ fn tile<const R: usize, const C: usize>(
     }
 }
 
-/// `out[v] = a[v] · w` (overwritten) for the rows `v` in `rows`, with [`matmul_acc`]'s per-row
+/// `out[v] += a[v] · w` for the rows `v` in `rows` (each once), with [`matmul_acc`]'s per-row
 /// arithmetic; the other rows of `out` are left as they are. The listed rows are gathered first,
 /// so that the register tiles see whole blocks of rows.
 ///
 /// # Shapes
 /// - a: `[n, k]`; w: `[k, m]`; out: `[n, m]`; rows: `[r]`, each `< n`
-pub(crate) fn matmul_rows(a: &[f32], w: &[f32], k: usize, m: usize, rows: &[u32], out: &mut [f32]) {
+pub(crate) fn matmul_acc_at(
+    a: &[f32],
+    w: &[f32],
+    k: usize,
+    m: usize,
+    rows: &[u32],
+    out: &mut [f32],
+) {
+    if k == 0 || m == 0 {
+        return;
+    }
     let mut g = Vec::with_capacity(rows.len() * k);
     for &v in rows {
         g.extend_from_slice(&a[v as usize * k..(v as usize + 1) * k]);
     }
     let mut prod = vec![0.0f32; rows.len() * m];
     matmul_acc(&g, w, k, m, &mut prod);
-    for (&v, r) in rows.iter().zip(prod.chunks_exact(m.max(1))) {
-        out[v as usize * m..(v as usize + 1) * m].copy_from_slice(r);
+    for (&v, r) in rows.iter().zip(prod.chunks_exact(m)) {
+        for (o, &p) in out[v as usize * m..(v as usize + 1) * m].iter_mut().zip(r) {
+            *o += p;
+        }
     }
 }
 
@@ -306,12 +325,12 @@ mod tests {
     }
 
     #[test]
-    fn matmul_rows_overwrites_the_listed_rows_only() {
+    fn matmul_acc_at_adds_to_the_listed_rows_only() {
         // a [3, 3]: rows 0 and 2 are A's rows.
-        let a = [1.0, 2.0, 3.0, 0.0, 0.0, 0.0, 4.0, 5.0, 6.0];
+        let a = [1.0, 2.0, 3.0, 7.0, 7.0, 7.0, 4.0, 5.0, 6.0];
         let mut out = [-1.0; 6];
-        matmul_rows(&a, &W, 3, 2, &[2, 0], &mut out);
-        assert_eq!(out, [58.0, 64.0, -1.0, -1.0, 139.0, 154.0]);
+        matmul_acc_at(&a, &W, 3, 2, &[2, 0], &mut out);
+        assert_eq!(out, [57.0, 63.0, -1.0, -1.0, 138.0, 153.0]);
     }
 
     #[test]
@@ -344,6 +363,14 @@ mod tests {
         assert_eq!(y, [7.0, 0.0]);
     }
 
+    /// `base + a · w` (`[n, k]` by `[k, m]`), each entry of the product summed from zero over
+    /// `p` in order, then added.
+    fn naive_acc(base: &[f32], a: &[f32], w: &[f32], n: usize, k: usize, m: usize) -> Vec<f32> {
+        (0..n * m)
+            .map(|e| base[e] + (0..k).fold(0.0f32, |s, p| s + a[e / m * k + p] * w[p * m + e % m]))
+            .collect()
+    }
+
     /// Every path (8 and 16 wide, tiled multiples of 4, other widths; with and without zeros in
     /// `a`) sums each entry from zero in order and adds it once: bit for bit the reference loop.
     #[test]
@@ -374,22 +401,13 @@ mod tests {
             let base: Vec<f32> = (0..n * m).map(|_| rng.random_range(-1.0..1.0)).collect();
             let mut out = base.clone();
             matmul_acc(&a, &w, k, m, &mut out);
-            for i in 0..n {
-                for j in 0..m {
-                    let s = (0..k).fold(0.0f32, |s, p| s + a[i * k + p] * w[p * m + j]);
-                    assert_eq!(out[i * m + j], base[i * m + j] + s, "{n}×{k}×{m}");
-                }
-            }
+            assert_eq!(out, naive_acc(&base, &a, &w, n, k, m), "{n}×{k}×{m}");
             // aᵀ · d with d = `base` ([n, m]) into a [k, m] gradient.
             let g0: Vec<f32> = (0..k * m).map(|_| rng.random_range(-1.0..1.0)).collect();
             let mut g = g0.clone();
             matmul_tn_acc(&a, &base, k, m, &mut g);
-            for p in 0..k {
-                for j in 0..m {
-                    let s = (0..n).fold(0.0f32, |s, i| s + a[i * k + p] * base[i * m + j]);
-                    assert_eq!(g[p * m + j], g0[p * m + j] + s, "tn {n}×{k}×{m}");
-                }
-            }
+            let at = transpose(&a, n, k);
+            assert_eq!(g, naive_acc(&g0, &at, &base, k, n, m), "tn {n}×{k}×{m}");
         }
     }
 }

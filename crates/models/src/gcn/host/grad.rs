@@ -17,7 +17,7 @@ use crate::black_box::check_features;
 use crate::error::{ModelError, Result};
 use crate::gcn::Gcn;
 use crate::kernels::tensors::{DegreeGradient, Messages};
-use crate::linalg::{matmul_acc, matmul_rows, transpose};
+use crate::linalg::{matmul_acc, matmul_acc_at, transpose};
 use crate::ops::log_softmax;
 
 /// A dense row-major layer `[rows, cols]` and its bias.
@@ -41,7 +41,7 @@ fn product(h: &[f32], n: usize, l: &Dense, rows: Option<&[u32]>) -> Vec<f32> {
     let mut out = vec![0.0f32; n * l.cols];
     match rows {
         None => matmul_acc(h, &l.w, l.rows, l.cols, &mut out),
-        Some(r) => matmul_rows(h, &l.w, l.rows, l.cols, r, &mut out),
+        Some(r) => matmul_acc_at(h, &l.w, l.rows, l.cols, r, &mut out),
     }
     out
 }
@@ -375,10 +375,12 @@ impl BoundEdgeWeightGcn<'_> {
                     }
                 }
             }
-            // g_H += g_P · Wᵀ (through the stored transpose).
+            // g_H += g_P · Wᵀ (through the stored transpose) on the rows where g_P can be
+            // non-zero: the sources of messages into rows where g_Z is (layer 3: the target's
+            // neighbours, within 1 hop; layer 2: within 2 hops).
             match layer {
-                2 => matmul_acc(&g_p, &l3.wt, l3.cols, l3.rows, gh2),
-                1 => matmul_acc(&g_p, &l2.wt, l2.cols, l2.rows, gh1),
+                2 => matmul_acc_at(&g_p, &l3.wt, l3.cols, l3.rows, &self.within[0], gh2),
+                1 => matmul_acc_at(&g_p, &l2.wt, l2.cols, l2.rows, &self.within[1], gh1),
                 _ => {}
             }
         }

@@ -28,7 +28,7 @@ use induce_graph::Features;
 use crate::black_box::{IncrementalBlackBox, LogProbs, check_features};
 use crate::error::Result;
 use crate::gcn::host::{HostGcn, log_softmax_in_place, pad_matrix, padded};
-use crate::linalg::{Adjacency, matmul_acc, matmul_rows};
+use crate::linalg::{Adjacency, matmul_acc, matmul_acc_at};
 
 /// A [`HostGcn`] evaluated on one node set, keeping its intermediate results for incremental
 /// updates after edge edits (see the module docs).
@@ -186,11 +186,15 @@ impl<'a> IncrementalHostGcn<'a> {
                     let t = self.products[i - 1]
                         .as_mut()
                         .expect("layer multiplies first");
+                    // t[v] = h[v] W, overwritten on the changed rows (every row when `full`).
                     if full {
                         t.fill(0.0);
                         matmul_acc(input, &conv.weight, conv.k, conv.m, t);
                     } else {
-                        matmul_rows(input, &conv.weight, conv.k, conv.m, &changed, t);
+                        for &v in &changed {
+                            t[v as usize * conv.m..(v as usize + 1) * conv.m].fill(0.0);
+                        }
+                        matmul_acc_at(input, &conv.weight, conv.k, conv.m, &changed, t);
                     }
                     t
                 };
