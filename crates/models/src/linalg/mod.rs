@@ -42,7 +42,7 @@ const MR: usize = 4;
 /// register-tiled (`MR` rows × 8 or 4 columns); any other width goes through one scratch row.
 ///
 /// # Shapes
-/// - a: `[n, k]` (rows beyond `out`'s are ignored)
+/// - a: `[n, k]` (rows beyond `out`'s, and `out`'s beyond `a`'s, are left out)
 /// - w: `[k, m]`
 /// - out: `[n, m]`
 pub(crate) fn matmul_acc(a: &[f32], w: &[f32], k: usize, m: usize, out: &mut [f32]) {
@@ -50,7 +50,8 @@ pub(crate) fn matmul_acc(a: &[f32], w: &[f32], k: usize, m: usize, out: &mut [f3
         return;
     }
     debug_assert!(w.len() >= k * m && a.len() / k >= out.len() / m);
-    let a = &a[..out.len() / m * k];
+    let rows = (out.len() / m).min(a.len() / k);
+    let (a, out) = (&a[..rows * k], &mut out[..rows * m]);
     match m {
         16 => matmul_acc_fixed::<16>(a, w, k, out),
         8 => matmul_acc_fixed::<8>(a, w, k, out),
