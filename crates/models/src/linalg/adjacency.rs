@@ -45,8 +45,15 @@ pub struct Adjacency {
 
 impl Adjacency {
     /// The rows of `edges` in edge-list order (a counting sort: `O(n + E)`), each followed by
-    /// the node itself when `self_loops`. Endpoints are not checked (one `≥ n` panics).
-    fn lists(n: usize, edges: &[(u32, u32)], self_loops: bool) -> Self {
+    /// the node itself when `self_loops`. With `norm = (inv, scale)`, each message of edge
+    /// `(u, w)` into row `to` is weighted `inv[u] · inv[w]` (times `scale[to]` when `scale` is
+    /// not empty), in the same pass. Endpoints are not checked (one `≥ n` panics).
+    fn lists(
+        n: usize,
+        edges: &[(u32, u32)],
+        self_loops: bool,
+        norm: Option<(&[f32], &[f32])>,
+    ) -> Self {
         let mut offsets = vec![0usize; n + 1];
         for &(u, w) in edges {
             offsets[u as usize + 1] += 1;
@@ -57,10 +64,18 @@ impl Adjacency {
         }
         let mut fill = offsets[..n].to_vec();
         let mut src = vec![0u32; offsets[n]];
+        let mut weight = vec![0.0f32; if norm.is_some() { offsets[n] } else { 0 }];
         for &(u, w) in edges {
+            let s = norm.map(|(inv, _)| inv[u as usize] * inv[w as usize]);
             for (from, to) in [(u, w), (w, u)] {
                 let slot = &mut fill[to as usize];
                 src[*slot] = from;
+                if let (Some(s), Some((_, scale))) = (s, norm) {
+                    weight[*slot] = match scale.get(to as usize) {
+                        Some(&k) => s * k,
+                        None => s,
+                    };
+                }
                 *slot += 1;
             }
         }
@@ -72,7 +87,7 @@ impl Adjacency {
         Self {
             offsets,
             src,
-            weight: Vec::new(),
+            weight,
             self_weight: Vec::new(),
         }
     }
@@ -80,7 +95,7 @@ impl Adjacency {
     /// Adjacency lists, each ascending, no self loops: from undirected pairs (each once, ids
     /// `< n`, checked by the caller).
     pub fn new(n: usize, edges: &[(u32, u32)]) -> Self {
-        let mut adj = Self::lists(n, edges, false);
+        let mut adj = Self::lists(n, edges, false, None);
         for i in 0..n {
             adj.src[adj.offsets[i]..adj.offsets[i + 1]].sort_unstable();
         }
@@ -91,7 +106,7 @@ impl Adjacency {
     /// (the self loop). Rejects out-of-range endpoints and self loops in `edges`.
     pub fn with_self_loops(n: usize, edges: &[(u32, u32)]) -> Result<Self> {
         degrees_with_self_loops(n, edges)?;
-        Ok(Self::lists(n, edges, true))
+        Ok(Self::lists(n, edges, true, None))
     }
 
     /// The GCN's `Â = D̃^{-1/2}(A + I)D̃^{-1/2}`: each row its neighbours in edge-list order with
@@ -128,21 +143,7 @@ impl Adjacency {
             }
         }
         let inv: Vec<f32> = deg.iter().map(|&d| 1.0 / (d as f32).sqrt()).collect();
-        let mut adj = Self::lists(n, edges, false);
-        let mut weight = vec![0.0f32; adj.src.len()];
-        for to in 0..n {
-            let range = adj.incoming(to);
-            for (wt, &from) in weight[range.clone()].iter_mut().zip(&adj.src[range]) {
-                // The product is commutative in IEEE arithmetic: the same bits for both
-                // directions of an edge.
-                let s = inv[from as usize] * inv[to];
-                *wt = match scale.get(to) {
-                    Some(&k) => s * k,
-                    None => s,
-                };
-            }
-        }
-        adj.weight = weight;
+        let mut adj = Self::lists(n, edges, false, Some((&inv, &scale)));
         adj.self_weight = inv.iter().map(|&i| i * i).collect();
         Ok(adj)
     }
