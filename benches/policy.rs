@@ -11,7 +11,7 @@ use induce::graph::generators::SyntheticKind;
 use induce::graph::k_hop;
 use induce::models::kernels::tensors::matrix;
 use induce::models::policy::host::{
-    HostGraph, HostPolicy, PolicyInput, StateBlocks, reinforce_score_grad,
+    Adjacency, HostPolicy, PolicyInput, StateBlocks, reinforce_score_grad,
 };
 use induce::models::testing::test_device;
 use induce::models::{CandidateTensors, GraphTensors, PolicyConfig};
@@ -42,7 +42,7 @@ fn policy(c: &mut Criterion) {
             })
         });
         let hp = HostPolicy::from_policy(&p);
-        let hg = HostGraph::new(n, &sub.edges).expect("graph");
+        let hg = Adjacency::with_self_loops(n, &sub.edges).expect("graph");
         c.bench_function(&format!("host_policy_forward/{name}"), |b| {
             b.iter(|| hp.forward(&x, &hg, &u, &w, &f))
         });

@@ -55,6 +55,7 @@ pub mod init;
 pub mod io;
 mod kernel_choice;
 pub mod kernels;
+pub mod linalg;
 pub mod ops;
 pub mod policy;
 pub mod pyg;

@@ -5,6 +5,8 @@
 //! PyG's to float rounding (not bit for bit: PyG sums in edge order).
 
 use super::arch::{Activation, Aggregation};
+pub use crate::linalg::Adjacency;
+use crate::linalg::{axpy, matmul_acc, transpose};
 
 /// A `torch.nn.Linear`: `y = x Wᵀ + b`, with `W` stored transposed (`[in, out]`) here.
 #[derive(Debug, Clone, PartialEq)]
@@ -22,16 +24,10 @@ pub struct Dense {
 impl Dense {
     /// From a PyTorch weight `[out, in]` (row-major) and an optional bias.
     pub fn from_torch(weight: &[f32], dout: usize, din: usize, bias: Option<Vec<f32>>) -> Self {
-        let mut wt = vec![0.0; din * dout];
-        for o in 0..dout {
-            for i in 0..din {
-                wt[i * dout + o] = weight[o * din + i];
-            }
-        }
         Self {
             din,
             dout,
-            wt,
+            wt: transpose(weight, dout, din),
             bias,
         }
     }
@@ -42,19 +38,7 @@ impl Dense {
     /// - x: `[n, in]`; output: `[n, out]`
     pub fn apply_no_bias(&self, x: &[f32], n: usize) -> Vec<f32> {
         let mut out = vec![0.0; n * self.dout];
-        for (xr, or) in x
-            .chunks_exact(self.din.max(1))
-            .zip(out.chunks_exact_mut(self.dout.max(1)))
-            .take(n)
-        {
-            for (&xv, wr) in xr.iter().zip(self.wt.chunks_exact(self.dout)) {
-                if xv != 0.0 {
-                    for (o, &w) in or.iter_mut().zip(wr) {
-                        *o += xv * w;
-                    }
-                }
-            }
-        }
+        matmul_acc(x, &self.wt, self.din, self.dout, &mut out);
         out
     }
 
@@ -149,50 +133,6 @@ pub enum Conv {
         /// The layer's bias.
         bias: Option<Vec<f32>>,
     },
-}
-
-/// Adjacency lists of an undirected graph, each list ascending.
-#[derive(Debug, Clone)]
-pub struct Adjacency {
-    offsets: Vec<usize>,
-    targets: Vec<u32>,
-}
-
-impl Adjacency {
-    /// From undirected pairs (each once, ids `< n`, checked by the caller).
-    pub fn new(n: usize, edges: &[(u32, u32)]) -> Self {
-        let mut deg = vec![0usize; n + 1];
-        for &(u, w) in edges {
-            deg[u as usize + 1] += 1;
-            deg[w as usize + 1] += 1;
-        }
-        for i in 0..n {
-            deg[i + 1] += deg[i];
-        }
-        let offsets = deg;
-        let mut fill = offsets.clone();
-        let mut targets = vec![0u32; offsets[n]];
-        for &(u, w) in edges {
-            targets[fill[u as usize]] = w;
-            fill[u as usize] += 1;
-            targets[fill[w as usize]] = u;
-            fill[w as usize] += 1;
-        }
-        for i in 0..n {
-            targets[offsets[i]..offsets[i + 1]].sort_unstable();
-        }
-        Self { offsets, targets }
-    }
-
-    /// The neighbours of `i`.
-    pub fn neighbours(&self, i: usize) -> &[u32] {
-        &self.targets[self.offsets[i]..self.offsets[i + 1]]
-    }
-
-    /// Number of nodes.
-    pub fn num_nodes(&self) -> usize {
-        self.offsets.len() - 1
-    }
 }
 
 impl Conv {
@@ -564,11 +504,4 @@ pub(super) fn mlp_forward(mlp: &[MlpStep], mut z: Vec<f32>, n: usize) -> Vec<f32
         };
     }
     z
-}
-
-/// `y += a · x`.
-fn axpy(y: &mut [f32], a: f32, x: &[f32]) {
-    for (o, &v) in y.iter_mut().zip(x) {
-        *o += a * v;
-    }
 }

@@ -11,7 +11,7 @@ use burn::tensor::Device;
 use induce_models::Policy;
 use induce_models::policy::host::adam::HostAdam;
 use induce_models::policy::host::{
-    FirstBlockProduct, HostGraph, HostPolicy, PolicyInput, StateBlocks, Trace, listwise_score_grad,
+    Adjacency, FirstBlockProduct, HostPolicy, PolicyInput, StateBlocks, Trace, listwise_score_grad,
     reinforce_score_grad,
 };
 
@@ -44,7 +44,7 @@ impl Actor for HostPolicy {
     }
 
     fn log_probs(&self, ep: &Episode<'_>, first: &Self::Cache) -> Result<Vec<f32>> {
-        let g = HostGraph::new(ep.num_nodes(), &ep.edit_graph().edges())?;
+        let g = Adjacency::with_self_loops(ep.num_nodes(), &ep.edit_graph().edges())?;
         let c = ep.candidates();
         let flag = c.flag();
         let input = PolicyInput::new(ep.state_blocks(), &g, &c.u, &c.w, &flag);
@@ -72,7 +72,7 @@ pub struct HostStep {
 
 /// The graph and candidate actions of a visited state.
 pub(super) struct StepInput {
-    pub(super) graph: HostGraph,
+    pub(super) graph: Adjacency,
     pub(super) cand_u: Vec<u32>,
     pub(super) cand_w: Vec<u32>,
     pub(super) flag: Vec<f32>,
@@ -203,7 +203,7 @@ impl Learner for HostLearner {
         first: &Self::Cache,
         keep_trace: bool,
     ) -> Result<(Vec<f32>, HostStep)> {
-        let graph = HostGraph::new(ep.num_nodes(), &ep.edit_graph().edges())?;
+        let graph = Adjacency::with_self_loops(ep.num_nodes(), &ep.edit_graph().edges())?;
         let c = ep.candidates();
         let input = StepInput {
             graph,

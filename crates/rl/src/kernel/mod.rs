@@ -506,7 +506,7 @@ mod tests {
     use ::burn::tensor::Tensor;
     use induce_models::PolicyConfig;
     use induce_models::kernels::tensors::to_vec;
-    use induce_models::policy::host::HostGraph;
+    use induce_models::policy::host::Adjacency;
     use rand::SeedableRng;
 
     #[test]
@@ -571,7 +571,7 @@ mod tests {
             .map(|e| {
                 e.iter()
                     .map(|r| {
-                        let graph = HostGraph::new(r.num_nodes, &r.edges).unwrap();
+                        let graph = Adjacency::with_self_loops(r.num_nodes, &r.edges).unwrap();
                         let trace = host
                             .policy
                             .forward(&r.state, &graph, &r.cand_u, &r.cand_w, &r.flag);

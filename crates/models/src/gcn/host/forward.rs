@@ -5,11 +5,11 @@ use std::borrow::Cow;
 
 use induce_graph::Features;
 
-use super::adjacency::Adjacency;
-use super::dense::{bias_relu, log_softmax_in_place, matmul_acc, pad_matrix, padded};
+use super::dense::{bias_relu, log_softmax_in_place, pad_matrix, padded};
 use super::{HostGcn, Projected};
 use crate::black_box::{BlackBox, LogProbs, check_features};
 use crate::error::Result;
+use crate::linalg::{Adjacency, matmul_acc};
 
 impl HostGcn {
     /// Class log-probabilities of every node: exactly [`Gcn::forward`](crate::Gcn::forward)'s
@@ -64,7 +64,7 @@ impl HostGcn {
     ) -> Result<LogProbs> {
         check_features(x, self.input_dim())?;
         let n = x.num_nodes();
-        let adj = Adjacency::build(n, edges, hidden)?;
+        let adj = Adjacency::gcn(n, edges, hidden)?;
         let c1 = &self.convs[0];
         let x0: Cow<'_, [f32]> = if c1.k == c1.d_in {
             Cow::Borrowed(x.as_slice())
@@ -88,7 +88,7 @@ impl HostGcn {
         let mut row0 = 0;
         for (h, conv) in [&x1, &x2, &x3].into_iter().zip(&self.convs) {
             let w = &self.lin_weight[row0 * mc..(row0 + conv.m) * mc];
-            matmul_acc(h, conv.m, w, mc, &mut z);
+            matmul_acc(h, w, conv.m, mc, &mut z);
             row0 += conv.m;
         }
         let mut out = Vec::with_capacity(n * c);
@@ -112,7 +112,7 @@ impl HostGcn {
     /// - output: `[n, num_classes]`
     pub fn forward_projected(&self, xw: &Projected, edges: &[(u32, u32)]) -> Result<LogProbs> {
         let n = xw.num_nodes;
-        let adj = Adjacency::build(n, edges, None)?;
+        let adj = Adjacency::gcn(n, edges, None)?;
         let c1 = &self.convs[0];
         let mut x1 = vec![0.0f32; n * c1.m];
         adj.aggregate(&xw.rows, c1.m, &mut x1);

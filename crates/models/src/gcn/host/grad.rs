@@ -17,6 +17,7 @@ use crate::black_box::check_features;
 use crate::error::{ModelError, Result};
 use crate::gcn::Gcn;
 use crate::kernels::tensors::{DegreeGradient, Messages};
+use crate::linalg::{matmul_acc, matmul_acc_at, transpose};
 use crate::ops::log_softmax;
 
 /// A dense row-major layer `[rows, cols]` and its bias.
@@ -35,49 +36,14 @@ fn read<const D: usize>(t: burn::tensor::Tensor<D>, name: &str) -> Result<Vec<f3
         .map_err(|e| ModelError::InvalidInput(format!("cannot read parameter {name}: {e}")))
 }
 
-/// `out[n, cols] = h[n, rows] · w[rows, cols]`.
-fn matmul(h: &[f32], n: usize, l: &Dense) -> Vec<f32> {
-    matmul_rows(h, n, l, |_| true)
-}
-
-/// [`matmul`] for the rows `keep` selects; the other output rows stay zero.
-fn matmul_rows(h: &[f32], n: usize, l: &Dense, keep: impl Fn(usize) -> bool) -> Vec<f32> {
+/// `h · w` for `n` rows (`[n, cols]`), or only the rows listed in `rows` (the others zero).
+fn product(h: &[f32], n: usize, l: &Dense, rows: Option<&[u32]>) -> Vec<f32> {
     let mut out = vec![0.0f32; n * l.cols];
-    let rows = h.chunks_exact(l.rows).zip(out.chunks_exact_mut(l.cols));
-    for (_, (hr, or)) in rows.enumerate().filter(|(i, _)| keep(*i)) {
-        for (&x, wr) in hr.iter().zip(l.w.chunks_exact(l.cols)) {
-            if x != 0.0 {
-                for (o, &w) in or.iter_mut().zip(wr) {
-                    *o += x * w;
-                }
-            }
-        }
+    match rows {
+        None => matmul_acc(h, &l.w, l.rows, l.cols, &mut out),
+        Some(r) => matmul_acc_at(h, &l.w, l.rows, l.cols, r, &mut out),
     }
     out
-}
-
-/// `out[n, rows] += g[n, cols] · wᵀ`, as row updates `out_r += g_rc · wᵀ_c` (contiguous, so the
-/// compiler vectorises them).
-fn matmul_t_acc(g: &[f32], l: &Dense, out: &mut [f32]) {
-    for (gr, or) in g.chunks_exact(l.cols).zip(out.chunks_exact_mut(l.rows)) {
-        for (&x, wr) in gr.iter().zip(l.wt.chunks_exact(l.rows)) {
-            if x != 0.0 {
-                for (o, &w) in or.iter_mut().zip(wr) {
-                    *o += x * w;
-                }
-            }
-        }
-    }
-}
-
-fn transpose(w: &[f32], rows: usize, cols: usize) -> Vec<f32> {
-    let mut t = vec![0.0; w.len()];
-    for r in 0..rows {
-        for c in 0..cols {
-            t[c * rows + r] = w[r * cols + c];
-        }
-    }
-    t
 }
 
 /// The black-box [`Gcn`] on the host, for gradients with respect to edge weights.
@@ -200,8 +166,9 @@ impl EdgeWeightGcn {
             target,
             src: m.src,
             dst: m.dst,
+            within: [1, 2].map(|h| (0..n as u32).filter(|&i| hop[i as usize] <= h).collect()),
             hop,
-            xw: matmul(x.as_slice(), n, &self.layers[0]),
+            xw: product(x.as_slice(), n, &self.layers[0], None),
         })
     }
 }
@@ -218,6 +185,8 @@ pub struct BoundEdgeWeightGcn<'a> {
     dst: Vec<u32>,
     /// Hop distance of every node from the target, capped at 3.
     hop: Vec<u8>,
+    /// The nodes within 1 and within 2 hops of the target, ascending.
+    within: [Vec<u32>; 2],
     xw: Vec<f32>,
 }
 
@@ -283,10 +252,10 @@ impl BoundEdgeWeightGcn<'_> {
         let [l1, l2, l3] = &self.gcn.layers;
         let z1 = self.aggregate(&a, &self.xw, l1.cols, &l1.b, 2);
         let h1: Vec<f32> = z1.iter().map(|&v| crate::ops::relu(v)).collect();
-        let p2 = matmul_rows(&h1, self.n, l2, |i| self.hop[i] <= 2);
+        let p2 = product(&h1, self.n, l2, Some(&self.within[1]));
         let z2 = self.aggregate(&a, &p2, l2.cols, &l2.b, 1);
         let h2: Vec<f32> = z2.iter().map(|&v| crate::ops::relu(v)).collect();
-        let p3 = matmul_rows(&h2, self.n, l3, |i| self.hop[i] <= 1);
+        let p3 = product(&h2, self.n, l3, Some(&self.within[0]));
         let z3 = self.aggregate(&a, &p3, l3.cols, &l3.b, 0);
         // Logits of the target only.
         let t = self.target;
@@ -294,12 +263,14 @@ impl BoundEdgeWeightGcn<'_> {
         let mut logits = lin.b.clone();
         let mut row0 = 0;
         for (h, l) in [(&h1, l1), (&h2, l2), (&z3, l3)] {
-            for (j, &v) in h[t * l.cols..(t + 1) * l.cols].iter().enumerate() {
-                let wr = &lin.w[(row0 + j) * lin.cols..(row0 + j + 1) * lin.cols];
-                for (o, &w) in logits.iter_mut().zip(wr) {
-                    *o += v * w;
-                }
-            }
+            let w = &lin.w[row0 * lin.cols..(row0 + l.cols) * lin.cols];
+            matmul_acc(
+                &h[t * l.cols..(t + 1) * l.cols],
+                w,
+                l.cols,
+                lin.cols,
+                &mut logits,
+            );
             row0 += l.cols;
         }
         Ok(Tape {
@@ -404,9 +375,12 @@ impl BoundEdgeWeightGcn<'_> {
                     }
                 }
             }
+            // g_H += g_P · Wᵀ (through the stored transpose) on the rows where g_P can be
+            // non-zero: the sources of messages into rows where g_Z is (layer 3: the target's
+            // neighbours, within 1 hop; layer 2: within 2 hops).
             match layer {
-                2 => matmul_t_acc(&g_p, l3, gh2),
-                1 => matmul_t_acc(&g_p, l2, gh1),
+                2 => matmul_acc_at(&g_p, &l3.wt, l3.cols, l3.rows, &self.within[0], gh2),
+                1 => matmul_acc_at(&g_p, &l2.wt, l2.cols, l2.rows, &self.within[1], gh1),
                 _ => {}
             }
         }

@@ -27,7 +27,8 @@ use induce_graph::Features;
 
 use crate::black_box::{IncrementalBlackBox, LogProbs, check_features};
 use crate::error::Result;
-use crate::gcn::host::{Adjacency, HostGcn, log_softmax_in_place, matmul_acc, pad_matrix, padded};
+use crate::gcn::host::{HostGcn, log_softmax_in_place, pad_matrix, padded};
+use crate::linalg::{Adjacency, matmul_acc, matmul_acc_at};
 
 /// A [`HostGcn`] evaluated on one node set, keeping its intermediate results for incremental
 /// updates after edge edits (see the module docs).
@@ -67,7 +68,7 @@ impl<'a> IncrementalHostGcn<'a> {
         };
         let (x0, first_product) = if c1.multiplies_first() {
             let mut t = vec![0.0f32; n * c1.m];
-            matmul_acc(&x0, c1.k, &c1.weight, c1.m, &mut t);
+            matmul_acc(&x0, &c1.weight, c1.k, c1.m, &mut t);
             (None, Some(Arc::new(t)))
         } else {
             (Some(Arc::new(x0)), None)
@@ -115,7 +116,7 @@ impl<'a> IncrementalHostGcn<'a> {
             epoch: 0,
         };
         let all: Vec<u32> = (0..n as u32).collect();
-        let adj = Adjacency::build(n, edges, None)?;
+        let adj = Adjacency::gcn(n, edges, None)?;
         me.recompute(&adj, &all, &all, true)?;
         Ok(me)
     }
@@ -185,14 +186,23 @@ impl<'a> IncrementalHostGcn<'a> {
                     let t = self.products[i - 1]
                         .as_mut()
                         .expect("layer multiplies first");
-                    rows_matmul(input, conv.k, &changed, &conv.weight, conv.m, t, full);
+                    // t[v] = h[v] W, overwritten on the changed rows (every row when `full`).
+                    if full {
+                        t.fill(0.0);
+                        matmul_acc(input, &conv.weight, conv.k, conv.m, t);
+                    } else {
+                        for &v in &changed {
+                            t[v as usize * conv.m..(v as usize + 1) * conv.m].fill(0.0);
+                        }
+                        matmul_acc_at(input, &conv.weight, conv.k, conv.m, &changed, t);
+                    }
                     t
                 };
                 adj.aggregate_rows(t, conv.m, &out_rows, &mut rows_out);
             } else {
                 let mut agg = vec![0.0f32; out_rows.len() * conv.k];
                 adj.aggregate_rows(input, conv.k, &out_rows, &mut agg);
-                matmul_acc(&agg, conv.k, &conv.weight, conv.m, &mut rows_out);
+                matmul_acc(&agg, &conv.weight, conv.k, conv.m, &mut rows_out);
             }
             let out = &mut self.outputs[i];
             for (&v, row) in out_rows
@@ -220,7 +230,7 @@ impl<'a> IncrementalHostGcn<'a> {
             for &v in rows {
                 g.extend_from_slice(&h[v as usize * conv.m..(v as usize + 1) * conv.m]);
             }
-            matmul_acc(&g, conv.m, w, mc, &mut z);
+            matmul_acc(&g, w, conv.m, mc, &mut z);
             row0 += conv.m;
         }
         for (&v, zr) in rows.iter().zip(z.chunks_exact_mut(mc.max(1))) {
@@ -235,32 +245,13 @@ impl<'a> IncrementalHostGcn<'a> {
     }
 }
 
-/// `t[v] = h[v] W` (overwritten) for the rows `v` in `rows` (every row when `full`), with
-/// [`matmul_acc`]'s per-row arithmetic.
-fn rows_matmul(h: &[f32], k: usize, rows: &[u32], w: &[f32], m: usize, t: &mut [f32], full: bool) {
-    if full {
-        t.fill(0.0);
-        matmul_acc(h, k, w, m, t);
-        return;
-    }
-    let mut g = Vec::with_capacity(rows.len() * k);
-    for &v in rows {
-        g.extend_from_slice(&h[v as usize * k..(v as usize + 1) * k]);
-    }
-    let mut out = vec![0.0f32; rows.len() * m];
-    matmul_acc(&g, k, w, m, &mut out);
-    for (&v, r) in rows.iter().zip(out.chunks_exact(m.max(1))) {
-        t[v as usize * m..(v as usize + 1) * m].copy_from_slice(r);
-    }
-}
-
 impl<'a> IncrementalBlackBox<'a> for IncrementalHostGcn<'a> {
     fn log_probs(&self) -> Result<LogProbs> {
         LogProbs::new(self.n, self.gcn.num_classes, self.log_probs.clone())
     }
 
     fn update(&mut self, edges: &[(u32, u32)], changed: &[u32]) -> Result<LogProbs> {
-        let adj = Adjacency::build(self.n, edges, None)?;
+        let adj = Adjacency::gcn(self.n, edges, None)?;
         for &v in changed {
             if v as usize >= self.n {
                 return Err(crate::ModelError::InvalidInput(format!(

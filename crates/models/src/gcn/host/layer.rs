@@ -2,10 +2,10 @@
 
 use burn::tensor::Tensor;
 
-use super::adjacency::Adjacency;
-use super::dense::{matmul_acc, pad_matrix, padded};
+use super::dense::{pad_matrix, padded};
 use crate::error::{ModelError, Result};
 use crate::gcn::GraphConv;
+use crate::linalg::{Adjacency, matmul_acc};
 
 /// One graph convolution `H' = Â (H W) + b` on the host.
 #[derive(Debug, Clone)]
@@ -87,12 +87,12 @@ impl HostConv {
         tmp.clear();
         if self.d_out <= self.d_in {
             tmp.resize(n * self.m, 0.0);
-            matmul_acc(h, self.k, &self.weight, self.m, tmp);
+            matmul_acc(h, &self.weight, self.k, self.m, tmp);
             adj.aggregate(tmp, self.m, &mut out);
         } else {
             tmp.resize(n * self.k, 0.0);
             adj.aggregate(h, self.k, tmp);
-            matmul_acc(tmp, self.k, &self.weight, self.m, &mut out);
+            matmul_acc(tmp, &self.weight, self.k, self.m, &mut out);
         }
         for row in out.chunks_exact_mut(self.m.max(1)) {
             for (o, &b) in row.iter_mut().zip(&self.bias) {

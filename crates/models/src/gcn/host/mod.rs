@@ -6,9 +6,9 @@
 //! vectorises) and never need a scalar tail loop. The zero columns contribute exact zeros, so the
 //! padding does not change any result.
 //!
-//! The pieces: [`HostGcn`] itself (here); the shared layer pieces (`dense`: padding, the tiled
-//! matrix product, bias and log-softmax; `adjacency`: the normalised adjacency `Â`; `layer`: one
-//! convolution); the whole-graph pass (`forward`); the first layer's projection `X W₁`, computed
+//! The pieces: [`HostGcn`] itself (here); the shared layer pieces (`dense`: padding, bias and
+//! log-softmax; `layer`: one convolution), over [`crate::linalg`]'s matrix products and its
+//! [`Adjacency`](crate::linalg::Adjacency) normalised as `Â`; the whole-graph pass (`forward`); the first layer's projection `X W₁`, computed
 //! once per feature matrix ([`Projected`]); one node's receptive field on a large graph
 //! ([`Neighbours`], [`FirstLayer`]); and the [`BlackBox`](crate::BlackBox) implementation
 //! (prepared and [incremental] evaluation).
@@ -21,7 +21,6 @@
 pub mod grad;
 pub mod incremental;
 
-mod adjacency;
 mod black_box;
 mod bound;
 mod dense;
@@ -30,10 +29,9 @@ mod layer;
 mod project;
 mod receptive;
 
-pub(crate) use adjacency::Adjacency;
 pub(crate) use bound::BoundHostGcn;
 pub use bound::GraphOverlay;
-pub(crate) use dense::{log_softmax_in_place, matmul_acc, pad_matrix, padded};
+pub(crate) use dense::{log_softmax_in_place, pad_matrix, padded};
 use layer::HostConv;
 pub use project::Projected;
 pub use receptive::{FirstLayer, Neighbours};

@@ -7,9 +7,10 @@ use std::sync::{Arc, Mutex, PoisonError};
 use induce_graph::Features;
 
 use super::HostGcn;
-use super::dense::{matmul_acc, pad_matrix};
+use super::dense::pad_matrix;
 use crate::black_box::{BlackBox, check_features};
 use crate::error::Result;
+use crate::linalg::matmul_acc;
 
 /// The most recent `X W₁` of a [`HostGcn`], keyed by [`Features::id`]: every neighbourhood of
 /// the same graph gathers its rows from it instead of multiplying its own features again (on
@@ -56,7 +57,7 @@ impl HostGcn {
             Cow::Owned(pad_matrix(x.as_slice(), n, c1.d_in, n, c1.k))
         };
         let mut rows = vec![0.0f32; n * c1.m];
-        matmul_acc(&x0, c1.k, &c1.weight, c1.m, &mut rows);
+        matmul_acc(&x0, &c1.weight, c1.k, c1.m, &mut rows);
         Ok(Projected {
             rows,
             width: c1.m,

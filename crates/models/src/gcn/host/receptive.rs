@@ -1,9 +1,10 @@
 //! The host GCN at one node of a large graph, on its receptive field only, read through
 //! [`Neighbours`] (edits as an overlay), and incrementally after a few edits ([`FirstLayer`]).
 
-use super::dense::{bias_relu, log_softmax_in_place, matmul_acc, padded};
+use super::dense::{bias_relu, log_softmax_in_place, padded};
 use super::{HostGcn, Projected};
 use crate::error::{ModelError, Result};
+use crate::linalg::matmul_acc;
 
 /// The first layer of a GCN on an unedited graph (see [`HostGcn::first_layer`]).
 #[derive(Debug, Clone)]
@@ -141,7 +142,7 @@ impl HostGcn {
         let at1 = |v: u32| needed.binary_search(&v).ok();
         let a2 = aggregate_rows(graph, &rows1, &h1, c1.m, &at1)?;
         let mut h2 = vec![0.0f32; rows1.len() * c2.m];
-        matmul_acc(&a2, c2.k, &c2.weight, c2.m, &mut h2);
+        matmul_acc(&a2, &c2.weight, c2.k, c2.m, &mut h2);
         bias_relu(&mut h2, &c2.bias, c2.m, true);
         let mut sorted1: Vec<(u32, usize)> =
             rows1.iter().enumerate().map(|(i, &v)| (v, i)).collect();
@@ -154,7 +155,7 @@ impl HostGcn {
         };
         let a3 = aggregate_rows(graph, &[node], &h2, c2.m, &at2)?;
         let mut h3 = vec![0.0f32; c3.m];
-        matmul_acc(&a3, c3.k, &c3.weight, c3.m, &mut h3);
+        matmul_acc(&a3, &c3.weight, c3.k, c3.m, &mut h3);
         bias_relu(&mut h3, &c3.bias, c3.m, false);
         Ok(self.output_row(h1_row(node), &h2[..c2.m], &h3))
     }
@@ -166,7 +167,7 @@ impl HostGcn {
         let mut row0 = 0;
         for (h, conv) in [h1, h2, h3].into_iter().zip(&self.convs) {
             let w = &self.lin_weight[row0 * mc..(row0 + conv.m) * mc];
-            matmul_acc(h, conv.m, w, mc, &mut z);
+            matmul_acc(h, w, conv.m, mc, &mut z);
             row0 += conv.m;
         }
         let row = &mut z[..self.num_classes];
@@ -239,11 +240,11 @@ impl HostGcn {
         bias_relu(&mut h1, &c1.bias, c1.m, true);
         let a2 = aggregate_rows(graph, &order[..n1], &h1, c1.m, &at)?;
         let mut h2 = vec![0.0f32; n1 * c2.m];
-        matmul_acc(&a2, c2.k, &c2.weight, c2.m, &mut h2);
+        matmul_acc(&a2, &c2.weight, c2.k, c2.m, &mut h2);
         bias_relu(&mut h2, &c2.bias, c2.m, true);
         let a3 = aggregate_rows(graph, &[node], &h2, c2.m, &at)?;
         let mut h3 = vec![0.0f32; c3.m];
-        matmul_acc(&a3, c3.k, &c3.weight, c3.m, &mut h3);
+        matmul_acc(&a3, &c3.weight, c3.k, c3.m, &mut h3);
         bias_relu(&mut h3, &c3.bias, c3.m, false);
         Ok(self.output_row(&h1[..c1.m], &h2[..c2.m], &h3))
     }

@@ -90,7 +90,7 @@ fn split_rows(ptr: &Ints<'_>, rows: usize, parts: usize) -> Vec<usize> {
     bounds
 }
 
-fn matmul_rows(
+fn spmm_rows(
     ptr: &Ints<'_>,
     col: &Ints<'_>,
     val: &[f32],
@@ -156,7 +156,7 @@ impl MessagePassing for Flex {
         let mut out = vec![0f32; n_rows * f];
         let threads = threads_for(v.len() * f);
         if threads == 1 || f == 0 {
-            matmul_rows(&p, &c, v, xs, f, 0, &mut out);
+            spmm_rows(&p, &c, v, xs, f, 0, &mut out);
         } else {
             let bounds = split_rows(&p, n_rows, threads);
             std::thread::scope(|s| {
@@ -165,7 +165,7 @@ impl MessagePassing for Flex {
                     let (mine, tail) = rest.split_at_mut((w[1] - w[0]) * f);
                     rest = tail;
                     let (p, c) = (&p, &c);
-                    s.spawn(move || matmul_rows(p, c, v, xs, f, w[0], mine));
+                    s.spawn(move || spmm_rows(p, c, v, xs, f, w[0], mine));
                 }
             });
         }

@@ -5,10 +5,9 @@
 
 use super::blocks::matmul_tn_acc_blocks;
 use super::forward::CHUNK;
-use super::ops::{
-    dot, lrelu, lrelu_grad, matmul_acc, matmul_nt_acc, matmul_tn_acc, matmul_tn_acc_rows,
-};
+use super::ops::{dot, lrelu, lrelu_grad};
 use super::{HostPolicy, LayerTrace, PolicyInput, Trace};
+use crate::linalg::{matmul_acc, matmul_nt_acc, matmul_tn_acc, matmul_tn_acc_rows};
 
 impl HostPolicy {
     /// The scoring MLP's backward pass given `dscores = ∂L/∂s`: adds the gradients of its
@@ -28,7 +27,7 @@ impl HostPolicy {
         grads: &mut [f32],
     ) -> (Vec<f32>, Vec<f32>) {
         let (n, u, w, flag) = (
-            input.graph.num_nodes,
+            input.graph.num_nodes(),
             input.cand_u,
             input.cand_w,
             input.flag,
@@ -159,7 +158,7 @@ impl HostPolicy {
             input.cand_u.len(),
             "one score gradient per candidate"
         );
-        let n = g.num_nodes;
+        let n = g.num_nodes();
         let p = &self.params;
         let slope = self.activation_slope;
         let h = self.hidden();
@@ -203,7 +202,7 @@ impl HostPolicy {
                 let mut dalpha_dot = 0.0;
                 dalpha.clear();
                 for mi in range.clone() {
-                    let j = g.src[mi] as usize;
+                    let j = g.sources()[mi] as usize;
                     let hj = &lt.h[j * o..(j + 1) * o];
                     let da = dot(dyi, hj);
                     dalpha.push(da);
@@ -214,7 +213,7 @@ impl HostPolicy {
                     }
                 }
                 for (mi, &da) in range.zip(&dalpha) {
-                    let j = g.src[mi] as usize;
+                    let j = g.sources()[mi] as usize;
                     let de = lt.alpha[mi] * (da - dalpha_dot);
                     let dpre = de * lrelu_grad(lt.a_dst[i] + lt.a_src[j], self.attention_slope);
                     da_dst[i] += dpre;
@@ -346,7 +345,7 @@ pub fn listwise_score_grad(
 mod tests {
     use super::*;
     use crate::PolicyConfig;
-    use crate::policy::host::{HostGraph, StateBlocks};
+    use crate::policy::host::{Adjacency, StateBlocks};
     use crate::testing::test_device;
 
     /// The scoring MLP over materialised `[C, m]` layers (the implementation the fused passes
@@ -404,7 +403,7 @@ mod tests {
         grads: &mut [f32],
     ) -> (Vec<f32>, Vec<f32>) {
         let (n, u, w, flag) = (
-            input.graph.num_nodes,
+            input.graph.num_nodes(),
             input.cand_u,
             input.cand_w,
             input.flag,
@@ -502,7 +501,10 @@ mod tests {
             let flag: Vec<f32> = (0..c).map(|k| (k % 2) as f32).collect();
             let ds: Vec<f32> = (0..c).map(|k| (k as f32 * 0.37).cos()).collect();
             // The MLP reads the candidates and the number of nodes only.
-            let (g, x) = (HostGraph::new(n, &[]).unwrap(), vec![0.0; n * 4]);
+            let (g, x) = (
+                Adjacency::with_self_loops(n, &[]).unwrap(),
+                vec![0.0; n * 4],
+            );
             let input = PolicyInput::new(StateBlocks::whole(&x, 4), &g, &u, &w, &flag);
             let (_, _, want) = mlp_forward_reference(&host, &emb, n, &u, &w, &flag);
             assert_eq!(host.mlp_scores(&emb, &input), want);

@@ -283,7 +283,7 @@ impl<'a> StateBlocks<'a> {
 }
 
 /// `out[r, :] += x[r, :] · W` for a row-major `W` of shape `[width, m]`:
-/// [`matmul_acc`](super::ops::matmul_acc) on the concatenated rows, bit for bit (each row
+/// [`matmul_acc`](crate::linalg::matmul_acc) on the concatenated rows, bit for bit (each row
 /// accumulates over the first block's columns, then the second's, skipping zeros).
 ///
 /// With `start` (the sums over the first block alone,
@@ -327,19 +327,22 @@ pub(super) fn matmul_acc_blocks(
         16 => fixed::<16>(x, w, out, start, skip),
         8 => fixed::<8>(x, w, out, start, skip),
         _ => {
+            let mut acc = vec![0.0f32; m];
             for (i, or) in out.chunks_exact_mut(m).enumerate().take(x.num_nodes) {
-                if let Some(s) = start {
-                    for (o, &v) in or.iter_mut().zip(&s[i * m..(i + 1) * m]) {
-                        *o += v;
-                    }
+                match start {
+                    Some(s) => acc.copy_from_slice(&s[i * m..(i + 1) * m]),
+                    None => acc.fill(0.0),
                 }
                 for (part, at) in x.parts(i).into_iter().skip(skip) {
                     part.for_each_nonzero(|c, xv| {
                         let wr = &w[(at + c) * m..(at + c + 1) * m];
-                        for (o, &wv) in or.iter_mut().zip(wr) {
-                            *o += xv * wv;
+                        for (s, &wv) in acc.iter_mut().zip(wr) {
+                            *s += xv * wv;
                         }
                     });
+                }
+                for (o, &s) in or.iter_mut().zip(&acc) {
+                    *o += s;
                 }
             }
         }
@@ -347,47 +350,50 @@ pub(super) fn matmul_acc_blocks(
 }
 
 /// `dW[width, m] += xᵀ · d` for `x` in blocks and `d: [n, m]`:
-/// [`matmul_tn_acc`](super::ops::matmul_tn_acc) on the concatenated rows, bit for bit, but
+/// [`matmul_tn_acc`](crate::linalg::matmul_tn_acc) on the concatenated rows, bit for bit, but
 /// reading `x` row by row (once, skipping zeros) instead of column by column: on wide, sparse
 /// node features the column-wise pass re-reads the whole state once per feature.
 pub(super) fn matmul_tn_acc_blocks(x: &StateBlocks<'_>, d: &[f32], m: usize, dw: &mut [f32]) {
-    if m == 16 {
-        // As `matmul_tn_acc_fixed`: every entry summed from zero over the rows, then added once.
-        let mut acc = vec![0.0f32; dw.len()];
-        for (i, dr) in d.chunks_exact(16).enumerate().take(x.num_nodes) {
-            let dr: &[f32; 16] = dr.try_into().expect("16 wide");
+    // As `matmul_tn_acc`: every entry summed from zero over the rows, then added once.
+    fn sum<const M: usize>(x: &StateBlocks<'_>, d: &[f32], acc: &mut [f32]) {
+        for (i, dr) in d.chunks_exact(M).enumerate().take(x.num_nodes) {
+            let dr: &[f32; M] = dr.try_into().expect("M wide");
             for (part, at) in x.parts(i) {
                 part.for_each_nonzero(|c, xv| {
-                    let ar = &mut acc[(at + c) * 16..(at + c + 1) * 16];
-                    for j in 0..16 {
+                    let ar = &mut acc[(at + c) * M..(at + c + 1) * M];
+                    for j in 0..M {
                         ar[j] += xv * dr[j];
                     }
                 });
             }
         }
-        for (g, a) in dw.iter_mut().zip(acc) {
-            *g += a;
-        }
-        return;
     }
-    for (i, dr) in d.chunks_exact(m).enumerate().take(x.num_nodes) {
-        for (part, at) in x.parts(i) {
-            part.for_each_nonzero(|c, xv| {
-                for (o, &dv) in dw[(at + c) * m..(at + c + 1) * m].iter_mut().zip(dr) {
-                    *o += xv * dv;
-                }
-            });
+    let mut acc = vec![0.0f32; dw.len()];
+    if m == 16 {
+        sum::<16>(x, d, &mut acc);
+    } else if m > 0 {
+        for (i, dr) in d.chunks_exact(m).enumerate().take(x.num_nodes) {
+            for (part, at) in x.parts(i) {
+                part.for_each_nonzero(|c, xv| {
+                    for (o, &dv) in acc[(at + c) * m..(at + c + 1) * m].iter_mut().zip(dr) {
+                        *o += xv * dv;
+                    }
+                });
+            }
         }
+    }
+    for (g, a) in dw.iter_mut().zip(acc) {
+        *g += a;
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::super::ops::matmul_tn_acc;
     use super::super::tests::{EDGES, F, U, W, state};
-    use super::super::{HostGraph, HostPolicy, PolicyInput, reinforce_score_grad};
+    use super::super::{Adjacency, HostPolicy, PolicyInput, reinforce_score_grad};
     use super::*;
     use crate::PolicyConfig;
+    use crate::linalg::matmul_tn_acc;
     use crate::testing::test_device;
 
     /// A state split into a fixed block and a changing block gives the whole state's
@@ -410,7 +416,7 @@ mod tests {
                 .enumerate()
                 .map(|(i, &v)| if i % 3 == 0 { 0.0 } else { v })
                 .collect();
-            let g = HostGraph::new(6, &EDGES).unwrap();
+            let g = Adjacency::with_self_loops(6, &EDGES).unwrap();
             let whole = host.forward(&x, &g, &U, &W, &F);
             for split in [0, 2, 5, dim] {
                 let (a, b): (Vec<f32>, Vec<f32>) = {

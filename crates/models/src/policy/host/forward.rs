@@ -2,10 +2,11 @@
 //! and the scoring MLP, candidates a chunk at a time, ending in the log-softmax over candidates.
 
 use super::blocks::matmul_acc_blocks;
-use super::ops::{dot, log_softmax, lrelu, matmul_acc, weighted_sum_fixed};
+use super::ops::{dot, log_softmax, lrelu, weighted_sum_fixed};
 use super::{
-    FirstBlockProduct, HostGraph, HostPolicy, LayerTrace, PolicyInput, StateBlocks, Trace,
+    Adjacency, FirstBlockProduct, HostPolicy, LayerTrace, PolicyInput, StateBlocks, Trace,
 };
+use crate::linalg::matmul_acc;
 
 const BN_EPS: f32 = 1e-5;
 
@@ -79,10 +80,10 @@ impl HostPolicy {
     /// - output: a [`Trace`] whose [`Trace::log_probs`] is `[C]`
     ///
     /// Panics if `x` or the candidate lists do not match the graph and each other.
-    pub fn forward(&self, x: &[f32], g: &HostGraph, u: &[u32], w: &[u32], flag: &[f32]) -> Trace {
+    pub fn forward(&self, x: &[f32], g: &Adjacency, u: &[u32], w: &[u32], flag: &[f32]) -> Trace {
         assert_eq!(
             x.len(),
-            g.num_nodes * self.input_dim(),
+            g.num_nodes() * self.input_dim(),
             "state is [n, input_dim]"
         );
         let x = StateBlocks::whole(x, self.input_dim());
@@ -159,9 +160,9 @@ impl HostPolicy {
         &self,
         x: &StateBlocks<'_>,
         first: Option<&FirstBlockProduct>,
-        g: &HostGraph,
+        g: &Adjacency,
     ) -> (Vec<LayerTrace>, Vec<f32>, Vec<bool>) {
-        let n = g.num_nodes;
+        let n = g.num_nodes();
         let p = &self.params;
         let mut layers = Vec::with_capacity(self.gat.len());
         let mut cur: Vec<f32> = Vec::new();
@@ -190,7 +191,10 @@ impl HostPolicy {
                 let range = g.incoming(i);
                 let mut mx = f32::NEG_INFINITY;
                 for m in range.clone() {
-                    let e = lrelu(a_dst[i] + a_src[g.src[m] as usize], self.attention_slope);
+                    let e = lrelu(
+                        a_dst[i] + a_src[g.sources()[m] as usize],
+                        self.attention_slope,
+                    );
                     alpha[m] = e;
                     mx = mx.max(e);
                 }
@@ -205,10 +209,10 @@ impl HostPolicy {
                     *a /= z;
                 }
                 if o == 16 {
-                    weighted_sum_fixed::<16>(&alpha[range.clone()], &g.src[range], &h, yi);
+                    weighted_sum_fixed::<16>(&alpha[range.clone()], &g.sources()[range], &h, yi);
                 } else {
                     for m in range {
-                        let hj = &h[g.src[m] as usize * o..(g.src[m] as usize + 1) * o];
+                        let hj = &h[g.sources()[m] as usize * o..(g.sources()[m] as usize + 1) * o];
                         for (acc, &v) in yi.iter_mut().zip(hj) {
                             *acc += v * alpha[m];
                         }
@@ -258,7 +262,7 @@ impl HostPolicy {
     /// # Shapes
     /// - emb: `[n, hidden]` (the embeddings of `input`'s nodes); output: `[C]`
     pub(super) fn mlp_scores(&self, emb: &[f32], input: &PolicyInput<'_>) -> Vec<f32> {
-        let mlp = self.mlp_pass(emb, input.graph.num_nodes);
+        let mlp = self.mlp_pass(emb, input.graph.num_nodes());
         let (m, m2) = (mlp.m, mlp.m2);
         let c = input.cand_u.len();
         let mut scores = Vec::with_capacity(c);
@@ -362,7 +366,7 @@ mod tests {
         let host = HostPolicy::from_policy(&policy);
         let mut x = state(4);
         x[0] = f32::NAN; // node 0 is NaN; the NaN spreads to its neighbourhood
-        let g = HostGraph::new(6, &EDGES).unwrap();
+        let g = Adjacency::with_self_loops(6, &EDGES).unwrap();
         let trace = host.forward(&x, &g, &U, &W, &F);
         let gt = GraphTensors::new(6, &EDGES, &dev).unwrap();
         let c = CandidateTensors::new(&U, &W, &F, &dev);

@@ -1,6 +1,6 @@
 //! [`PolicyInput`]: what one forward or backward pass of the policy reads.
 
-use super::{FirstBlockProduct, HostGraph, HostPolicy, StateBlocks};
+use super::{Adjacency, FirstBlockProduct, HostPolicy, StateBlocks};
 
 /// One state the policy is evaluated on: the per-node state, its graph and its candidate actions,
 /// candidate `k` being the edit of the pair `(cand_u[k], cand_w[k])` with action flag `flag[k]`.
@@ -15,12 +15,12 @@ use super::{FirstBlockProduct, HostGraph, HostPolicy, StateBlocks};
 /// - cand_u, cand_w, flag: `[C]`
 ///
 /// ```
-/// use induce_models::policy::host::{HostGraph, HostPolicy, PolicyInput, StateBlocks};
+/// use induce_models::policy::host::{Adjacency, HostPolicy, PolicyInput, StateBlocks};
 /// use induce_models::{PolicyConfig, device::default_device};
 /// let dev = default_device().unwrap();
 /// let policy = HostPolicy::from_policy(&PolicyConfig::new(2).init(&dev));
 /// //  0 ─ 1 ─ 2 : candidates delete (0, 1), add (0, 2)
-/// let g = HostGraph::new(3, &[(0, 1), (1, 2)]).unwrap();
+/// let g = Adjacency::with_self_loops(3, &[(0, 1), (1, 2)]).unwrap();
 /// let (features, degree) = ([1.0; 3], [1.0, 2.0, 1.0]); // one column each
 /// let x = StateBlocks::new(&features, 1, &degree, 1);
 /// let first = policy.first_block_product(&x);
@@ -35,7 +35,7 @@ pub struct PolicyInput<'a> {
     /// The first GAT layer's product over `x`'s first block, when the caller has it.
     pub first: Option<&'a FirstBlockProduct>,
     /// The graph the GAT layers pass messages on.
-    pub graph: &'a HostGraph,
+    pub graph: &'a Adjacency,
     /// First endpoint of each candidate, `[C]`.
     pub cand_u: &'a [u32],
     /// Second endpoint of each candidate, `[C]`.
@@ -49,7 +49,7 @@ impl<'a> PolicyInput<'a> {
     /// first-block product.
     pub fn new(
         x: StateBlocks<'a>,
-        graph: &'a HostGraph,
+        graph: &'a Adjacency,
         cand_u: &'a [u32],
         cand_w: &'a [u32],
         flag: &'a [f32],
@@ -89,7 +89,7 @@ impl HostPolicy {
             );
         }
         assert!(
-            x.num_nodes() == g.num_nodes && x.width() == self.input_dim(),
+            x.num_nodes() == g.num_nodes() && x.width() == self.input_dim(),
             "state is [n, input_dim]"
         );
         assert!(

@@ -16,17 +16,17 @@
 //!
 //! The pieces: this module holds the parameter layout ([`HostPolicy`]) and the forward pass's
 //! record ([`Trace`]); a pass reads a [`PolicyInput`] (a state in [`StateBlocks`], its
-//! [`HostGraph`] and the candidate actions); `forward` and `backward` hold the two passes,
+//! [`Adjacency`] and the candidate actions); `forward` and `backward` hold the two passes,
 //! `ops` the dense products they share, and [`reinforce_score_grad`] turns a REINFORCE loss into
 //! the backward pass's input.
 //!
 //! ```
-//! use induce_models::policy::host::{HostGraph, HostPolicy};
+//! use induce_models::policy::host::{Adjacency, HostPolicy};
 //! use induce_models::{PolicyConfig, device::default_device};
 //! let dev = default_device().unwrap();
 //! let policy = HostPolicy::from_policy(&PolicyConfig::new(2).init(&dev));
 //! //  0 ─ 1 ─ 2 : candidates delete (0, 1), add (0, 2)
-//! let g = HostGraph::new(3, &[(0, 1), (1, 2)]).unwrap();
+//! let g = Adjacency::with_self_loops(3, &[(0, 1), (1, 2)]).unwrap();
 //! let trace = policy.forward(&[1.0; 6], &g, &[0, 0], &[1, 2], &[0.0, 1.0]);
 //! let p: f32 = trace.log_probs().iter().map(|l| l.exp()).sum();
 //! assert!((p - 1.0).abs() < 1e-5);
@@ -37,13 +37,12 @@ pub mod adam;
 mod backward;
 mod blocks;
 mod forward;
-mod graph;
 mod input;
 mod ops;
 
+pub use crate::linalg::Adjacency;
 pub use backward::{listwise_score_grad, reinforce_score_grad};
 pub use blocks::{FirstBlockProduct, SparseRows, StateBlocks};
-pub use graph::HostGraph;
 pub use input::PolicyInput;
 pub use ops::log_softmax;
 
@@ -330,7 +329,7 @@ pub(super) mod tests {
             assert_eq!(host.params.len(), flat(&policy, None).len());
 
             let x = state(dim);
-            let g = HostGraph::new(6, &EDGES).unwrap();
+            let g = Adjacency::with_self_loops(6, &EDGES).unwrap();
             let trace = host.forward(&x, &g, &U, &W, &F);
             let gt = GraphTensors::new(6, &EDGES, &dev).unwrap();
             let c = CandidateTensors::new(&U, &W, &F, &dev);
