@@ -96,7 +96,7 @@ impl Supports {
 /// and [`MethodSettings`](super::MethodSettings) each hold one) and given to each method as it
 /// is built, as the run's [`Protocol`](induce_explain::Protocol) is: InduCE's environment
 /// ([`super::method_config`]) and the searches' settings take theirs from it, and a method that
-/// would ignore one is refused ([`check_methods`]).
+/// would ignore one is refused before any work.
 ///
 /// ```
 /// use induce::methods::Restrictions;

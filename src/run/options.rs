@@ -229,7 +229,7 @@ pub struct RunOptions {
     #[serde(default)]
     pub widen: Option<bool>,
     /// Temperature of `inductive-best-of-k`'s sampled episodes (`--temperature`; default 1:
-    /// the policy's own distribution, [`InduceConfig::temperature`](induce_rl::InduceConfig)).
+    /// the policy's own distribution, [`InferenceConfig::temperature`](induce_rl::InduceConfig)).
     #[serde(default)]
     pub temperature: Option<f32>,
     /// Nodes no edit may touch (`--lock-nodes`): InduCE's methods and the searches.

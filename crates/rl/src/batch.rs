@@ -42,7 +42,7 @@ pub struct SearchConfig {
     pub lookahead: usize,
     /// How far that look-ahead reaches past the policy's `lookahead` best proposals.
     pub widen: Widening,
-    /// The sampled episodes' temperature ([`InduceConfig::temperature`](crate::InduceConfig):
+    /// The sampled episodes' temperature ([`InferenceConfig::temperature`](crate::InduceConfig):
     /// 1, the policy's own distribution).
     pub temperature: f32,
 }

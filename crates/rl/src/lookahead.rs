@@ -27,7 +27,7 @@ pub struct Lookahead<'g> {
 }
 
 /// How far the look-ahead reaches past the policy's `k` best proposals (`--widen`;
-/// [`InduceConfig::widen`](crate::InduceConfig::widen)).
+/// [`InferenceConfig::widen`](crate::InferenceConfig::widen)).
 ///
 /// ```text
 ///   proposals in the policy's order:  1 … k | k+1 … 2k | 2k+1 … 4k | …

@@ -15,7 +15,7 @@ use crate::kernels::tensors::degrees_with_self_loops;
 /// |---|---|---|
 /// | [`Adjacency::new`] | neighbours, ascending | the PyG layers |
 /// | [`Adjacency::with_self_loops`] | neighbours in edge-list order, then the node itself | the policy's GAT layers |
-/// | [`Adjacency::gcn`] | neighbours in edge-list order, with the weights of `Â = D̃^{-1/2}(A + I)D̃^{-1/2}` (self loop held apart) | the host GCN |
+/// | `Adjacency::gcn` | neighbours in edge-list order, with the weights of `Â = D̃^{-1/2}(A + I)D̃^{-1/2}` (self loop held apart) | the host GCN |
 ///
 /// "Edge-list order" is the order Burn's scatter-add meets the messages: for each edge `(u, w)`
 /// in turn, `u` joins row `w`, then `w` joins row `u`.

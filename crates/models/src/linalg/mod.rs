@@ -1,5 +1,5 @@
 //! The host linear algebra of this crate: one family of dense matrix products and one sparse
-//! adjacency ([`Adjacency`]), shared by the host GCN (whole-graph, receptive-field and
+//! adjacency (`Adjacency`), shared by the host GCN (whole-graph, receptive-field and
 //! incremental passes, and the edge-weight gradients), the PyG layers and the policy kernel.
 //!
 //! # Conventions
@@ -9,17 +9,17 @@
 //!
 //! | function | computes | shapes |
 //! |---|---|---|
-//! | [`matmul_acc`] | `out += a · w` | `a [n, k]`, `w [k, m]`, `out [n, m]` |
-//! | [`matmul_acc_at`] | `out[v] += a[v] · w` for listed rows `v` | as [`matmul_acc`] |
-//! | [`matmul_tn_acc`] | `dw += aᵀ · d` | `a [n, k]`, `d [n, m]`, `dw [k, m]` |
-//! | [`matmul_tn_acc_rows`] | `acc += aᵀ · d`, continued in place | as [`matmul_tn_acc`] |
-//! | [`matmul_nt_acc`] | `dx += d · wᵀ` | `d [n, m]`, `w [k, m]`, `dx [n, k]` |
+//! | `matmul_acc` | `out += a · w` | `a [n, k]`, `w [k, m]`, `out [n, m]` |
+//! | `matmul_acc_at` | `out[v] += a[v] · w` for listed rows `v` | as `matmul_acc` |
+//! | `matmul_tn_acc` | `dw += aᵀ · d` | `a [n, k]`, `d [n, m]`, `dw [k, m]` |
+//! | `matmul_tn_acc_rows` | `acc += aᵀ · d`, continued in place | as `matmul_tn_acc` |
+//! | `matmul_nt_acc` | `dx += d · wᵀ` | `d [n, m]`, `w [k, m]`, `dx [n, k]` |
 //!
 //! # Summation order
 //!
-//! Each output entry of [`matmul_acc`] and [`matmul_tn_acc`] is summed from zero over the inner
+//! Each output entry of `matmul_acc` and `matmul_tn_acc` is summed from zero over the inner
 //! index in ascending order, then added to the output once; the register-held widths (8 and 16
-//! columns, and the register tiles of multiples of [`LANES`]) and the general loop give the same
+//! columns, and the register tiles of multiples of `LANES`) and the general loop give the same
 //! bits. Zero entries of the left operand are skipped, which changes no bit while the right
 //! operand is finite. Call sites whose tests compare two paths bit for bit (the GCN's incremental
 //! pass against its whole-graph pass, the policy's block-wise state against a whole one) rely on

@@ -124,7 +124,7 @@ impl InduceExplainer<'_> {
     }
 
     /// The greedy episode looks ahead over the policy's `k` most probable actions at each step,
-    /// each judged by the black box ([`crate::lookahead`]; [`InduceConfig::lookahead`]). 0 (the
+    /// each judged by the black box ([`crate::lookahead`]; [`InferenceConfig::lookahead`](crate::InferenceConfig::lookahead)). 0 (the
     /// default) or 1: the policy's argmax.
     pub fn with_lookahead(mut self, k: usize) -> Self {
         self.lookahead.0 = k;
@@ -132,13 +132,13 @@ impl InduceExplainer<'_> {
     }
 
     /// How far that look-ahead reaches past the policy's `k` proposals ([`Widening`];
-    /// [`InduceConfig::widen`]). [`Widening::Fixed`], the default: the top `k` only.
+    /// [`InferenceConfig::widen`](crate::InferenceConfig::widen)). [`Widening::Fixed`], the default: the top `k` only.
     pub fn with_widening(mut self, widening: Widening) -> Self {
         self.lookahead.1 = widening;
         self
     }
 
-    /// The temperature of best-of-k's sampled episodes ([`InduceConfig::temperature`]; 1, the
+    /// The temperature of best-of-k's sampled episodes ([`InferenceConfig::temperature`](crate::InferenceConfig::temperature); 1, the
     /// default: the policy's own distribution).
     pub fn with_temperature(mut self, temperature: f32) -> Self {
         self.temperature = temperature;
