@@ -63,9 +63,9 @@ fn run(args: Args) -> Result<()> {
         induce::methods::load_black_box(&args.black_box, &data, Default::default(), &device)?;
     let bb = loaded.black_box.as_ref();
     let mut config = induce::Preset::for_dataset(&data.name).transductive(args.seed);
-    config.lr = args.lr;
-    config.episodes = args.episodes;
-    config.batch_size = 1;
+    config.train.lr = args.lr;
+    config.train.episodes = args.episodes;
+    config.train.batch_size = 1;
     let env = EnvConfig::default();
     let mut episodes = vec![Episode::new(&data.graph, bb, args.target, &env)?];
     let ep = &episodes[0];

@@ -82,8 +82,8 @@ impl ExperimentConfig {
     /// ten targets (the black box keeps its full training: it takes seconds and the targets
     /// depend on its accuracy).
     pub fn quick(mut self) -> Self {
-        self.inductive.episodes = self.inductive.episodes.min(2);
-        self.transductive.episodes = self.transductive.episodes.min(3);
+        self.inductive.train.episodes = self.inductive.train.episodes.min(2);
+        self.transductive.train.episodes = self.transductive.train.episodes.min(3);
         self.baselines = self.baselines.quick(20);
         self.max_targets = Some(self.max_targets.unwrap_or(10).min(10));
         self

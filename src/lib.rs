@@ -43,7 +43,7 @@
 //! let mut job = induce::run::MemoryJob::new(&data, bb.black_box.as_ref(), &[Method::TRANSDUCTIVE]);
 //! job.targets = TargetSpec::Test;
 //! job.sample = Some(induce::run::Sample { size: 5, seed: 1 });
-//! job.settings.transductive.episodes = 20;
+//! job.settings.transductive.train.episodes = 20;
 //! // Explain on all cores, summarise, print the paper's table (`Some(dir)` also writes the
 //! // run directory `induce explain` writes).
 //! let (summary, _records) = induce::run::explain_in_memory(&job, None, &device)?;

@@ -257,8 +257,8 @@ pub fn run_quality(
             let mut ind = preset.inductive(seed);
             let mut tr = preset.transductive(seed);
             if let Some(m) = config.max_episodes {
-                ind.episodes = ind.episodes.min(m);
-                tr.episodes = tr.episodes.min(m);
+                ind.train.episodes = ind.train.episodes.min(m);
+                tr.train.episodes = tr.train.episodes.min(m);
             }
             let mut baselines = BaselineConfig::for_dataset(graph, seed);
             if let Some(k) = config.max_iterations {

@@ -67,7 +67,7 @@ fn your_own_black_box_in_memory() {
 
     let mut job = MemoryJob::new(&data, &bb, &[Method::RANDOM, Method::TRANSDUCTIVE]);
     job.targets = TargetSpec::List(vec![0, 1, 2]);
-    job.settings.transductive.episodes = 5;
+    job.settings.transductive.train.episodes = 5;
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("run");
     let (summary, runs) = explain_in_memory(&job, Some(&out), &device).unwrap();

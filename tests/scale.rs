@@ -23,7 +23,7 @@ fn sampled_search_with_exact_verdict_gives_valid_counterfactuals() {
         exact_targets: 1,
         ..ScaleConfig::default()
     };
-    config.induce.episodes = 3;
+    config.induce.train.episodes = 3;
     let (report, rows) = run(&config, &dev, |_| {}).unwrap();
     assert_eq!(report.targets, 20);
     assert_eq!(

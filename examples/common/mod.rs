@@ -169,8 +169,8 @@ fn config(name: &str, args: &Args) -> Result<ExperimentConfig> {
         .map(|p| std::path::absolute(p).unwrap_or_else(|_| p.clone()));
     if let Some(m) = args.episodes {
         anyhow::ensure!(m > 0, "--episodes must be at least 1");
-        cfg.inductive.episodes = m;
-        cfg.transductive.episodes = m;
+        cfg.inductive.train.episodes = m;
+        cfg.transductive.train.episodes = m;
     }
     if let Some(e) = args.epochs {
         anyhow::ensure!(e > 0, "--epochs must be at least 1");

@@ -252,11 +252,11 @@ pub fn inductive_training(epochs: usize, kernel: Kernel, device: &Device) -> Res
     let (model, _) = train_gcn(&data, &GcnTrainingConfig::new(gcfg), device)?;
     let bb = induce_models::gcn_black_box(&model, kernel, device)?;
     let bb = bb.as_ref();
-    let config = InduceConfig {
-        episodes: epochs,
+    let mut config = InduceConfig {
         kernel,
         ..InduceConfig::default()
     };
+    config.train.episodes = epochs;
     let targets = select_targets(&data, bb, &data.split.train, config.env.hops)?;
     let name = format!(
         "inductive training ba-shapes, {epochs} epoch(s) ({})",
@@ -298,11 +298,10 @@ pub fn transductive(
     let bb = induce_models::gcn_black_box(&gcn, kernel, device)?;
     let bb = bb.as_ref();
     let mut config = InduceConfig {
-        episodes: cap,
-        gamma: 0.6,
         kernel,
         ..InduceConfig::default()
     };
+    (config.train.episodes, config.train.gamma) = (cap, 0.6);
     config.env.verdict = verdict;
     let name = format!(
         "transductive {dataset}, cap {cap} ({}, {} verdicts)",

@@ -85,10 +85,8 @@ pub struct ScaleConfig {
 
 impl Default for ScaleConfig {
     fn default() -> Self {
-        let mut induce = InduceConfig {
-            episodes: 20,
-            ..InduceConfig::default()
-        };
+        let mut induce = InduceConfig::default();
+        induce.train.episodes = 20;
         induce.env.hops = 3;
         // The search judges edits with `SampledBlackBox`, whose target row is already the
         // model's on the whole edited graph (`HostGcn::log_probs_at_edited`), and every
@@ -418,7 +416,7 @@ pub fn run(
     rows.push(measure(
         format!(
             "scale: train policy, {} epochs, fanout {}",
-            config.induce.episodes, config.fanout
+            config.induce.train.episodes, config.fanout
         ),
         || {
             let start = Instant::now();

@@ -37,8 +37,8 @@ fn describe(d: &Describe<'_>) -> Option<String> {
     let line = format!(
         "the trained policy's greedy episode, then up to {} episodes fine-tuning it on each \
          target (γ {}){}",
-        c.episodes,
-        c.gamma,
+        c.train.episodes,
+        c.train.gamma,
         greedy_every(c)
             .map(|g| format!(", its {g}"))
             .unwrap_or_default()

@@ -50,9 +50,9 @@ pub(super) fn describe_plain(d: &Describe<'_>) -> Option<String> {
     d.induce.map(|c| note(None, c))
 }
 
-/// The note of [`InduceConfig::greedy_every`] when it is on.
+/// The note of [`TrainConfig::greedy_every`](induce_rl::TrainConfig::greedy_every) when it is on.
 pub(super) fn greedy_every(config: &InduceConfig) -> Option<String> {
-    match config.greedy_every {
+    match config.train.greedy_every {
         0 => None,
         1 => Some("greedy episode after every update".into()),
         n => Some(format!(

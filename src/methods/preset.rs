@@ -15,8 +15,8 @@ use crate::error::{Error, Result};
 /// ```
 /// use induce::methods::Preset;
 /// assert_eq!(Preset::for_dataset("syn4"), Preset::Trees);
-/// assert_eq!(Preset::Trees.transductive(42).episodes, 500);
-/// assert_eq!(Preset::BaShapes.transductive(42).gamma, 0.6);
+/// assert_eq!(Preset::Trees.transductive(42).train.episodes, 500);
+/// assert_eq!(Preset::BaShapes.transductive(42).train.gamma, 0.6);
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -63,19 +63,19 @@ impl Preset {
 
     /// Inductive InduCE (γ 0.4) with this family's episodes.
     pub fn inductive(self, seed: u64) -> InduceConfig {
-        InduceConfig {
-            episodes: self.episodes(),
+        let mut c = InduceConfig {
             seed,
             ..InduceConfig::default()
-        }
+        };
+        c.train.episodes = self.episodes();
+        c
     }
 
     /// Transductive InduCE (γ 0.6) with this family's per-target episode cap.
     pub fn transductive(self, seed: u64) -> InduceConfig {
-        InduceConfig {
-            gamma: 0.6,
-            ..self.inductive(seed)
-        }
+        let mut c = self.inductive(seed);
+        c.train.gamma = 0.6;
+        c
     }
 }
 
@@ -186,8 +186,11 @@ mod tests {
             ("cora", Preset::Real, 80),
         ] {
             assert_eq!(Preset::for_dataset(name), p);
-            assert_eq!(p.inductive(7).episodes, m);
-            assert_eq!((p.inductive(7).gamma, p.transductive(7).gamma), (0.4, 0.6));
+            assert_eq!(p.inductive(7).train.episodes, m);
+            assert_eq!(
+                (p.inductive(7).train.gamma, p.transductive(7).train.gamma),
+                (0.4, 0.6)
+            );
             assert_eq!(p.transductive(7).seed, 7);
         }
         for p in Preset::ALL {

@@ -147,10 +147,10 @@ pub fn method_config(
     };
     if schedule == Schedule::FineTune {
         let s = &settings.transductive;
-        c.episodes = s.episodes;
-        c.gamma = s.gamma;
-        c.lr = s.lr;
-        c.greedy_every = s.greedy_every;
+        c.train.episodes = s.train.episodes;
+        c.train.gamma = s.train.gamma;
+        c.train.lr = s.train.lr;
+        c.train.greedy_every = s.train.greedy_every;
     }
     let r = &settings.restrictions;
     if let Some(mode) = r.edits {
@@ -617,20 +617,20 @@ mod tests {
         settings.induce.inference.samples = 5;
         settings.induce.inference.lookahead = 4;
         settings.induce.inference.widen = induce_rl::Widening::WhileImproving;
-        settings.transductive.episodes = 9;
-        settings.transductive.lr = 0.5;
-        settings.transductive.greedy_every = 3;
+        settings.transductive.train.episodes = 9;
+        settings.transductive.train.lr = 0.5;
+        settings.transductive.train.greedy_every = 3;
         // A checkpoint trained elsewhere: other seed, hops kept, another γ and width.
         let mut trained = InduceConfig {
             seed: 1,
-            gamma: 0.3,
             ..InduceConfig::default()
         };
+        trained.train.gamma = 0.3;
         trained.network.hidden = 8;
         trained.env.budget = 5;
         let c = method_config(Method::INDUCTIVE_BEST_OF_K, Some(&trained), &settings);
         // Training settings from the checkpoint, inference settings from the run.
-        assert_eq!((c.gamma, c.network.hidden, c.seed), (0.3, 8, 7));
+        assert_eq!((c.train.gamma, c.network.hidden, c.seed), (0.3, 8, 7));
         assert_eq!(
             (
                 c.kernel,
@@ -641,7 +641,7 @@ mod tests {
             (induce_rl::Kernel::Burn, false, 5, 4)
         );
         assert_eq!(c.inference.widen, induce_rl::Widening::WhileImproving);
-        assert_eq!(c.episodes, trained.episodes);
+        assert_eq!(c.train.episodes, trained.train.episodes);
         for m in [Method::INDUCTIVE, Method::TRANSDUCTIVE, Method::UNTRAINED] {
             for t in [Some(&trained), None] {
                 let c = method_config(m, t, &settings);
@@ -657,15 +657,18 @@ mod tests {
         }
         // Fine-tuning follows the run's schedule; deletion-only always deletes only.
         let f = method_config(Method::INDUCTIVE_FINE_TUNED, Some(&trained), &settings);
-        assert_eq!((f.episodes, f.lr, f.greedy_every), (9, 0.5, 3));
-        assert_eq!(f.gamma, settings.transductive.gamma);
+        assert_eq!(
+            (f.train.episodes, f.train.lr, f.train.greedy_every),
+            (9, 0.5, 3)
+        );
+        assert_eq!(f.train.gamma, settings.transductive.train.gamma);
         let d = method_config(Method::INDUCTIVE_DEL_ONLY, Some(&trained), &settings);
         assert_eq!(d.env.mode, EditMode::DeleteOnly);
         // `transductive` runs the schedule; `--edits` and `--allowed` restrict every InduCE method.
         settings.restrictions.edits = Some(EditMode::AddOnly);
         settings.restrictions.allowed = Some(vec![(0, 1)]);
         let t = method_config(Method::TRANSDUCTIVE, None, &settings);
-        assert_eq!((t.episodes, t.env.mode), (9, EditMode::AddOnly));
+        assert_eq!((t.train.episodes, t.env.mode), (9, EditMode::AddOnly));
         assert_eq!(t.env.allowed, Some(vec![(0, 1)]));
         let d = method_config(Method::INDUCTIVE_DEL_ONLY, None, &settings);
         assert_eq!(d.env.mode, EditMode::DeleteOnly);

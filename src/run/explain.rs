@@ -142,9 +142,9 @@ impl ExplainJob {
     /// use induce::run::ExplainJob;
     /// use induce::{Method, Preset};
     /// let job = ExplainJob::new("runs/my-graph.npz", "gcn.safetensors", &[Method::TRANSDUCTIVE]);
-    /// assert_eq!((job.family, job.family_guessed, job.induce.episodes), (Preset::Real, true, 80));
+    /// assert_eq!((job.family, job.family_guessed, job.induce.train.episodes), (Preset::Real, true, 80));
     /// let job = job.with_family(Some(Preset::Trees));
-    /// assert_eq!((job.family, job.family_guessed, job.induce.episodes), (Preset::Trees, false, 500));
+    /// assert_eq!((job.family, job.family_guessed, job.induce.train.episodes), (Preset::Trees, false, 500));
     /// ```
     pub fn with_family(mut self, family: Option<Preset>) -> Self {
         let stem = data_stem(&self.data);
@@ -203,7 +203,7 @@ impl ExplainJob {
     /// use induce::Method;
     /// let mut job = ExplainJob::new("tree-cycles", "gcn.bpk", &[Method::TRANSDUCTIVE]);
     /// assert!(job.validate().is_ok());
-    /// job.induce.lr = 0.0;
+    /// job.induce.train.lr = 0.0;
     /// assert!(job.validate().unwrap_err().to_string().contains("InduceConfig.lr"));
     ///
     /// // A restriction a method would ignore is refused, naming the method.
@@ -252,7 +252,7 @@ impl ExplainJob {
             super::RunOptions::of_variant(v)?;
         }
         self.induce.validate()?;
-        if self.induce.episodes == 0 {
+        if self.induce.train.episodes == 0 {
             return Err(induce_explain::ExplainError::InvalidConfig(
                 "InduceConfig.episodes must be at least 1, got 0".into(),
             )

@@ -275,10 +275,10 @@ impl RunOptions {
             induce.env.budget = b;
         }
         if let Some(m) = self.episodes {
-            induce.episodes = m;
+            induce.train.episodes = m;
         }
         if let Some(lr) = self.lr {
-            induce.lr = lr;
+            induce.train.lr = lr;
         }
         if let Some(r) = self.reward {
             induce.env.reward = r;
@@ -307,7 +307,7 @@ impl RunOptions {
             induce.inference.samples = k;
         }
         if let Some(n) = self.greedy_every {
-            induce.greedy_every = n;
+            induce.train.greedy_every = n;
         }
         if let Some(n) = self.batch_targets {
             induce.inference.batch = n;
@@ -395,7 +395,7 @@ impl RunOptions {
         job.threads = self.threads.unwrap_or(0);
         // The run's defaults of the inference settings, then every option methods read.
         job.induce.inference.samples = DEFAULT_SAMPLES;
-        (job.induce.greedy_every, job.induce.inference.batch) = (0, 1);
+        (job.induce.train.greedy_every, job.induce.inference.batch) = (0, 1);
         self.apply_method_options(
             &mut job.induce,
             &mut job.baselines,
@@ -445,7 +445,7 @@ impl RunOptions {
         }
         self.apply_induce(&mut job.induce);
         if let Some(t) = self.training {
-            job.induce.training = t;
+            job.induce.train.method = t;
         }
         if let Some(e) = self.edits {
             job.induce.env.mode = e;

@@ -99,8 +99,8 @@ impl TrainJob {
     pub fn validate(&self) -> Result<()> {
         self.induce.validate()?;
         for (field, v) in [
-            ("episodes", self.induce.episodes),
-            ("batch_size", self.induce.batch_size),
+            ("episodes", self.induce.train.episodes),
+            ("batch_size", self.induce.train.batch_size),
         ] {
             if v == 0 {
                 return Err(induce_explain::ExplainError::InvalidConfig(format!(

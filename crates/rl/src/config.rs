@@ -84,6 +84,58 @@ impl Default for InferenceConfig {
     }
 }
 
+/// How the policy is trained, inductively or per target (part of [`InduceConfig`]; the JSON
+/// keeps its fields at the top, `method` as `training`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct TrainConfig {
+    /// Discount γ (paper: 0.4 inductive, 0.6 transductive).
+    pub gamma: f32,
+    /// Entropy bonus η.
+    pub entropy_coef: f32,
+    /// Adam learning rate.
+    pub lr: f64,
+    /// Training episodes M: passes over the training targets (inductive) or episodes per target
+    /// (transductive).
+    pub episodes: usize,
+    /// Target nodes per policy update (inductive).
+    pub batch_size: usize,
+    /// Floor `c` of the standard deviation when normalising returns.
+    pub return_std_floor: f32,
+    /// Transductive (and fine-tuned) search: also play the per-target policy's GREEDY episode
+    /// after every `greedy_every`-th update and after the last one, and keep its counterfactual
+    /// when it is smaller. The sampled episodes are the same with or without it (it uses no
+    /// randomness and changes no parameter), so the result is never worse. Not in the paper:
+    /// 0, the default, never does. On large neighbourhoods (Amazon-Photo: ~100,000 candidate
+    /// edits) the sampled episodes stay nearly uniform long after the policy's argmax has found
+    /// the edits that flip the target.
+    pub greedy_every: usize,
+    /// How [`crate::train_inductive`] trains the policy: the paper's REINFORCE (the default) or
+    /// imitation of the exact greedy search ([`Training::Imitation`], not in the paper).
+    #[serde(rename = "training")]
+    pub method: Training,
+    /// Settings of [`Training::Imitation`] (read only with it).
+    pub imitation: ImitationConfig,
+}
+
+impl Default for TrainConfig {
+    /// The paper's inductive training on BA-Shapes: REINFORCE, γ 0.4, η 0.1, Adam 3·10⁻⁴, 80
+    /// episodes, 16 targets per update.
+    fn default() -> Self {
+        Self {
+            gamma: 0.4,
+            entropy_coef: 0.1,
+            lr: 3e-4,
+            episodes: 80,
+            batch_size: 16,
+            return_std_floor: 1e-3,
+            greedy_every: 0,
+            method: Training::Reinforce,
+            imitation: ImitationConfig::default(),
+        }
+    }
+}
+
 /// Hyperparameters of InduCE. Defaults are the paper's (§3.1, spec §2) for inductive training on
 /// BA-Shapes (80 episodes; use 500 for Tree-Cycles and Tree-Grid).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -98,19 +150,9 @@ pub struct InduceConfig {
     /// JSON.
     #[serde(flatten)]
     pub inference: InferenceConfig,
-    /// Discount γ (paper: 0.4 inductive, 0.6 transductive).
-    pub gamma: f32,
-    /// Entropy bonus η.
-    pub entropy_coef: f32,
-    /// Adam learning rate.
-    pub lr: f64,
-    /// Training episodes M: passes over the training targets (inductive) or episodes per target
-    /// (transductive).
-    pub episodes: usize,
-    /// Target nodes per policy update (inductive).
-    pub batch_size: usize,
-    /// Floor `c` of the standard deviation when normalising returns.
-    pub return_std_floor: f32,
+    /// How the policy is trained (inductively, or per target); flattened in the JSON.
+    #[serde(flatten)]
+    pub train: TrainConfig,
     /// Seed of the initialisation and of action sampling.
     pub seed: u64,
     /// Which implementation of the policy trains and explains (same function, see
@@ -122,19 +164,6 @@ pub struct InduceConfig {
     /// comparing it with the best so far (so it stops as soon as one reduces to a single edit).
     /// Not in the paper: [`InduceConfig::paper_faithful`] turns it off.
     pub minimise: bool,
-    /// Transductive (and fine-tuned) search: also play the per-target policy's GREEDY episode
-    /// after every `greedy_every`-th update and after the last one, and keep its counterfactual
-    /// when it is smaller. The sampled episodes are the same with or without it (it uses no
-    /// randomness and changes no parameter), so the result is never worse. Not in the paper:
-    /// 0, the default, never does. On large neighbourhoods (Amazon-Photo: ~100,000 candidate
-    /// edits) the sampled episodes stay nearly uniform long after the policy's argmax has found
-    /// the edits that flip the target.
-    pub greedy_every: usize,
-    /// How [`crate::train_inductive`] trains the policy: the paper's REINFORCE (the default) or
-    /// imitation of the exact greedy search ([`Training::Imitation`], not in the paper).
-    pub training: Training,
-    /// Settings of [`Training::Imitation`] (read only with it).
-    pub imitation: ImitationConfig,
 }
 
 /// Imitation passes of [`InduceConfig::recommended`].
@@ -155,18 +184,10 @@ impl Default for InduceConfig {
             env: EnvConfig::default(),
             network: NetworkConfig::default(),
             inference: InferenceConfig::default(),
-            gamma: 0.4,
-            entropy_coef: 0.1,
-            lr: 3e-4,
-            episodes: 80,
-            batch_size: 16,
-            return_std_floor: 1e-3,
+            train: TrainConfig::default(),
             seed: 42,
             kernel: Kernel::Host,
             minimise: true,
-            greedy_every: 0,
-            training: Training::Reinforce,
-            imitation: ImitationConfig::default(),
         }
     }
 }
@@ -179,7 +200,10 @@ impl InduceConfig {
     pub fn paper_faithful(self) -> Self {
         Self {
             minimise: false,
-            training: Training::Reinforce,
+            train: TrainConfig {
+                method: Training::Reinforce,
+                ..self.train
+            },
             env: EnvConfig {
                 verdict: induce_explain::Verdict::Neighbourhood,
                 ..self.env
@@ -195,7 +219,9 @@ impl InduceConfig {
     /// ```
     /// use induce_rl::InduceConfig;
     /// assert!(InduceConfig::default().validate().is_ok());
-    /// let e = InduceConfig { lr: 0.0, ..InduceConfig::default() }.validate().unwrap_err();
+    /// let mut zero = InduceConfig::default();
+    /// zero.train.lr = 0.0;
+    /// let e = zero.validate().unwrap_err();
     /// assert!(e.to_string().contains("InduceConfig.lr"), "{e}");
     /// let mut cold = InduceConfig::default();
     /// cold.inference.temperature = 0.0;
@@ -207,14 +233,18 @@ impl InduceConfig {
                 "InduceConfig.{field} must be {rule}, got {value}"
             )))
         };
-        if !(self.lr.is_finite() && self.lr > 0.0) {
-            return bad("lr", "a positive finite number", self.lr.to_string());
+        if !(self.train.lr.is_finite() && self.train.lr > 0.0) {
+            return bad("lr", "a positive finite number", self.train.lr.to_string());
         }
-        if !(0.0..=1.0).contains(&self.gamma) {
-            return bad("gamma", "in [0, 1]", self.gamma.to_string());
+        if !(0.0..=1.0).contains(&self.train.gamma) {
+            return bad("gamma", "in [0, 1]", self.train.gamma.to_string());
         }
-        if !self.entropy_coef.is_finite() {
-            return bad("entropy_coef", "finite", self.entropy_coef.to_string());
+        if !self.train.entropy_coef.is_finite() {
+            return bad(
+                "entropy_coef",
+                "finite",
+                self.train.entropy_coef.to_string(),
+            );
         }
         let w = self.env.prior_weight;
         if !(w.is_finite() && w > 0.0) {
@@ -224,8 +254,8 @@ impl InduceConfig {
                 w.to_string(),
             );
         }
-        if !(self.return_std_floor.is_finite() && self.return_std_floor > 0.0) {
-            let v = self.return_std_floor.to_string();
+        if !(self.train.return_std_floor.is_finite() && self.train.return_std_floor > 0.0) {
+            let v = self.train.return_std_floor.to_string();
             return bad("return_std_floor", "a positive finite number", v);
         }
         if !(self.inference.temperature.is_finite() && self.inference.temperature > 0.0) {
@@ -240,8 +270,8 @@ impl InduceConfig {
                 v,
             );
         }
-        if self.training == Training::Imitation {
-            self.imitation.validate()?;
+        if self.train.method == Training::Imitation {
+            self.train.imitation.validate()?;
         }
         for (field, v) in [
             ("hidden", self.network.hidden),
@@ -270,14 +300,17 @@ impl InduceConfig {
     /// ```
     /// use induce_rl::{InduceConfig, StateLayout, Training};
     /// let c = InduceConfig::default().recommended();
-    /// assert_eq!((c.training, c.env.state), (Training::Imitation, StateLayout::Estimated));
-    /// assert_eq!(c.gamma, InduceConfig::default().gamma);
+    /// assert_eq!((c.train.method, c.env.state), (Training::Imitation, StateLayout::Estimated));
+    /// assert_eq!(c.train.gamma, InduceConfig::default().train.gamma);
     /// assert_eq!(c.env.prior_weight, induce_rl::RECOMMENDED_PRIOR_WEIGHT);
     /// ```
     pub fn recommended(self) -> Self {
         Self {
-            training: Training::Imitation,
-            episodes: RECOMMENDED_PASSES,
+            train: TrainConfig {
+                method: Training::Imitation,
+                episodes: RECOMMENDED_PASSES,
+                ..self.train
+            },
             network: NetworkConfig {
                 hidden: RECOMMENDED_WIDTH,
                 mlp_hidden: RECOMMENDED_WIDTH,
@@ -296,20 +329,23 @@ impl InduceConfig {
     /// with [`Training::Imitation`] its REINFORCE fine-tuning passes after them.
     ///
     /// ```
-    /// use induce_rl::InduceConfig;
+    /// use induce_rl::{InduceConfig, TrainConfig};
     /// use induce_rl::imitation::{ImitationConfig, Training};
     /// let c = InduceConfig {
-    ///     episodes: 20,
-    ///     training: Training::Imitation,
-    ///     imitation: ImitationConfig { finetune: 5, ..ImitationConfig::default() },
+    ///     train: TrainConfig {
+    ///         episodes: 20,
+    ///         method: Training::Imitation,
+    ///         imitation: ImitationConfig { finetune: 5, ..ImitationConfig::default() },
+    ///         ..TrainConfig::default()
+    ///     },
     ///     ..InduceConfig::default()
     /// };
     /// assert_eq!(c.training_passes(), 25);
     /// ```
     pub fn training_passes(&self) -> usize {
-        match self.training {
-            Training::Reinforce => self.episodes,
-            Training::Imitation => self.episodes + self.imitation.finetune,
+        match self.train.method {
+            Training::Reinforce => self.train.episodes,
+            Training::Imitation => self.train.episodes + self.train.imitation.finetune,
         }
     }
 
@@ -336,13 +372,19 @@ mod tests {
             "inference_samples",
             "inference_batch",
             "lookahead",
+            "gamma",
+            "episodes",
+            "training",
+            "imitation",
         ] {
             assert!(v.get(key).is_some(), "{key} missing from {v}");
         }
-        assert!(v.get("network").is_none() && v.get("inference").is_none());
+        for part in ["network", "inference", "train"] {
+            assert!(v.get(part).is_none(), "{part} nested in {v}");
+        }
         let old: InduceConfig =
             serde_json::from_str(r#"{"hidden": 8, "inference_samples": 4, "gamma": 0.5}"#).unwrap();
         assert_eq!((old.network.hidden, old.inference.samples), (8, 4));
-        assert_eq!((old.gamma, old.network.gat_layers), (0.5, 3));
+        assert_eq!((old.train.gamma, old.network.gat_layers), (0.5, 3));
     }
 }

@@ -24,7 +24,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{Result, RlError};
 
-/// How an inductive policy is trained ([`InduceConfig::training`](crate::InduceConfig)).
+/// How an inductive policy is trained ([`TrainConfig::method`](crate::TrainConfig::method)).
 ///
 /// ```
 /// use induce_rl::imitation::Training;
@@ -69,7 +69,7 @@ impl std::fmt::Display for Training {
 }
 
 /// Settings of [`Training::Imitation`]. The passes over the training targets are
-/// [`InduceConfig::episodes`](crate::InduceConfig::episodes).
+/// [`TrainConfig::episodes`](crate::TrainConfig::episodes).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct ImitationConfig {
@@ -87,7 +87,7 @@ pub struct ImitationConfig {
     /// Adam's learning rate for the imitation passes.
     pub lr: f64,
     /// Passes of the paper's REINFORCE after imitation (at
-    /// [`InduceConfig::lr`](crate::InduceConfig::lr)); 0: none.
+    /// [`TrainConfig::lr`](crate::TrainConfig::lr)); 0: none.
     pub finetune: usize,
 }
 

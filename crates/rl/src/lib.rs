@@ -57,7 +57,8 @@ mod error {
 pub use induce_explain::{explanation, metrics, parallel};
 
 pub use config::{
-    InferenceConfig, NetworkConfig, RECOMMENDED_PASSES, RECOMMENDED_PRIOR_WEIGHT, RECOMMENDED_WIDTH,
+    InferenceConfig, NetworkConfig, RECOMMENDED_PASSES, RECOMMENDED_PRIOR_WEIGHT,
+    RECOMMENDED_WIDTH, TrainConfig,
 };
 pub use env::{
     ActionFlag, Candidates, EditMode, EnvConfig, Episode, PendingEpisode, StateLayout,

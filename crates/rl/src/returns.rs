@@ -39,7 +39,7 @@ pub(crate) fn batch_returns<S>(
         .iter()
         .flat_map(|e| {
             let r: Vec<f32> = e.iter().map(&reward).collect();
-            discounted_returns(&r, config.gamma)
+            discounted_returns(&r, config.train.gamma)
         })
         .collect();
     if let Some(g) = returns.iter().find(|g| !g.is_finite()) {
@@ -47,7 +47,7 @@ pub(crate) fn batch_returns<S>(
             "non-finite return {g}: check the reward and the black box's outputs"
         )));
     }
-    normalise(&mut returns, config.return_std_floor);
+    normalise(&mut returns, config.train.return_std_floor);
     Ok(returns)
 }
 

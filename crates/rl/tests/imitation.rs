@@ -10,8 +10,8 @@ use induce_models::testing::test_device;
 use induce_models::{GcnBlackBox, GcnConfig, GcnTrainingConfig, train_gcn};
 use induce_rl::metrics::fidelity;
 use induce_rl::{
-    EpochStats, ImitationConfig, InduceConfig, Kernel, KernelPolicy, Training, explain_greedy,
-    train_inductive, train_inductive_checkpointed,
+    EpochStats, ImitationConfig, InduceConfig, Kernel, KernelPolicy, TrainConfig, Training,
+    explain_greedy, train_inductive, train_inductive_checkpointed,
 };
 
 mod common;
@@ -30,12 +30,15 @@ fn setup() -> (Dataset, GcnBlackBox, Vec<u32>, Vec<u32>) {
 
 fn imitation(episodes: usize, finetune: usize) -> InduceConfig {
     InduceConfig {
-        episodes,
-        batch_size: 8,
-        training: Training::Imitation,
-        imitation: ImitationConfig {
-            finetune,
-            ..ImitationConfig::default()
+        train: TrainConfig {
+            episodes,
+            batch_size: 8,
+            method: Training::Imitation,
+            imitation: ImitationConfig {
+                finetune,
+                ..ImitationConfig::default()
+            },
+            ..TrainConfig::default()
         },
         ..InduceConfig::default()
     }

@@ -16,10 +16,8 @@ fn host_and_burn_kernels_explain_alike() {
     let data = SyntheticKind::TreeCycles.generate(42).unwrap();
     let tcfg = GcnTrainingConfig::new(GcnConfig::new(10, 2)).with_epochs(300);
     let (gcn, _) = train_gcn(&data, &tcfg, &dev).unwrap();
-    let cfg = InduceConfig {
-        episodes: 6,
-        ..InduceConfig::default()
-    };
+    let mut cfg = InduceConfig::default();
+    cfg.train.episodes = 6;
     let test: Vec<u32> = data
         .split
         .test
@@ -61,11 +59,11 @@ fn host_and_burn_kernels_explain_alike() {
     let run = |kernel: Kernel| {
         let bb = gcn_black_box(&gcn, kernel, &dev).unwrap();
         let p = KernelPolicy::new(&untrained, kernel, &dev);
-        let c = InduceConfig {
+        let mut c = InduceConfig {
             kernel,
-            gamma: 0.6,
             ..cfg.clone()
         };
+        c.train.gamma = 0.6;
         test.iter()
             .map(|&t| {
                 let g = explain_greedy(&p, &data.graph, bb.as_ref(), t, &c.env).unwrap();

@@ -21,10 +21,8 @@ fn training_beats_the_untrained_policy_on_held_out_nodes() {
     let data = SyntheticKind::TreeCycles.generate(42).unwrap();
     let (gcn, _) = train_gcn(&data, &GcnTrainingConfig::new(GcnConfig::new(10, 2)), &dev).unwrap();
     let bb = GcnBlackBox::new(gcn, &dev);
-    let cfg = InduceConfig {
-        episodes: 40,
-        ..InduceConfig::default()
-    };
+    let mut cfg = InduceConfig::default();
+    cfg.train.episodes = 40;
     let train = targets(&data, &bb, &data.split.train, cfg.env.hops);
     let test = targets(&data, &bb, &data.split.test, cfg.env.hops);
     assert!(
@@ -146,11 +144,8 @@ fn training_beats_the_untrained_policy_on_held_out_nodes() {
     // it never loses a counterfactual nor gives a larger one, on either kernel, and is
     // deterministic. The untrained network is the start (it misses most targets, so the
     // fine-tuning episodes run).
-    let tune = InduceConfig {
-        episodes: 10,
-        gamma: 0.6,
-        ..cfg.clone()
-    };
+    let mut tune = cfg.clone();
+    (tune.train.episodes, tune.train.gamma) = (10, 0.6);
     let mut improved = 0;
     for &t in test.iter().take(8) {
         let g = explain_greedy(&untrained_burn, &data.graph, &bb, t, &cfg.env).unwrap();
@@ -179,11 +174,11 @@ fn training_beats_the_untrained_policy_on_held_out_nodes() {
     let mut helped = 0;
     for &t in test.iter().take(8) {
         let run = |kernel, greedy_every| {
-            let c = InduceConfig {
+            let mut c = InduceConfig {
                 kernel,
-                greedy_every,
                 ..tune.clone()
             };
+            c.train.greedy_every = greedy_every;
             induce_rl::explain_transductive(&data.graph, &bb, t, &c, &dev).unwrap()
         };
         for kernel in [Kernel::Host, Kernel::Burn] {
@@ -202,10 +197,8 @@ fn training_beats_the_untrained_policy_on_held_out_nodes() {
     ));
 
     // Zero episodes is a typed error, not a panic or a silently untrained policy.
-    let zero = InduceConfig {
-        episodes: 0,
-        ..cfg.clone()
-    };
+    let mut zero = cfg.clone();
+    zero.train.episodes = 0;
     assert!(matches!(
         train_inductive(&data.graph, &bb, &train, &zero, &dev, |_| {}),
         Err(RlError::InvalidConfig(_))
@@ -225,11 +218,8 @@ fn checkpointed_training_resumes_to_the_uninterrupted_policy() {
     let data = SyntheticKind::TreeCycles.generate(42).unwrap();
     let (gcn, _) = train_gcn(&data, &GcnTrainingConfig::new(GcnConfig::new(10, 2)), &dev).unwrap();
     let bb = GcnBlackBox::new(gcn, &dev);
-    let cfg = InduceConfig {
-        episodes: 5,
-        batch_size: 8,
-        ..InduceConfig::default()
-    };
+    let mut cfg = InduceConfig::default();
+    (cfg.train.episodes, cfg.train.batch_size) = (5, 8);
     let train: Vec<u32> = targets(&data, &bb, &data.split.train, cfg.env.hops)
         .into_iter()
         .take(40)
@@ -261,10 +251,8 @@ fn checkpointed_training_resumes_to_the_uninterrupted_policy() {
     assert_eq!(params(&resumed), params(&whole));
 
     // Another configuration or target list cannot continue this checkpoint.
-    let other = InduceConfig {
-        lr: 1e-3,
-        ..cfg.clone()
-    };
+    let mut other = cfg.clone();
+    other.train.lr = 1e-3;
     let e = train_inductive_checkpointed(&data.graph, &bb, &train, &other, &dev, &ck, |_| {})
         .unwrap_err()
         .to_string();

@@ -299,7 +299,7 @@ fn library_defaults() -> Vec<(&'static str, String)> {
                 .additions
                 .to_string(),
         ),
-        ("greedy_every", induce.greedy_every.to_string()),
+        ("greedy_every", induce.train.greedy_every.to_string()),
         ("batch_targets", induce.inference.batch.to_string()),
         ("lookahead", induce.inference.lookahead.to_string()),
         ("kernel", induce::rl::Kernel::default().to_string()),

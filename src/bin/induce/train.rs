@@ -109,12 +109,12 @@ impl ImitationArgs {
             ("--finetune", self.finetune.is_some()),
             ("--imitation-lr", self.imitation_lr.is_some()),
         ];
-        if job.induce.training != induce::rl::Training::Imitation
+        if job.induce.train.method != induce::rl::Training::Imitation
             && let Some((flag, _)) = given.iter().find(|(_, g)| *g)
         {
             anyhow::bail!("{flag} needs --training imitation");
         }
-        let im = &mut job.induce.imitation;
+        let im = &mut job.induce.train.imitation;
         if let Some(t) = self.teacher_temperature {
             im.temperature = t;
         }
@@ -159,7 +159,7 @@ impl TrainArgs {
             (job.induce.network.hidden, job.induce.network.mlp_hidden) = (h, h);
         }
         if let Some(b) = self.batch_size {
-            job.induce.batch_size = b;
+            job.induce.train.batch_size = b;
         }
         if let Some(w) = self.prior_weight {
             job.induce.env.prior_weight = w;
@@ -185,7 +185,7 @@ pub fn run(a: TrainArgs) -> Result<()> {
         "trained on {} targets, {} {} in {:.1} s -> {}",
         outcome.targets,
         job.induce.training_passes(),
-        match job.induce.training {
+        match job.induce.train.method {
             induce::rl::Training::Reinforce => "episodes",
             induce::rl::Training::Imitation => "passes",
         },

@@ -51,7 +51,7 @@ fn rollout<L: Learner>(
     };
     while !ep.is_done() {
         let (log_probs, mut step) = learner.observe(ep, &cache, false)?;
-        let judged = judged_set(&log_probs, config.imitation.max_judged, rng)
+        let judged = judged_set(&log_probs, config.train.imitation.max_judged, rng)
             .into_iter()
             .map(|index| {
                 let (flipped, margin) = teacher.verdict(ep, index)?;
@@ -62,7 +62,7 @@ fn rollout<L: Learner>(
                 })
             })
             .collect::<Result<Vec<_>>>()?;
-        let (best, weights) = teacher_weights(&judged, config.imitation.temperature);
+        let (best, weights) = teacher_weights(&judged, config.train.imitation.temperature);
         let mine = argmax(&log_probs);
         out.agreed += usize::from(as_good(&judged, mine, best));
         let action = if teacher_turn(share, rng) { best } else { mine };
@@ -100,13 +100,16 @@ pub(super) fn imitate_epochs<L: Learner>(
     after_epoch: &mut impl FnMut(usize, &L) -> Result<()>,
 ) -> Result<()> {
     let k = pool.len() as f32;
-    for epoch in first..config.episodes {
+    for epoch in first..config.train.episodes {
         let mut rng = epoch_rng(config.seed, epoch);
-        let share = config.imitation.share_at(epoch, config.episodes);
+        let share = config
+            .train
+            .imitation
+            .share_at(epoch, config.train.episodes);
         let mut order: Vec<usize> = (0..pool.len()).collect();
         order.shuffle(&mut rng);
         let (mut ret, mut flips, mut edits, mut agreed) = (0.0f32, 0usize, 0usize, 0usize);
-        for batch in order.chunks(config.batch_size) {
+        for batch in order.chunks(config.train.batch_size) {
             let seeds: Vec<u64> = batch.iter().map(|_| rng.random()).collect();
             let mut fresh: Vec<Episode<'_>> = Vec::new();
             let mut jobs = pool.batch(batch, &seeds, &mut fresh)?;
@@ -126,7 +129,7 @@ pub(super) fn imitate_epochs<L: Learner>(
                 steps.push(r.steps);
             }
             if !weights.is_empty() {
-                learner.update_listwise(&steps, &weights, 0.0, config.imitation.lr)?;
+                learner.update_listwise(&steps, &weights, 0.0, config.train.imitation.lr)?;
             }
         }
         after_epoch(epoch + 1, learner)?;

@@ -34,7 +34,7 @@ pub use train::{EpochStats, train_inductive, train_inductive_checkpointed, train
 
 /// Rejects a search without episodes.
 fn check_episodes(config: &InduceConfig) -> Result<()> {
-    if config.episodes == 0 {
+    if config.train.episodes == 0 {
         return Err(RlError::InvalidConfig(
             "InduceConfig.episodes must be at least 1, got 0".into(),
         ));

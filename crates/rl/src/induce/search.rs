@@ -132,7 +132,7 @@ impl Search<'_> {
 
     /// The search for any kernel: the greedy episode first when `greedy_first` (fine-tuning),
     /// then sampled episodes, one update after each, with the greedy episode every
-    /// [`InduceConfig::greedy_every`]-th update.
+    /// [`TrainConfig::greedy_every`](crate::TrainConfig::greedy_every)-th update.
     fn run<L: Learner>(
         &mut self,
         mut learner: L,
@@ -145,7 +145,7 @@ impl Search<'_> {
         if (greedy_first || looks) && self.greedy(&learner, ep)? {
             return Ok(());
         }
-        for i in 0..config.episodes {
+        for i in 0..config.train.episodes {
             let steps = rollout(&learner, ep, &mut rng, true)?;
             if self.keep(ep.explanation())? {
                 break;
@@ -155,7 +155,7 @@ impl Search<'_> {
             if !returns.is_empty() {
                 learner.update(&batch, &returns, config)?;
             }
-            let last = looks && i + 1 == config.episodes;
+            let last = looks && i + 1 == config.train.episodes;
             if (greedy_due(config, i) || last) && self.greedy(&learner, ep)? {
                 break;
             }
@@ -165,10 +165,10 @@ impl Search<'_> {
 }
 
 /// Whether the transductive search plays its policy's greedy episode after update `i` (from 0):
-/// every [`InduceConfig::greedy_every`]-th update and the last one.
+/// every [`TrainConfig::greedy_every`](crate::TrainConfig::greedy_every)-th update and the last one.
 fn greedy_due(config: &InduceConfig, i: usize) -> bool {
-    let every = config.greedy_every;
-    every > 0 && ((i + 1).is_multiple_of(every) || i + 1 == config.episodes)
+    let every = config.train.greedy_every;
+    every > 0 && ((i + 1).is_multiple_of(every) || i + 1 == config.train.episodes)
 }
 
 /// Explains `target` greedily with a trained policy (forward passes only): at each step the

@@ -141,7 +141,7 @@ pub fn train_inductive_checkpointed(
 /// episodes or with empty batches.
 fn check_training(config: &InduceConfig) -> Result<()> {
     config.validate()?;
-    if config.batch_size == 0 {
+    if config.train.batch_size == 0 {
         return Err(RlError::InvalidConfig(
             "InduceConfig.batch_size must be at least 1, got 0".into(),
         ));
@@ -198,10 +198,10 @@ fn train_passes<L: Learner>(
     mut progress: impl FnMut(&EpochStats),
     mut after_epoch: impl FnMut(usize, &L) -> Result<()>,
 ) -> Result<()> {
-    if config.training == Training::Reinforce {
+    if config.train.method == Training::Reinforce {
         return train_epochs(learner, &mut pool, config, first, progress, after_epoch);
     }
-    let n = config.episodes;
+    let n = config.train.episodes;
     if first < n {
         super::imitate::imitate_epochs(
             learner,
@@ -212,14 +212,12 @@ fn train_passes<L: Learner>(
             &mut after_epoch,
         )?;
     }
-    if config.imitation.finetune == 0 {
+    if config.train.imitation.finetune == 0 {
         return Ok(());
     }
-    let finetune = InduceConfig {
-        episodes: config.imitation.finetune,
-        training: Training::Reinforce,
-        ..config.clone()
-    };
+    let mut finetune = config.clone();
+    finetune.train.episodes = config.train.imitation.finetune;
+    finetune.train.method = Training::Reinforce;
     train_epochs(
         learner,
         &mut pool,
@@ -269,10 +267,10 @@ fn train_epochs<L: Learner>(
             let _: u64 = rng.random();
         }
     }
-    for epoch in first..config.episodes {
+    for epoch in first..config.train.episodes {
         order.shuffle(&mut rng);
         let (mut ret, mut flips, mut edits) = (0.0f32, 0usize, 0usize);
-        for batch in order.chunks(config.batch_size) {
+        for batch in order.chunks(config.train.batch_size) {
             let seeds: Vec<u64> = batch.iter().map(|_| rng.random()).collect();
             let mut fresh: Vec<Episode<'_>> = Vec::new();
             let mut jobs = pool.batch(batch, &seeds, &mut fresh)?;
@@ -314,28 +312,15 @@ mod tests {
     fn validation_names_the_field() {
         let ok = InduceConfig::default();
         assert!(ok.validate().is_ok());
+        let with = |f: fn(&mut InduceConfig)| {
+            let mut c = ok.clone();
+            f(&mut c);
+            c
+        };
         for (c, field) in [
-            (
-                InduceConfig {
-                    lr: 0.0,
-                    ..ok.clone()
-                },
-                "lr",
-            ),
-            (
-                InduceConfig {
-                    lr: f64::NAN,
-                    ..ok.clone()
-                },
-                "lr",
-            ),
-            (
-                InduceConfig {
-                    gamma: 1.5,
-                    ..ok.clone()
-                },
-                "gamma",
-            ),
+            (with(|c| c.train.lr = 0.0), "lr"),
+            (with(|c| c.train.lr = f64::NAN), "lr"),
+            (with(|c| c.train.gamma = 1.5), "gamma"),
             (
                 InduceConfig {
                     network: crate::NetworkConfig {
@@ -346,13 +331,7 @@ mod tests {
                 },
                 "hidden",
             ),
-            (
-                InduceConfig {
-                    return_std_floor: 0.0,
-                    ..ok.clone()
-                },
-                "return_std_floor",
-            ),
+            (with(|c| c.train.return_std_floor = 0.0), "return_std_floor"),
             (
                 InduceConfig {
                     inference: crate::InferenceConfig {
@@ -367,10 +346,7 @@ mod tests {
             let e = c.validate().unwrap_err().to_string();
             assert!(e.contains(&format!("InduceConfig.{field} ")), "{e}");
         }
-        let zero = InduceConfig {
-            batch_size: 0,
-            ..ok
-        };
+        let zero = with(|c| c.train.batch_size = 0);
         assert!(
             check_training(&zero)
                 .unwrap_err()

@@ -778,7 +778,7 @@ impl BurnLearner {
             .collect();
         let chosen_logp = logp.select(0, indices(&chosen, ad));
         let adv = Tensor::<2>::from_data(TensorData::new(returns.to_vec(), [offsets.len(), 1]), ad);
-        let objective = chosen_logp * adv + entropy * config.entropy_coef;
+        let objective = chosen_logp * adv + entropy * config.train.entropy_coef;
         Ok(-objective.sum() / episodes.len() as f32)
     }
 
@@ -917,7 +917,7 @@ impl Learner for BurnLearner {
         config: &InduceConfig,
     ) -> Result<()> {
         let loss = self.batch_loss(episodes, returns, config)?;
-        self.step(loss, config.lr);
+        self.step(loss, config.train.lr);
         Ok(())
     }
 

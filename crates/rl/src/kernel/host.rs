@@ -171,7 +171,7 @@ impl HostLearner {
                 &s.log_probs,
                 s.action,
                 returns[at],
-                config.entropy_coef,
+                config.train.entropy_coef,
                 scale,
             )
         })
@@ -254,7 +254,8 @@ impl Learner for HostLearner {
         config: &InduceConfig,
     ) -> Result<()> {
         let grads = self.batch_grads(episodes, returns, config)?;
-        self.adam.step(&mut self.policy.params, &grads, config.lr);
+        self.adam
+            .step(&mut self.policy.params, &grads, config.train.lr);
         Ok(())
     }
 

@@ -681,7 +681,7 @@ mod tests {
             .collect();
         let as_list = burn_grads(
             &burn,
-            burn.listwise_loss(&episodes, &chosen, config.entropy_coef)
+            burn.listwise_loss(&episodes, &chosen, config.train.entropy_coef)
                 .unwrap(),
         );
         let reinforce = host.batch_grads(&steps, &returns, &config).unwrap();
