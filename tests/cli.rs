@@ -717,20 +717,21 @@ fn locked_nodes_and_edges_are_never_edited() {
 #[test]
 fn variants_of_one_method_are_rows_of_one_run() {
     let p = prepare();
+    let explain = |methods: &str, out: &Path| {
+        let (data, bb) = (s(&p.data), s(&p.black_box));
+        let args = [
+            "explain",
+            "--data",
+            data,
+            "--black-box",
+            bb,
+            "--method",
+            methods,
+        ];
+        induce(&[&args[..], &["--sample", "6", "--out", s(out)]].concat())
+    };
     let out = p.root.join("variants");
-    ok(induce(&[
-        "explain",
-        "--data",
-        s(&p.data),
-        "--black-box",
-        s(&p.black_box),
-        "--method",
-        "greedy,greedy:shortlist=1,exact:max-size=1",
-        "--sample",
-        "6",
-        "--out",
-        s(&out),
-    ]));
+    ok(explain("greedy,greedy:shortlist=1,exact:max-size=1", &out));
     let summary: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
     let rows = summary["runs"].as_array().unwrap();
@@ -759,17 +760,7 @@ fn variants_of_one_method_are_rows_of_one_run() {
         "greedy:shortlist=1",
     ]));
     // A variant's option must be one its method reads; the same variant twice is refused.
-    let bad = induce(&[
-        "explain",
-        "--data",
-        s(&p.data),
-        "--black-box",
-        s(&p.black_box),
-        "--method",
-        "greedy:lookahead=8",
-        "--out",
-        s(&p.root.join("bad-variant")),
-    ]);
+    let bad = explain("greedy:lookahead=8", &p.root.join("bad-variant"));
     let err = String::from_utf8_lossy(&bad.stderr);
     assert!(
         !bad.status.success() && err.contains("greedy does not read `lookahead`"),
