@@ -94,10 +94,22 @@ impl RunOptions {
             .collect()
     }
 
-    /// Every option's name (the Python package's keyword arguments), in alphabetical order.
+    /// Every option's name (the Python package's keyword arguments), in field order.
+    ///
+    /// ```
+    /// let names = induce::run::RunOptions::names();
+    /// assert_eq!((names[0].as_str(), names.last().unwrap().as_str()), ("seed", "to_class"));
+    /// ```
     pub fn names() -> Vec<String> {
-        let value = serde_json::to_value(RunOptions::default()).expect("RunOptions serialises");
-        (value.as_object().expect("an object").keys().cloned()).collect()
+        let defaults = RunOptions::default();
+        let text = serde_json::to_string(&defaults).expect("RunOptions serialises");
+        let value = serde_json::to_value(&defaults).expect("RunOptions serialises");
+        let mut names: Vec<String> =
+            (value.as_object().expect("an object").keys().cloned()).collect();
+        // A `Value`'s map is sorted by key; the text keeps the fields' order. Every default is
+        // `null` or `false`, so a quoted key followed by `:` occurs once, at its field.
+        names.sort_by_key(|k| text.find(&format!("\"{k}\":")));
+        names
     }
 }
 

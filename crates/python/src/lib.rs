@@ -434,22 +434,9 @@ fn predict<'py>(
     Ok((PyBytes::new(py, &bytes), classes))
 }
 
-/// The names of [`RunOptions`]' fields (the package's keyword options), in field order: the
-/// keys of its JSON, ordered as its serialisation writes them (the fields' declaration order).
+/// The names of [`RunOptions`]' fields (the package's keyword options), in field order.
 fn option_names() -> Vec<String> {
-    let defaults = RunOptions::default();
-    let text = serde_json::to_string(&defaults).expect("RunOptions serialises");
-    let value = serde_json::to_value(&defaults).expect("RunOptions serialises");
-    let mut names: Vec<String> = value
-        .as_object()
-        .expect("RunOptions serialises as an object")
-        .keys()
-        .cloned()
-        .collect();
-    // A `Value`'s map is sorted by key; the text keeps the fields' order. Every default is
-    // `null` or `false`, so a quoted key followed by `:` occurs once, at its field.
-    names.sort_by_key(|k| text.find(&format!("\"{k}\":")));
-    names
+    RunOptions::names()
 }
 
 /// The native module.
