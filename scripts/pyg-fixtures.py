@@ -27,29 +27,45 @@ import sys
 import numpy as np
 import torch
 import torch_geometric
-from safetensors.torch import save_file
+from safetensors.torch import save_file, save_model
 from torch import nn
 from torch.nn import functional as F
-from torch_geometric.nn import GATConv, GCNConv, GINConv, SAGEConv
+from torch_geometric.nn import (
+    APPNP,
+    ChebConv,
+    GATConv,
+    GATv2Conv,
+    GCNConv,
+    GINConv,
+    GraphConv,
+    SAGEConv,
+    SGConv,
+    TAGConv,
+)
 
 OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "fixtures", "pyg")
 
 
 class Net(nn.Module):
-    """convs.0 .. convs.L-1, an activation between them, an optional Linear head `lin`."""
+    """convs.0 .. convs.L-1, an activation between them, an optional Linear head `lin`.
+    `acts` (one per layer, None for none) overrides `act`; a `Linear` layer takes no edges."""
 
-    def __init__(self, convs, act, head=None, act_last=False):
+    def __init__(self, convs, act, head=None, act_last=False, acts=None):
         super().__init__()
         self.convs = nn.ModuleList(convs)
         self.act = act
         self.lin = head
         self.act_last = act_last
+        self.acts = acts
 
     def forward(self, x, edge_index):
         for i, conv in enumerate(self.convs):
-            x = conv(x, edge_index)
+            x = conv(x) if isinstance(conv, nn.Linear) else conv(x, edge_index)
             last = i == len(self.convs) - 1
-            if not last or self.act_last:
+            if self.acts is not None:
+                if self.acts[i] is not None:
+                    x = self.acts[i](x)
+            elif not last or self.act_last:
                 x = self.act(x)
         if self.lin is not None:
             x = self.lin(x)
@@ -139,6 +155,41 @@ def cases():
     }
 
 
+    # The families added with issue 59: multi-hop propagations (one module, K hops), GraphConv,
+    # GATv2Conv, and Linear layers feeding a propagation.
+    yield "sg", Net([SGConv(d, h, K=2), SGConv(h, c)], F.relu), {
+        "layers": [{"type": "sg", "k": 2}, {"type": "sg"}],
+        "activation": "relu",
+    }
+    yield "appnp", Net(
+        [nn.Linear(d, h), nn.Linear(h, c), APPNP(K=3, alpha=0.2)],
+        None,
+        acts=[F.relu, None, None],
+    ), {
+        "layers": [{"type": "linear"}, {"type": "linear"}, {"type": "appnp", "k": 3, "alpha": 0.2}],
+        "activations": ["relu", "identity", "identity"],
+    }
+    yield "tag", Net([TAGConv(d, h, K=2), TAGConv(h, c, K=1, normalize=False)], F.elu), {
+        "layers": [{"type": "tag"}, {"type": "tag", "normalize": False}],
+        "activation": "elu",
+    }
+    yield "cheb", Net([ChebConv(d, h, K=3), ChebConv(h, c, K=2)], F.relu), {
+        "layers": [{"type": "cheb"}, {"type": "cheb"}],
+        "activation": "relu",
+    }
+    yield "graph", Net([GraphConv(d, h), GraphConv(h, c, aggr="mean")], F.relu), {
+        "layers": [{"type": "graph"}, {"type": "graph", "aggr": "mean"}],
+        "activation": "relu",
+    }
+    yield "gatv2", Net(
+        [GATv2Conv(d, 4, heads=2), GATv2Conv(8, c, heads=2, concat=False, share_weights=True)],
+        F.elu,
+    ), {
+        "layers": [{"type": "gatv2"}, {"type": "gatv2", "concat": False}],
+        "activation": "elu",
+    }
+
+
 def main():
     torch.manual_seed(0)
     os.makedirs(OUT, exist_ok=True)
@@ -158,7 +209,11 @@ def main():
         os.makedirs(folder, exist_ok=True)
         sd = {k2: v.contiguous() for k2, v in model.state_dict().items()}
         # num_batches_tracked is an int64 counter BatchNorm keeps; users' files carry it too.
-        save_file(sd, os.path.join(folder, "model.safetensors"))
+        if any(getattr(conv, "share_weights", False) for conv in model.modules()):
+            # Shared tensors (GATv2Conv(share_weights=True)): `save_model` keeps one name.
+            save_model(model, os.path.join(folder, "model.safetensors"))
+        else:
+            save_file(sd, os.path.join(folder, "model.safetensors"))
         with open(os.path.join(folder, "arch.json"), "w") as f:
             json.dump(arch, f, indent=2)
             f.write("\n")

@@ -14,7 +14,20 @@ fn fixtures() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/pyg")
 }
 
-const CASES: [&str; 6] = ["gcn", "gcn_plain", "sage", "sage_sum", "gin", "gat"];
+const CASES: [&str; 12] = [
+    "gcn",
+    "gcn_plain",
+    "sage",
+    "sage_sum",
+    "gin",
+    "gat",
+    "sg",
+    "appnp",
+    "tag",
+    "cheb",
+    "graph",
+    "gatv2",
+];
 
 fn expected(case: &str) -> (Vec<f32>, Vec<f32>, Vec<(u32, u32)>) {
     let t = safetensors_tensors(fixtures().join(case).join("expected.safetensors")).unwrap();
@@ -66,7 +79,13 @@ fn every_family_matches_pyg_to_1e_5() {
         let edited: Vec<(u32, u32)> = edges.into_iter().collect();
         let ours = net.log_probs(g.features(), &edited).unwrap();
         assert_close(ours.as_slice(), &lp_edited, &format!("{case} edited"));
-        assert_eq!(net.message_passing_layers(), Some(2));
+        // The hops: SGConv K=2 then 1, APPNP K=3 after two Linears (none), TAGConv K=2 then 1,
+        // ChebConv K=3 then 2 (K − 1 each); two one-hop layers otherwise.
+        let hops = match case {
+            "sg" | "appnp" | "tag" | "cheb" => 3,
+            _ => 2,
+        };
+        assert_eq!(net.message_passing_layers(), Some(hops), "{case}");
     }
 }
 

@@ -42,6 +42,11 @@ pub struct PygArch {
     /// Whether the activation also follows the last layer. Default: when there is a head.
     #[serde(default)]
     pub act_last: Option<bool>,
+    /// The activation after each layer, one per entry of [`PygArch::layers`] (`"identity"` for
+    /// none), when they differ (an MLP's last `linear` feeding a propagation, as `APPNP`
+    /// models do). It overrides `activation` and `act_last`.
+    #[serde(default)]
+    pub activations: Option<Vec<Activation>>,
     /// The key prefix of a `torch.nn.Linear` head after the last layer (`"lin"` for
     /// `self.lin = Linear(...)`); none by default.
     #[serde(default)]
@@ -67,6 +72,10 @@ fn default_slope() -> f32 {
 
 fn default_bn_eps() -> f32 {
     1e-5
+}
+
+fn default_two() -> f32 {
+    2.0
 }
 
 /// One message-passing layer, tagged by `"type"`.
@@ -139,16 +148,117 @@ pub enum LayerArch {
         #[serde(default = "yes")]
         add_self_loops: bool,
     },
+    /// `GATv2Conv`: `lin_l`/`lin_r` `[H·C, in]` with biases (one `lin_l` with
+    /// `share_weights`), `att` `[1, H, C]`, `bias`.
+    Gatv2 {
+        /// The layer's key prefix, if not `{prefix}.{i}`.
+        #[serde(default)]
+        key: Option<String>,
+        /// `concat`: heads concatenated (default) or averaged. Checked against the bias's width.
+        #[serde(default = "yes")]
+        concat: bool,
+        /// `negative_slope` of the attention's LeakyReLU (default 0.2).
+        #[serde(default = "default_slope")]
+        negative_slope: f32,
+        /// `add_self_loops` (default true).
+        #[serde(default = "yes")]
+        add_self_loops: bool,
+    },
+    /// `GraphConv`: `lin_rel(Σ_j x_j) + lin_root(x_i)` (`lin_rel.weight`, `lin_rel.bias`,
+    /// `lin_root.weight`).
+    Graph {
+        /// The layer's key prefix, if not `{prefix}.{i}`.
+        #[serde(default)]
+        key: Option<String>,
+        /// The neighbour aggregation (default `sum`, PyG's `add`).
+        #[serde(default = "sum")]
+        aggr: Aggregation,
+    },
+    /// `SGConv`: `K` propagations by `D^{-1/2}(A + I)D^{-1/2}`, then `lin` (`lin.weight`,
+    /// `lin.bias`). `K` hops.
+    Sg {
+        /// The layer's key prefix, if not `{prefix}.{i}`.
+        #[serde(default)]
+        key: Option<String>,
+        /// `K` (PyG's default 1).
+        #[serde(default = "one")]
+        k: usize,
+        /// `add_self_loops` (default true).
+        #[serde(default = "yes")]
+        add_self_loops: bool,
+    },
+    /// `APPNP`: `K` steps of `h ← (1 − α) Â h + α x` (no parameters). `K` hops.
+    Appnp {
+        /// The layer's key prefix, if not `{prefix}.{i}` (it holds no tensor).
+        #[serde(default)]
+        key: Option<String>,
+        /// `K`.
+        k: usize,
+        /// `alpha`, the teleport probability.
+        alpha: f32,
+        /// `add_self_loops` (default true).
+        #[serde(default = "yes")]
+        add_self_loops: bool,
+        /// `normalize` (default true; without it `Â` is `A`, and no self loops are added).
+        #[serde(default = "yes")]
+        normalize: bool,
+    },
+    /// `TAGConv`: `Σ_{k=0}^{K} lins[k](Âᵏ x) + bias`, `Â = D^{-1/2} A D^{-1/2}` (no self
+    /// loops). `K` hops.
+    Tag {
+        /// The layer's key prefix, if not `{prefix}.{i}`.
+        #[serde(default)]
+        key: Option<String>,
+        /// `K`, checked against the number of `lins` (inferred from them by default).
+        #[serde(default)]
+        k: Option<usize>,
+        /// `normalize` (default true; without it `Â` is `A`).
+        #[serde(default = "yes")]
+        normalize: bool,
+    },
+    /// `ChebConv` with `normalization="sym"`: `Σ_{k<K} lins[k](T_k(L̂) x) + bias`, the
+    /// Chebyshev polynomials of `L̂ = 2L/λ_max − I`, `L = I − D^{-1/2} A D^{-1/2}`. `K − 1` hops.
+    Cheb {
+        /// The layer's key prefix, if not `{prefix}.{i}`.
+        #[serde(default)]
+        key: Option<String>,
+        /// `λ_max` (default 2, which PyG's `ChebConv` computes for `sym` when none is given).
+        #[serde(default = "default_two")]
+        lambda_max: f32,
+    },
+    /// A `torch.nn.Linear` between layers (an MLP before a propagation): `weight`, `bias`. No
+    /// hop.
+    Linear {
+        /// The layer's key prefix, if not `{prefix}.{i}`.
+        #[serde(default)]
+        key: Option<String>,
+    },
+}
+
+fn sum() -> Aggregation {
+    Aggregation::Sum
+}
+
+fn one() -> usize {
+    1
 }
 
 impl LayerArch {
-    /// The family's name (`gcn`, `sage`, `gin`, `gat`).
+    /// The family's name (`gcn`, `sage`, `gin`, `gat`, `gatv2`, `graph`, `sg`, `appnp`, `tag`,
+    /// `cheb`, `linear`).
     pub fn family(&self) -> &'static str {
         match self {
             LayerArch::Gcn { .. } => "gcn",
             LayerArch::Sage { .. } => "sage",
             LayerArch::Gin { .. } => "gin",
             LayerArch::Gat { .. } => "gat",
+            LayerArch::Gatv2 { .. } => "gatv2",
+            LayerArch::Graph { .. } => "graph",
+            LayerArch::Sg { .. } => "sg",
+            LayerArch::Appnp { .. } => "appnp",
+            LayerArch::Tag { .. } => "tag",
+            LayerArch::Cheb { .. } => "cheb",
+            LayerArch::Linear { .. } => "linear",
         }
     }
 
@@ -157,12 +267,19 @@ impl LayerArch {
             LayerArch::Gcn { key, .. }
             | LayerArch::Sage { key, .. }
             | LayerArch::Gin { key, .. }
-            | LayerArch::Gat { key, .. } => key.as_deref(),
+            | LayerArch::Gat { key, .. }
+            | LayerArch::Gatv2 { key, .. }
+            | LayerArch::Graph { key, .. }
+            | LayerArch::Sg { key, .. }
+            | LayerArch::Appnp { key, .. }
+            | LayerArch::Tag { key, .. }
+            | LayerArch::Cheb { key, .. }
+            | LayerArch::Linear { key, .. } => key.as_deref(),
         }
     }
 }
 
-/// SAGE's neighbour aggregation.
+/// A neighbour aggregation (`SAGEConv`, `GraphConv`).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Aggregation {
@@ -265,5 +382,19 @@ impl PygArch {
     /// Whether the activation follows the last layer.
     pub fn activation_after_last(&self) -> bool {
         self.act_last.unwrap_or(self.head.is_some())
+    }
+
+    /// The activation after layer `i` ([`Activation::Identity`] for none): the entry of
+    /// [`PygArch::activations`] when given, else [`PygArch::activation`] after every layer but
+    /// the last, and after the last when [`PygArch::activation_after_last`].
+    pub fn activation_after(&self, i: usize) -> Activation {
+        if let Some(a) = self.activations.as_ref().and_then(|v| v.get(i)) {
+            return *a;
+        }
+        if i + 1 < self.layers.len() || self.activation_after_last() {
+            self.activation
+        } else {
+            Activation::Identity
+        }
     }
 }

@@ -15,7 +15,7 @@ use std::collections::{BTreeSet, HashMap, HashSet};
 use induce_graph::Graph;
 
 use super::PygNet;
-use super::layers::{Adjacency, Conv, Projection, RowInputs, RowScratch};
+use super::layers::{Adjacency, Projection, RowInputs, RowScratch};
 use crate::black_box::{BlackBox, GraphBinding, check_features};
 use crate::error::{ModelError, Result};
 use crate::gcn::host::{GraphOverlay, Neighbours};
@@ -41,7 +41,7 @@ impl<'a> BoundPyg<'a> {
         let last = net.layers.len() - 1;
         for (l, conv) in net.layers.iter().enumerate().take(last) {
             let mut h = conv.forward_projected(&inputs[l], &adj);
-            h.iter_mut().for_each(|v| *v = net.activation.apply(*v));
+            net.activate(l, &mut h);
             inputs.push(net.layers[l + 1].project(&h, n));
         }
         Ok(Self { net, graph, inputs })
@@ -72,8 +72,10 @@ impl<'a> BoundPyg<'a> {
         need[depth] = vec![node];
         for l in (1..depth).rev() {
             let mut ball: BTreeSet<u32> = need[l + 1].iter().copied().collect();
-            for &i in &need[l + 1] {
-                ball.extend(self.neighbours(&touched, i));
+            if layers[l].hops() > 0 {
+                for &i in &need[l + 1] {
+                    ball.extend(self.neighbours(&touched, i));
+                }
             }
             need[l] = ball.into_iter().collect();
         }
@@ -88,24 +90,23 @@ impl<'a> BoundPyg<'a> {
                 touched: &touched,
                 graph: self.graph,
             };
-            let degrees = gcn_normalised(conv);
+            let degrees = conv.reads_degrees();
+            let hops = conv.hops() > 0;
             let mut next = HashMap::new();
             let mut row = vec![0.0; conv.output_dim()];
             for &i in &need[l] {
                 let reads = |j: &u32| prev.contains_key(j) || (degrees && endpoints.contains(j));
                 let recompute = fresh
                     || l == depth
-                    || endpoints.contains(&i)
                     || prev.contains_key(&i)
-                    || inputs.neighbours(i as usize).iter().any(reads);
+                    || hops
+                        && (endpoints.contains(&i)
+                            || inputs.neighbours(i as usize).iter().any(reads));
                 if !recompute {
                     continue;
                 }
                 conv.row(i as usize, &inputs, &mut scratch, &mut row);
-                if l < depth || self.net.act_last {
-                    row.iter_mut()
-                        .for_each(|v| *v = self.net.activation.apply(*v));
-                }
+                self.net.activate(l - 1, &mut row);
                 match l < depth {
                     true => {
                         let p = layers[l].project(&row, 1).into_rows();
@@ -130,17 +131,6 @@ impl<'a> BoundPyg<'a> {
             None => self.graph.sorted_neighbors(i),
         }
     }
-}
-
-/// Whether `conv`'s rows read their neighbours' degrees (a normalised `GCNConv`).
-fn gcn_normalised(conv: &Conv) -> bool {
-    matches!(
-        conv,
-        Conv::Gcn {
-            normalize: true,
-            ..
-        }
-    )
 }
 
 /// One layer's inputs on the edited graph: the bound projection, with the rows recomputed at

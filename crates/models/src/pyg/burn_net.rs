@@ -9,7 +9,9 @@
 //! | `GCNConv` | PyG's own `edge_weight`: `Â = D̃^{-1/2}(W ⊙ A + I)D̃^{-1/2}`, `D̃ = 1 + Σ w` |
 //! | `SAGEConv` mean | `Σ_j w_ij x_j / max(1, Σ_j w_ij)` (sum: `Σ_j w_ij x_j`) |
 //! | `GINConv` | `(1 + ε) x_i + Σ_j w_ij x_j` |
-//! | `GATConv` | attention `α_ij ∝ w_ij exp(e_ij)` over the neighbours and the node itself |
+//! | `GATConv`, `GATv2Conv` | attention `α_ij ∝ w_ij exp(e_ij)` over the neighbours and the node itself |
+//! | `GraphConv` | SAGE's sum (it is resolved as one) |
+//! | a hop (`SGConv`, `APPNP`, `TAGConv`, `ChebConv`) | GCN's normalisation of the weighted graph (`Â` of its module) |
 //!
 //! With [`DegreeGradient::Detached`], the degree-like denominators (GCN's `D̃`, SAGE's `Σ w`)
 //! are constants, as CF-GNNExplainer treats the GCN's.
@@ -19,7 +21,7 @@ use burn::tensor::{Device, IndexingUpdateOp, Int, Tensor};
 
 use super::PygNet;
 use super::arch::{Activation, Aggregation};
-use super::layers::{Conv, Dense, MlpStep};
+use super::layers::{Block, Conv, Dense, Hop, MlpStep};
 use crate::black_box::EdgeWeighted;
 use crate::kernels::tensors::{DegreeGradient, WeightedEdges, dense, matrix, scatter_add_rows};
 
@@ -69,6 +71,124 @@ fn degree(w: Tensor<2>, dst: Tensor<1, Int>, n: usize, gradient: DegreeGradient)
     scatter_add_rows(w, dst, n)
 }
 
+/// The messages of a GCN-style propagation on weighted edges: sources, destinations and the
+/// coefficient of each, `w_k d̃(src)^{-1/2} d̃(dst)^{-1/2}` when normalising (`d̃ = loop + Σ w`,
+/// 0 where it is 0), else `w_k` (no loops).
+///
+/// # Shapes
+/// - weights: `[m]`; output: (`[2m + n]`, `[2m + n]`, `[2m + n, 1]`)
+fn gcn_messages(
+    edges: &WeightedEdges,
+    weights: Tensor<1>,
+    normalize: bool,
+    self_loop: Option<f32>,
+    degree_gradient: DegreeGradient,
+) -> (Tensor<1, Int>, Tensor<1, Int>, Tensor<2>) {
+    let loop_w = if normalize {
+        self_loop.unwrap_or(0.0)
+    } else {
+        0.0
+    };
+    let (src, dst, w) = edges.messages(weights, loop_w);
+    if !normalize {
+        return (src, dst, w);
+    }
+    let deg = degree(w.clone(), dst.clone(), edges.num_nodes(), degree_gradient);
+    // deg^{-1/2}, 0 where the degree is 0 (an isolated node without self loop).
+    let present = deg.clone().greater_elem(0.0).float();
+    let inv = deg.clamp_min(1e-30).powf_scalar(-0.5) * present;
+    let coef = w * inv.clone().select(0, src.clone()) * inv.select(0, dst.clone());
+    (src, dst, coef)
+}
+
+/// Attention on weighted messages: per head, the softmax of `e` over each destination's
+/// messages weighted by `w` (`α_ij ∝ w_ij exp(e_ij)`), then `Σ_j α_ij xs_j`, heads
+/// concatenated or averaged.
+///
+/// # Shapes
+/// - e: `[2m + n, H]`; w: `[2m + n, 1]`; xs: `[n, H·C]`; output: `[n, H·C]` or `[n, C]`
+fn attend(
+    e: Tensor<2>,
+    w: Tensor<2>,
+    xs: Tensor<2>,
+    (src, dst): (Tensor<1, Int>, Tensor<1, Int>),
+    n: usize,
+    (hh, c): (usize, usize),
+    concat: bool,
+) -> Tensor<2> {
+    let device = e.device();
+    let k = src.dims()[0];
+    let seg_max = Tensor::<2>::full([n, hh], -1e30, &device).select_assign(
+        0,
+        dst.clone(),
+        e.clone().detach(),
+        IndexingUpdateOp::Max,
+    );
+    let ex = (e - seg_max.select(0, dst.clone())).exp() * w;
+    let denom = scatter_add_rows(ex.clone(), dst.clone(), n).clamp_min(1e-30);
+    let alpha = ex / denom.select(0, dst.clone());
+    let msgs = alpha.unsqueeze_dim::<3>(2) * xs.select(0, src).reshape([k, hh, c]);
+    let agg = scatter_add_rows(msgs.reshape([k, hh * c]), dst, n);
+    if concat {
+        agg
+    } else {
+        agg.reshape([n, hh, c]).mean_dim(1).reshape([n, c])
+    }
+}
+
+impl Hop {
+    /// The hop on weighted edges: `Â` is GCN's normalisation of the weighted graph.
+    ///
+    /// # Shapes
+    /// - x: `[n, input_dim]`; weights: `[m]`; output: `[n, output_dim]`
+    fn burn(
+        &self,
+        x: Tensor<2>,
+        edges: &WeightedEdges,
+        weights: Tensor<1>,
+        degree_gradient: DegreeGradient,
+    ) -> Tensor<2> {
+        let n = edges.num_nodes();
+        let device = x.device();
+        let w = self.width;
+        let state = match &self.init {
+            None => x,
+            Some(blocks) => Tensor::cat(
+                blocks
+                    .iter()
+                    .map(|b| match b {
+                        Block::Input => x.clone(),
+                        Block::Linear(d) => dense(x.clone(), matrix(&d.wt, d.din, d.dout, &device)),
+                        Block::Zero => Tensor::zeros([n, w], &device),
+                    })
+                    .collect(),
+                1,
+            ),
+        };
+        let block = |b: usize| state.clone().slice([0..n, b * w..(b + 1) * w]);
+        let (_, _, coef) = gcn_messages(
+            edges,
+            weights,
+            self.normalize,
+            self.self_loop,
+            degree_gradient,
+        );
+        let mut head = edges.aggregate(coef, block(0)).mul_scalar(self.scale);
+        for &(b, c) in &self.own {
+            head = head + block(b).mul_scalar(c);
+        }
+        if let Some(b) = &self.bias {
+            head = head + row(b, &device);
+        }
+        if self.carry.is_empty() {
+            return head;
+        }
+        let mut parts = vec![head];
+        parts.extend(self.carry.iter().map(|&b| block(b)));
+        Tensor::cat(parts, 1)
+    }
+}
+
 impl Conv {
     /// The layer with weighted messages.
     ///
@@ -91,21 +211,8 @@ impl Conv {
                 self_loop,
             } => {
                 let h = lin.burn(x);
-                let loop_w = if *normalize {
-                    self_loop.unwrap_or(0.0)
-                } else {
-                    0.0
-                };
-                let (src, dst, w) = edges.messages(weights, loop_w);
-                let coef = if *normalize {
-                    let deg = degree(w.clone(), dst.clone(), n, degree_gradient);
-                    // deg^{-1/2}, 0 where the degree is 0 (an isolated node without self loop).
-                    let present = deg.clone().greater_elem(0.0).float();
-                    let inv = deg.clamp_min(1e-30).powf_scalar(-0.5) * present;
-                    w * inv.clone().select(0, src.clone()) * inv.select(0, dst.clone())
-                } else {
-                    w
-                };
+                let (_, _, coef) =
+                    gcn_messages(edges, weights, *normalize, *self_loop, degree_gradient);
                 let out = edges.aggregate(coef, h);
                 match bias {
                     Some(b) => out + row(b, &device),
@@ -204,29 +311,48 @@ impl Conv {
                     a_s.select(0, src.clone()) + a_d.select(0, dst.clone()),
                     *negative_slope as f64,
                 );
-                // Weighted softmax over each destination's messages, per head.
-                let seg_max = Tensor::<2>::full([n, hh], -1e30, &device).select_assign(
-                    0,
-                    dst.clone(),
-                    e.clone().detach(),
-                    IndexingUpdateOp::Max,
-                );
-                let ex = (e - seg_max.select(0, dst.clone())).exp() * w;
-                let denom = scatter_add_rows(ex.clone(), dst.clone(), n).clamp_min(1e-30);
-                let alpha = ex / denom.select(0, dst.clone());
-                let k = 2 * edges.num_edges() + n;
-                let msgs = alpha.unsqueeze_dim::<3>(2) * xs.select(0, src).reshape([k, hh, c]);
-                let agg = scatter_add_rows(msgs.reshape([k, hh * c]), dst, n);
-                let agg = if *concat {
-                    agg
-                } else {
-                    agg.reshape([n, hh, c]).mean_dim(1).reshape([n, c])
-                };
+                let agg = attend(e, w, xs, (src, dst), n, (hh, c), *concat);
                 match bias {
                     Some(b) => agg + row(b, &device),
                     None => agg,
                 }
             }
+            Conv::Gatv2 {
+                lin_l,
+                lin_r,
+                att,
+                heads,
+                out,
+                concat,
+                negative_slope,
+                self_loops,
+                bias,
+            } => {
+                let (hh, c) = (*heads, *out);
+                let xl = lin_l.burn(x.clone());
+                let xr = match lin_r {
+                    Some(l) => l.burn(x),
+                    None => xl.clone(),
+                };
+                let loop_w = if *self_loops { 1.0 } else { 0.0 };
+                let (src, dst, w) = edges.messages(weights, loop_w);
+                let k = src.dims()[0];
+                let z = leaky_relu(
+                    xl.clone().select(0, src.clone()) + xr.select(0, dst.clone()),
+                    *negative_slope as f64,
+                );
+                let e = (z * row(att, &device))
+                    .reshape([k, hh, c])
+                    .sum_dim(2)
+                    .reshape([k, hh]);
+                let agg = attend(e, w, xl, (src, dst), n, (hh, c), *concat);
+                match bias {
+                    Some(b) => agg + row(b, &device),
+                    None => agg,
+                }
+            }
+            Conv::Hop(h) => h.burn(x, edges, weights, degree_gradient),
+            Conv::Linear(d) => d.burn(x),
         }
     }
 }
@@ -240,13 +366,10 @@ impl PygNet {
         weights: Tensor<1>,
         degree_gradient: DegreeGradient,
     ) -> Tensor<2> {
-        let last = self.layers.len() - 1;
         let mut h = x;
         for (i, conv) in self.layers.iter().enumerate() {
             h = conv.burn(h, edges, weights.clone(), degree_gradient);
-            if i < last || self.act_last {
-                h = self.activation.burn(h);
-            }
+            h = self.acts[i].burn(h);
         }
         h
     }

@@ -4,8 +4,8 @@
 use super::arch::PygArch;
 
 /// Where a layer's tensors start in a key: the layer's own prefix ends before the first of
-/// these.
-const MARKERS: [&str; 10] = [
+/// these (`.weight`/`.bias` last: a `Linear` layer's own).
+const MARKERS: [&str; 13] = [
     ".lin.",
     ".lin_l.",
     ".lin_r.",
@@ -16,9 +16,13 @@ const MARKERS: [&str; 10] = [
     ".eps",
     ".lin_rel.",
     ".lin_root.",
+    ".lins.",
+    ".weight",
+    ".bias",
 ];
 
-/// The layer type that tensors (names relative to their layer) belong to, as a PyG class name.
+/// The layer type that tensors (names relative to their layer) belong to, as a PyG class name
+/// (`TAGConv/ChebConv` where the tensors cannot tell).
 fn layer_type(rel: &[&str]) -> &'static str {
     let has = |p: &str| rel.iter().any(|k| k.starts_with(p));
     if has("att_src") || has("att_dst") {
@@ -29,19 +33,45 @@ fn layer_type(rel: &[&str]) -> &'static str {
         "GraphConv"
     } else if has("nn.") || has("eps") {
         "GINConv"
+    } else if has("lins.") {
+        "TAGConv/ChebConv"
     } else if has("lin_l.") {
         "SAGEConv"
+    } else if has("weight") {
+        "Linear"
     } else {
         "GCNConv"
     }
 }
 
-fn native_name(family: &str) -> &'static str {
+/// The layer types (as [`layer_type`] names them) whose tensors a family reads; empty for a
+/// family without tensors.
+fn native_types(family: &str) -> &'static [&'static str] {
     match family {
-        "gcn" => "GCNConv",
-        "sage" => "SAGEConv",
-        "gin" => "GINConv",
-        _ => "GATConv",
+        // SGConv's tensors (`lin.weight`, `lin.bias`) look like a GCNConv's.
+        "gcn" | "sg" => &["GCNConv"],
+        "sage" => &["SAGEConv"],
+        "gin" => &["GINConv"],
+        "gat" => &["GATConv"],
+        "gatv2" => &["GATv2Conv"],
+        "graph" => &["GraphConv"],
+        "tag" | "cheb" => &["TAGConv/ChebConv"],
+        "linear" => &["Linear"],
+        _ => &[],
+    }
+}
+
+/// The architecture's `"type"` for the tensors of a layer type.
+fn family_of(layer_type: &str) -> &'static str {
+    match layer_type {
+        "GCNConv" => "gcn\" (\"sg\" for an SGConv)",
+        "SAGEConv" => "sage\"",
+        "GINConv" => "gin\"",
+        "GATConv" => "gat\"",
+        "GATv2Conv" => "gatv2\"",
+        "GraphConv" => "graph\"",
+        "TAGConv/ChebConv" => "tag\" or \"cheb\"",
+        _ => "linear\"",
     }
 }
 
@@ -95,9 +125,10 @@ pub(super) fn layout_hint(keys: &[&str], arch: &PygArch) -> Option<String> {
         .filter(|(r, _)| Some(*r) != arch.head.as_deref())
         .collect();
     let wanted: Vec<String> = (0..arch.layers.len()).map(|i| arch.layer_key(i)).collect();
-    let missing = wanted
-        .iter()
-        .any(|w| !keys.iter().any(|k| k.starts_with(&format!("{w}."))));
+    let missing = wanted.iter().zip(&arch.layers).any(|(w, spec)| {
+        !native_types(spec.family()).is_empty()
+            && !keys.iter().any(|k| k.starts_with(&format!("{w}.")))
+    });
     if missing {
         let found = roots
             .iter()
@@ -149,24 +180,16 @@ pub(super) fn layout_hint(keys: &[&str], arch: &PygArch) -> Option<String> {
         ));
     }
     for (w, spec) in wanted.iter().zip(&arch.layers) {
-        let expected = native_name(spec.family());
+        let expected = native_types(spec.family());
         if let Some((_, t)) = roots.iter().find(|(r, _)| r == w)
-            && *t != expected
+            && !expected.contains(t)
         {
             return Some(format!(
                 "layer `{w}` holds the tensors of a {t}, but the architecture says \"type\": \
-                 \"{}\" ({expected}): a layer-type mismatch{}",
+                 \"{}\" ({}): a layer-type mismatch; write \"type\": \"{}",
                 spec.family(),
-                if ["GCNConv", "SAGEConv", "GINConv", "GATConv"].contains(t) {
-                    format!(
-                        "; write \"type\": \"{}\"",
-                        t.trim_end_matches("Conv").to_lowercase()
-                    )
-                } else {
-                    format!(
-                        " ({t} is not a native layer: the Python package runs it as a callback)"
-                    )
-                }
+                expected.join(", "),
+                family_of(t)
             ));
         }
     }
@@ -233,7 +256,8 @@ mod tests {
             "convs.0.lin_r.weight",
         ];
         let hint = layout_hint(&v2, &arch(r#"{"layers": [{"type": "sage"}]}"#)).unwrap();
-        assert!(hint.contains("GATv2Conv is not a native layer"), "{hint}");
+        assert!(hint.contains("holds the tensors of a GATv2Conv"), "{hint}");
+        assert!(hint.ends_with("write \"type\": \"gatv2\""), "{hint}");
     }
 
     #[test]

@@ -5,6 +5,7 @@
 //! PyG's to float rounding (not bit for bit: PyG sums in edge order).
 
 use super::arch::{Activation, Aggregation};
+pub use super::hop::{Block, Hop};
 pub use crate::linalg::Adjacency;
 use crate::linalg::{axpy, matmul_acc, transpose};
 
@@ -133,9 +134,81 @@ pub enum Conv {
         /// The layer's bias.
         bias: Option<Vec<f32>>,
     },
+    /// `GATv2Conv`: attention `a · LeakyReLU(W_l x_j + W_r x_i)`.
+    Gatv2 {
+        /// `lin_l` (with its bias): `[in] → [heads · out]`, the messages.
+        lin_l: Dense,
+        /// `lin_r` (with its bias) on the receiving node; `None` with `share_weights`.
+        lin_r: Option<Dense>,
+        /// `att`, `[heads · out]`.
+        att: Vec<f32>,
+        /// Number of heads.
+        heads: usize,
+        /// Output width per head.
+        out: usize,
+        /// Concatenate the heads (else average them).
+        concat: bool,
+        /// The attention LeakyReLU's slope.
+        negative_slope: f32,
+        /// Attend to the node itself too.
+        self_loops: bool,
+        /// The layer's bias.
+        bias: Option<Vec<f32>>,
+    },
+    /// One hop of a linear propagation (`SGConv`, `APPNP`, `TAGConv`, `ChebConv`; `hop.rs`).
+    Hop(Hop),
+    /// A `torch.nn.Linear` between layers: no hop.
+    Linear(Dense),
+}
+
+/// `D^{-1/2}` at node `j` for a GCN-style normalisation: `1/√(deg + loop)`, 0 for a node of
+/// degree 0 without loop; 1 without normalisation.
+pub(crate) fn gcn_dinv(
+    inputs: &impl RowInputs,
+    j: usize,
+    normalize: bool,
+    loop_w: Option<f32>,
+) -> f32 {
+    if !normalize {
+        return 1.0;
+    }
+    let d = inputs.neighbours(j).len() as f32 + loop_w.unwrap_or(0.0);
+    if d > 0.0 { 1.0 / d.sqrt() } else { 0.0 }
 }
 
 impl Conv {
+    /// The hops of the graph the layer reads: 0 for a [`Conv::Linear`], 1 otherwise.
+    pub fn hops(&self) -> u32 {
+        match self {
+            Conv::Linear(_) => 0,
+            _ => 1,
+        }
+    }
+
+    /// Whether a row reads its neighbours' degrees (a normalised GCN-style propagation), so
+    /// that an edit at a neighbour changes it.
+    pub(crate) fn reads_degrees(&self) -> bool {
+        match self {
+            Conv::Gcn { normalize, .. } => *normalize,
+            Conv::Hop(h) => h.normalize,
+            _ => false,
+        }
+    }
+
+    /// The family's name, as [`LayerArch::family`](super::LayerArch::family) spells it (a
+    /// hop: its module's).
+    pub fn family(&self) -> &'static str {
+        match self {
+            Conv::Gcn { .. } => "gcn",
+            Conv::Sage { .. } => "sage",
+            Conv::Gin { .. } => "gin",
+            Conv::Gat { .. } => "gat",
+            Conv::Gatv2 { .. } => "gatv2",
+            Conv::Hop(h) => h.family,
+            Conv::Linear(_) => "linear",
+        }
+    }
+
     /// Input width.
     pub fn input_dim(&self) -> usize {
         match self {
@@ -159,6 +232,9 @@ impl Conv {
                 })
                 .unwrap_or(0),
             Conv::Gat { lin_src, .. } => lin_src.din,
+            Conv::Gatv2 { lin_l, .. } => lin_l.din,
+            Conv::Hop(h) => h.input_dim(),
+            Conv::Linear(d) => d.din,
         }
     }
 
@@ -178,6 +254,9 @@ impl Conv {
                 .unwrap_or(0),
             Conv::Gat {
                 heads, out, concat, ..
+            }
+            | Conv::Gatv2 {
+                heads, out, concat, ..
             } => {
                 if *concat {
                     heads * out
@@ -185,6 +264,8 @@ impl Conv {
                     *out
                 }
             }
+            Conv::Hop(h) => h.output_dim(),
+            Conv::Linear(d) => d.dout,
         }
     }
 
@@ -198,6 +279,9 @@ impl Conv {
     /// | `SAGEConv` | `x W_lᵀ` (with `project`: `relu(lin x) W_lᵀ`) | `x W_rᵀ` (root weight) |
     /// | `GINConv` | `x W₀ᵀ` when the MLP starts with a `Linear` (its bias added after the sum), else `x` | – |
     /// | `GATConv` | `x W_srcᵀ` | `x W_dstᵀ` when it differs |
+    /// | `GATv2Conv` | `x W_lᵀ + b_l` | `x W_rᵀ + b_r` unless shared |
+    /// | a hop | its state ([`Hop::project`]) | – |
+    /// | `Linear` | `x Wᵀ` | – |
     ///
     /// Aggregating `a` (a few columns) instead of `x` (often thousands) is what makes a
     /// neighbourhood's evaluation cheap; the result equals PyG's up to float summation order.
@@ -232,6 +316,11 @@ impl Conv {
                 lin_src.apply_no_bias(x, n),
                 lin_dst.as_ref().map(|l| l.apply_no_bias(x, n)),
             ),
+            Conv::Gatv2 { lin_l, lin_r, .. } => {
+                (lin_l.apply(x, n), lin_r.as_ref().map(|l| l.apply(x, n)))
+            }
+            Conv::Hop(h) => (h.project(x, n), None),
+            Conv::Linear(d) => (d.apply_no_bias(x, n), None),
         };
         Projection { a, b, n }
     }
@@ -286,16 +375,7 @@ impl Conv {
             } => {
                 let f = lin.dout;
                 let loop_w = if *normalize { *self_loop } else { None };
-                let dinv = |j: usize| {
-                    let d = inputs.neighbours(j).len() as f32 + loop_w.unwrap_or(0.0);
-                    if *normalize && d > 0.0 {
-                        1.0 / d.sqrt()
-                    } else if *normalize {
-                        0.0
-                    } else {
-                        1.0
-                    }
-                };
+                let dinv = |j: usize| gcn_dinv(inputs, j, *normalize, loop_w);
                 let di = dinv(i);
                 for &j in inputs.neighbours(i) {
                     let c = di * dinv(j as usize);
@@ -398,8 +478,70 @@ impl Conv {
                     axpy(out, 1.0, b);
                 }
             }
+            Conv::Gatv2 {
+                att,
+                heads,
+                out: c,
+                concat,
+                negative_slope,
+                self_loops,
+                bias,
+                ..
+            } => {
+                let (hh, c) = (*heads, *c);
+                let xr = inputs.b(i).unwrap_or(inputs.a(i));
+                let RowScratch { srcs, e } = scratch;
+                srcs.clear();
+                srcs.extend_from_slice(inputs.neighbours(i));
+                if *self_loops {
+                    srcs.push(i as u32);
+                }
+                for h in 0..hh {
+                    let r = h * c..(h + 1) * c;
+                    e.clear();
+                    e.extend(srcs.iter().map(|&j| {
+                        let xl = &inputs.a(j as usize)[r.clone()];
+                        xl.iter()
+                            .zip(&xr[r.clone()])
+                            .zip(&att[r.clone()])
+                            .map(|((l, rr), a)| {
+                                let v = l + rr;
+                                a * if v > 0.0 { v } else { v * negative_slope }
+                            })
+                            .sum::<f32>()
+                    }));
+                    softmax_in_place(e);
+                    let dst = if *concat {
+                        &mut out[r.clone()]
+                    } else {
+                        &mut out[..]
+                    };
+                    let k = if *concat { 1.0 } else { 1.0 / hh as f32 };
+                    for (&j, &a) in srcs.iter().zip(e.iter()) {
+                        axpy(dst, k * a, &inputs.a(j as usize)[r.clone()]);
+                    }
+                }
+                if let Some(b) = bias {
+                    axpy(out, 1.0, b);
+                }
+            }
+            Conv::Hop(h) => h.row(i, inputs, out),
+            Conv::Linear(d) => {
+                out.copy_from_slice(&inputs.a(i)[..d.dout]);
+                if let Some(b) = &d.bias {
+                    axpy(out, 1.0, b);
+                }
+            }
         }
     }
+}
+
+/// `e ← softmax(e)`, the maximum subtracted first.
+fn softmax_in_place(e: &mut [f32]) {
+    let m = e.iter().copied().fold(f32::NEG_INFINITY, f32::max);
+    e.iter_mut().for_each(|v| *v = (*v - m).exp());
+    let s: f32 = e.iter().sum();
+    e.iter_mut().for_each(|v| *v /= s);
 }
 
 /// What one output row of a layer reads ([`Conv::row`]): the projected rows of the nodes

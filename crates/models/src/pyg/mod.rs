@@ -22,6 +22,7 @@ mod burn_net;
 mod hints;
 
 mod bound;
+mod hop;
 mod layers;
 
 use std::collections::BTreeMap;
@@ -30,7 +31,7 @@ use std::path::{Path, PathBuf};
 use induce_graph::Features;
 
 pub use arch::{Activation, Aggregation, LayerArch, MlpOp, PygArch};
-pub use layers::{Adjacency, Conv, Dense, MlpStep, Projection};
+pub use layers::{Adjacency, Block, Conv, Dense, Hop, MlpStep, Projection};
 
 use std::sync::{Arc, Mutex, PoisonError};
 
@@ -50,9 +51,12 @@ use crate::io::reference::{RawTensor, parse_safetensors, safetensors_tensors};
 /// ```
 #[derive(Debug, Clone, PartialEq)]
 pub struct PygNet {
+    /// The one-hop layers (a `K`-hop module gives `K`, see `hop.rs`).
     layers: Vec<Conv>,
-    activation: Activation,
-    act_last: bool,
+    /// The activation after each of `layers` (identity inside a module).
+    acts: Vec<Activation>,
+    /// The modules' families, in order (`describe`).
+    families: Vec<&'static str>,
     head: Option<Dense>,
     cache: ProjectionCache,
 }
@@ -244,19 +248,42 @@ impl PygNet {
             map,
             used: Default::default(),
         };
-        let mut layers = Vec::with_capacity(arch.layers.len());
+        if let Some(a) = &arch.activations
+            && a.len() != arch.layers.len()
+        {
+            return Err(ts.err(format!(
+                "the architecture's `activations` lists {} activations for {} layers (one \
+                 after each layer)",
+                a.len(),
+                arch.layers.len()
+            )));
+        }
+        let mut layers: Vec<Conv> = Vec::with_capacity(arch.layers.len());
+        let mut acts = Vec::with_capacity(arch.layers.len());
+        let mut width = None;
         for (i, spec) in arch.layers.iter().enumerate() {
             let key = arch.layer_key(i);
-            let conv = resolve(&mut ts, spec, &key)?;
-            if let Some(prev) = layers.last().map(Conv::output_dim)
-                && prev != conv.input_dim()
+            let convs = resolve(&mut ts, spec, &key, width)?;
+            let Some(first) = convs.first() else {
+                continue;
+            };
+            if let Some(prev) = width
+                && prev != first.input_dim()
             {
                 return Err(ts.err(format!(
                     "layer `{key}` takes {} features but the layer before it gives {prev}",
-                    conv.input_dim()
+                    first.input_dim()
                 )));
             }
-            layers.push(conv);
+            width = convs.last().map(Conv::output_dim);
+            acts.extend(std::iter::repeat_n(Activation::Identity, convs.len() - 1));
+            acts.push(arch.activation_after(i));
+            layers.extend(convs);
+        }
+        if layers.is_empty() {
+            return Err(ts.err(
+                "the architecture's layers compute nothing (an `appnp` with `k` 0 alone)".into(),
+            ));
         }
         let head = match &arch.head {
             Some(h) => {
@@ -286,8 +313,8 @@ impl PygNet {
         }
         Ok(Self {
             layers,
-            activation: arch.activation,
-            act_last: arch.activation_after_last(),
+            acts,
+            families: arch.layers.iter().map(LayerArch::family).collect(),
             head,
             cache: ProjectionCache::default(),
         })
@@ -303,28 +330,15 @@ impl PygNet {
         self.head.as_ref()
     }
 
-    /// The activation between layers.
-    pub fn activation(&self) -> Activation {
-        self.activation
+    /// The activation after one-hop layer `i` of [`PygNet::layers`] (identity inside a
+    /// module and after a last layer without one).
+    pub fn activation_after(&self, i: usize) -> Activation {
+        self.acts[i]
     }
 
-    /// Whether the activation follows the last layer.
-    pub fn activation_after_last(&self) -> bool {
-        self.act_last
-    }
-
-    /// The families of the layers, e.g. `sage+sage`.
+    /// The families of the modules, e.g. `sage+sage` or `linear+linear+appnp`.
     pub fn describe(&self) -> String {
-        self.layers
-            .iter()
-            .map(|c| match c {
-                Conv::Gcn { .. } => "gcn",
-                Conv::Sage { .. } => "sage",
-                Conv::Gin { .. } => "gin",
-                Conv::Gat { .. } => "gat",
-            })
-            .collect::<Vec<_>>()
-            .join("+")
+        self.families.join("+")
     }
 
     /// The representation the head (or, without one, `log_softmax`) reads: every layer and its
@@ -341,17 +355,22 @@ impl PygNet {
     /// [`PygNet::embeddings`] from the first layer's projection of the features.
     fn embeddings_projected(&self, p: &Projection, edges: &[(u32, u32)]) -> Vec<f32> {
         let adj = Adjacency::new(p.num_nodes(), edges);
-        let last = self.layers.len() - 1;
         let mut h = self.layers[0].forward_projected(p, &adj);
         for (i, conv) in self.layers.iter().enumerate() {
             if i > 0 {
                 h = conv.forward(&h, &adj);
             }
-            if i < last || self.act_last {
-                h.iter_mut().for_each(|v| *v = self.activation.apply(*v));
-            }
+            self.activate(i, &mut h);
         }
         h
+    }
+
+    /// The activation after layer `i`, in place.
+    fn activate(&self, i: usize, h: &mut [f32]) {
+        let a = self.acts[i];
+        if a != Activation::Identity {
+            h.iter_mut().for_each(|v| *v = a.apply(*v));
+        }
     }
 
     /// Class log-probabilities from the first layer's projection of the features.
@@ -385,9 +404,15 @@ impl PygNet {
     }
 }
 
-/// One layer from its tensors.
-fn resolve(ts: &mut Tensors, spec: &LayerArch, key: &str) -> Result<Conv> {
-    Ok(match spec {
+/// One module from its tensors: one layer, or a propagation's hops (`hop.rs`). `width` is the
+/// output width of the module before it, if any.
+fn resolve(
+    ts: &mut Tensors,
+    spec: &LayerArch,
+    key: &str,
+    width: Option<usize>,
+) -> Result<Vec<Conv>> {
+    Ok(vec![match spec {
         LayerArch::Gcn {
             add_self_loops,
             normalize,
@@ -534,18 +559,7 @@ fn resolve(ts: &mut Tensors, spec: &LayerArch, key: &str) -> Result<Conv> {
                     lin_src.dout
                 )));
             }
-            let width = if *concat { heads * out } else { out };
-            let bias = match ts.opt(&format!("{key}.bias"))? {
-                None => None,
-                Some((_, b)) if b.len() == width => Some(b),
-                Some((_, b)) => {
-                    return Err(ts.err(format!(
-                        "tensor `{key}.bias` has {} values; {heads} heads × {out} with concat \
-                         {concat} give {width} (set \"concat\" in the architecture)",
-                        b.len()
-                    )));
-                }
-            };
+            let bias = head_bias(ts, key, heads, out, *concat)?;
             Conv::Gat {
                 lin_src,
                 lin_dst,
@@ -559,7 +573,160 @@ fn resolve(ts: &mut Tensors, spec: &LayerArch, key: &str) -> Result<Conv> {
                 bias,
             }
         }
-    })
+        LayerArch::Gatv2 {
+            concat,
+            negative_slope,
+            add_self_loops,
+            ..
+        } => {
+            let lin_l = ts.linear(&format!("{key}.lin_l"), true)?;
+            // `share_weights=True` saves `lin_r` as the same tensors as `lin_l`.
+            let lin_r = match ts.has(&format!("{key}.lin_r.weight")) {
+                true => Some(ts.linear(&format!("{key}.lin_r"), true)?),
+                false => None,
+            };
+            let lin_r = lin_r.filter(|r| *r != lin_l);
+            let (shape, att) = ts.get(&format!("{key}.att"))?;
+            let [1, heads, out] = shape[..] else {
+                return Err(ts.err(format!(
+                    "tensor `{key}.att` has shape {shape:?}, expected [1, heads, out]"
+                )));
+            };
+            if lin_l.dout != heads * out || lin_r.as_ref().is_some_and(|r| r.dout != lin_l.dout) {
+                return Err(ts.err(format!(
+                    "`{key}` lin_l gives {} outputs, att has {heads} heads × {out}",
+                    lin_l.dout
+                )));
+            }
+            let bias = head_bias(ts, key, heads, out, *concat)?;
+            Conv::Gatv2 {
+                lin_l,
+                lin_r,
+                att,
+                heads,
+                out,
+                concat: *concat,
+                negative_slope: *negative_slope,
+                self_loops: *add_self_loops,
+                bias,
+            }
+        }
+        LayerArch::Graph { aggr, .. } => {
+            // `lin_rel(Σ_j x_j) + lin_root(x_i)`: SAGE's form, with its aggregation.
+            let lin_l = ts.linear(&format!("{key}.lin_rel"), true)?;
+            let lin_r = ts.linear(&format!("{key}.lin_root"), false)?;
+            if lin_r.dout != lin_l.dout || lin_r.din != lin_l.din {
+                return Err(ts.err(format!(
+                    "`{key}.lin_root.weight` is {}×{}, `{key}.lin_rel.weight` {}×{}",
+                    lin_r.dout, lin_r.din, lin_l.dout, lin_l.din
+                )));
+            }
+            Conv::Sage {
+                project: None,
+                lin_l,
+                lin_r: Some(lin_r),
+                aggr: *aggr,
+                normalize: false,
+            }
+        }
+        LayerArch::Linear { .. } => Conv::Linear(ts.linear(key, true)?),
+        LayerArch::Sg {
+            k, add_self_loops, ..
+        } => {
+            return Ok(hop::sg(
+                ts.linear(&format!("{key}.lin"), true)?,
+                *k,
+                *add_self_loops,
+            ));
+        }
+        LayerArch::Appnp {
+            k,
+            alpha,
+            add_self_loops,
+            normalize,
+            ..
+        } => {
+            let Some(width) = width else {
+                return Err(ts.err(format!(
+                    "`{key}` (appnp) is the first layer: APPNP has no weights to tell its width; \
+                     put the layers that feed it (a `linear`) before it"
+                )));
+            };
+            if *k == 0 {
+                return Ok(vec![]);
+            }
+            return Ok(hop::appnp(width, *k, *alpha, *add_self_loops, *normalize));
+        }
+        LayerArch::Tag { k, normalize, .. } => {
+            let lins = lins(ts, key)?;
+            if let Some(k) = k
+                && *k + 1 != lins.len()
+            {
+                return Err(ts.err(format!(
+                    "`{key}` has {} `lins` (K = {}), the architecture says k = {k}",
+                    lins.len(),
+                    lins.len() - 1
+                )));
+            }
+            let bias = ts.vector(&format!("{key}.bias"), lins[0].dout)?;
+            return Ok(hop::tag(lins, bias, *normalize));
+        }
+        LayerArch::Cheb { lambda_max, .. } => {
+            if !(lambda_max.is_finite() && *lambda_max > 0.0) {
+                return Err(ts.err(format!(
+                    "`{key}` (cheb): lambda_max {lambda_max} must be positive"
+                )));
+            }
+            let lins = lins(ts, key)?;
+            let bias = ts.vector(&format!("{key}.bias"), lins[0].dout)?;
+            return Ok(hop::cheb(lins, bias, *lambda_max));
+        }
+    }])
+}
+
+/// `{key}.lins.0`, `{key}.lins.1`, … (`TAGConv`, `ChebConv`), without biases, of one shape.
+fn lins(ts: &mut Tensors, key: &str) -> Result<Vec<Dense>> {
+    let mut out: Vec<Dense> = Vec::new();
+    while ts.has(&format!("{key}.lins.{}.weight", out.len())) {
+        let d = ts.linear(&format!("{key}.lins.{}", out.len()), false)?;
+        if let Some(f) = out.first()
+            && (f.din, f.dout) != (d.din, d.dout)
+        {
+            return Err(ts.err(format!(
+                "`{key}.lins.{}.weight` is {}×{}, `{key}.lins.0.weight` {}×{}",
+                out.len(),
+                d.dout,
+                d.din,
+                f.dout,
+                f.din
+            )));
+        }
+        out.push(d);
+    }
+    if out.is_empty() {
+        return Err(ts.err(format!("missing tensor `{key}.lins.0.weight`")));
+    }
+    Ok(out)
+}
+
+/// An attention layer's bias: `heads × out` wide when concatenating, `out` when averaging.
+fn head_bias(
+    ts: &mut Tensors,
+    key: &str,
+    heads: usize,
+    out: usize,
+    concat: bool,
+) -> Result<Option<Vec<f32>>> {
+    let width = if concat { heads * out } else { out };
+    match ts.opt(&format!("{key}.bias"))? {
+        None => Ok(None),
+        Some((_, b)) if b.len() == width => Ok(Some(b)),
+        Some((_, b)) => Err(ts.err(format!(
+            "tensor `{key}.bias` has {} values; {heads} heads × {out} with concat {concat} \
+             give {width} (set \"concat\" in the architecture)",
+            b.len()
+        ))),
+    }
 }
 
 /// GIN's `Sequential` read from the keys `{key}.nn.{k}.…`: a 2-d weight is a `Linear`, a 1-d
@@ -702,10 +869,11 @@ impl BlackBox for PygNet {
         Ok(Some(Box::new(bound::BoundPyg::new(self, graph)?)))
     }
 
-    /// Each layer reads the neighbours' features (GCN: and their degrees), so the output at a
-    /// node is determined by its `L`-hop neighbourhood and the degrees there.
+    /// Each layer reads the neighbours' features (GCN-style: and their degrees), so the output
+    /// at a node is determined by its `L`-hop neighbourhood and the degrees there, `L` the
+    /// layers' hops (a `K`-hop propagation counts `K`, a `Linear` none).
     fn message_passing_layers(&self) -> Option<u32> {
-        Some(self.layers.len() as u32)
+        Some(self.layers.iter().map(Conv::hops).sum())
     }
 
     /// Itself: the Burn form of the same layers with a weight on every edge (the module docs of
