@@ -1,11 +1,12 @@
 """Live models: a torch module or any callable as `Explainer`'s model, with no files written.
 
-Recognised PyG stacks (the tutorial's GCN, PyG's GraphSAGE, GIN and GAT models) are converted in
-memory and must predict what the module predicts; the layer types the native path lacks
-(GATv2Conv, TransformerConv, GraphConv, ChebConv, GIN with BatchNorm, jumping knowledge, SGConv,
-APPNP, TAGConv, GeneralConv, a layer used three times, a global readout) run as callbacks, their
-receptive field measured on the graph, and every counterfactual they report is replayed in PyG: the module's own prediction
-on the edited graph must differ from its prediction on the original. The fixtures are committed
+Recognised PyG stacks (the tutorial's GCN, PyG's GraphSAGE, GIN and GAT models, GATv2Conv,
+GraphConv, ChebConv, SGConv, an MLP then APPNP, TAGConv) are converted in memory and must predict
+what the module predicts; the layer types the native path lacks (TransformerConv, GIN with
+BatchNorm, jumping knowledge, GeneralConv, a layer used three times, a global readout) run as
+callbacks, their receptive field measured on the graph. Every counterfactual either reports is
+replayed in PyG: the module's own prediction on the edited graph must differ from its prediction
+on the original. The fixtures are committed
 (`scripts/pyg-live-fixtures.py` writes them). A numpy callable needs no torch at all.
 
 Tests needing torch and PyG are skipped, with the reason, where they are not installed.
@@ -60,6 +61,15 @@ def test_recognised_stacks_are_converted_and_predict_as_the_module(case):
     assert got.shape == want.shape
     assert np.max(np.abs(got - want)) < 1e-3
     assert (got.argmax(1) == want.argmax(1)).all()
+
+
+@pytest.mark.parametrize("case", live_models.NATIVE_CASES[4:])
+def test_the_added_native_families_explain_and_every_found_replays(case):
+    m, x, ei = live_models.load(LIVE, case)
+    explainer = induce.Explainer(model=m, method=["greedy", "transductive"], seed=1, episodes=20)
+    result = explainer(x, ei, index=TARGETS)
+    assert explainer.notes and explainer.notes[0].startswith("recognised"), explainer.notes
+    assert_every_found_replays(case, m, x, ei, result)
 
 
 @pytest.mark.parametrize("case", live_models.CALLBACK_CASES)
@@ -120,7 +130,7 @@ def test_the_converted_stack_equals_the_callback():
 
 
 def test_gradient_baselines_refuse_a_callback_by_name():
-    m, x, ei = live_models.load(LIVE, "gatv2")
+    m, x, ei = live_models.load(LIVE, "transformer")
     with pytest.raises(ValueError, match="cf-gnnexplainer"):
         induce.Explainer(model=m, method="cf-gnnexplainer")(x, ei, index=[0])
 

@@ -2,7 +2,8 @@
 
 ``convert(module)`` walks a ``torch.nn.Module`` and, when it is a stack of the layers the native
 path implements (``GCNConv``, ``SAGEConv``, ``GINConv`` with a ``Sequential`` or PyG ``MLP``,
-``GATConv``, an optional ``Linear`` head), returns the architecture (the ``arch.json`` of
+``GATConv``, ``GATv2Conv``, ``GraphConv``, the propagations ``SGConv``, ``APPNP``, ``TAGConv`` and
+``ChebConv``, ``Linear`` layers, an optional ``Linear`` head), returns the architecture (the ``arch.json`` of
 docs/FORMATS.md) and the tensors, renamed where the native layout differs. Nothing is written to
 disk. What the module's ``forward`` does is not visible to a walk (the activation between layers,
 say), so the caller checks the conversion against the module's own output before trusting it
@@ -25,7 +26,13 @@ if TYPE_CHECKING:
     import torch
 
 #: PyG layers the native path implements, by class name.
-NATIVE_LAYERS = ("GCNConv", "SAGEConv", "GINConv", "GATConv")
+NATIVE_LAYERS = ("GCNConv", "SAGEConv", "GINConv", "GATConv", "GATv2Conv", "GraphConv", "SGConv",
+                 "APPNP", "TAGConv", "ChebConv")
+
+#: The architecture's ``"type"`` of each native layer.
+_TYPES = {"GCNConv": "gcn", "SAGEConv": "sage", "GINConv": "gin", "GATConv": "gat",
+          "GATv2Conv": "gatv2", "GraphConv": "graph", "SGConv": "sg", "APPNP": "appnp",
+          "TAGConv": "tag", "ChebConv": "cheb"}
 
 _ACTIVATIONS = {
     "ReLU": "relu",
@@ -156,8 +163,10 @@ def _layer(conv: Any, key: str, out: dict[str, NDArray[np.float32]],
         reasons.append(f"`{key}`: {name} is not one of the native layers "
                        f"({', '.join(NATIVE_LAYERS)})")
         return None
-    entry: dict[str, Any] = {"type": name[:-4].lower(), "key": key}
+    entry: dict[str, Any] = {"type": _TYPES[name], "key": key}
     plain = True
+    if getattr(conv, "cached", False):
+        reasons.append(f"`{key}`: {name} with cached=True (its output is the first graph's)")
     if name == "GCNConv":
         entry.update(add_self_loops=bool(conv.add_self_loops), normalize=bool(conv.normalize))
     elif name == "SAGEConv":
@@ -172,6 +181,29 @@ def _layer(conv: Any, key: str, out: dict[str, NDArray[np.float32]],
             reasons.append(f"`{key}`: GATConv with residual=True")
         entry.update(concat=bool(conv.concat), negative_slope=float(conv.negative_slope),
                      add_self_loops=bool(conv.add_self_loops))
+    elif name == "GATv2Conv":
+        if getattr(conv, "edge_dim", None) is not None:
+            reasons.append(f"`{key}`: GATv2Conv with edge features (edge_dim)")
+        if getattr(conv, "res", None) is not None:
+            reasons.append(f"`{key}`: GATv2Conv with residual=True")
+        entry.update(concat=bool(conv.concat), negative_slope=float(conv.negative_slope),
+                     add_self_loops=bool(conv.add_self_loops))
+    elif name == "GraphConv":
+        aggr = str(conv.aggr)
+        if aggr not in ("mean", "add", "sum"):
+            reasons.append(f"`{key}`: GraphConv aggr={aggr!r} (mean and sum are native)")
+        entry.update(aggr="mean" if aggr == "mean" else "sum")
+    elif name == "SGConv":
+        entry.update(k=int(conv.K), add_self_loops=bool(conv.add_self_loops))
+    elif name == "APPNP":
+        entry.update(k=int(conv.K), alpha=float(conv.alpha),
+                     add_self_loops=bool(conv.add_self_loops), normalize=bool(conv.normalize))
+    elif name == "TAGConv":
+        entry.update(k=int(conv.K), normalize=bool(conv.normalize))
+    elif name == "ChebConv":
+        if conv.normalization != "sym":
+            reasons.append(f"`{key}`: ChebConv normalization={conv.normalization!r} (sym is "
+                           "native)")
     elif name == "GINConv":
         plain = False
         entry["mlp"] = _gin_mlp(conv, key, out, reasons)
@@ -226,22 +258,17 @@ def convert(module: torch.nn.Module) -> Conversion:
     except ImportError:  # pragma: no cover - a torch model without PyG
         MessagePassing = ()
     c = Conversion()
-    convs, head, act, act_name = [], None, None, None
+    # The layers in the order the module declares them: message-passing layers and Linears.
+    parts: list[tuple[str, Any]] = []
+    head, act, act_name = None, None, None
     for name, child in module.named_children():
         if MessagePassing and isinstance(child, MessagePassing):
-            convs.append((name, child))
+            parts.append((name, child))
         elif (isinstance(child, torch.nn.ModuleList) and len(child) > 0 and MessagePassing
               and all(isinstance(m, MessagePassing) for m in child)):
-            convs.extend((f"{name}.{i}", m) for i, m in enumerate(child))
+            parts.extend((f"{name}.{i}", m) for i, m in enumerate(child))
         elif isinstance(child, torch.nn.Linear):
-            if not convs:
-                c.reasons.append(f"`{name}`: a Linear before the first message-passing layer")
-            elif head is not None:
-                c.reasons.append(f"`{name}`: a second Linear after the layers")
-            else:
-                head = name
-                for tname, t in child.state_dict().items():
-                    c.tensors[f"{name}.{tname}"] = _numpy(t)
+            parts.append((name, child))
         elif not _has_state(child):
             a = _activation_name(child)
             if a is not None and a != "identity" and act is None:
@@ -253,10 +280,23 @@ def convert(module: torch.nn.Module) -> Conversion:
     if jk:
         c.reasons.append(f"jumping knowledge (jk={jk!r})")
     c.layers = receptive_hops(module, MessagePassing)
-    if not convs:
+    # A Linear after the last message-passing layer is the head; any other is a layer (an MLP
+    # before a propagation, or between layers).
+    if parts and isinstance(parts[-1][1], torch.nn.Linear) and any(
+            not isinstance(m, torch.nn.Linear) for _, m in parts):
+        head = parts.pop()[0]
+        for tname, t in getattr(module, head).state_dict().items():
+            c.tensors[f"{head}.{tname}"] = _numpy(t)
+    if not any(not isinstance(m, torch.nn.Linear) for _, m in parts):
         c.reasons.append("no message-passing layer (torch_geometric.nn.MessagePassing) found")
     layers = []
-    for key, conv in convs:
+    for key, conv in parts:
+        if isinstance(conv, torch.nn.Linear):
+            layers.append({"type": "linear", "key": key})
+            for tname, t in conv.state_dict().items():
+                c.tensors[f"{key}.{tname}"] = _numpy(t)
+            c.lines.append(f"`{key}`: Linear layer")
+            continue
         entry = _layer(conv, key, c.tensors, c.reasons)
         if entry is not None:
             layers.append(entry)
@@ -281,13 +321,18 @@ def convert(module: torch.nn.Module) -> Conversion:
 
 
 def candidates(conversion: Conversion) -> list[dict[str, Any]]:
-    """The architectures to try against the module's output, most likely first."""
+    """The architectures to try against the module's output, most likely first: one activation
+    after every layer but the last (and after the last too, with a head); where a layer feeds a
+    propagation without weights (``APPNP``), also with no activation into it, as an MLP's last
+    Linear feeds APPNP."""
     base = conversion.arch
     if base is None:  # not recognised
         return []
     acts = [base["activation"]] if conversion.activation_known else [
         "relu", "elu", "leaky_relu", "tanh", "sigmoid", "identity"]
     lasts = [None] if "head" not in base else [True, False]
+    types = [layer["type"] for layer in base["layers"]]
+    into_appnp = [i + 1 < len(types) and types[i + 1] == "appnp" for i in range(len(types))]
     out = []
     for a in acts:
         for last in lasts:
@@ -295,6 +340,10 @@ def candidates(conversion: Conversion) -> list[dict[str, Any]]:
             if last is not None:
                 arch["act_last"] = last
             out.append(arch)
+            if any(into_appnp):
+                after_last = a if last else "identity"
+                acts_each = ["identity" if into_appnp[i] else a for i in range(len(types) - 1)]
+                out.append(dict(arch, activations=acts_each + [after_last]))
     return out
 
 
