@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Callback against native: the same PyG models explained through `induce.Explainer` twice, once
 converted in memory (native) and once called back into torch (`model=lambda x, ei: m(x, ei)`,
-`layers=2`), on the same targets with the same method. Prints a Markdown table: seconds per
+`layers=` the module's hops), on the same targets with the same method. Prints a Markdown table: seconds per
 target for each path, their ratio, and whether the two found the same counterfactuals.
 
     python scripts/pyg-train-cora.py ../shared/datasets/cora-citeseer-npz/cora.npz runs/pyg-cora
@@ -20,6 +20,7 @@ import torch
 from safetensors.torch import load_file
 
 import induce
+from induce._torch import receptive_hops
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -38,6 +39,8 @@ def main():
     ap.add_argument("--targets", type=int, default=20, help="the first N test nodes")
     ap.add_argument("--method", default="greedy")
     ap.add_argument("--threads", type=int, default=None, help="torch threads [default: torch's]")
+    ap.add_argument("--families", default="gcn,sage,gin,gat",
+                    help="comma list of the trained models, or `added` (pyg-train-cora.py's)")
     a = ap.parse_args()
     if a.threads:
         torch.set_num_threads(a.threads)
@@ -48,7 +51,8 @@ def main():
     c = int(g["labels"].max()) + 1
     print(f"| model | native s/target | callback s/target | ratio | same records |")
     print(f"|---|---|---|---|---|")
-    for name, model, _arch in t.models(x.shape[1], c):
+    families = t.ADDED if a.families == "added" else tuple(a.families.split(","))
+    for name, model, _arch in t.models(x.shape[1], c, families=families):
         model.load_state_dict(load_file(os.path.join(a.dir, name, "model.safetensors")))
         model.eval()
         native = induce.Explainer(model=model, method=a.method)
@@ -56,7 +60,10 @@ def main():
         rn = native(x, ei, index=targets)
         tn = (time.perf_counter() - t0) / len(targets)
         assert native.notes and native.notes[0].startswith("recognised"), native.notes
-        called = induce.Explainer(model=lambda xx, ee: model(xx, ee), method=a.method, layers=2)
+        # The callback gets the module's hops (a K-hop propagation counts K).
+        hops = receptive_hops(model)
+        called = induce.Explainer(model=lambda xx, ee: model(xx, ee), method=a.method,
+                                  layers=hops)
         t0 = time.perf_counter()
         rc = called(x, ei, index=targets)
         tc = (time.perf_counter() - t0) / len(targets)

@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
-"""Trains a GCN, a GraphSAGE, a GIN and a GAT on a gnn-benchmark graph (Cora, CiteSeer) in
-PyTorch Geometric and saves each for
+"""Trains a GCN, a GraphSAGE, a GIN and a GAT (or, with `--families added`, an SGC, an APPNP, a
+TAGConv, a GraphConv, a GATv2Conv and a ChebConv model) on a gnn-benchmark graph (Cora,
+CiteSeer) in PyTorch Geometric and saves each for
 `induce explain --black-box OUT/<model>/model.safetensors --arch OUT/<model>/arch.json`.
 
 Needs torch, torch_geometric, safetensors and numpy (see scripts/pyg-fixtures.py). Usage:
@@ -25,7 +26,18 @@ import torch
 from safetensors.torch import save_file
 from torch import nn
 from torch.nn import functional as F
-from torch_geometric.nn import GATConv, GCNConv, GINConv, SAGEConv
+from torch_geometric.nn import (
+    APPNP,
+    ChebConv,
+    GATConv,
+    GATv2Conv,
+    GCNConv,
+    GINConv,
+    GraphConv,
+    SAGEConv,
+    SGConv,
+    TAGConv,
+)
 
 
 def load_gnn_benchmark(path):
@@ -47,21 +59,40 @@ def load_gnn_benchmark(path):
 
 
 class Net(nn.Module):
-    def __init__(self, convs, act=F.relu, dropout=0.5):
+    """The layers `convs` with dropout before each and `act` between them; `acts` (one per
+    layer, None for none) overrides `act`; a `Linear` layer takes no edges."""
+
+    def __init__(self, convs, act=F.relu, dropout=0.5, acts=None):
         super().__init__()
         self.convs = nn.ModuleList(convs)
-        self.act, self.dropout = act, dropout
+        self.act, self.dropout, self.acts = act, dropout, acts
 
     def forward(self, x, edge_index):
         for i, conv in enumerate(self.convs):
             x = F.dropout(x, self.dropout, self.training)
-            x = conv(x, edge_index)
-            if i < len(self.convs) - 1:
+            x = conv(x) if isinstance(conv, nn.Linear) else conv(x, edge_index)
+            if self.acts is not None:
+                if self.acts[i] is not None:
+                    x = self.acts[i](x)
+            elif i < len(self.convs) - 1:
                 x = self.act(x)
         return F.log_softmax(x, dim=-1)
 
 
-def models(d, c, h=16):
+#: The four families of the policy issue's measurements (the default set).
+FIRST = ("gcn", "sage", "gin", "gat")
+#: The families native since issue 59.
+ADDED = ("sg", "appnp", "tag", "graph", "gatv2", "cheb")
+
+
+def models(d, c, h=16, families=FIRST):
+    """The untrained models of `families`, with their architecture files."""
+    for name, model, arch in all_models(d, c, h):
+        if name in families:
+            yield name, model, arch
+
+
+def all_models(d, c, h):
     yield "gcn", Net([GCNConv(d, h), GCNConv(h, c)]), {
         "layers": [{"type": "gcn"}, {"type": "gcn"}], "activation": "relu"}
     yield "sage", Net([SAGEConv(d, h), SAGEConv(h, c)]), {
@@ -71,6 +102,23 @@ def models(d, c, h=16):
         "layers": [{"type": "gin"}, {"type": "gin"}], "activation": "relu"}
     yield "gat", Net([GATConv(d, 8, heads=8, dropout=0.6), GATConv(64, c, heads=1)], F.elu, 0.6), {
         "layers": [{"type": "gat"}, {"type": "gat"}], "activation": "elu"}
+    # SGC (Wu et al. 2019): one SGConv, K = 2.
+    yield "sg", Net([SGConv(d, c, K=2)], dropout=0.0), {
+        "layers": [{"type": "sg", "k": 2}]}
+    # APPNP (Klicpera et al. 2019): an MLP, then K = 10 propagation steps, α = 0.1.
+    yield "appnp", Net([nn.Linear(d, 64), nn.Linear(64, c), APPNP(K=10, alpha=0.1)],
+                       acts=[F.relu, None, None]), {
+        "layers": [{"type": "linear"}, {"type": "linear"}, {"type": "appnp", "k": 10, "alpha": 0.1}],
+        "activations": ["relu", "identity", "identity"]}
+    yield "tag", Net([TAGConv(d, h, K=2), TAGConv(h, c, K=2)]), {
+        "layers": [{"type": "tag"}, {"type": "tag"}], "activation": "relu"}
+    yield "graph", Net([GraphConv(d, h), GraphConv(h, c)]), {
+        "layers": [{"type": "graph"}, {"type": "graph"}], "activation": "relu"}
+    yield "gatv2", Net([GATv2Conv(d, 8, heads=8, dropout=0.6), GATv2Conv(64, c, heads=1)], F.elu,
+                       0.6), {
+        "layers": [{"type": "gatv2"}, {"type": "gatv2"}], "activation": "elu"}
+    yield "cheb", Net([ChebConv(d, h, K=2), ChebConv(h, c, K=2)]), {
+        "layers": [{"type": "cheb"}, {"type": "cheb"}], "activation": "relu"}
 
 
 def main():
@@ -79,7 +127,11 @@ def main():
     ap.add_argument("out")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--epochs", type=int, default=200)
+    ap.add_argument("--families", default=",".join(FIRST),
+                    help=f"comma list of {', '.join(FIRST + ADDED)}, or `added` for "
+                         f"{', '.join(ADDED)} [default: {','.join(FIRST)}]")
     a = ap.parse_args()
+    families = ADDED if a.families == "added" else tuple(a.families.split(","))
     torch.manual_seed(a.seed)
     torch.set_num_threads(max(1, os.cpu_count() or 1))
     x, pairs, y, n = load_gnn_benchmark(a.graph)
@@ -93,7 +145,7 @@ def main():
     xt, ei, yt = torch.tensor(x), torch.tensor(edge_index), torch.tensor(y)
     tr, te = torch.tensor(train), torch.tensor(test)
     c = int(y.max()) + 1
-    for name, model, arch in models(x.shape[1], c):
+    for name, model, arch in models(x.shape[1], c, families=families):
         opt = torch.optim.Adam(model.parameters(), lr=0.01, weight_decay=5e-4)
         t0 = time.time()
         for _ in range(a.epochs):

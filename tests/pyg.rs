@@ -32,7 +32,9 @@ fn s(p: &Path) -> &str {
 #[test]
 fn every_pyg_family_is_explained_from_the_command_line() {
     let tmp = tempfile::tempdir().unwrap();
-    for case in ["gcn", "sage", "gin", "gat"] {
+    for case in [
+        "gcn", "sage", "gin", "gat", "sg", "appnp", "tag", "cheb", "graph", "gatv2",
+    ] {
         let dir = fixture(case);
         let (data, model, arch) = (
             dir.join("graph.npz"),

@@ -204,7 +204,7 @@ impl fmt::Display for Mismatch {
 /// use induce::rl::Explanation;
 /// let want = ExpectedExplanation { target: 5, found: true, orig_pred: 1, final_pred: 0,
 ///     cf: vec![(2, 3, Delete), (5, 9, Add)] };
-/// let mut got = Explanation { evaluations: None, certified: None,
+/// let mut got = Explanation { evaluations: None, certified: None, feature_edits: vec![],
 ///     target: 5, found: true, original_label: 1, new_label: 0,
 ///     edits: vec![Edit::delete(2, 3), Edit::add(5, 9)] };
 /// assert!(compare(&want, &got).is_none());
@@ -494,6 +494,7 @@ mod tests {
         let e = load_expected(&p).unwrap();
         assert_eq!(e[0].edits(), vec![Edit::delete(1, 2), Edit::add(4, 0)]);
         let mut got = Explanation {
+            feature_edits: Vec::new(),
             evaluations: None,
             certified: None,
             target: 4,

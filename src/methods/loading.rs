@@ -55,7 +55,7 @@ pub fn load_black_box(
 
 /// [`load_black_box`], or, with an architecture file `arch`, a PyTorch Geometric model: its
 /// `state_dict` saved as SafeTensors at `path` and read through `arch`
-/// ([`induce_models::pyg::PygNet`]; `GCNConv`, `SAGEConv`, `GINConv`, `GATConv` stacks). The
+/// ([`induce_models::pyg::PygNet`]; the ten PyG families of docs/FORMATS.md). The
 /// PyG model runs on the host (whatever `kernel` says); the gradient-based baselines
 /// differentiate its Burn form on `device`. Dimension checks as for [`load_black_box`].
 pub fn load_black_box_with_arch(

@@ -148,6 +148,7 @@ impl Explainer for ExactExplainer<'_> {
         } = self.search.start(graph, target, space_settings!(c))?;
         let actions = &space.actions;
         let done = |edits: Vec<Edit>, label: usize, certified: Certified, calls: u64| Explanation {
+            feature_edits: Vec::new(),
             target,
             found: c.goal.reached(y, label),
             original_label: y,

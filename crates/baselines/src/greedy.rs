@@ -369,6 +369,7 @@ impl Explainer for GreedyExplainer<'_> {
             edits.push(space.actions[i]);
             if flipped {
                 let e = Explanation {
+                    feature_edits: Vec::new(),
                     target,
                     found: true,
                     original_label: y,
@@ -387,6 +388,7 @@ impl Explainer for GreedyExplainer<'_> {
             }
         }
         Ok(Explanation {
+            feature_edits: Vec::new(),
             target,
             found: false,
             original_label: y,

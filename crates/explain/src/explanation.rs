@@ -87,6 +87,57 @@ impl Edit {
     }
 }
 
+/// One feature edit: entry `feature` of node `node`'s feature row changed from `old` to `new`
+/// (original node ids). Serialised as `[node, feature, old, new]`.
+///
+/// ```
+/// use induce_explain::FeatureEdit;
+/// let e = FeatureEdit { node: 7, feature: 12, old: 0.0, new: 1.0 };
+/// assert_eq!(serde_json::to_string(&e).unwrap(), "[7,12,0.0,1.0]");
+/// assert_eq!(e.to_string(), "feat (7, 12): 0 -> 1");
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(from = "(u32, u32, f32, f32)", into = "(u32, u32, f32, f32)")]
+pub struct FeatureEdit {
+    /// The node whose row changes (original id).
+    pub node: u32,
+    /// The feature's index.
+    pub feature: u32,
+    /// Its value before.
+    pub old: f32,
+    /// Its value after.
+    pub new: f32,
+}
+
+impl Eq for FeatureEdit {}
+
+impl From<(u32, u32, f32, f32)> for FeatureEdit {
+    fn from((node, feature, old, new): (u32, u32, f32, f32)) -> Self {
+        Self {
+            node,
+            feature,
+            old,
+            new,
+        }
+    }
+}
+
+impl From<FeatureEdit> for (u32, u32, f32, f32) {
+    fn from(e: FeatureEdit) -> Self {
+        (e.node, e.feature, e.old, e.new)
+    }
+}
+
+impl std::fmt::Display for FeatureEdit {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "feat ({}, {}): {} -> {}",
+            self.node, self.feature, self.old, self.new
+        )
+    }
+}
+
 /// The outcome of explaining one target node.
 ///
 /// When `found` is true, applying `edits` to the graph changes the black box's prediction for
@@ -97,7 +148,7 @@ impl Edit {
 ///
 /// ```
 /// use induce_explain::{Edit, Explanation};
-/// let e = Explanation { evaluations: None, certified: None,
+/// let e = Explanation { evaluations: None, certified: None, feature_edits: vec![],
 ///     target: 7, found: true, original_label: 1, new_label: 0,
 ///     edits: vec![Edit::delete(3, 7)] };
 /// let json = serde_json::to_string(&e).unwrap();
@@ -117,6 +168,11 @@ pub struct Explanation {
     pub new_label: usize,
     /// The edits, in the order they were made, in original node ids.
     pub edits: Vec<Edit>,
+    /// The feature edits (`--edits feat`), in the order they were made; reported apart from
+    /// the edge edits, never summed with them. Empty (and absent from the record) for an
+    /// edge-only explanation.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub feature_edits: Vec<FeatureEdit>,
     /// Black-box evaluations the method spent on this target (its oracle-call cost: every
     /// verdict, incremental or whole, and every forward pass of a gradient step counts one),
     /// not counting the pipeline's own checks of the result. `None` when not counted (files
@@ -204,12 +260,19 @@ impl Explanation {
             original_label,
             new_label,
             edits,
+            feature_edits: Vec::new(),
         }
     }
 
-    /// Number of edits.
+    /// Number of edge edits (the feature edits are counted apart:
+    /// [`Explanation::features_changed`]).
     pub fn size(&self) -> usize {
         self.edits.len()
+    }
+
+    /// Number of feature entries changed.
+    pub fn features_changed(&self) -> usize {
+        self.feature_edits.len()
     }
 }
 

@@ -20,7 +20,7 @@
 //!     fn name(&self) -> &str { "first-edge" }
 //!     fn explain(&self, g: &Graph, t: u32) -> Result<Explanation> {
 //!         let w = g.neighbors(t).next().unwrap();
-//!         Ok(Explanation { evaluations: None, certified: None,
+//!         Ok(Explanation { evaluations: None, certified: None, feature_edits: vec![],
 //!             target: t, found: true, original_label: 1, new_label: 0,
 //!             edits: vec![Edit::delete(t.min(w), t.max(w))] })
 //!     }
@@ -52,7 +52,7 @@ pub mod reach;
 pub mod verdict;
 
 pub use error::{ExplainError, Result};
-pub use explanation::{Certified, Edit, EditKind, Explainer, Explanation};
+pub use explanation::{Certified, Edit, EditKind, Explainer, Explanation, FeatureEdit};
 pub use goal::Goal;
 pub use locked::Locked;
 pub use minimise::{Minimised, minimise, minimise_batched};

@@ -84,7 +84,7 @@ impl<'a> EditProbe<'a> {
 /// //  0 ─ 1 ─ 2 ─ 3: node 1 has degree 2 (class 1); deleting either of its edges flips it.
 /// let g = Graph::from_edges(4, &[(0, 1), (1, 2), (2, 3)], Features::constant(4, 1, 1.0),
 ///     vec![0; 4]).unwrap();
-/// let two = Explanation { evaluations: None, certified: None,
+/// let two = Explanation { evaluations: None, certified: None, feature_edits: vec![],
 ///     target: 1, found: true, original_label: 1, new_label: 0,
 ///     edits: vec![Edit::delete(0, 1), Edit::delete(1, 2)] };
 /// let one = minimise(&g, &DegreeAtLeast(2), &two, 3, Verdict::Exact, Goal::AnyOther).unwrap();
@@ -138,7 +138,7 @@ pub fn minimise(
 /// // Whatever the untrained model says, both passes agree on every explanation.
 /// let es: Vec<Explanation> = [Edit::delete(0, 1), Edit::delete(1, 2), Edit::add(1, 3)]
 ///     .iter()
-///     .map(|&e| Explanation { evaluations: None, certified: None,
+///     .map(|&e| Explanation { evaluations: None, certified: None, feature_edits: vec![],
 ///         target: 1, found: true, original_label: label,
 ///         new_label: 1 - label, edits: vec![e, Edit::add(0, 2)] })
 ///     .collect();
@@ -460,6 +460,7 @@ mod tests {
                 _ => base[target as usize],
             };
             es.push(Explanation {
+                feature_edits: Vec::new(),
                 evaluations: None,
                 certified: None,
                 target,

@@ -32,6 +32,16 @@ pub enum GraphError {
         /// Number of values actually given.
         got: usize,
     },
+    /// A feature index at or past the feature dimension.
+    #[error("feature {feature} of node {node}: the features have {dim} columns")]
+    FeatureOutOfRange {
+        /// Node id.
+        node: usize,
+        /// The feature index.
+        feature: usize,
+        /// The feature dimension.
+        dim: usize,
+    },
     /// A feature value is NaN or infinite.
     #[error("feature [{node}, {dim}] is not finite ({value})")]
     NonFiniteFeature {

@@ -116,6 +116,52 @@ impl Features {
         }
     }
 
+    /// A copy with the entries `(node, feature, value)` set (later entries win): a new matrix,
+    /// with its own identity. Errors name the first entry outside the matrix or not finite.
+    ///
+    /// ```
+    /// use induce_graph::Features;
+    /// let f = Features::constant(2, 3, 0.0);
+    /// let g = f.with_entries(&[(1, 2, 1.0)]).unwrap();
+    /// assert_eq!(g.row(1), &[0.0, 0.0, 1.0]);
+    /// assert_ne!(g.id(), f.id());
+    /// assert!(f.with_entries(&[(2, 0, 1.0)]).is_err());
+    /// assert!(f.with_entries(&[(0, 3, 1.0)]).is_err());
+    /// assert!(f.with_entries(&[(0, 0, f32::NAN)]).is_err());
+    /// ```
+    pub fn with_entries(&self, entries: &[(u32, u32, f32)]) -> Result<Features> {
+        let mut data = self.data.clone();
+        for &(node, feature, value) in entries {
+            if node as usize >= self.n {
+                return Err(GraphError::NodeOutOfRange {
+                    node: u64::from(node),
+                    num_nodes: self.n,
+                });
+            }
+            if feature as usize >= self.d {
+                return Err(GraphError::FeatureOutOfRange {
+                    node: node as usize,
+                    feature: feature as usize,
+                    dim: self.d,
+                });
+            }
+            if !value.is_finite() {
+                return Err(GraphError::NonFiniteFeature {
+                    node: node as usize,
+                    dim: feature as usize,
+                    value,
+                });
+            }
+            data[node as usize * self.d + feature as usize] = value;
+        }
+        Ok(Features {
+            n: self.n,
+            d: self.d,
+            data,
+            id: next_id(),
+        })
+    }
+
     /// This matrix's identity: unique to it and its clones for the life of the process (a
     /// matrix never changes after construction, so equal ids mean equal values). A key for
     /// caches of work that depends only on the features.

@@ -213,15 +213,35 @@ fn the_bound_families_answer_as_a_whole_pass_on_the_edited_graph() {
             }
             let edited: Vec<(u32, u32)> = edges.into_iter().collect();
             let whole = net.log_probs(g.features(), &edited).unwrap();
+            // Feature edits: node 2's first entry flipped, the isolated node's last one set.
+            let d = g.features().dim() as u32;
+            let entries = [(2, 0, 1.0 - g.features().row(2)[0]), (n - 1, d - 1, 0.5)];
+            let x_edited = g.features().with_entries(&entries).unwrap();
+            let whole_x = net.log_probs(&x_edited, &edited).unwrap();
+            let rows: Vec<(u32, &[f32])> = [2, n - 1]
+                .iter()
+                .map(|&v| (v, x_edited.row(v as usize)))
+                .collect();
             for node in (0..n).step_by(3) {
                 let want = whole.row(node as usize);
                 let fast = binding.log_probs_at_edited(node, toggled).unwrap();
                 let scratch = binding.log_probs_at(node, toggled).unwrap();
                 assert_eq!(fast, want, "{case}: node {node}, toggled {toggled:?}");
                 assert_eq!(scratch, want, "{case}: node {node}, toggled {toggled:?}");
+                let with_rows = binding.log_probs_at_rows(node, toggled, &rows).unwrap();
+                assert_eq!(
+                    with_rows.as_deref(),
+                    Some(whole_x.row(node as usize)),
+                    "{case}: node {node}, toggled {toggled:?}, feature rows changed"
+                );
             }
         }
         assert!(binding.log_probs_at(n, &[]).is_err(), "{case}");
+        let short = [0.0f32; 1];
+        assert!(
+            binding.log_probs_at_rows(0, &[], &[(1, &short)]).is_err(),
+            "{case}"
+        );
         assert!(binding.log_probs_at_edited(0, &[(0, n)]).is_err(), "{case}");
     }
 }

@@ -130,7 +130,7 @@ pub fn best_of_k_with<'g, A: Actor>(
 ///         Ok(e)
 ///     }
 /// }
-/// let e = Explanation { evaluations: None, certified: None,
+/// let e = Explanation { evaluations: None, certified: None, feature_edits: vec![],
 ///     target: 0, found: true, original_label: 0, new_label: 1,
 ///     edits: vec![induce_rl::Edit::add(0, 1), induce_rl::Edit::add(0, 2)] };
 /// assert_eq!(First.finish_all(vec![e], 2).unwrap()[0].edits.len(), 1);

@@ -28,7 +28,7 @@ pub struct Bar {
 /// ```
 /// use induce_explain::{Edit, Explanation};
 /// use induce_viz::histogram::bars;
-/// let e = |edits| Explanation { evaluations: None, certified: None,
+/// let e = |edits| Explanation { evaluations: None, certified: None, feature_edits: vec![],
 ///     target: 0, found: true, original_label: 1, new_label: 0, edits };
 /// let b = bars(&[e(vec![Edit::add(0, 1)]), e(vec![Edit::add(0, 1), Edit::delete(1, 2)])]);
 /// assert_eq!((b[0].count, b[0].additions), (1, 1.0));
@@ -179,6 +179,7 @@ mod tests {
     #[test]
     fn bars_stack_and_chart_parses() {
         let e = |found, edits| Explanation {
+            feature_edits: Vec::new(),
             evaluations: None,
             certified: None,
             target: 0,

@@ -49,7 +49,7 @@ pub struct ReportRun<'a> {
 /// use induce_viz::report::gallery_picks;
 /// let rec = |t, n| TargetRecord { method: "m".into(), neighbourhood_edges: 9, accuracy: None,
 ///     strict_accuracy: None, one_minimal: None, valid: Some(true), verdict: Default::default(),
-///     explanation: Explanation { evaluations: None, certified: None, target: t, found: true,
+///     explanation: Explanation { evaluations: None, certified: None, feature_edits: vec![], target: t, found: true,
 ///     original_label: 1, new_label: 0, edits: vec![Edit::delete(0, 1); n] } };
 /// let run = MethodRun { method: "m".into(), records: vec![rec(5, 3), rec(2, 1), rec(9, 2)],
 ///     train_seconds: 0.0, explain_seconds: 0.0, notes: vec![] };

@@ -15,7 +15,7 @@ use crate::metrics::{found, mean};
 ///
 /// ```
 /// use induce_explain::{Edit, Explanation, metrics::accuracy};
-/// let e = Explanation { evaluations: None, certified: None,
+/// let e = Explanation { evaluations: None, certified: None, feature_edits: vec![],
 ///     target: 0, found: true, original_label: 1, new_label: 0,
 ///     edits: vec![Edit::delete(0, 1), Edit::delete(0, 2), Edit::add(0, 2)] };
 /// // node 2 is predicted class 0: the deletion (0, 2) is wrong, the addition is right

@@ -18,7 +18,7 @@ pub struct Composition {
 ///
 /// ```
 /// use induce_explain::{Edit, Explanation, metrics::composition};
-/// let e = Explanation { evaluations: None, certified: None,
+/// let e = Explanation { evaluations: None, certified: None, feature_edits: vec![],
 ///     target: 0, found: true, original_label: 1, new_label: 0,
 ///     edits: vec![Edit::add(0, 4), Edit::delete(1, 2), Edit::delete(0, 1)] };
 /// let c = composition(&[e]);

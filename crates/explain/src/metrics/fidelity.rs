@@ -7,7 +7,7 @@ use crate::explanation::Explanation;
 ///
 /// ```
 /// use induce_explain::{Explanation, metrics::fidelity};
-/// let e = |found| Explanation { evaluations: None, certified: None,
+/// let e = |found| Explanation { evaluations: None, certified: None, feature_edits: vec![],
 ///     target: 0, found, original_label: 1, new_label: 0,
 ///     edits: vec![] };
 /// assert_eq!(fidelity(&[e(true), e(false), e(true), e(true)]), Some(0.25));

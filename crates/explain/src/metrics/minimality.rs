@@ -25,7 +25,7 @@ use crate::verdict::Verdict;
 /// //  0 ─ 1 ─ 2 ─ 3: node 1 has degree 2 (class 1)
 /// let g = Graph::from_edges(4, &[(0, 1), (1, 2), (2, 3)], Features::constant(4, 1, 1.0),
 ///     vec![0; 4]).unwrap();
-/// let cf = |edits| Explanation { evaluations: None, certified: None,
+/// let cf = |edits| Explanation { evaluations: None, certified: None, feature_edits: vec![],
 ///     target: 1, found: true, original_label: 1, new_label: 0, edits };
 /// // One deletion suffices: minimal. Two deletions: either alone already flips, not minimal.
 /// assert_eq!(is_one_minimal(&g, &DegreeAtLeast(2), &cf(vec![Edit::delete(0, 1)]), 3,

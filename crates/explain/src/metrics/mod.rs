@@ -69,10 +69,10 @@ pub(crate) fn mean(values: impl Iterator<Item = f64>) -> Option<f64> {
 /// let g = Graph::from_edges(3, &[(0, 1), (1, 2)], Features::constant(3, 1, 1.0), vec![1, 1, 0])
 ///     .unwrap();
 /// let e = vec![
-///     Explanation { evaluations: None, certified: None,
+///     Explanation { evaluations: None, certified: None, feature_edits: vec![],
 ///         target: 0, found: true, original_label: 1, new_label: 0,
 ///         edits: vec![Edit::delete(0, 1)] },
-///     Explanation { evaluations: None, certified: None,
+///     Explanation { evaluations: None, certified: None, feature_edits: vec![],
 ///         target: 1, found: false, original_label: 1, new_label: 1, edits: vec![] },
 /// ];
 /// let s = summarize(&e, &g, &[1, 1, 0], |_| 2).unwrap();
@@ -148,7 +148,7 @@ pub struct Summary {
 /// ```
 /// use induce_explain::Explanation;
 /// use induce_explain::metrics::evaluations_mean;
-/// let e = |n| Explanation { evaluations: n, certified: None, target: 0, found: false,
+/// let e = |n| Explanation { evaluations: n, certified: None, feature_edits: vec![], target: 0, found: false,
 ///     original_label: 0, new_label: 0, edits: vec![] };
 /// assert_eq!(evaluations_mean(&[e(Some(2)), e(Some(5))]), Some(3.5));
 /// assert_eq!(evaluations_mean(&[e(Some(2)), e(None)]), None);
@@ -242,6 +242,7 @@ pub(crate) mod fixture {
     fn ex(target: u32, found: bool, edits: Vec<Edit>) -> Explanation {
         let new_label = if found { 0 } else { 1 };
         Explanation {
+            feature_edits: Vec::new(),
             evaluations: None,
             certified: None,
             target,

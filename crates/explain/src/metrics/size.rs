@@ -19,7 +19,7 @@ pub struct SizeStats {
 ///
 /// ```
 /// use induce_explain::{Edit, Explanation, metrics::size};
-/// let e = |k: u32| Explanation { evaluations: None, certified: None,
+/// let e = |k: u32| Explanation { evaluations: None, certified: None, feature_edits: vec![],
 ///     target: 0, found: true, original_label: 1, new_label: 0,
 ///     edits: (0..k).map(|i| Edit::delete(0, i + 1)).collect() };
 /// let s = size(&[e(1), e(3)]).unwrap();

@@ -9,7 +9,7 @@ use crate::metrics::found;
 ///
 /// ```
 /// use induce_explain::{Edit, Explanation, metrics::size_histogram};
-/// let e = |k: u32| Explanation { evaluations: None, certified: None,
+/// let e = |k: u32| Explanation { evaluations: None, certified: None, feature_edits: vec![],
 ///     target: 0, found: true, original_label: 1, new_label: 0,
 ///     edits: (0..k).map(|i| Edit::add(0, i + 1)).collect() };
 /// let h = size_histogram(&[e(1), e(2), e(1)]);

@@ -15,7 +15,7 @@ use crate::metrics::{found, mean};
 ///
 /// ```
 /// use induce_explain::{Edit, Explanation, metrics::sparsity};
-/// let e = Explanation { evaluations: None, certified: None,
+/// let e = Explanation { evaluations: None, certified: None, feature_edits: vec![],
 ///     target: 3, found: true, original_label: 1, new_label: 0,
 ///     edits: vec![Edit::delete(3, 4)] };
 /// assert_eq!(sparsity(&[e], |_| 4), Some(0.75));

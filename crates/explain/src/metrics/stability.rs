@@ -25,12 +25,12 @@ fn key(e: &crate::Edit) -> (u32, u32, EditKind) {
 /// ```
 /// use induce_explain::metrics::jaccard;
 /// use induce_explain::{Edit, Explanation};
-/// let cf = |edits| Explanation { evaluations: None, certified: None,
+/// let cf = |edits| Explanation { evaluations: None, certified: None, feature_edits: vec![],
 ///     target: 3, found: true, original_label: 1, new_label: 0, edits };
 /// let a = cf(vec![Edit::delete(1, 3), Edit::add(3, 7)]);
 /// let b = cf(vec![Edit::add(7, 3)]);
 /// assert_eq!(jaccard(&a, &b), Some(0.5));
-/// let none = Explanation { evaluations: None, certified: None,
+/// let none = Explanation { evaluations: None, certified: None, feature_edits: vec![],
 ///     found: false, new_label: 1, edits: vec![], ..a.clone() };
 /// assert_eq!(jaccard(&a, &none), Some(0.0));
 /// assert_eq!(jaccard(&none, &none), None);
@@ -57,7 +57,7 @@ pub fn jaccard(a: &Explanation, b: &Explanation) -> Option<f64> {
 /// ```
 /// use induce_explain::metrics::mean_pairwise_jaccard;
 /// use induce_explain::{Edit, Explanation};
-/// let cf = |edits| Explanation { evaluations: None, certified: None,
+/// let cf = |edits| Explanation { evaluations: None, certified: None, feature_edits: vec![],
 ///     target: 3, found: true, original_label: 1, new_label: 0, edits };
 /// let runs = [cf(vec![Edit::delete(1, 3)]), cf(vec![Edit::delete(1, 3)]),
 ///     cf(vec![Edit::delete(2, 3)])];

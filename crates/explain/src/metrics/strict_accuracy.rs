@@ -19,7 +19,7 @@ use crate::metrics::{found, mean};
 /// use induce_explain::{Edit, Explanation, metrics::strict_accuracy};
 /// let g = Graph::empty(Features::constant(4, 1, 1.0), vec![0; 4]).unwrap()
 ///     .with_motifs(vec![Some(0), Some(0), Some(1), None]).unwrap();
-/// let e = Explanation { evaluations: None, certified: None,
+/// let e = Explanation { evaluations: None, certified: None, feature_edits: vec![],
 ///     target: 0, found: true, original_label: 1, new_label: 0,
 ///     edits: vec![Edit::delete(0, 1), Edit::add(0, 2)] };
 /// assert_eq!(strict_accuracy(&[e], &g).unwrap(), Some(0.5));

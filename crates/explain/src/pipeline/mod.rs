@@ -33,7 +33,7 @@ use crate::error::{ExplainError, Result};
 use crate::explanation::{Explainer, Explanation};
 use crate::goal::Goal;
 use crate::metrics::{accuracy, is_one_minimal, neighbourhood_edges, strict_accuracy};
-use crate::verdict::{Verdict, whole_graph_label};
+use crate::verdict::{Verdict, whole_graph_label_with_features};
 
 pub use journal::{Journal, MethodJournal};
 pub use records::{
@@ -221,6 +221,7 @@ impl<'a> EvalContext<'a> {
                     num_nodes: self.graph.num_nodes(),
                 })?;
         Ok(Explanation {
+            feature_edits: Vec::new(),
             evaluations: None,
             certified: None,
             target,
@@ -246,7 +247,13 @@ impl<'a> EvalContext<'a> {
                     target: e.target,
                     num_nodes: self.graph.num_nodes(),
                 })?;
-        let now = whole_graph_label(self.graph, black_box, e.target, &e.edits)?;
+        let now = whole_graph_label_with_features(
+            self.graph,
+            black_box,
+            e.target,
+            &e.edits,
+            &e.feature_edits,
+        )?;
         Ok(Some(self.goal.reached(original, now)))
     }
 
@@ -585,6 +592,7 @@ mod tests {
         // refuses it.
         let g = graph();
         let wrong = Explanation {
+            feature_edits: Vec::new(),
             evaluations: None,
             certified: None,
             target: 4,
@@ -644,6 +652,7 @@ mod tests {
             }
             fn explain(&self, _: &Graph, t: u32) -> Result<Explanation> {
                 Ok(Explanation {
+                    feature_edits: Vec::new(),
                     evaluations: None,
                     certified: None,
                     target: t,

@@ -16,7 +16,7 @@ use crate::verdict::Verdict;
 /// use induce_explain::pipeline::TargetRecord;
 /// let r = TargetRecord {
 ///     method: "inductive".into(),
-///     explanation: Explanation { evaluations: None, certified: None,
+///     explanation: Explanation { evaluations: None, certified: None, feature_edits: vec![],
 ///         target: 7, found: true, original_label: 1, new_label: 0,
 ///         edits: vec![Edit::delete(3, 7)] },
 ///     neighbourhood_edges: 12, accuracy: Some(1.0), strict_accuracy: None, one_minimal: None,
@@ -74,7 +74,7 @@ pub struct TargetRecord {
 /// use induce_explain::pipeline::{TargetRecord, summarize_records};
 /// let record = |target, edits: Vec<Edit>, valid| TargetRecord {
 ///     method: "inductive".into(),
-///     explanation: Explanation { evaluations: None, certified: None,
+///     explanation: Explanation { evaluations: None, certified: None, feature_edits: vec![],
 ///         target, found: true, original_label: 1, new_label: 0, edits },
 ///     neighbourhood_edges: 4, accuracy: None, strict_accuracy: None, one_minimal: None,
 ///     valid: Some(valid), verdict: Verdict::Exact };

@@ -4,12 +4,12 @@
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
-use induce_graph::Graph;
+use induce_graph::{Features, Graph};
 use induce_models::{BlackBox, LogProbs, PreparedBlackBox};
 
 use super::Eval;
 use crate::error::{ExplainError, Result};
-use crate::explanation::{Edit, EditKind};
+use crate::explanation::{Edit, EditKind, FeatureEdit};
 use crate::field::is_edge;
 
 /// What every verdict on `target` needs: the target inside the graph and features of the black
@@ -94,6 +94,25 @@ pub fn whole_graph_label(
     target: u32,
     edits: &[Edit],
 ) -> Result<usize> {
+    whole_graph_label_with_features(graph, black_box, target, edits, &[])
+}
+
+/// [`whole_graph_label`] with feature edits applied too (entries of the feature matrix set to
+/// their `new` values; later edits of an entry win): through the graph binding's
+/// [`GraphBinding::log_probs_at_rows`] where it answers, else one whole-graph pass on the
+/// edited features.
+///
+/// Errors: as [`whole_graph_label`], and a feature edit outside the feature matrix or not
+/// finite ([`ExplainError::Graph`]).
+///
+/// [`GraphBinding::log_probs_at_rows`]: induce_models::GraphBinding::log_probs_at_rows
+pub fn whole_graph_label_with_features(
+    graph: &Graph,
+    black_box: &dyn BlackBox,
+    target: u32,
+    edits: &[Edit],
+    feature_edits: &[FeatureEdit],
+) -> Result<usize> {
     let n = graph.num_nodes();
     if target as usize >= n {
         return Err(ExplainError::TargetOutOfRange {
@@ -115,6 +134,14 @@ pub fn whole_graph_label(
         });
     }
     check_classes(black_box)?;
+    let features: Option<Features> = match feature_edits {
+        [] => None,
+        fe => {
+            let entries: Vec<(u32, u32, f32)> =
+                fe.iter().map(|e| (e.node, e.feature, e.new)).collect();
+            Some(graph.features().with_entries(&entries)?)
+        }
+    };
     if let Some(binding) = black_box.graph_binding(graph) {
         // The pairs whose presence the edits change, in edit order (the last edit of a pair
         // decides it).
@@ -129,15 +156,27 @@ pub fn whole_graph_label(
             .filter(|&(p, now)| now != is_edge(graph, p))
             .map(|(p, _)| p)
             .collect();
-        let row = binding.log_probs_at(target, &toggled)?;
-        let (c, got) = (black_box.num_classes(), row.len());
-        let lp = LogProbs::new(1, c, row).map_err(|_| ExplainError::OutputShape {
-            expected_nodes: 1,
-            expected_classes: c,
-            got_nodes: 1,
-            got_classes: got,
-        })?;
-        return Ok(lp.argmax(0));
+        let row = match &features {
+            None => Some(binding.log_probs_at(target, &toggled)?),
+            Some(x) => {
+                let mut nodes: Vec<u32> = feature_edits.iter().map(|e| e.node).collect();
+                nodes.sort_unstable();
+                nodes.dedup();
+                let rows: Vec<(u32, &[f32])> =
+                    nodes.iter().map(|&v| (v, x.row(v as usize))).collect();
+                binding.log_probs_at_rows(target, &toggled, &rows)?
+            }
+        };
+        if let Some(row) = row {
+            let (c, got) = (black_box.num_classes(), row.len());
+            let lp = LogProbs::new(1, c, row).map_err(|_| ExplainError::OutputShape {
+                expected_nodes: 1,
+                expected_classes: c,
+                got_nodes: 1,
+                got_classes: got,
+            })?;
+            return Ok(lp.argmax(0));
+        }
     }
     let mut edges: BTreeSet<(u32, u32)> = graph.edges().into_iter().collect();
     for e in edits {
@@ -148,7 +187,7 @@ pub fn whole_graph_label(
         };
     }
     let edges: Vec<(u32, u32)> = edges.into_iter().filter(|p| p.0 != p.1).collect();
-    let lp = black_box.log_probs(graph.features(), &edges)?;
+    let lp = black_box.log_probs(features.as_ref().unwrap_or(graph.features()), &edges)?;
     if lp.num_nodes() != n {
         return Err(ExplainError::OutputShape {
             expected_nodes: n,

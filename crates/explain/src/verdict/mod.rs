@@ -14,7 +14,7 @@ mod judge;
 #[cfg(test)]
 mod tests;
 
-pub use checks::{check_classes, check_inputs, whole_graph_label};
+pub use checks::{check_classes, check_inputs, whole_graph_label, whole_graph_label_with_features};
 pub use judge::PendingJudge;
 
 /// Where the black box's verdict on an edited graph is taken.

@@ -372,3 +372,69 @@ fn sampled_and_target_only_judges_take_the_target_from_the_whole_graph() {
         Err(ExplainError::NodeOutOfRange { node: 70, .. })
     ));
 }
+
+/// Class 1 iff a node's feature plus its neighbours' is at least 3 (reads one hop).
+struct FeatureSum;
+impl BlackBox for FeatureSum {
+    fn input_dim(&self) -> usize {
+        1
+    }
+    fn num_classes(&self) -> usize {
+        2
+    }
+    fn message_passing_layers(&self) -> Option<u32> {
+        Some(1)
+    }
+    fn log_probs(&self, x: &Features, edges: &[(u32, u32)]) -> induce_models::Result<LogProbs> {
+        let n = x.num_nodes();
+        let g = EditGraph::from_edges(n, edges);
+        let data = (0..n).flat_map(|u| {
+            let s: f32 = x.row(u)[0]
+                + g.neighbors(u)
+                    .iter()
+                    .map(|&w| x.row(w as usize)[0])
+                    .sum::<f32>();
+            if s >= 3.0 { [-2.0, -0.2] } else { [-0.2, -2.0] }
+        });
+        LogProbs::new(n, 2, data.collect())
+    }
+}
+
+/// Feature edits are applied before the whole-graph label is taken: one raises node 0's sum
+/// to 3 (a flip), another on a node two hops away changes nothing, and an entry outside the
+/// matrix is an error.
+#[test]
+fn feature_edits_reach_the_whole_graph_label() {
+    use crate::explanation::FeatureEdit;
+    let g = path(); // every feature 1: node 0 sums 2 (class 0)
+    let bb = FeatureSum;
+    let raise = |node| FeatureEdit {
+        node,
+        feature: 0,
+        old: 1.0,
+        new: 2.0,
+    };
+    assert_eq!(whole_graph_label(&g, &bb, 0, &[]).unwrap(), 0);
+    assert_eq!(
+        whole_graph_label_with_features(&g, &bb, 0, &[], &[raise(1)]).unwrap(),
+        1
+    );
+    assert_eq!(
+        whole_graph_label_with_features(&g, &bb, 0, &[], &[raise(2)]).unwrap(),
+        0
+    );
+    // With an edge edit too: (0, 1) deleted leaves node 0 alone, 1 + 0 < 3 even raised.
+    let del = [Edit::delete(0, 1)];
+    assert_eq!(
+        whole_graph_label_with_features(&g, &bb, 0, &del, &[raise(0)]).unwrap(),
+        0
+    );
+    let outside = FeatureEdit {
+        feature: 1,
+        ..raise(0)
+    };
+    assert!(matches!(
+        whole_graph_label_with_features(&g, &bb, 0, &[], &[outside]),
+        Err(ExplainError::Graph(_))
+    ));
+}

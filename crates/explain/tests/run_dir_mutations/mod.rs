@@ -31,6 +31,7 @@ pub fn runs(targets: &[u32]) -> Vec<MethodRun> {
                     TargetRecord {
                         method: method.to_string(),
                         explanation: Explanation {
+                            feature_edits: Vec::new(),
                             evaluations: None,
                             certified: None,
                             target: t,

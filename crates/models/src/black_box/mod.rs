@@ -300,6 +300,26 @@ pub trait GraphBinding: Send + Sync {
     fn log_probs_at_edited(&self, node: u32, toggled: &[(u32, u32)]) -> Result<Vec<f32>> {
         self.log_probs_at(node, toggled)
     }
+
+    /// [`GraphBinding::log_probs_at_edited`] with the nodes of `rows` given these feature rows
+    /// (feature edits): `Ok(Some(..))` from the layers cached at binding time, recomputing only
+    /// what the toggles and the new rows reach; `Ok(None)` where the binding cannot (the
+    /// default), and the caller evaluates the edited features otherwise.
+    ///
+    /// Errors: [`ModelError::InvalidInput`] for an id outside the graph or a row of the wrong
+    /// width.
+    ///
+    /// # Shapes
+    /// - rows: `[input_dim]` each; output: `[num_classes]`
+    fn log_probs_at_rows(
+        &self,
+        node: u32,
+        toggled: &[(u32, u32)],
+        rows: &[(u32, &[f32])],
+    ) -> Result<Option<Vec<f32>>> {
+        let _ = (node, toggled, rows);
+        Ok(None)
+    }
 }
 
 /// A black box together with its binding to one graph ([`BlackBox::bind_graph`], made once):

@@ -49,11 +49,24 @@ impl<'a> BoundPyg<'a> {
 
     /// `node`'s log-probabilities with `toggled` applied: every row of its receptive field
     /// recomputed (`fresh`), or only those the toggles reach.
-    fn evaluate(&self, node: u32, toggled: &[(u32, u32)], fresh: bool) -> Result<Vec<f32>> {
+    fn evaluate(
+        &self,
+        node: u32,
+        toggled: &[(u32, u32)],
+        rows: &[(u32, &[f32])],
+        fresh: bool,
+    ) -> Result<Vec<f32>> {
         let n = self.graph.num_nodes();
         if node as usize >= n {
             return Err(ModelError::InvalidInput(format!(
                 "node {node} is outside the graph's {n} nodes"
+            )));
+        }
+        let d = self.net.input_dim();
+        if let Some((v, r)) = rows.iter().find(|(v, r)| *v as usize >= n || r.len() != d) {
+            return Err(ModelError::InvalidInput(format!(
+                "a feature row of {} values for node {v} (the model takes {d}; {n} nodes)",
+                r.len()
             )));
         }
         let overlay = GraphOverlay::new(self.graph, toggled)?;
@@ -80,7 +93,11 @@ impl<'a> BoundPyg<'a> {
             need[l] = ball.into_iter().collect();
         }
         let mut scratch = RowScratch::default();
-        let mut prev: HashMap<u32, (Vec<f32>, Option<Vec<f32>>)> = HashMap::new();
+        // The first layer reads the new rows' projections in place of the bound ones.
+        let mut prev: HashMap<u32, (Vec<f32>, Option<Vec<f32>>)> = rows
+            .iter()
+            .map(|&(v, r)| (v, layers[0].project(r, 1).into_rows()))
+            .collect();
         let mut out = Vec::new();
         for l in 1..=depth {
             let conv = &layers[l - 1];
@@ -168,11 +185,21 @@ impl RowInputs for Overlaid<'_> {
 impl GraphBinding for BoundPyg<'_> {
     /// Every row of the receptive field recomputed from the features' projection.
     fn log_probs_at(&self, node: u32, toggled: &[(u32, u32)]) -> Result<Vec<f32>> {
-        self.evaluate(node, toggled, true)
+        self.evaluate(node, toggled, &[], true)
     }
 
     /// Only the rows the toggles reach recomputed; the others read from the binding.
     fn log_probs_at_edited(&self, node: u32, toggled: &[(u32, u32)]) -> Result<Vec<f32>> {
-        self.evaluate(node, toggled, false)
+        self.evaluate(node, toggled, &[], false)
+    }
+
+    /// The new rows' first-layer projections, then only the rows they and the toggles reach.
+    fn log_probs_at_rows(
+        &self,
+        node: u32,
+        toggled: &[(u32, u32)],
+        rows: &[(u32, &[f32])],
+    ) -> Result<Option<Vec<f32>>> {
+        self.evaluate(node, toggled, rows, false).map(Some)
     }
 }

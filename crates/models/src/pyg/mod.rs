@@ -1,6 +1,7 @@
 //! Bring your own model: PyTorch Geometric node classifiers (`GCNConv`, `SAGEConv`, `GINConv`,
-//! `GATConv` stacks) as black boxes, loaded from a `state_dict` saved as SafeTensors plus an
-//! architecture file ([`PygArch`]).
+//! `GATConv`, `GATv2Conv`, `GraphConv` layers, the propagations `SGConv`, `APPNP`, `TAGConv`,
+//! `ChebConv` as one-hop steps (`hop.rs`), `Linear` layers) as black boxes, loaded from a
+//! `state_dict` saved as SafeTensors plus an architecture file ([`PygArch`]).
 //!
 //! ```text
 //! # in Python, after training:

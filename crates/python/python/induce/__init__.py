@@ -11,8 +11,9 @@ them, on numpy arrays (torch tensors accepted when torch is importable):
         print(e.target, e.is_counterfactual, e.original_label, "->", e.new_label, e.added, e.removed)
 
 `model` is a PyTorch Geometric model's ``state_dict`` saved with
-``safetensors.torch.save_file`` plus its architecture file (``arch``; GCNConv, SAGEConv, GINConv
-and GATConv stacks, see docs/FORMATS.md of the repository), the paper's GCN
+``safetensors.torch.save_file`` plus its architecture file (``arch``; GCNConv, SAGEConv, GINConv,
+GATConv, GATv2Conv, GraphConv, SGConv, APPNP, TAGConv, ChebConv and Linear layers, see
+docs/FORMATS.md of the repository), the paper's GCN
 (``*.safetensors`` without ``arch``) or a ``.bpk`` checkpoint of the ``induce`` command line.
 Every call runs the same job as ``induce explain`` with the same settings (keyword arguments
 named as its flags: ``seed``, ``family``, ``hops``, ``budget``, ``episodes``, ``lr``,

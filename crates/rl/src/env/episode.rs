@@ -524,6 +524,7 @@ impl<'a> Episode<'a> {
     /// The episode as an explanation (found = the label flipped).
     pub fn explanation(&self) -> Explanation {
         Explanation {
+            feature_edits: Vec::new(),
             evaluations: None,
             certified: None,
             target: self.sub.target,

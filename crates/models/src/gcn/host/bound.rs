@@ -156,6 +156,30 @@ impl GraphBinding for BoundHostGcn<'_> {
         self.gcn
             .log_probs_at_edited(&self.xw, &self.base, &g, &g.changed(), node)
     }
+
+    /// The new rows' `x W₁` (one row each), then the edited first-layer rows they reach.
+    fn log_probs_at_rows(
+        &self,
+        node: u32,
+        toggled: &[(u32, u32)],
+        rows: &[(u32, &[f32])],
+    ) -> Result<Option<Vec<f32>>> {
+        let d = self.graph.features().dim();
+        if let Some((v, r)) = rows.iter().find(|(_, r)| r.len() != d) {
+            return Err(ModelError::InvalidInput(format!(
+                "a feature row of {} values for node {v}; the features have {d}",
+                r.len()
+            )));
+        }
+        let g = GraphOverlay::new(self.graph, toggled)?;
+        let projected: Vec<(u32, Vec<f32>)> = rows
+            .iter()
+            .map(|&(v, r)| (v, self.gcn.project_row(r)))
+            .collect();
+        self.gcn
+            .log_probs_at_edited_rows(&self.xw, &self.base, &g, &g.changed(), &projected, node)
+            .map(Some)
+    }
 }
 
 #[cfg(test)]
@@ -219,6 +243,35 @@ mod tests {
                 }
             }
         }
+        // Feature edits: rows of the hub (3) and of a leaf replaced.
+        let entries = [(3, 0, 2.0), (3, 5, 0.0), (59, 11, 1.0)];
+        let x2 = x.with_entries(&entries).unwrap();
+        let rows: Vec<(u32, &[f32])> = [3u32, 59]
+            .iter()
+            .map(|&v| (v, x2.row(v as usize)))
+            .collect();
+        for toggled in [vec![], vec![(3, 40), (0, 59)]] {
+            let mut now: Vec<(u32, u32)> = edges.clone();
+            for &(a, b) in &toggled {
+                match now.iter().position(|&e| e == (a.min(b), a.max(b))) {
+                    Some(i) => {
+                        now.remove(i);
+                    }
+                    None => now.push((a.min(b), a.max(b))),
+                }
+            }
+            let all = gcn.forward(&x2, &now).unwrap();
+            for v in 0..n {
+                let got = bound
+                    .log_probs_at_rows(v, &toggled, &rows)
+                    .unwrap()
+                    .unwrap();
+                for (a, b) in got.iter().zip(all.row(v as usize)) {
+                    assert!((a - b).abs() < 1e-5, "node {v}, {toggled:?}, rows changed");
+                }
+            }
+        }
+        assert!(bound.log_probs_at_rows(0, &[], &[(3, &[0.0])]).is_err());
         assert!(bound.log_probs_at(n, &[]).is_err());
         assert!(bound.log_probs_at_edited(0, &[(4, 4)]).is_err());
         assert!(bound.log_probs_at_edited(0, &[(4, n)]).is_err());

@@ -38,6 +38,26 @@ impl Projected {
     pub fn num_nodes(&self) -> usize {
         self.num_nodes
     }
+
+    /// Node `v`'s row.
+    pub(super) fn row(&self, v: u32) -> &[f32] {
+        &self.rows[v as usize * self.width..(v as usize + 1) * self.width]
+    }
+}
+
+impl HostGcn {
+    /// `x W₁` of one feature row (its row of [`HostGcn::project`], bit for bit).
+    ///
+    /// # Shapes
+    /// - x: `[input_dim]`; output: `[hidden]`
+    pub(super) fn project_row(&self, x: &[f32]) -> Vec<f32> {
+        let c1 = &self.convs[0];
+        let mut padded = x.to_vec();
+        padded.resize(c1.k, 0.0);
+        let mut out = vec![0.0f32; c1.m];
+        matmul_acc(&padded, &c1.weight, c1.k, c1.m, &mut out);
+        out
+    }
 }
 
 impl HostGcn {

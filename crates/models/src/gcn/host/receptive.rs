@@ -26,13 +26,12 @@ pub trait Neighbours {
 }
 
 /// `out[i] = Σ_{w ∈ N(v) ∪ {v}} â_vw · input(w)` for the rows `v = rows[i]`, where `input(w)` is
-/// row `pos(w)` of `input` (`width` floats).
-fn aggregate_rows(
+/// `width` floats (`None` for a node outside the rows computed).
+fn aggregate_rows<'r>(
     graph: &dyn Neighbours,
     rows: &[u32],
-    input: &[f32],
     width: usize,
-    pos: &dyn Fn(u32) -> Option<usize>,
+    input: &dyn Fn(u32) -> Option<&'r [f32]>,
 ) -> Result<Vec<f32>> {
     let inv_sqrt = |v: u32| 1.0 / ((graph.degree(v) + 1) as f32).sqrt();
     let mut out = vec![0.0f32; rows.len() * width];
@@ -43,10 +42,10 @@ fn aggregate_rows(
         let iv = inv_sqrt(v);
         for &w in nb.iter().chain(std::iter::once(&v)) {
             let norm = if w == v { iv * iv } else { iv * inv_sqrt(w) };
-            let at = pos(w).ok_or_else(|| {
+            let row = input(w).ok_or_else(|| {
                 ModelError::InvalidInput(format!("node {w} outside the receptive field"))
             })?;
-            for (a, &r) in o.iter_mut().zip(&input[at * width..(at + 1) * width]) {
+            for (a, &r) in o.iter_mut().zip(&row[..width]) {
                 *a += norm * r;
             }
         }
@@ -71,7 +70,7 @@ impl HostGcn {
         }
         let all: Vec<u32> = (0..n as u32).collect();
         let c1 = &self.convs[0];
-        let mut h1 = aggregate_rows(graph, &all, &xw.rows, c1.m, &|v| Some(v as usize))?;
+        let mut h1 = aggregate_rows(graph, &all, c1.m, &|v| Some(xw.row(v)))?;
         bias_relu(&mut h1, &c1.bias, c1.m, true);
         Ok(FirstLayer { h1, num_nodes: n })
     }
@@ -94,6 +93,24 @@ impl HostGcn {
         changed: &[u32],
         node: u32,
     ) -> Result<Vec<f32>> {
+        self.log_probs_at_edited_rows(xw, base, graph, changed, &[], node)
+    }
+
+    /// [`HostGcn::log_probs_at_edited`] with the projected feature rows `xw_rows` (node, its
+    /// row of `X W₁` after a feature edit) in place of `xw`'s: those nodes' first-layer rows and
+    /// their neighbours' are recomputed too.
+    ///
+    /// # Shapes
+    /// - xw_rows: `[hidden]` each; output: `[num_classes]`
+    pub fn log_probs_at_edited_rows(
+        &self,
+        xw: &Projected,
+        base: &FirstLayer,
+        graph: &dyn Neighbours,
+        changed: &[u32],
+        xw_rows: &[(u32, Vec<f32>)],
+        node: u32,
+    ) -> Result<Vec<f32>> {
         let n = graph.num_nodes();
         if base.num_nodes != n || xw.num_nodes != n || node as usize >= n {
             return Err(ModelError::InvalidInput(format!(
@@ -103,8 +120,19 @@ impl HostGcn {
         }
         let [c1, c2, c3] = &self.convs;
         let mut nb = Vec::new();
+        if let Some((v, r)) = xw_rows
+            .iter()
+            .find(|(v, r)| *v as usize >= n || r.len() != xw.width)
+        {
+            return Err(ModelError::InvalidInput(format!(
+                "a projected row of {} values for node {v} (width {}, {n} nodes)",
+                r.len(),
+                xw.width
+            )));
+        }
         let mut affected: Vec<u32> = changed.to_vec();
-        for &a in changed {
+        affected.extend(xw_rows.iter().map(|(v, _)| *v));
+        for a in affected.clone() {
             graph.neighbours(a, &mut affected);
         }
         affected.sort_unstable();
@@ -127,7 +155,13 @@ impl HostGcn {
             .copied()
             .filter(|v| affected.binary_search(v).is_ok())
             .collect();
-        let mut fresh = aggregate_rows(graph, &stale, &xw.rows, c1.m, &|v| Some(v as usize))?;
+        let xw_row = |v: u32| -> Option<&[f32]> {
+            match xw_rows.iter().rev().find(|(w, _)| *w == v) {
+                Some((_, r)) => Some(r),
+                None => Some(xw.row(v)),
+            }
+        };
+        let mut fresh = aggregate_rows(graph, &stale, c1.m, &xw_row)?;
         bias_relu(&mut fresh, &c1.bias, c1.m, true);
         let h1_row = |v: u32| -> &[f32] {
             match stale.binary_search(&v) {
@@ -139,8 +173,11 @@ impl HostGcn {
         for &v in &needed {
             h1.extend_from_slice(h1_row(v));
         }
-        let at1 = |v: u32| needed.binary_search(&v).ok();
-        let a2 = aggregate_rows(graph, &rows1, &h1, c1.m, &at1)?;
+        let at1 = |v: u32| {
+            let i = needed.binary_search(&v).ok()?;
+            Some(&h1[i * c1.m..(i + 1) * c1.m])
+        };
+        let a2 = aggregate_rows(graph, &rows1, c1.m, &at1)?;
         let mut h2 = vec![0.0f32; rows1.len() * c2.m];
         matmul_acc(&a2, &c2.weight, c2.k, c2.m, &mut h2);
         bias_relu(&mut h2, &c2.bias, c2.m, true);
@@ -148,12 +185,11 @@ impl HostGcn {
             rows1.iter().enumerate().map(|(i, &v)| (v, i)).collect();
         sorted1.sort_unstable();
         let at2 = |v: u32| {
-            sorted1
-                .binary_search_by_key(&v, |&(w, _)| w)
-                .ok()
-                .map(|i| sorted1[i].1)
+            let i = sorted1.binary_search_by_key(&v, |&(w, _)| w).ok()?;
+            let p = sorted1[i].1;
+            Some(&h2[p * c2.m..(p + 1) * c2.m])
         };
-        let a3 = aggregate_rows(graph, &[node], &h2, c2.m, &at2)?;
+        let a3 = aggregate_rows(graph, &[node], c2.m, &at2)?;
         let mut h3 = vec![0.0f32; c3.m];
         matmul_acc(&a3, &c3.weight, c3.k, c3.m, &mut h3);
         bias_relu(&mut h3, &c3.bias, c3.m, false);
@@ -236,13 +272,17 @@ impl HostGcn {
                 .filter(|&p| p != u32::MAX)
                 .map(|p| p as usize)
         };
-        let mut h1 = aggregate_rows(graph, &order, &xw.rows, c1.m, &|v| Some(v as usize))?;
+        let mut h1 = aggregate_rows(graph, &order, c1.m, &|v| Some(xw.row(v)))?;
         bias_relu(&mut h1, &c1.bias, c1.m, true);
-        let a2 = aggregate_rows(graph, &order[..n1], &h1, c1.m, &at)?;
+        let a2 = aggregate_rows(graph, &order[..n1], c1.m, &|v| {
+            at(v).map(|p| &h1[p * c1.m..(p + 1) * c1.m])
+        })?;
         let mut h2 = vec![0.0f32; n1 * c2.m];
         matmul_acc(&a2, &c2.weight, c2.k, c2.m, &mut h2);
         bias_relu(&mut h2, &c2.bias, c2.m, true);
-        let a3 = aggregate_rows(graph, &[node], &h2, c2.m, &at)?;
+        let a3 = aggregate_rows(graph, &[node], c2.m, &|v| {
+            at(v).map(|p| &h2[p * c2.m..(p + 1) * c2.m])
+        })?;
         let mut h3 = vec![0.0f32; c3.m];
         matmul_acc(&a3, &c3.weight, c3.k, c3.m, &mut h3);
         bias_relu(&mut h3, &c3.bias, c3.m, false);
