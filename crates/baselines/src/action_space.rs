@@ -502,6 +502,44 @@ impl<'a> TargetOracle<'a> {
         Ok(out)
     }
 
+    /// Whether the oracle judges feature edits ([`TargetOracle::row_with_rows`]): exact
+    /// verdicts through a black box bound to the graph.
+    pub fn judges_features(&self) -> bool {
+        matches!(self.source, Source::Bound(_))
+    }
+
+    /// [`TargetOracle::row`] with the nodes of `rows` given these feature rows too (feature
+    /// edits), through the graph binding ([`GraphBinding::log_probs_at_rows`]).
+    ///
+    /// Errors: [`ExplainError::InvalidConfig`] where the oracle cannot judge feature edits
+    /// ([`TargetOracle::judges_features`]), the binding's errors.
+    ///
+    /// # Shapes
+    /// - rows: `[feature dim]` each; output: `[num_classes]`
+    pub fn row_with_rows(&mut self, edits: &[Edit], rows: &[(u32, &[f32])]) -> Result<Vec<f32>> {
+        if rows.is_empty() {
+            return self.row(edits);
+        }
+        let unsupported = || {
+            ExplainError::InvalidConfig(
+                "feature edits are judged through a black box bound to the graph (the paper's \
+                 GCN, a PyG model of a native family) under exact verdicts; this black box \
+                 judges edge edits only"
+                    .into(),
+            )
+        };
+        let Source::Bound(b) = &self.source else {
+            return Err(unsupported());
+        };
+        self.calls += 1;
+        oracle::count(1);
+        let pairs: Vec<(u32, u32)> = edits.iter().map(|e| (e.u, e.w)).collect();
+        match b.log_probs_at_rows(self.target, &pairs, rows)? {
+            Some(row) => self.checked(row),
+            None => Err(unsupported()),
+        }
+    }
+
     fn checked(&self, row: Vec<f32>) -> Result<Vec<f32>> {
         if row.iter().any(|x| x.is_nan()) {
             return Err(ExplainError::NanOutput {

@@ -13,7 +13,8 @@
 //! reference bounded by `K`, not the exhaustive one.
 
 use induce_explain::{
-    Edit, ExplainError, Explainer, Explanation, Goal, Locked, Protocol, Result, Verdict, minimise,
+    Edit, ExplainError, Explainer, Explanation, FeatureEdit, Goal, Locked, Protocol, Result,
+    Verdict, minimise,
 };
 use induce_graph::Graph;
 use induce_models::BlackBox;
@@ -64,6 +65,19 @@ pub struct GreedyConfig {
     /// [`BlackBox::edge_weighted`]). `None` (the default): every action, the exhaustive search.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub shortlist: Option<usize>,
+    /// Search edge edits (default true; `--edits feat` searches the features only).
+    #[serde(skip_serializing_if = "is_true")]
+    pub edges: bool,
+    /// Search feature edits too (`--edits …,feat`): an action flips one entry of the target's
+    /// own feature row between 0 and 1 (entries holding other values are not offered). Needs a
+    /// black box bound to the graph under exact verdicts
+    /// ([`TargetOracle::judges_features`]).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub features: bool,
+}
+
+fn is_true(b: &bool) -> bool {
+    *b
 }
 
 impl Default for GreedyConfig {
@@ -76,6 +90,8 @@ impl Default for GreedyConfig {
             locked: Locked::default(),
             goal: Goal::AnyOther,
             shortlist: None,
+            edges: true,
+            features: false,
         }
     }
 }
@@ -86,6 +102,11 @@ impl GreedyConfig {
         if self.budget == 0 {
             return Err(ExplainError::InvalidConfig(
                 "greedy: budget = 0: at least one edit is needed".into(),
+            ));
+        }
+        if !self.edges && !self.features {
+            return Err(ExplainError::InvalidConfig(
+                "greedy: neither edge nor feature edits to search".into(),
             ));
         }
         if self.shortlist == Some(0) {
@@ -322,54 +343,109 @@ impl Explainer for GreedyExplainer<'_> {
             y,
             layers,
         } = self.search.start(graph, target, space_settings!(c))?;
-        let first_order = self.first_order(graph, &space)?;
+        if c.features && !oracle.judges_features() {
+            // The typed error of an oracle that cannot judge a feature edit.
+            oracle.row_with_rows(&[], &[(target, graph.features().row(target as usize))])?;
+        }
+        let first_order = match c.edges {
+            true => self.first_order(graph, &space)?,
+            false => None,
+        };
         let mut used = vec![false; space.len()];
         let mut edits: Vec<Edit> = Vec::new();
         let mut applied: Vec<usize> = Vec::new();
         let mut trials: Vec<Vec<Edit>> = Vec::new();
+        // The target's feature row with the flips made so far, and the flips in order.
+        let mut x = graph.features().row(target as usize).to_vec();
+        let mut flips: Vec<FeatureEdit> = Vec::new();
+        let mut order: Vec<Action> = Vec::new();
         for _ in 0..c.budget {
             let reach = Reach::new(graph, target, layers, &edits);
-            // (flipped, margin, action): a flip beats any non-flip, then the smallest margin.
-            let mut best: Option<(bool, f32, usize, usize)> = None;
-            let mut step: Vec<usize> = (0..space.len())
-                .filter(|&i| !used[i] && reach.relevant(&space.actions[i]))
-                .collect();
-            if let (Some(f), Some(k)) = (&first_order, c.shortlist)
-                && step.len() > k
-            {
-                let estimates = f.estimates(&applied, &step, c.goal, y)?;
-                step = shortlist(&step, &estimates, k);
-            }
-            trials.clear();
-            trials.extend(step.iter().map(|&i| {
-                let mut t = Vec::with_capacity(edits.len() + 1);
-                t.extend_from_slice(&edits);
-                t.push(space.actions[i]);
-                t
-            }));
-            let refs: Vec<&[Edit]> = trials.iter().map(Vec::as_slice).collect();
-            let rows = oracle.rows(&refs)?;
-            for (&i, row) in step.iter().zip(rows) {
-                let label = argmax(&row);
-                let m = c.goal.margin(&row, y);
+            // (flipped, margin, action, label): a flip beats any non-flip, then the smallest
+            // margin; ties to the first (edges in action-space order, then features).
+            let mut best: Option<(bool, f32, Action, usize)> = None;
+            let mut consider = |row: &[f32], action: Action| {
+                let label = argmax(row);
+                let m = c.goal.margin(row, y);
                 let hit = c.goal.reached(y, label);
                 let better = match best {
                     None => true,
                     Some((f, bm, _, _)) => (hit && !f) || (hit == f && m < bm),
                 };
                 if better {
-                    best = Some((hit, m, i, label));
+                    best = Some((hit, m, action, label));
+                }
+            };
+            if c.edges {
+                let mut step: Vec<usize> = (0..space.len())
+                    .filter(|&i| !used[i] && reach.relevant(&space.actions[i]))
+                    .collect();
+                if let (Some(f), Some(k)) = (&first_order, c.shortlist)
+                    && step.len() > k
+                {
+                    let estimates = f.estimates(&applied, &step, c.goal, y)?;
+                    step = shortlist(&step, &estimates, k);
+                }
+                trials.clear();
+                trials.extend(step.iter().map(|&i| {
+                    let mut t = Vec::with_capacity(edits.len() + 1);
+                    t.extend_from_slice(&edits);
+                    t.push(space.actions[i]);
+                    t
+                }));
+                let rows = match flips.is_empty() {
+                    true => {
+                        let refs: Vec<&[Edit]> = trials.iter().map(Vec::as_slice).collect();
+                        oracle.rows(&refs)?
+                    }
+                    false => {
+                        let own = [(target, x.as_slice())];
+                        (trials.iter())
+                            .map(|t| oracle.row_with_rows(t, &own))
+                            .collect::<Result<_>>()?
+                    }
+                };
+                for (&i, row) in step.iter().zip(rows) {
+                    consider(&row, Action::Edge(i));
                 }
             }
-            let Some((flipped, _, i, label)) = best else {
+            if c.features {
+                let mut trial = x.clone();
+                for f in 0..x.len() {
+                    let v = x[f];
+                    if (v != 0.0 && v != 1.0) || flips.iter().any(|e| e.feature as usize == f) {
+                        continue;
+                    }
+                    trial[f] = 1.0 - v;
+                    let row = oracle.row_with_rows(&edits, &[(target, trial.as_slice())])?;
+                    trial[f] = v;
+                    consider(&row, Action::Feature(f as u32));
+                }
+            }
+            let Some((flipped, _, action, label)) = best else {
                 break;
             };
-            used[i] = true;
-            applied.push(i);
-            edits.push(space.actions[i]);
+            order.push(action);
+            match action {
+                Action::Edge(i) => {
+                    used[i] = true;
+                    applied.push(i);
+                    edits.push(space.actions[i]);
+                }
+                Action::Feature(f) => {
+                    let old = x[f as usize];
+                    x[f as usize] = 1.0 - old;
+                    flips.push(FeatureEdit {
+                        node: target,
+                        feature: f,
+                        old,
+                        new: 1.0 - old,
+                    });
+                }
+            }
             if flipped {
-                let e = Explanation {
-                    feature_edits: Vec::new(),
+                let mut e = Explanation {
+                    feature_edits: flips,
                     target,
                     found: true,
                     original_label: y,
@@ -378,13 +454,20 @@ impl Explainer for GreedyExplainer<'_> {
                     evaluations: None,
                     certified: None,
                 };
-                return match protocol.minimise && e.size() > 1 {
-                    true => {
-                        let bb = self.search.black_box;
-                        minimise(graph, bb, &e, hops, protocol.verdict, c.goal)
-                    }
-                    false => Ok(e),
-                };
+                if !protocol.minimise {
+                    return Ok(e);
+                }
+                if e.feature_edits.is_empty() {
+                    return match e.size() > 1 {
+                        true => {
+                            let bb = self.search.black_box;
+                            minimise(graph, bb, &e, hops, protocol.verdict, c.goal)
+                        }
+                        false => Ok(e),
+                    };
+                }
+                reduce_mixed(&mut oracle, graph, &mut e, c.goal)?;
+                return Ok(e);
             }
         }
         Ok(Explanation {
@@ -397,6 +480,72 @@ impl Explainer for GreedyExplainer<'_> {
             evaluations: None,
             certified: None,
         })
+    }
+}
+
+/// One action of the greedy search: an edge action (its index in the [`ActionSpace`]) or a
+/// flip of one entry of the target's feature row.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Action {
+    Edge(usize),
+    Feature(u32),
+}
+
+/// A found counterfactual with feature edits made 1-minimal: each edit (edge or feature) is
+/// dropped in turn, last first, and left out when the rest still reaches the goal; repeated
+/// until none can be dropped. Every trial is one evaluation of `oracle`.
+fn reduce_mixed(
+    oracle: &mut TargetOracle<'_>,
+    graph: &Graph,
+    e: &mut Explanation,
+    goal: Goal,
+) -> Result<()> {
+    let base = graph.features().row(e.target as usize).to_vec();
+    let row_of = |flips: &[FeatureEdit]| {
+        let mut x = base.clone();
+        for f in flips {
+            x[f.feature as usize] = f.new;
+        }
+        x
+    };
+    loop {
+        let mut dropped = false;
+        // Feature edits last in, first tried; then the edge edits, last first.
+        for k in (0..e.feature_edits.len()).rev() {
+            let mut rest = e.feature_edits.clone();
+            rest.remove(k);
+            let x = row_of(&rest);
+            let rows: Vec<(u32, &[f32])> = match rest.is_empty() {
+                true => vec![],
+                false => vec![(e.target, x.as_slice())],
+            };
+            let row = oracle.row_with_rows(&e.edits, &rows)?;
+            let label = argmax(&row);
+            if goal.reached(e.original_label, label) && (!rest.is_empty() || !e.edits.is_empty()) {
+                e.feature_edits = rest;
+                e.new_label = label;
+                dropped = true;
+            }
+        }
+        for k in (0..e.edits.len()).rev() {
+            let mut rest = e.edits.clone();
+            rest.remove(k);
+            let x = row_of(&e.feature_edits);
+            let rows: Vec<(u32, &[f32])> = match e.feature_edits.is_empty() {
+                true => vec![],
+                false => vec![(e.target, x.as_slice())],
+            };
+            let row = oracle.row_with_rows(&rest, &rows)?;
+            let label = argmax(&row);
+            if goal.reached(e.original_label, label) && (!rest.is_empty() || !rows.is_empty()) {
+                e.edits = rest;
+                e.new_label = label;
+                dropped = true;
+            }
+        }
+        if !dropped {
+            return Ok(());
+        }
     }
 }
 
@@ -414,6 +563,131 @@ mod tests {
         let mut edges: Vec<(u32, u32)> = (1..7).map(|w| (0, w)).collect();
         edges.extend([(6, 7), (7, 8)]);
         Graph::from_edges(9, &edges, Features::constant(9, 1, 1.0), vec![0; 9]).unwrap()
+    }
+
+    /// A random graph with 0/1 features and a GCN bound to it (its bound form judges feature
+    /// edits).
+    fn binary_graph() -> (Graph, induce_models::HostGcn) {
+        use induce_models::{GcnConfig, HostGcn, testing::test_device};
+        use rand::rngs::StdRng;
+        use rand::{Rng, SeedableRng};
+        let mut rng = StdRng::seed_from_u64(11);
+        let (n, d) = (30u32, 8usize);
+        let mut edges: Vec<(u32, u32)> = (1..n).map(|v| (rng.random_range(0..v), v)).collect();
+        edges.extend((0..10).map(|_| {
+            let (a, b) = (rng.random_range(0..n), rng.random_range(0..n));
+            (a.min(b), a.max(b))
+        }));
+        edges.retain(|e| e.0 != e.1);
+        edges.sort_unstable();
+        edges.dedup();
+        let x: Vec<f32> = (0..n as usize * d)
+            .map(|_| if rng.random::<f32>() < 0.3 { 1.0 } else { 0.0 })
+            .collect();
+        let x = Features::new(n as usize, d, x).unwrap();
+        let g = Graph::from_edges(n as usize, &edges, x, vec![0; n as usize]).unwrap();
+        let dev = test_device().unwrap();
+        let gcn = HostGcn::from_gcn(&GcnConfig::new(d, 3).with_init_seed(4).init(&dev)).unwrap();
+        (g, gcn)
+    }
+
+    /// Features only: every target with a single flip that changes its label (found by brute
+    /// force on the whole graph) is explained with one flip; every explanation has no edge
+    /// edit, records each entry's old value, and flips the model on the whole edited graph.
+    #[test]
+    fn feature_flips_of_the_target_row_are_searched_and_checked_on_the_whole_graph() {
+        use induce_explain::verdict::{whole_graph_label, whole_graph_label_with_features};
+        let (g, gcn) = binary_graph();
+        let bound = induce_models::BoundBlackBox::new(&gcn, &g).unwrap();
+        let config = GreedyConfig {
+            edges: false,
+            features: true,
+            ..GreedyConfig::default()
+        };
+        let greedy = GreedyExplainer::new(&bound, config, EXACT);
+        let (mut found, mut singles) = (0, 0);
+        for t in 0..g.num_nodes() as u32 {
+            let e = greedy.explain(&g, t).unwrap();
+            let y = whole_graph_label(&g, &gcn, t, &[]).unwrap();
+            let x = g.features().row(t as usize);
+            let single = (0..x.len() as u32).any(|f| {
+                let flip = FeatureEdit {
+                    node: t,
+                    feature: f,
+                    old: x[f as usize],
+                    new: 1.0 - x[f as usize],
+                };
+                whole_graph_label_with_features(&g, &gcn, t, &[], &[flip]).unwrap() != y
+            });
+            if single {
+                singles += 1;
+                assert!(e.found && e.features_changed() == 1, "target {t}: {e:?}");
+            }
+            if e.found {
+                found += 1;
+                assert!(e.edits.is_empty(), "{e:?}");
+                for f in &e.feature_edits {
+                    assert_eq!(
+                        (f.node, f.old, f.new),
+                        (t, x[f.feature as usize], 1.0 - f.old)
+                    );
+                }
+                let now = whole_graph_label_with_features(&g, &gcn, t, &[], &e.feature_edits);
+                assert_eq!(now.unwrap(), e.new_label);
+                assert_ne!(e.new_label, y);
+            }
+        }
+        assert!(
+            singles > 0 && found >= singles,
+            "singles {singles}, found {found}"
+        );
+    }
+
+    /// Edges and features together: every counterfactual flips the whole edited graph, and is
+    /// 1-minimal over both kinds of edits; a black box without a binding is refused.
+    #[test]
+    fn joint_edge_and_feature_search_is_valid_and_one_minimal() {
+        use induce_explain::verdict::whole_graph_label_with_features;
+        let (g, gcn) = binary_graph();
+        let bound = induce_models::BoundBlackBox::new(&gcn, &g).unwrap();
+        let config = GreedyConfig {
+            features: true,
+            ..GreedyConfig::default()
+        };
+        let greedy = GreedyExplainer::new(&bound, config.clone(), EXACT);
+        let mut found = 0;
+        for t in 0..g.num_nodes() as u32 {
+            let e = greedy.explain(&g, t).unwrap();
+            if !e.found {
+                continue;
+            }
+            found += 1;
+            let label = |edits: &[Edit], fe: &[FeatureEdit]| {
+                whole_graph_label_with_features(&g, &gcn, t, edits, fe).unwrap()
+            };
+            assert_eq!(label(&e.edits, &e.feature_edits), e.new_label);
+            for k in 0..e.edits.len() {
+                let mut rest = e.edits.clone();
+                rest.remove(k);
+                if !(rest.is_empty() && e.feature_edits.is_empty()) {
+                    assert_eq!(label(&rest, &e.feature_edits), e.original_label, "{e:?}");
+                }
+            }
+            for k in 0..e.feature_edits.len() {
+                let mut rest = e.feature_edits.clone();
+                rest.remove(k);
+                if !(rest.is_empty() && e.edits.is_empty()) {
+                    assert_eq!(label(&e.edits, &rest), e.original_label, "{e:?}");
+                }
+            }
+        }
+        assert!(found > 0);
+        // The plain GCN has no binding to judge a feature edit.
+        let refused = GreedyExplainer::new(&gcn, config, EXACT).explain(&g, 0);
+        assert!(
+            matches!(refused, Err(ExplainError::InvalidConfig(_))),
+            "{refused:?}"
+        );
     }
 
     #[test]
