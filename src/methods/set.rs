@@ -153,7 +153,7 @@ pub fn method_config(
         c.train.greedy_every = s.train.greedy_every;
     }
     let r = &settings.restrictions;
-    if let Some(mode) = r.edits {
+    if let Some(mode) = r.edits.and_then(|e| e.edges()) {
         c.env.mode = mode;
     }
     if r.allowed.is_some() {
@@ -370,6 +370,9 @@ impl<'a> MethodSet<'a> {
             let mut b = self.settings.baselines.clone();
             let r = &self.settings.restrictions;
             b.greedy.locked = r.locked.clone();
+            if let Some(e) = r.edits {
+                (b.greedy.edges, b.greedy.features) = (e.edges().is_some(), e.feat);
+            }
             b.exact.locked = r.locked.clone();
             (b.greedy.goal, b.exact.goal) = (r.goal, r.goal);
             if let Some(k) = r.budget {
@@ -665,7 +668,7 @@ mod tests {
         let d = method_config(Method::INDUCTIVE_DEL_ONLY, Some(&trained), &settings);
         assert_eq!(d.env.mode, EditMode::DeleteOnly);
         // `transductive` runs the schedule; `--edits` and `--allowed` restrict every InduCE method.
-        settings.restrictions.edits = Some(EditMode::AddOnly);
+        settings.restrictions.edits = Some(EditMode::AddOnly.into());
         settings.restrictions.allowed = Some(vec![(0, 1)]);
         let t = method_config(Method::TRANSDUCTIVE, None, &settings);
         assert_eq!((t.train.episodes, t.env.mode), (9, EditMode::AddOnly));

@@ -35,6 +35,8 @@ pub struct Supports {
     pub edits: &'static [EditMode],
     /// What it edits, in words (the refusals say it).
     pub edits_what: &'static str,
+    /// It searches feature edits when asked (`--edits …,feat`).
+    pub features: bool,
 }
 
 impl Supports {
@@ -57,6 +59,7 @@ impl Supports {
         goal: true,
         edits: ANY_EDIT,
         edits_what: "InduCE's action space",
+        features: false,
     };
 
     /// InduCE's, restricted to deletions.
@@ -74,6 +77,13 @@ impl Supports {
         ..Supports::INDUCE
     };
 
+    /// `greedy`'s: the searches', with feature edits beside (or instead of) its edge actions.
+    pub const GREEDY: Supports = Supports {
+        edits: &[EditMode::Both],
+        features: true,
+        ..Supports::SEARCH
+    };
+
     /// A baseline that deletes the neighbourhood's existing edges: no restriction but
     /// deletions.
     pub const DELETING_BASELINE: Supports = Supports {
@@ -82,6 +92,7 @@ impl Supports {
         goal: false,
         edits: DELETIONS,
         edits_what: "deletions of the neighbourhood's existing edges only",
+        features: false,
     };
 
     /// A baseline with a mask over every node pair: no restriction.
@@ -90,6 +101,107 @@ impl Supports {
         edits_what: "a mask over every node pair (additions and deletions together)",
         ..Supports::DELETING_BASELINE
     };
+}
+
+/// The edit types of `--edits`: a comma list of `add`, `del` and `feat` (`both` is `add,del`).
+/// `feat` asks for feature edits (greedy: flips of the target's 0/1 feature entries); without
+/// `add` or `del` no edge is edited.
+///
+/// ```
+/// use induce::methods::EditSet;
+/// use induce::rl::EditMode;
+/// let all: EditSet = "add,del,feat".parse().unwrap();
+/// assert_eq!((all.edges(), all.feat), (Some(EditMode::Both), true));
+/// assert_eq!(all, "both,feat".parse().unwrap());
+/// assert_eq!(all.to_string(), "add,del,feat");
+/// let feat: EditSet = "feat".parse().unwrap();
+/// assert_eq!(feat.edges(), None);
+/// assert_eq!("del".parse::<EditSet>().unwrap().edges(), Some(EditMode::DeleteOnly));
+/// assert!("add,nodes".parse::<EditSet>().unwrap_err().contains("nodes"));
+/// // Old configs wrote the edge modes' names.
+/// assert_eq!(serde_json::from_str::<EditSet>("\"delete_only\"").unwrap().to_string(), "del");
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(try_from = "String", into = "String")]
+pub struct EditSet {
+    /// Edge additions.
+    pub add: bool,
+    /// Edge deletions.
+    pub del: bool,
+    /// Feature edits.
+    pub feat: bool,
+}
+
+impl EditSet {
+    /// The edge edits, as InduCE's edit mode (`None`: no edge edit).
+    pub fn edges(&self) -> Option<EditMode> {
+        match (self.add, self.del) {
+            (true, true) => Some(EditMode::Both),
+            (true, false) => Some(EditMode::AddOnly),
+            (false, true) => Some(EditMode::DeleteOnly),
+            (false, false) => None,
+        }
+    }
+}
+
+impl From<EditMode> for EditSet {
+    fn from(m: EditMode) -> Self {
+        Self {
+            add: m != EditMode::DeleteOnly,
+            del: m != EditMode::AddOnly,
+            feat: false,
+        }
+    }
+}
+
+impl std::str::FromStr for EditSet {
+    type Err = String;
+
+    fn from_str(s: &str) -> std::result::Result<Self, String> {
+        let mut e = EditSet {
+            add: false,
+            del: false,
+            feat: false,
+        };
+        for word in s.split(',').map(str::trim) {
+            match word {
+                "add" | "add_only" => e.add = true,
+                "del" | "delete_only" => e.del = true,
+                "both" => (e.add, e.del) = (true, true),
+                "feat" => e.feat = true,
+                other => {
+                    return Err(format!(
+                        "edit type `{other}` in `{s}`: expected a comma list of add, del, feat \
+                         (both = add,del)"
+                    ));
+                }
+            }
+        }
+        Ok(e)
+    }
+}
+
+impl std::fmt::Display for EditSet {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let words: Vec<&str> = [(self.add, "add"), (self.del, "del"), (self.feat, "feat")]
+            .into_iter()
+            .filter_map(|(on, w)| on.then_some(w))
+            .collect();
+        f.write_str(&words.join(","))
+    }
+}
+
+impl TryFrom<String> for EditSet {
+    type Error = String;
+    fn try_from(s: String) -> std::result::Result<Self, String> {
+        s.parse()
+    }
+}
+
+impl From<EditSet> for String {
+    fn from(e: EditSet) -> String {
+        e.to_string()
+    }
 }
 
 /// What a run restricts its methods to, held in one place ([`ExplainJob`](crate::run::ExplainJob)
@@ -105,8 +217,8 @@ impl Supports {
 /// ```
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Restrictions {
-    /// Edit types InduCE's methods are restricted to (`--edits`; `None`: each method's own).
-    pub edits: Option<EditMode>,
+    /// Edit types the methods are restricted to (`--edits`; `None`: each method's own).
+    pub edits: Option<EditSet>,
     /// Node pairs InduCE's edits are restricted to (the paper's `V_c`, `--allowed`; `None`:
     /// every pair).
     pub allowed: Option<Vec<(u32, u32)>>,
@@ -158,7 +270,18 @@ pub(crate) fn check_methods(methods: &[Method], restrictions: &Restrictions) -> 
                  without --to-class"
             ));
         }
-        if let Some(mode) = restrictions.edits.filter(|&e| !s.keeps(e)) {
+        if restrictions.edits.is_some_and(|e| e.feat) && !s.features {
+            return refuse(format!(
+                "it edits {} and no features, so it cannot search feature edits (--edits \
+                 …,feat; greedy does): run it without feat in --edits",
+                s.edits_what
+            ));
+        }
+        if let Some(mode) = restrictions
+            .edits
+            .and_then(|e| e.edges())
+            .filter(|&e| !s.keeps(e))
+        {
             let (what, flag) = match mode {
                 EditMode::Both => ("a choice of edit types", "both"),
                 EditMode::AddOnly => ("additions only", "add"),
@@ -223,7 +346,7 @@ mod tests {
     fn each_restriction_is_refused_where_a_method_would_ignore_it() {
         let check = |m: Method, r: Restrictions| check_methods(&[m], &r).map_err(|e| e.to_string());
         let edits = |e| Restrictions {
-            edits: Some(e),
+            edits: Some(EditSet::from(e)),
             ..Restrictions::default()
         };
         for m in Method::all() {
@@ -251,6 +374,17 @@ mod tests {
         };
         assert!(check(Method::EXACT, kept).is_ok());
         assert!(check(Method::GREEDY, edits(EditMode::DeleteOnly)).is_err());
+        // Feature edits: greedy searches them (beside its edges or alone); no other method does.
+        let feat = |s: &str| Restrictions {
+            edits: Some(s.parse().unwrap()),
+            ..Restrictions::default()
+        };
+        assert!(check(Method::GREEDY, feat("add,del,feat")).is_ok());
+        assert!(check(Method::GREEDY, feat("feat")).is_ok());
+        assert!(check(Method::GREEDY, feat("both")).is_ok());
+        let e = check(Method::EXACT, feat("feat")).unwrap_err();
+        assert!(e.contains("exact") && e.contains("feat"), "{e}");
+        assert!(check(Method::TRANSDUCTIVE, feat("add,del,feat")).is_err());
         // The deleting baselines keep deletions only; ++ keeps no restriction of its edits.
         assert!(check(Method::CF2, edits(EditMode::DeleteOnly)).is_ok());
         let e = check(Method::CF2, edits(EditMode::AddOnly)).unwrap_err();

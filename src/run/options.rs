@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 
 use induce_explain::Protocol;
-use induce_rl::{EditMode, Kernel};
+use induce_rl::Kernel;
 use serde::{Deserialize, Serialize};
 
 use super::{ExplainJob, TargetFilter, TrainJob};
@@ -153,9 +153,9 @@ pub struct RunOptions {
     /// The policy's Adam learning rate (`--lr`).
     #[serde(default)]
     pub lr: Option<f64>,
-    /// Edit types (`--edits`).
+    /// Edit types (`--edits`: a comma list of add, del, feat).
     #[serde(default)]
-    pub edits: Option<EditMode>,
+    pub edits: Option<crate::methods::EditSet>,
     /// Kernel of the policy and the black box (`--kernel`; default host).
     #[serde(default)]
     pub kernel: Option<Kernel>,
@@ -435,13 +435,25 @@ impl RunOptions {
     /// greedy search, the estimated state where the black box has gradients, else the targeted
     /// one); with [`RunOptions::paper_faithful`] it trains as the paper does: REINFORCE, the
     /// paper's state, and the episodes' verdicts on the frozen neighbourhood.
+    ///
+    /// Errors: [`Error::InvalidValue`](crate::Error::InvalidValue) for edit types the policy
+    /// cannot learn (feature edits, or no edge edit).
     pub fn train_job(
         &self,
         data: &str,
         black_box: impl Into<PathBuf>,
         arch: Option<PathBuf>,
         targets: TargetSpec,
-    ) -> TrainJob {
+    ) -> crate::Result<TrainJob> {
+        if let Some(e) = self.edits.filter(|e| e.feat || e.edges().is_none()) {
+            return Err(crate::Error::InvalidValue {
+                what: "edits",
+                value: e.to_string(),
+                reason: "the policy learns edge edits only (add, del); feature edits are \
+                         searched by `explain --method greedy --edits …,feat`"
+                    .into(),
+            });
+        }
         let mut job = TrainJob::new(data, black_box).with_family(self.family);
         job.arch = arch;
         job.targets = targets;
@@ -459,9 +471,9 @@ impl RunOptions {
         if let Some(t) = self.training {
             job.induce.train.method = t;
         }
-        if let Some(e) = self.edits {
-            job.induce.env.mode = e;
+        if let Some(mode) = self.edits.and_then(|e| e.edges()) {
+            job.induce.env.mode = mode;
         }
-        job
+        Ok(job)
     }
 }

@@ -379,7 +379,9 @@ fn train_policy(
 ) -> PyResult<String> {
     let opts = self::options(options)?;
     let (path, arch) = model.0.source();
-    let job = opts.train_job("arrays", path, arch, targets(index)?);
+    let job = opts
+        .train_job("arrays", path, arch, targets(index)?)
+        .map_err(value_error)?;
     let spec = model.0.clone();
     run_interruptible(py, move |_flag| {
         let (data, device, black_box) = graph.get().load(&spec, job.induce.kernel)?;

@@ -161,3 +161,62 @@ def test_pyg_explainer_algorithm():
                   node_mask_type="object",
                   model_config=dict(mode="multiclass_classification", task_level="node",
                                     return_type="raw"))
+
+
+def binary_features(case):
+    """A committed module and its graph with the features made 0/1 (bag-of-words style)."""
+    m, x, ei = live_models.load(LIVE, case)
+    return m, (x > x.median()).float(), ei
+
+
+def replay_features(module, x, ei, e):
+    """The module's prediction for the target with the record's feature and edge edits."""
+    x2 = x.clone()
+    for v, f, old, new in e.feature_edits:
+        assert float(x[v, f]) == old, e
+        x2[v, f] = new
+    cf = torch.as_tensor(e.edited_edge_index(ei.numpy()))
+    with torch.no_grad():
+        return int(module(x, ei)[e.target].argmax()), int(module(x2, cf)[e.target].argmax())
+
+
+@pytest.mark.parametrize("case", ["basic_sage", "graphconv"])
+def test_feature_edits_flip_the_module_in_pyg(case):
+    # Issue 60: `edits="feat"` searches the target's 0/1 feature entries (greedy), alone or
+    # beside its edge edits; every counterfactual is replayed in PyG with the changed entries.
+    m, x, ei = binary_features(case)
+    for edits in ("feat", "add,del,feat"):
+        result = induce.Explainer(model=m, method="greedy", edits=edits)(x, ei, index=TARGETS)
+        found = [e for e in result if e.found]
+        assert found, (case, edits)
+        for e in found:
+            assert e.is_counterfactual and e.features_changed == len(e.feature_edits), e
+            assert edits != "feat" or (e.size == 0 and e.features_changed > 0), e
+            before, after = replay_features(m, x, ei, e)
+            assert before == e.original_label and after == e.new_label != before, e
+    with pytest.raises(ValueError, match="feat"):
+        induce.Explainer(model=m, method="exact", edits="feat")(x, ei, index=[0])
+
+
+def test_pyg_explainer_marks_the_changed_features():
+    from torch_geometric.explain import Explainer
+
+    from induce.pyg import InduCE
+
+    m, x, ei = binary_features("graphconv")
+    explainer = Explainer(m, algorithm=InduCE(edits="feat"), explanation_type="model",
+                          edge_mask_type="object", node_mask_type="attributes",
+                          model_config=dict(mode="multiclass_classification",
+                                            task_level="node", return_type="log_probs"))
+    changed = 0
+    for target in TARGETS[:6]:
+        expl = explainer(x, ei, index=target)
+        (record,) = expl.records
+        edits = record.get("feature_edits", []) if record["found"] else []
+        changed += len(edits)
+        assert expl.node_mask.shape == x.shape
+        assert float(expl.node_mask.sum()) == len(edits) and float(expl.edge_mask.sum()) == 0.0
+        if record["found"]:
+            with torch.no_grad():
+                assert int(m(expl.cf_x, ei)[target].argmax()) == record["new_label"]
+    assert changed > 0

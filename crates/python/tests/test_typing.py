@@ -30,6 +30,8 @@ def _samples(name, hint):
         return [[1, 2]]
     if name == "lock_edges":
         return [[[0, 1]]]
+    if name == "edits":
+        return ["add", "del", "both", "feat", "add,del,feat", "del,feat"]
     args = [a for a in typing.get_args(hint) if a is not type(None)]
     assert len(args) == 1, (name, hint)
     t = args[0]

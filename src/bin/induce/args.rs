@@ -4,9 +4,10 @@ use std::path::PathBuf;
 
 use clap::Args;
 use induce::graph::io::DataFormat;
+use induce::methods::EditSet;
 use induce::methods::Preset;
 use induce::models::device::BackendKind;
-use induce::rl::{EditMode, Kernel, Reward};
+use induce::rl::{Kernel, Reward};
 
 /// `--black-box` and `--arch`: the model a run explains, trains against or predicts with.
 #[derive(Debug, Clone, Args)]
@@ -86,11 +87,13 @@ pub struct InduceArgs {
     /// `inductive-fine-tuned` the per-target rate.
     #[arg(long, allow_negative_numbers = true, help_heading = "InduCE")]
     pub lr: Option<f64>,
-    /// Edit types: add, del or both [default: both; inductive-del-only: del]. A method that
-    /// cannot keep them is refused (add with a deleting baseline or inductive-del-only; del
-    /// with cf-gnnexplainer++).
-    #[arg(long, help_heading = "Protocol and restrictions")]
-    pub edits: Option<Edits>,
+    /// Edit types: a comma list of add, del and feat (both = add,del) [default: both;
+    /// inductive-del-only: del]. feat searches feature edits too (greedy: flips of the
+    /// target's 0/1 feature entries; `--edits feat` alone: features only). A method that cannot
+    /// keep them is refused (add with a deleting baseline or inductive-del-only; del with
+    /// cf-gnnexplainer++; feat with any method but greedy).
+    #[arg(long, help_heading = "Protocol and restrictions", value_parser = parse_edits)]
+    pub edits: Option<EditSet>,
     /// Kernel of the policy and the black box: host (fused CPU kernels) or burn (Burn tensors
     /// on the backend).
     #[arg(long, help_heading = "Scale")]
@@ -164,11 +167,9 @@ impl From<State> for induce::rl::StateLayout {
     }
 }
 
-#[derive(Debug, Clone, Copy, clap::ValueEnum)]
-pub enum Edits {
-    Add,
-    Del,
-    Both,
+/// `--edits`' value ([`EditSet`]'s words).
+fn parse_edits(s: &str) -> Result<EditSet, String> {
+    s.parse()
 }
 
 impl InduceArgs {
@@ -177,7 +178,7 @@ impl InduceArgs {
         induce::run::RunOptions {
             episodes: self.episodes,
             lr: self.lr,
-            edits: self.edits.map(Into::into),
+            edits: self.edits,
             kernel: self.kernel,
             hops: self.hops,
             budget: self.budget,
@@ -188,16 +189,6 @@ impl InduceArgs {
             to_class: self.to_class,
             state: self.state.map(Into::into),
             ..Default::default()
-        }
-    }
-}
-
-impl From<Edits> for EditMode {
-    fn from(e: Edits) -> Self {
-        match e {
-            Edits::Add => EditMode::AddOnly,
-            Edits::Del => EditMode::DeleteOnly,
-            Edits::Both => EditMode::Both,
         }
     }
 }

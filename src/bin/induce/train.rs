@@ -149,7 +149,7 @@ impl TrainArgs {
             self.model.black_box.clone(),
             self.model.arch.clone(),
             self.targets.clone(),
-        );
+        )?;
         job.format = self.data.format.format;
         job.sample = self.sample.map(|size| Sample {
             size,

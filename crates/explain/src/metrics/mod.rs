@@ -141,6 +141,37 @@ pub struct Summary {
     /// oracle-call cost), over every target; `None` when some target's were not counted.
     #[serde(default)]
     pub evaluations_mean: Option<f64>,
+    /// Mean number of feature entries changed over the found counterfactuals
+    /// ([`Explanation::features_changed`]; the edge edits are `size_mean`, never summed with
+    /// these); `None` when no counterfactual changed a feature.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub features_changed: Option<f64>,
+}
+
+/// The mean number of feature entries the found explanations change, `None` when none changes
+/// one (an edge-only run).
+///
+/// ```
+/// use induce_explain::{Explanation, FeatureEdit};
+/// use induce_explain::metrics::features_changed_mean;
+/// let flip = FeatureEdit { node: 0, feature: 3, old: 0.0, new: 1.0 };
+/// let e = |fe: Vec<FeatureEdit>| Explanation { feature_edits: fe,
+///     ..Explanation::counterfactual(0, 1, 0, vec![]) };
+/// assert_eq!(features_changed_mean(&[e(vec![flip, flip]), e(vec![])]), Some(1.0));
+/// assert_eq!(features_changed_mean(&[e(vec![])]), None);
+/// ```
+pub fn features_changed_mean(explanations: &[Explanation]) -> Option<f64> {
+    let found: Vec<&Explanation> = explanations.iter().filter(|e| e.found).collect();
+    if !found.iter().any(|e| e.features_changed() > 0) {
+        return None;
+    }
+    Some(
+        found
+            .iter()
+            .map(|e| e.features_changed() as f64)
+            .sum::<f64>()
+            / found.len() as f64,
+    )
 }
 
 /// The mean of the explanations' evaluation counts, `None` unless every one was counted.
@@ -203,6 +234,7 @@ pub fn summarize(
         size_histogram: size_histogram(explanations),
         one_minimal: None,
         evaluations_mean: evaluations_mean(explanations),
+        features_changed: features_changed_mean(explanations),
     })
 }
 

@@ -276,6 +276,7 @@ impl<'a> EvalContext<'a> {
         if !explanation.found {
             // What a method tried without a flip is no explanation: a record lists none.
             explanation.edits.clear();
+            explanation.feature_edits.clear();
         }
         let one = std::slice::from_ref(&explanation);
         // Both accuracies need a background class: graphs with motif ground truth only.
@@ -287,6 +288,11 @@ impl<'a> EvalContext<'a> {
             false => (None, None),
         };
         let (one_minimal, valid) = match self.black_box {
+            // 1-minimality is checked over edge edits; with feature edits it is not measured
+            // here (greedy makes its counterfactuals 1-minimal over both kinds).
+            Some(bb) if !explanation.feature_edits.is_empty() => {
+                (None, self.is_valid(bb, &explanation)?)
+            }
             Some(bb) => (
                 is_one_minimal(
                     self.graph,

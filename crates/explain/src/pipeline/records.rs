@@ -128,6 +128,7 @@ pub fn summarize_records(records: &[TargetRecord]) -> Summary {
         ),
         size_histogram: size_histogram(&counted),
         evaluations_mean: crate::metrics::evaluations_mean(&expl),
+        features_changed: crate::metrics::features_changed_mean(&counted),
     }
 }
 

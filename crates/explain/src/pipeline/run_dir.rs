@@ -540,15 +540,25 @@ pub fn format_table(runs: &[&RunSummary]) -> String {
         .iter()
         .flat_map(|s| &s.runs)
         .any(|r| r.metrics.accuracy.is_some() || r.metrics.strict_accuracy.is_some());
+    // Features changed: shown where a row searched feature edits (`--edits …,feat`).
+    let feat = runs
+        .iter()
+        .flat_map(|s| &s.runs)
+        .any(|r| r.metrics.features_changed.is_some());
     let _ = writeln!(
         out,
-        "{}{:<26} {:>7} {:>8} {:>8} {:>13} {}{:>8} {:>9} {:>8} {:>8} {:>9}",
+        "{}{:<26} {:>7} {:>8} {:>8} {:>13} {}{}{:>8} {:>9} {:>8} {:>8} {:>9}",
         if many { "run  " } else { "" },
         "method",
         "targets",
         "fid %",
         "valid %",
         "size",
+        if feat {
+            format!("{:>6} ", "feat")
+        } else {
+            String::new()
+        },
         if acc {
             format!("{:>8} {:>8} ", "acc %", "strict %")
         } else {
@@ -563,7 +573,7 @@ pub fn format_table(runs: &[&RunSummary]) -> String {
     let mut legend = false;
     for (i, s) in runs.iter().enumerate() {
         for row in &s.runs {
-            out.push_str(&format_row(many.then_some(i + 1), row, acc));
+            out.push_str(&format_row(many.then_some(i + 1), row, acc, feat));
             legend |= row.metrics.accuracy.is_some();
             let m = &row.metrics;
             if m.verdict == Verdict::Neighbourhood {
@@ -612,21 +622,27 @@ fn valid_pct(m: &crate::metrics::Summary) -> String {
     }
 }
 
-/// One row of [`format_table`]; `acc`: with the accuracy columns.
-fn format_row(run: Option<usize>, row: &RunRow, acc: bool) -> String {
+/// One row of [`format_table`]; `acc`: with the accuracy columns; `feat`: with the mean number
+/// of features changed.
+fn format_row(run: Option<usize>, row: &RunRow, acc: bool, feat: bool) -> String {
     let r = &row.metrics;
     let size = match (r.size_mean, r.size_std) {
         (Some(m), Some(sd)) => format!("{m:.2} ± {sd:.2}"),
         _ => "-".into(),
     };
     format!(
-        "{}{:<26} {:>7} {:>8} {:>8} {:>13} {}{:>8} {:>9} {:>8} {:>8.1} {:>9.2}\n",
+        "{}{:<26} {:>7} {:>8} {:>8} {:>13} {}{}{:>8} {:>9} {:>8} {:>8.1} {:>9.2}\n",
         run.map(|i| format!("{i:<5}")).unwrap_or_default(),
         row.method,
         r.targets,
         pct(r.fidelity),
         valid_pct(r),
         size,
+        match (feat, r.features_changed) {
+            (false, _) => String::new(),
+            (true, Some(f)) => format!("{f:>6.2} "),
+            (true, None) => format!("{:>6} ", "-"),
+        },
         if acc {
             format!("{:>8} {:>8} ", pct(r.accuracy), pct(r.strict_accuracy))
         } else {

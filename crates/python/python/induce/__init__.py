@@ -101,7 +101,7 @@ class Options(TypedDict, total=False):
     family: Optional[Literal["ba-shapes", "trees", "real"]]
     episodes: Optional[int]
     lr: Optional[float]
-    edits: Optional[Literal["add", "del", "both"]]
+    edits: Optional[str]
     kernel: Optional[_Kernel]
     hops: Optional[int]
     budget: Optional[int]
@@ -141,7 +141,8 @@ class TrainedPolicy(TypedDict):
     seconds: float
 
 
-_EDITS = {"add": "add_only", "del": "delete_only", "both": "both"}
+#: The words of ``edits``: a comma list (``"add,del,feat"``); ``both`` is ``add,del``.
+_EDITS = ("add", "del", "both", "feat")
 
 
 def _to_numpy(a: object, name: str) -> NDArray[Any]:
@@ -213,9 +214,9 @@ def _options(options: Mapping[str, Any]) -> str:
     opts: dict[str, Any] = dict(options)
     if opts.get("edits") is not None:
         e = opts["edits"]
-        if e not in _EDITS:
-            raise OptionError(f"invalid option edits={e!r}: expected one of add, del, both")
-        opts["edits"] = _EDITS[e]
+        if not isinstance(e, str) or any(w.strip() not in _EDITS for w in e.split(",")):
+            raise OptionError(f"invalid option edits={e!r}: expected a comma list of add, del, "
+                              "feat (both = add,del)")
     if opts.get("reward") is not None:
         r = opts["reward"]
         if r not in ("shaped", "paper"):
@@ -265,7 +266,9 @@ class Explanation:
     forward pass whatever the verdict; ``is_counterfactual`` is ``found and valid``),
     ``original_label``, ``new_label``, ``added`` and ``removed`` (the counterfactual's
     edges as ``(u, v)`` pairs in the graph's node ids; empty when nothing was found),
-    ``size`` (number of edits), ``accuracy`` and ``strict_accuracy`` (the paper's accuracies,
+    ``size`` (number of edge edits), ``feature_edits`` (with ``edits="…,feat"``: the changed
+    feature entries as ``(node, feature, old, new)``) and ``features_changed`` (their number,
+    never summed into ``size``), ``accuracy`` and ``strict_accuracy`` (the paper's accuracies,
     ``None`` unless the graph has motif ground truth: pass ``motif=``), ``one_minimal`` (for
     found counterfactuals), ``evaluations``
     (black-box calls the method made for this target, or ``None``), ``certified`` (``exact``
@@ -284,6 +287,8 @@ class Explanation:
     added: list[tuple[int, int]]
     removed: list[tuple[int, int]]
     size: int
+    feature_edits: list[tuple[int, int, float, float]]
+    features_changed: int
     accuracy: Optional[float]
     strict_accuracy: Optional[float]
     one_minimal: Optional[bool]
@@ -297,6 +302,7 @@ class Explanation:
         found = bool(record["found"])
         # A record that found nothing lists no edit (older runs kept the search's last ones).
         edits: list[tuple[int, int, str]] = record.get("edits", []) if found else []
+        feats: list[list[Any]] = record.get("feature_edits", []) if found else []
         return cls(
             method=record["method"],
             target=record["target"],
@@ -308,6 +314,8 @@ class Explanation:
             added=[(u, v) for u, v, kind in edits if kind == "add"],
             removed=[(u, v) for u, v, kind in edits if kind == "del"],
             size=len(edits),
+            feature_edits=[(int(v), int(f), float(a), float(b)) for v, f, a, b in feats],
+            features_changed=len(feats),
             accuracy=record.get("accuracy"),
             strict_accuracy=record.get("strict_accuracy"),
             one_minimal=record.get("one_minimal"),
@@ -326,7 +334,9 @@ class Explanation:
         return (
             f"Explanation(method={self.method!r}, target={self.target}, found={self.found}"
             f"{unconfirmed}, {self.original_label} -> {self.new_label}, added={self.added}, "
-            f"removed={self.removed})"
+            f"removed={self.removed}"
+            + (f", features={[(v, f) for v, f, _, _ in self.feature_edits]}"
+               if self.feature_edits else "") + ")"
         )
 
     def edited_edge_index(self, edge_index: ArrayLike) -> NDArray[np.int64]:

@@ -44,7 +44,8 @@ __all__ = ["InduCE"]
 
 
 class InduCE(ExplainerAlgorithm):
-    """Counterfactual explanations by edge edits (``method``: any of ``induce.METHODS`` that
+    """Counterfactual explanations by edge edits, and feature edits with ``edits="…,feat"``
+    and ``node_mask_type="attributes"`` (``method``: any of ``induce.METHODS`` that
     needs no gradients of the model, ``greedy`` by default (the README's "Which method"); ``policy`` for the inductive
     methods; ``layers`` and the remaining keyword arguments as ``induce.Explainer`` takes them).
 
@@ -70,8 +71,10 @@ class InduCE(ExplainerAlgorithm):
         if cfg.edge_mask_type not in (None, MaskType.object):
             raise ValueError(f"InduCE's edge mask marks removed edges: edge_mask_type 'object', "
                              f"not '{cfg.edge_mask_type.value}'")
-        if cfg.node_mask_type is not None:
-            raise ValueError("InduCE edits edges: node_mask_type must be None")
+        if cfg.node_mask_type not in (None, MaskType.attributes):
+            raise ValueError("InduCE's node mask marks the changed feature entries (with "
+                             "edits='…,feat'): node_mask_type 'attributes' or None, not "
+                             f"'{cfg.node_mask_type.value}'")
         return True
 
     def _explainer(self, model: torch.nn.Module) -> _InduceExplainer:
@@ -101,6 +104,7 @@ class InduCE(ExplainerAlgorithm):
         pairs = torch.minimum(ei[0], ei[1]) * (ei.max() + 1) + torch.maximum(ei[0], ei[1])
         mask = torch.zeros(ei.shape[1], dtype=torch.float32)
         added: list[tuple[int, int]] = []
+        changed: list[tuple[int, int, float]] = []
         found: list[bool] = []
         records: list[dict[str, Any]] = []
         for e in result:
@@ -115,9 +119,19 @@ class InduCE(ExplainerAlgorithm):
                 key = min(u, v) * (int(ei.max()) + 1) + max(u, v)
                 mask[pairs == key] = 1.0
             added.extend(e.added)
+            changed.extend((v, f, new) for v, f, _, new in e.feature_edits)
         add = torch.as_tensor(np.array(added, dtype=np.int64).reshape(-1, 2).T)
         keep = mask == 0
         cf = torch.cat([ei[:, keep], add, add.flip(0)], dim=1)
+        masks: dict[str, Any] = {}
+        if self.explainer_config.node_mask_type == MaskType.attributes:
+            # The changed feature entries (1), and the features with the changes (cf_x).
+            node_mask = torch.zeros(x.shape, dtype=torch.float32)
+            cf_x = x.detach().cpu().clone()
+            for v, f, new in changed:
+                node_mask[v, f] = 1.0
+                cf_x[v, f] = new
+            masks = {"node_mask": node_mask.to(x.device), "cf_x": cf_x.to(x.device)}
         return Explanation(
             edge_mask=mask.to(edge_index.device),
             added_edge_index=add.to(edge_index.device),
@@ -125,4 +139,5 @@ class InduCE(ExplainerAlgorithm):
             found=torch.tensor(found),
             cf_label=torch.tensor([e.new_label for e in result]),
             records=records,
+            **masks,
         )
