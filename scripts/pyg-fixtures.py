@@ -162,11 +162,11 @@ def cases():
         "activation": "relu",
     }
     yield "appnp", Net(
-        [nn.Linear(d, h), nn.Linear(h, c), APPNP(K=3, alpha=0.2)],
+        [nn.Linear(d, 10), nn.Linear(10, c), APPNP(K=2, alpha=0.5)],
         None,
         acts=[F.relu, None, None],
     ), {
-        "layers": [{"type": "linear"}, {"type": "linear"}, {"type": "appnp", "k": 3, "alpha": 0.2}],
+        "layers": [{"type": "linear"}, {"type": "linear"}, {"type": "appnp", "k": 2, "alpha": 0.5}],
         "activations": ["relu", "identity", "identity"],
     }
     yield "tag", Net([TAGConv(d, h, K=2), TAGConv(h, c, K=1, normalize=False)], F.elu), {

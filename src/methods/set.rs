@@ -373,6 +373,7 @@ impl<'a> MethodSet<'a> {
             if let Some(e) = r.edits {
                 (b.greedy.edges, b.greedy.features) = (e.edges().is_some(), e.feat);
             }
+            b.greedy.locked_features = r.locked_features.clone();
             b.exact.locked = r.locked.clone();
             (b.greedy.goal, b.exact.goal) = (r.goal, r.goal);
             if let Some(k) = r.budget {

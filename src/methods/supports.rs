@@ -234,11 +234,23 @@ pub struct Restrictions {
     /// (`--budget`; `None`: each configuration's own, a loaded policy's own).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub budget: Option<usize>,
+    /// Feature columns no feature edit may change (`--lock-features`), with `--edits …,feat`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub locked_features: Vec<u32>,
 }
 
 /// Refuses a method list with a method that would ignore one of the job's `restrictions` ([`Method::supports`]), naming the method and the restriction. Every job
 /// checks it before loading anything.
 pub(crate) fn check_methods(methods: &[Method], restrictions: &Restrictions) -> Result<()> {
+    if !restrictions.locked_features.is_empty() && !restrictions.edits.is_some_and(|e| e.feat) {
+        return Err(Error::InvalidValue {
+            what: "setting",
+            value: "--lock-features".into(),
+            reason: "it restricts feature edits, and this run searches none: add feat to \
+                     --edits (--edits add,del,feat)"
+                .into(),
+        });
+    }
     for &m in methods {
         let s = m.supports();
         let refuse = |reason: String| {
@@ -385,6 +397,15 @@ mod tests {
         let e = check(Method::EXACT, feat("feat")).unwrap_err();
         assert!(e.contains("exact") && e.contains("feat"), "{e}");
         assert!(check(Method::TRANSDUCTIVE, feat("add,del,feat")).is_err());
+        // Locked feature columns restrict feature edits: refused without them.
+        let locked_features = |edits: Option<&str>| Restrictions {
+            edits: edits.map(|s| s.parse().unwrap()),
+            locked_features: vec![3],
+            ..Restrictions::default()
+        };
+        assert!(check(Method::GREEDY, locked_features(Some("feat"))).is_ok());
+        let e = check(Method::GREEDY, locked_features(None)).unwrap_err();
+        assert!(e.contains("--lock-features"), "{e}");
         // The deleting baselines keep deletions only; ++ keeps no restriction of its edits.
         assert!(check(Method::CF2, edits(EditMode::DeleteOnly)).is_ok());
         let e = check(Method::CF2, edits(EditMode::AddOnly)).unwrap_err();

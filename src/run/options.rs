@@ -251,6 +251,10 @@ pub struct RunOptions {
     /// searches.
     #[serde(default)]
     pub lock_edges: Option<Vec<(u32, u32)>>,
+    /// Feature columns no feature edit may change (`--lock-features`; protected attributes,
+    /// say): with `--edits …,feat`.
+    #[serde(default)]
+    pub lock_features: Option<Vec<u32>>,
     /// The class every counterfactual must reach (`--to-class`; default any other class):
     /// InduCE's methods and the searches.
     #[serde(default)]
@@ -400,6 +404,7 @@ impl RunOptions {
             ),
             goal: induce_explain::Goal::to_class(self.to_class),
             budget: self.budget,
+            locked_features: self.lock_features.clone().unwrap_or_default(),
         };
         job.seed = seed;
         job.induce.seed = seed;

@@ -74,6 +74,9 @@ pub struct GreedyConfig {
     /// ([`TargetOracle::judges_features`]).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub features: bool,
+    /// Feature columns no feature edit may change (`--lock-features`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub locked_features: Vec<u32>,
 }
 
 fn is_true(b: &bool) -> bool {
@@ -92,6 +95,7 @@ impl Default for GreedyConfig {
             shortlist: None,
             edges: true,
             features: false,
+            locked_features: Vec::new(),
         }
     }
 }
@@ -343,6 +347,12 @@ impl Explainer for GreedyExplainer<'_> {
             y,
             layers,
         } = self.search.start(graph, target, space_settings!(c))?;
+        let d = graph.features().dim();
+        if let Some(&f) = c.locked_features.iter().find(|&&f| f as usize >= d) {
+            return Err(ExplainError::InvalidConfig(format!(
+                "greedy: locked feature {f} is not a column of the features ({d} columns)"
+            )));
+        }
         if c.features && !oracle.judges_features() {
             // The typed error of an oracle that cannot judge a feature edit.
             oracle.row_with_rows(&[], &[(target, graph.features().row(target as usize))])?;
@@ -413,7 +423,10 @@ impl Explainer for GreedyExplainer<'_> {
                 let mut trial = x.clone();
                 for f in 0..x.len() {
                     let v = x[f];
-                    if (v != 0.0 && v != 1.0) || flips.iter().any(|e| e.feature as usize == f) {
+                    if (v != 0.0 && v != 1.0)
+                        || flips.iter().any(|e| e.feature as usize == f)
+                        || c.locked_features.contains(&(f as u32))
+                    {
                         continue;
                     }
                     trial[f] = 1.0 - v;
@@ -604,7 +617,7 @@ mod tests {
             features: true,
             ..GreedyConfig::default()
         };
-        let greedy = GreedyExplainer::new(&bound, config, EXACT);
+        let greedy = GreedyExplainer::new(&bound, config.clone(), EXACT);
         let (mut found, mut singles) = (0, 0);
         for t in 0..g.num_nodes() as u32 {
             let e = greedy.explain(&g, t).unwrap();
@@ -640,6 +653,22 @@ mod tests {
         assert!(
             singles > 0 && found >= singles,
             "singles {singles}, found {found}"
+        );
+        // Every column locked: nothing to flip; a column past the features is an error.
+        let locked = GreedyConfig {
+            locked_features: (0..8).collect(),
+            ..config.clone()
+        };
+        let greedy = GreedyExplainer::new(&bound, locked, EXACT);
+        assert!((0..10).all(|t| !greedy.explain(&g, t).unwrap().found));
+        let outside = GreedyConfig {
+            locked_features: vec![8],
+            ..config
+        };
+        let refused = GreedyExplainer::new(&bound, outside, EXACT).explain(&g, 0);
+        assert!(
+            matches!(refused, Err(ExplainError::InvalidConfig(_))),
+            "{refused:?}"
         );
     }
 

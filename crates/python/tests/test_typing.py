@@ -26,7 +26,7 @@ def test_options_are_the_librarys_settings():
 
 def _samples(name, hint):
     """Values of the type ``hint`` of the option ``name``: every one of a ``Literal``."""
-    if name == "lock_nodes":
+    if name in ("lock_nodes", "lock_features"):
         return [[1, 2]]
     if name == "lock_edges":
         return [[[0, 1]]]

@@ -86,6 +86,15 @@ pub struct ExplainArgs {
     /// InduCE's methods and the searches.
     #[arg(long, value_name = "FILE", help_heading = "Protocol and restrictions")]
     pub lock_edges: Option<PathBuf>,
+    /// Feature columns no feature edit may change (protected attributes, say), comma
+    /// separated: with --edits …,feat.
+    #[arg(
+        long,
+        value_name = "IDS",
+        value_delimiter = ',',
+        help_heading = "Protocol and restrictions"
+    )]
+    pub lock_features: Vec<u32>,
 
     /// The largest counterfactual size searched (every edit set up to it is tried).
     #[arg(long, value_name = "K", help_heading = "Searches")]
@@ -199,6 +208,7 @@ impl ExplainArgs {
             widen: self.widen.then_some(true),
             temperature: self.temperature,
             lock_nodes: (!self.lock_nodes.is_empty()).then(|| self.lock_nodes.clone()),
+            lock_features: (!self.lock_features.is_empty()).then(|| self.lock_features.clone()),
             ..self.induce.options()
         };
         let mut job = options.explain_job(

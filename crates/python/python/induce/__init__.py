@@ -17,12 +17,13 @@ docs/FORMATS.md of the repository), the paper's GCN
 (``*.safetensors`` without ``arch``) or a ``.bpk`` checkpoint of the ``induce`` command line.
 Every call runs the same job as ``induce explain`` with the same settings (keyword arguments
 named as its flags: ``seed``, ``family``, ``hops``, ``budget``, ``episodes``, ``lr``,
-``iterations``, ``edits``, ``samples``, ``greedy_every``, ``fanout``, ``max_neighbourhood``, ``kernel``,
+``iterations``, ``edits`` (a comma list of ``add``, ``del``, ``feat``), ``samples``, ``greedy_every``, ``fanout``, ``max_neighbourhood``, ``kernel``,
 ``reward``, ``state`` (``paper``, ``targeted`` or ``estimated``), ``training`` (``train_policy``:
 ``imitation``, the default recipe, or ``reinforce``, the paper's), ``paper_faithful``, ``all_nodes``, ``threads``, ``batch_targets``,
 ``black_box_kernel``, ``lookahead``, ``widen``, ``temperature``, ``max_size``, ``max_evaluations``, ``shortlist``, ``additions``, and the
-constraints ``lock_nodes`` (node ids no edit may touch) and ``lock_edges`` (pairs ``(u, v)`` no
-edit may delete or add), ``to_class``; typed by ``Options``, listed by ``OPTIONS``), so its results
+constraints ``lock_nodes`` (node ids no edit may touch), ``lock_edges`` (pairs ``(u, v)`` no
+edit may delete or add) and ``lock_features`` (feature columns no feature edit may change, with
+``edits="…,feat"``), ``to_class``; typed by ``Options``, listed by ``OPTIONS``), so its results
 equal the command line's. Bad input raises
 ``TypeError`` (wrong dtypes) or ``InduceError``, a ``ValueError``, of the kind at fault
 (``GraphError``: shapes, ids; ``ModelError``: a model that does not fit the features;
@@ -127,6 +128,7 @@ class Options(TypedDict, total=False):
     temperature: Optional[float]
     #: Node ids no edit may touch (a list or an int array).
     lock_nodes: Optional[ArrayLike]
+    lock_features: Optional[ArrayLike]
     #: Pairs ``(u, v)`` no edit may delete or add (``[k, 2]``).
     lock_edges: Optional[ArrayLike]
     to_class: Optional[int]
@@ -222,6 +224,12 @@ def _options(options: Mapping[str, Any]) -> str:
         if r not in ("shaped", "paper"):
             raise OptionError(f"invalid option reward={r!r}: expected shaped or paper")
         opts["reward"] = {"kind": r}
+    if opts.get("lock_features") is not None:
+        cols = _to_numpy(opts["lock_features"], "lock_features").reshape(-1)
+        if cols.size and not np.issubdtype(cols.dtype, np.integer):
+            raise TypeError(f"lock_features: feature columns must be integers, got dtype "
+                            f"{cols.dtype}")
+        opts["lock_features"] = [int(v) for v in cols]
     if opts.get("lock_nodes") is not None:
         ids = _to_numpy(opts["lock_nodes"], "lock_nodes").reshape(-1)
         if ids.size and not np.issubdtype(ids.dtype, np.integer):

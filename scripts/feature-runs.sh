@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# Feature counterfactuals (issue 60; docs/RESULTS.md, "Feature edits"): greedy with edge edits
+# alone (--edits both), feature edits alone (--edits feat) and both (--edits add,del,feat) on
+# the same sampled test targets of Cora and CiteSeer (the paper's GCN recipe and the four PyG
+# families of scripts/pyg-train-cora.py) and of Amazon-Photo (its largest component, the paper's
+# GCN), then one table (scripts/feature-table.py).
+#
+# Usage: scripts/feature-runs.sh [INDUCE_BIN] [OUT_DIR]
+#   INDUCE_BIN  the induce binary [default: target/release/induce]
+#   OUT_DIR     where the run directories go [default: runs/features]
+#   FEATURE_LIMIT=DIR where scripts/limit-runs.sh put its black boxes [default: runs/limit]:
+#     DIR/{cora,citeseer}-bb (the paper's GCN recipe) and DIR/pyg-{cora,citeseer}/<model>
+#     (LIMIT_PYG=...); a missing one is skipped, saying so.
+#   FEATURE_AMAZON=DIR the Amazon-Photo run directory of docs/RESULTS.md's Amazon section
+#     [default: runs]: DIR/amazon-lcc.npz and DIR/amazon-lcc-bb; skipped when missing.
+#   FEATURE_TARGETS=N sampled test targets per graph [default: 60; Amazon: 30].
+#
+# Every run is seeded (--seed's default, 42): counts, sizes and evaluations are reproducible; the
+# seconds are this machine's. A run whose --out already holds a summary.json is kept.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bin=${1:-target/release/induce}
+out=${2:-runs/features}
+lim=${FEATURE_LIMIT:-runs/limit}
+amz=${FEATURE_AMAZON:-runs}
+n=${FEATURE_TARGETS:-60}
+real=../shared/datasets/cora-citeseer-npz
+test -x "$bin" || { echo "no induce binary at $bin (cargo build --release --bin induce)"; exit 1; }
+mkdir -p "$out"
+run() {
+  local o="" prev=""
+  for a in "$@"; do [ "$prev" = --out ] && o=$a; prev=$a; done
+  if [ -n "$o" ] && [ -s "$o/summary.json" ]; then echo "= kept $o" >&2; return; fi
+  echo "+ induce $*" >&2
+  "$bin" "$@" --no-progress >"$o.log" 2>&1 || { echo "failed: see $o.log" >&2; return 1; }
+}
+# The three searches of one model on its targets: $1 the run name, the rest its data flags.
+three() {
+  local name=$1
+  shift
+  run explain "$@" --method greedy --edits both --out "$out/$name-edges"
+  run explain "$@" --method greedy --edits feat --out "$out/$name-feat"
+  run explain "$@" --method greedy --edits add,del,feat --out "$out/$name-both"
+}
+for g in cora citeseer; do
+  if [ -s "$lim/$g-bb/black_box.bpk" ] && [ -d "$real" ]; then
+    three "$g-paper-gcn" --data "$real/$g.npz" --black-box "$lim/$g-bb" --targets test --sample "$n"
+  else
+    echo "no $lim/$g-bb or $real: skipping $g's paper GCN" >&2
+  fi
+  for m in gcn sage gin gat; do
+    p=$lim/pyg-$g
+    if [ -s "$p/$m/model.safetensors" ]; then
+      three "$g-pyg-$m" --data "$p/$g.npz" --black-box "$p/$m/model.safetensors" \
+        --arch "$p/$m/arch.json" --targets test --sample "$n"
+    else
+      echo "no $p/$m: skipping $g's PyG $m (LIMIT_PYG=python scripts/limit-runs.sh)" >&2
+    fi
+  done
+done
+if [ -s "$amz/amazon-lcc.npz" ] && [ -s "$amz/amazon-lcc-bb/black_box.bpk" ]; then
+  # Exhaustive greedy over Amazon's edge actions costs thousands of evaluations a step: the
+  # bounded greedy (--shortlist 64) there, every feature entry judged.
+  d=(--data "$amz/amazon-lcc.npz" --black-box "$amz/amazon-lcc-bb" --targets test
+    --sample "${FEATURE_AMAZON_TARGETS:-30}" --shortlist 64)
+  three amazon-paper-gcn "${d[@]}"
+else
+  echo "no $amz/amazon-lcc.npz or $amz/amazon-lcc-bb: skipping Amazon-Photo" >&2
+fi
+python3 scripts/feature-table.py "$out"
