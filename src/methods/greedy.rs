@@ -16,7 +16,7 @@ pub(super) const DECL: MethodDecl = MethodDecl {
               each step (--shortlist K: the K a first-order estimate ranks first)",
     kind: Kind::Search,
     default_run: false,
-    supports: Supports::GREEDY,
+    supports: Supports::SEARCH,
     needs: Needs::NONE,
     seeded: false,
     adds_edges: true,

@@ -372,8 +372,10 @@ impl<'a> MethodSet<'a> {
             b.greedy.locked = r.locked.clone();
             if let Some(e) = r.edits {
                 (b.greedy.edges, b.greedy.features) = (e.edges().is_some(), e.feat);
+                (b.exact.edges, b.exact.features) = (e.edges().is_some(), e.feat);
             }
             b.greedy.locked_features = r.locked_features.clone();
+            b.exact.locked_features = r.locked_features.clone();
             b.exact.locked = r.locked.clone();
             (b.greedy.goal, b.exact.goal) = (r.goal, r.goal);
             if let Some(k) = r.budget {

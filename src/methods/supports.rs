@@ -69,19 +69,14 @@ impl Supports {
         ..Supports::INDUCE
     };
 
-    /// The searches': locks and a desired class over InduCE's whole action space.
+    /// The searches': locks and a desired class over InduCE's whole action space, and feature
+    /// edits beside (or instead of) its edge actions.
     pub const SEARCH: Supports = Supports {
         allowed: false,
-        edits: &[],
-        edits_what: "InduCE's whole action space (additions and deletions)",
-        ..Supports::INDUCE
-    };
-
-    /// `greedy`'s: the searches', with feature edits beside (or instead of) its edge actions.
-    pub const GREEDY: Supports = Supports {
         edits: &[EditMode::Both],
+        edits_what: "InduCE's whole action space (additions and deletions)",
         features: true,
-        ..Supports::SEARCH
+        ..Supports::INDUCE
     };
 
     /// A baseline that deletes the neighbourhood's existing edges: no restriction but
@@ -285,7 +280,7 @@ pub(crate) fn check_methods(methods: &[Method], restrictions: &Restrictions) -> 
         if restrictions.edits.is_some_and(|e| e.feat) && !s.features {
             return refuse(format!(
                 "it edits {} and no features, so it cannot search feature edits (--edits \
-                 …,feat; greedy does): run it without feat in --edits",
+                 …,feat; greedy and exact do): run it without feat in --edits",
                 s.edits_what
             ));
         }
@@ -394,8 +389,9 @@ mod tests {
         assert!(check(Method::GREEDY, feat("add,del,feat")).is_ok());
         assert!(check(Method::GREEDY, feat("feat")).is_ok());
         assert!(check(Method::GREEDY, feat("both")).is_ok());
-        let e = check(Method::EXACT, feat("feat")).unwrap_err();
-        assert!(e.contains("exact") && e.contains("feat"), "{e}");
+        assert!(check(Method::EXACT, feat("feat")).is_ok());
+        let e = check(Method::RANDOM, feat("feat")).unwrap_err();
+        assert!(e.contains("random") && e.contains("feat"), "{e}");
         assert!(check(Method::TRANSDUCTIVE, feat("add,del,feat")).is_err());
         // Locked feature columns restrict feature edits: refused without them.
         let locked_features = |edits: Option<&str>| Restrictions {

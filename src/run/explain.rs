@@ -208,9 +208,9 @@ impl ExplainJob {
     ///
     /// // A restriction a method would ignore is refused, naming the method.
     /// use induce::rl::EditMode;
-    /// let job = |methods: &[Method], edits, allowed| {
+    /// let job = |methods: &[Method], edits: Option<EditMode>, allowed| {
     ///     let mut j = ExplainJob::new("tree-cycles", "gcn.bpk", methods);
-    ///     (j.restrictions.edits, j.restrictions.allowed) = (edits, allowed);
+    ///     (j.restrictions.edits, j.restrictions.allowed) = (edits.map(Into::into), allowed);
     ///     j.validate().map_err(|e| e.to_string())
     /// };
     /// let pairs = Some(vec![(0, 1)]);

@@ -595,6 +595,33 @@ pub fn margin(row: &[f32], label: usize) -> f32 {
 #[cfg(test)]
 pub(crate) mod fixtures {
     pub(crate) use induce_models::testing::GradedDegree;
+
+    /// A random graph with 0/1 features and a GCN bound to it (its bound form judges feature
+    /// edits).
+    pub(crate) fn binary_graph() -> (induce_graph::Graph, induce_models::HostGcn) {
+        use induce_models::{GcnConfig, HostGcn, testing::test_device};
+        use rand::rngs::StdRng;
+        use rand::{Rng, SeedableRng};
+        let mut rng = StdRng::seed_from_u64(11);
+        let (n, d) = (30u32, 8usize);
+        let mut edges: Vec<(u32, u32)> = (1..n).map(|v| (rng.random_range(0..v), v)).collect();
+        edges.extend((0..10).map(|_| {
+            let (a, b) = (rng.random_range(0..n), rng.random_range(0..n));
+            (a.min(b), a.max(b))
+        }));
+        edges.retain(|e| e.0 != e.1);
+        edges.sort_unstable();
+        edges.dedup();
+        let x: Vec<f32> = (0..n as usize * d)
+            .map(|_| if rng.random::<f32>() < 0.3 { 1.0 } else { 0.0 })
+            .collect();
+        let x = induce_graph::Features::new(n as usize, d, x).unwrap();
+        let g =
+            induce_graph::Graph::from_edges(n as usize, &edges, x, vec![0; n as usize]).unwrap();
+        let dev = test_device().unwrap();
+        let gcn = HostGcn::from_gcn(&GcnConfig::new(d, 3).with_init_seed(4).init(&dev)).unwrap();
+        (g, gcn)
+    }
 }
 
 #[cfg(test)]

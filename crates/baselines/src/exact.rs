@@ -12,7 +12,9 @@
 //! Within a size, sets are tried in the order of their actions' single-edit margins (the most
 //! promising first), so a counterfactual, when there is one, is usually met early.
 
-use induce_explain::{Certified, Edit, EditKind, ExplainError, Explainer, Explanation, Result};
+use induce_explain::{
+    Certified, Edit, EditKind, ExplainError, Explainer, Explanation, FeatureEdit, Result,
+};
 use induce_explain::{Goal, Locked, Protocol};
 use induce_graph::Graph;
 use induce_models::BlackBox;
@@ -52,6 +54,16 @@ pub struct ExactConfig {
     /// What a counterfactual must reach (default any other class; `--to-class`).
     #[serde(skip_serializing_if = "Goal::is_any_other")]
     pub goal: Goal,
+    /// Search edge edits (default true; `--edits feat` searches the features only).
+    #[serde(skip_serializing_if = "crate::greedy::is_true")]
+    pub edges: bool,
+    /// Search feature edits too (`--edits …,feat`), as greedy's: flips of the target's 0/1
+    /// feature entries; the minimum is then certified in total edits (edges and features).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub features: bool,
+    /// Feature columns no feature edit may change (`--lock-features`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub locked_features: Vec<u32>,
 }
 
 impl Default for ExactConfig {
@@ -64,6 +76,9 @@ impl Default for ExactConfig {
             graph_candidates: 256,
             locked: Locked::default(),
             goal: Goal::AnyOther,
+            edges: true,
+            features: false,
+            locked_features: Vec::new(),
         }
     }
 }
@@ -74,6 +89,11 @@ impl ExactConfig {
         if self.max_size == 0 {
             return Err(ExplainError::InvalidConfig(
                 "exact: max_size = 0: at least the single edits must be searched".into(),
+            ));
+        }
+        if !self.edges && !self.features {
+            return Err(ExplainError::InvalidConfig(
+                "exact: neither edge nor feature edits to search".into(),
             ));
         }
         if self.max_evaluations == 0 {
@@ -146,20 +166,52 @@ impl Explainer for ExactExplainer<'_> {
             layers,
             ..
         } = self.search.start(graph, target, space_settings!(c))?;
-        let actions = &space.actions;
-        let done = |edits: Vec<Edit>, label: usize, certified: Certified, calls: u64| Explanation {
-            feature_edits: Vec::new(),
-            target,
-            found: c.goal.reached(y, label),
-            original_label: y,
-            new_label: label,
-            edits: if c.goal.reached(y, label) {
-                edits
-            } else {
-                Vec::new()
-            },
-            evaluations: Some(calls),
-            certified: Some(certified),
+        // The actions: the edge actions (indices below `ne`), then the feature flips.
+        let actions: &[Edit] = if c.edges { &space.actions } else { &[] };
+        let ne = actions.len();
+        let x0 = graph.features().row(target as usize).to_vec();
+        let feats = feature_actions(&x0, c.features, &c.locked_features)?;
+        if !feats.is_empty() && !oracle.judges_features() {
+            // The typed error of an oracle that cannot judge a feature edit.
+            oracle.row_with_rows(&[], &[(target, x0.as_slice())])?;
+        }
+        let total = ne + feats.len();
+        // A set's edge edits and feature edits.
+        let split = |set: &[usize]| -> (Vec<Edit>, Vec<FeatureEdit>) {
+            let edits = set
+                .iter()
+                .filter(|&&i| i < ne)
+                .map(|&i| actions[i])
+                .collect();
+            let flips = (set.iter().filter(|&&i| i >= ne))
+                .map(|&i| {
+                    let f = feats[i - ne];
+                    let old = x0[f as usize];
+                    FeatureEdit {
+                        node: target,
+                        feature: f,
+                        old,
+                        new: 1.0 - old,
+                    }
+                })
+                .collect();
+            (edits, flips)
+        };
+        let done = |set: &[usize], label: usize, certified: Certified, calls: u64| {
+            let (edits, feature_edits) = match c.goal.reached(y, label) {
+                true => split(set),
+                false => (Vec::new(), Vec::new()),
+            };
+            Explanation {
+                feature_edits,
+                target,
+                found: c.goal.reached(y, label),
+                original_label: y,
+                new_label: label,
+                edits,
+                evaluations: Some(calls),
+                certified: Some(certified),
+            }
         };
         // Which deletions each addition brings within reach (beyond those already reached).
         let base = Reach::new(graph, target, layers, &[]);
@@ -182,21 +234,38 @@ impl Explainer for ExactExplainer<'_> {
             .collect();
         let reachable: Vec<bool> = actions.iter().map(|a| base.relevant(a)).collect();
 
-        // Size 1: every action that reaches the target alone.
-        let mut single = vec![f32::INFINITY; actions.len()];
+        // A set's verdict: its edge edits, and the target's row with its flips.
+        let judge = |oracle: &mut crate::action_space::TargetOracle<'_>, set: &[usize]| {
+            let (edits, flips) = split(set);
+            if flips.is_empty() {
+                return oracle.row(&edits);
+            }
+            let mut x = x0.clone();
+            for f in &flips {
+                x[f.feature as usize] = f.new;
+            }
+            oracle.row_with_rows(&edits, &[(target, x.as_slice())])
+        };
+        // Size 1: every action that reaches the target alone (a flip of the target's own
+        // features always does).
+        let mut single = vec![f32::INFINITY; total];
         let mut best: Option<(f32, usize, usize)> = None;
-        let ones: Vec<usize> = (0..actions.len()).filter(|&i| reachable[i]).collect();
+        let ones: Vec<usize> = (0..total).filter(|&i| i >= ne || reachable[i]).collect();
         let room = c.max_evaluations.saturating_sub(oracle.calls());
         let asked = ones.len().min(usize::try_from(room).unwrap_or(usize::MAX));
-        let trials: Vec<[Edit; 1]> = ones[..asked].iter().map(|&i| [actions[i]]).collect();
+        let edge_ones: Vec<usize> = ones[..asked].iter().copied().filter(|&i| i < ne).collect();
+        let trials: Vec<[Edit; 1]> = edge_ones.iter().map(|&i| [actions[i]]).collect();
         let refs: Vec<&[Edit]> = trials.iter().map(|t| t.as_slice()).collect();
-        let rows = oracle.rows(&refs)?;
+        let mut rows = oracle.rows(&refs)?;
+        for &i in ones[..asked].iter().filter(|&&i| i >= ne) {
+            rows.push(judge(&mut oracle, &[i])?);
+        }
         if asked < ones.len() {
             let g = Certified::GaveUp {
                 evaluations: oracle.calls(),
                 none_up_to: 0,
             };
-            return Ok(done(Vec::new(), y, g, oracle.calls()));
+            return Ok(done(&[], y, g, oracle.calls()));
         }
         for (&i, row) in ones.iter().zip(rows) {
             let (label, m) = (argmax(&row), c.goal.margin(&row, y));
@@ -207,29 +276,29 @@ impl Explainer for ExactExplainer<'_> {
         }
         if let Some((_, i, label)) = best {
             let cert = Certified::Minimum { size: 1 };
-            return Ok(done(vec![actions[i]], label, cert, oracle.calls()));
+            return Ok(done(&[i], label, cert, oracle.calls()));
         }
         // Larger sizes over every action (an unreachable deletion may be reached through an
         // addition of the set), the most promising first.
-        let mut order: Vec<usize> = (0..actions.len()).collect();
+        let mut order: Vec<usize> = (0..total).collect();
         order.sort_by(|&a, &b| single[a].total_cmp(&single[b]).then(a.cmp(&b)));
-        for size in 2..=c.max_size.min(actions.len()) {
+        for size in 2..=c.max_size.min(total) {
             let mut pick: Vec<usize> = (0..size).collect();
-            let mut edits: Vec<Edit> = Vec::with_capacity(size);
             let stop = loop {
                 let set: Vec<usize> = pick.iter().map(|&p| order[p]).collect();
                 let prunable = set.iter().any(|&i| {
-                    actions[i].kind == EditKind::Delete
+                    i < ne
+                        && actions[i].kind == EditKind::Delete
                         && !reachable[i]
-                        && !set.iter().any(|&a| unlocks[a].binary_search(&i).is_ok())
+                        && !set
+                            .iter()
+                            .any(|&a| a < ne && unlocks[a].binary_search(&i).is_ok())
                 });
                 if !prunable {
                     if oracle.calls() >= c.max_evaluations {
                         break Some(Stop::Budget);
                     }
-                    edits.clear();
-                    edits.extend(set.iter().map(|&i| actions[i]));
-                    let label = argmax(&oracle.row(&edits)?);
+                    let label = argmax(&judge(&mut oracle, &set)?);
                     if c.goal.reached(y, label) {
                         let mut set = set;
                         set.sort_unstable();
@@ -242,28 +311,39 @@ impl Explainer for ExactExplainer<'_> {
             };
             match stop {
                 Some(Stop::Found(set, label)) => {
-                    let edits = set.iter().map(|&i| actions[i]).collect();
                     let cert = Certified::Minimum { size };
-                    return Ok(done(edits, label, cert, oracle.calls()));
+                    return Ok(done(&set, label, cert, oracle.calls()));
                 }
                 Some(Stop::Budget) => {
                     let g = Certified::GaveUp {
                         evaluations: oracle.calls(),
                         none_up_to: size - 1,
                     };
-                    return Ok(done(Vec::new(), y, g, oracle.calls()));
+                    return Ok(done(&[], y, g, oracle.calls()));
                 }
                 None => {}
             }
         }
-        let size = c.max_size.min(actions.len());
-        Ok(done(
-            Vec::new(),
-            y,
-            Certified::NoneUpTo { size },
-            oracle.calls(),
-        ))
+        let size = c.max_size.min(total);
+        Ok(done(&[], y, Certified::NoneUpTo { size }, oracle.calls()))
     }
+}
+
+/// The feature columns a search may flip in the target's row `x`: with `features`, every entry
+/// holding 0 or 1 and not locked. Errors: a locked column outside the row.
+pub(crate) fn feature_actions(x: &[f32], features: bool, locked: &[u32]) -> Result<Vec<u32>> {
+    if let Some(&f) = locked.iter().find(|&&f| f as usize >= x.len()) {
+        return Err(ExplainError::InvalidConfig(format!(
+            "locked feature {f} is not a column of the features ({} columns)",
+            x.len()
+        )));
+    }
+    if !features {
+        return Ok(Vec::new());
+    }
+    Ok((0..x.len() as u32)
+        .filter(|&f| matches!(x[f as usize], 0.0 | 1.0) && !locked.contains(&f))
+        .collect())
 }
 
 /// Advances `pick` (strictly increasing indices below `n`) to the next combination in
@@ -292,6 +372,64 @@ mod tests {
     use crate::action_space::fixtures::GradedDegree;
     use induce_explain::oracle::counted;
     use induce_graph::Features;
+
+    /// Feature edits: the minimum over the target's flips alone, and over edges and flips
+    /// together, is certified against brute force (no single edit flips when the minimum is
+    /// larger), never larger than greedy's, and flips the model on the whole edited graph.
+    #[test]
+    fn feature_minimums_are_certified_alone_and_with_edges() {
+        use induce_explain::verdict::whole_graph_label_with_features;
+        let (g, gcn) = crate::action_space::fixtures::binary_graph();
+        let bound = induce_models::BoundBlackBox::new(&gcn, &g).unwrap();
+        for (edges, features) in [(false, true), (true, true)] {
+            let config = ExactConfig {
+                max_size: 2,
+                edges,
+                features,
+                ..ExactConfig::default()
+            };
+            let greedy = crate::GreedyExplainer::new(
+                &bound,
+                crate::GreedyConfig {
+                    edges,
+                    features,
+                    ..crate::GreedyConfig::default()
+                },
+                EXACT,
+            );
+            let exact = ExactExplainer::new(&bound, config, EXACT);
+            let mut certified = 0;
+            for t in 0..g.num_nodes() as u32 {
+                let e = exact.explain(&g, t).unwrap();
+                let label = |edits: &[Edit], fe: &[FeatureEdit]| {
+                    whole_graph_label_with_features(&g, &gcn, t, edits, fe).unwrap()
+                };
+                let total = e.size() + e.features_changed();
+                if let Some(Certified::Minimum { size }) = e.certified {
+                    certified += 1;
+                    assert!(e.found && total == size, "{e:?}");
+                    assert_eq!(label(&e.edits, &e.feature_edits), e.new_label);
+                    assert!(edges || e.edits.is_empty(), "{e:?}");
+                    let g_e = greedy.explain(&g, t).unwrap();
+                    assert!(g_e.found && total <= g_e.size() + g_e.features_changed());
+                    if size == 2 {
+                        // No single flip of the target's row flips the model.
+                        let x = g.features().row(t as usize);
+                        for f in 0..x.len() as u32 {
+                            let flip = FeatureEdit {
+                                node: t,
+                                feature: f,
+                                old: x[f as usize],
+                                new: 1.0 - x[f as usize],
+                            };
+                            assert_eq!(label(&[], &[flip]), e.original_label, "{e:?}");
+                        }
+                    }
+                }
+            }
+            assert!(certified > 0, "edges {edges}, features {features}");
+        }
+    }
 
     #[test]
     fn combinations_are_enumerated_once_each() {

@@ -79,7 +79,7 @@ pub struct GreedyConfig {
     pub locked_features: Vec<u32>,
 }
 
-fn is_true(b: &bool) -> bool {
+pub(crate) fn is_true(b: &bool) -> bool {
     *b
 }
 
@@ -347,12 +347,8 @@ impl Explainer for GreedyExplainer<'_> {
             y,
             layers,
         } = self.search.start(graph, target, space_settings!(c))?;
-        let d = graph.features().dim();
-        if let Some(&f) = c.locked_features.iter().find(|&&f| f as usize >= d) {
-            return Err(ExplainError::InvalidConfig(format!(
-                "greedy: locked feature {f} is not a column of the features ({d} columns)"
-            )));
-        }
+        let x0 = graph.features().row(target as usize);
+        let feats = crate::exact::feature_actions(x0, c.features, &c.locked_features)?;
         if c.features && !oracle.judges_features() {
             // The typed error of an oracle that cannot judge a feature edit.
             oracle.row_with_rows(&[], &[(target, graph.features().row(target as usize))])?;
@@ -419,21 +415,16 @@ impl Explainer for GreedyExplainer<'_> {
                     consider(&row, Action::Edge(i));
                 }
             }
-            if c.features {
-                let mut trial = x.clone();
-                for f in 0..x.len() {
-                    let v = x[f];
-                    if (v != 0.0 && v != 1.0)
-                        || flips.iter().any(|e| e.feature as usize == f)
-                        || c.locked_features.contains(&(f as u32))
-                    {
-                        continue;
-                    }
-                    trial[f] = 1.0 - v;
-                    let row = oracle.row_with_rows(&edits, &[(target, trial.as_slice())])?;
-                    trial[f] = v;
-                    consider(&row, Action::Feature(f as u32));
-                }
+            let mut trial = x.clone();
+            for &f in feats
+                .iter()
+                .filter(|&&f| flips.iter().all(|e| e.feature != f))
+            {
+                let v = x[f as usize];
+                trial[f as usize] = 1.0 - v;
+                let row = oracle.row_with_rows(&edits, &[(target, trial.as_slice())])?;
+                trial[f as usize] = v;
+                consider(&row, Action::Feature(f));
             }
             let Some((flipped, _, action, label)) = best else {
                 break;
@@ -578,39 +569,13 @@ mod tests {
         Graph::from_edges(9, &edges, Features::constant(9, 1, 1.0), vec![0; 9]).unwrap()
     }
 
-    /// A random graph with 0/1 features and a GCN bound to it (its bound form judges feature
-    /// edits).
-    fn binary_graph() -> (Graph, induce_models::HostGcn) {
-        use induce_models::{GcnConfig, HostGcn, testing::test_device};
-        use rand::rngs::StdRng;
-        use rand::{Rng, SeedableRng};
-        let mut rng = StdRng::seed_from_u64(11);
-        let (n, d) = (30u32, 8usize);
-        let mut edges: Vec<(u32, u32)> = (1..n).map(|v| (rng.random_range(0..v), v)).collect();
-        edges.extend((0..10).map(|_| {
-            let (a, b) = (rng.random_range(0..n), rng.random_range(0..n));
-            (a.min(b), a.max(b))
-        }));
-        edges.retain(|e| e.0 != e.1);
-        edges.sort_unstable();
-        edges.dedup();
-        let x: Vec<f32> = (0..n as usize * d)
-            .map(|_| if rng.random::<f32>() < 0.3 { 1.0 } else { 0.0 })
-            .collect();
-        let x = Features::new(n as usize, d, x).unwrap();
-        let g = Graph::from_edges(n as usize, &edges, x, vec![0; n as usize]).unwrap();
-        let dev = test_device().unwrap();
-        let gcn = HostGcn::from_gcn(&GcnConfig::new(d, 3).with_init_seed(4).init(&dev)).unwrap();
-        (g, gcn)
-    }
-
     /// Features only: every target with a single flip that changes its label (found by brute
     /// force on the whole graph) is explained with one flip; every explanation has no edge
     /// edit, records each entry's old value, and flips the model on the whole edited graph.
     #[test]
     fn feature_flips_of_the_target_row_are_searched_and_checked_on_the_whole_graph() {
         use induce_explain::verdict::{whole_graph_label, whole_graph_label_with_features};
-        let (g, gcn) = binary_graph();
+        let (g, gcn) = crate::action_space::fixtures::binary_graph();
         let bound = induce_models::BoundBlackBox::new(&gcn, &g).unwrap();
         let config = GreedyConfig {
             edges: false,
@@ -677,7 +642,7 @@ mod tests {
     #[test]
     fn joint_edge_and_feature_search_is_valid_and_one_minimal() {
         use induce_explain::verdict::whole_graph_label_with_features;
-        let (g, gcn) = binary_graph();
+        let (g, gcn) = crate::action_space::fixtures::binary_graph();
         let bound = induce_models::BoundBlackBox::new(&gcn, &g).unwrap();
         let config = GreedyConfig {
             features: true,

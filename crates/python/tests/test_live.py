@@ -195,7 +195,7 @@ def test_feature_edits_flip_the_module_in_pyg(case):
             before, after = replay_features(m, x, ei, e)
             assert before == e.original_label and after == e.new_label != before, e
     with pytest.raises(ValueError, match="feat"):
-        induce.Explainer(model=m, method="exact", edits="feat")(x, ei, index=[0])
+        induce.Explainer(model=m, method="transductive", edits="feat")(x, ei, index=[0])
 
 
 def test_pyg_explainer_marks_the_changed_features():
