@@ -43,7 +43,7 @@ def main():
     ap.add_argument("--csv", default=None)
     a = ap.parse_args()
     names = sorted({d.rsplit("-", 1)[0] for d in os.listdir(a.dir)
-                    if os.path.isdir(os.path.join(a.dir, d))})
+                    if os.path.isdir(os.path.join(a.dir, d)) and not d.startswith(".")})
     rows = []
     for name in names:
         runs = {m: os.path.join(a.dir, f"{name}-{m}") for m, _ in MODES}
