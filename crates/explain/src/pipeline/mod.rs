@@ -141,8 +141,8 @@ impl<'a> EvalContext<'a> {
     /// Runs `black_box` once on the whole graph to get its predictions, and keeps it to check
     /// that every counterfactual flips it on the whole graph
     /// ([`whole_graph_label`](crate::verdict::whole_graph_label), the records' `valid`) and is
-    /// 1-minimal ([`is_one_minimal`], judged by the explainers'
-    /// the run's [`Protocol`]: its verdicts, and its radius for the records' sparsity).
+    /// 1-minimal ([`is_one_minimal`]), under the run's [`Protocol`]: its verdicts, and its radius
+    /// for the records' sparsity.
     pub fn new(graph: &'a Graph, black_box: &'a dyn BlackBox, protocol: Protocol) -> Result<Self> {
         let predictions = full_graph_predictions(black_box, graph)?;
         let mut c = Self::with_predictions(graph, predictions, protocol)?;
