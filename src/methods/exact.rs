@@ -19,7 +19,7 @@ pub(super) const DECL: MethodDecl = MethodDecl {
     adds_edges: true,
     edit_mode: None,
     schedule: Schedule::None,
-    settings: &["max_size", "max_evaluations", "additions"],
+    settings: &["max_size", "max_evaluations", "additions", "feature_nodes"],
     build: |b| {
         b.baselines.exact.validate(b.protocol)?;
         Ok(Box::new(ExactExplainer::new(

@@ -231,6 +231,13 @@ impl ExplainJob {
     /// };
     /// assert!(locked(Method::TRANSDUCTIVE).is_ok() && locked(Method::EXACT).is_ok());
     /// assert!(locked(Method::CF_GNNEXPLAINER).unwrap_err().contains("locked nodes"));
+    ///
+    /// // Whose features a search flips means nothing without feature edits.
+    /// let mut j = ExplainJob::new("tree-cycles", "gcn.bpk", &[Method::GREEDY]);
+    /// j.baselines.greedy.feature_nodes = induce::baselines::FeatureNodes::Field;
+    /// assert!(j.validate().unwrap_err().to_string().contains("--feature-nodes"));
+    /// j.restrictions.edits = Some("add,del,feat".parse().unwrap());
+    /// assert!(j.validate().is_ok());
     /// ```
     pub fn validate(&self) -> Result<()> {
         if self.methods.is_empty() {
@@ -248,6 +255,18 @@ impl ExplainJob {
             chosen.push("policy".into());
         }
         crate::methods::check_settings(&methods, &chosen)?;
+        let b = &self.baselines;
+        let field = [b.greedy.feature_nodes, b.exact.feature_nodes]
+            .contains(&induce_baselines::FeatureNodes::Field);
+        if field && !self.restrictions.edits.is_some_and(|e| e.feat) {
+            return Err(Error::InvalidValue {
+                what: "setting",
+                value: "--feature-nodes field".into(),
+                reason: "it says whose features a search flips, and this run searches none: \
+                         add feat to --edits (--edits add,del,feat)"
+                    .into(),
+            });
+        }
         for v in self.methods.iter().filter(|v| !v.is_plain()) {
             super::RunOptions::of_variant(v)?;
         }

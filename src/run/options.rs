@@ -231,6 +231,10 @@ pub struct RunOptions {
     /// paper's action space).
     #[serde(default)]
     pub additions: Option<induce_baselines::Additions>,
+    /// Whose features `greedy` and `exact` may flip with `--edits …,feat` (`--feature-nodes`;
+    /// default the target's own row).
+    #[serde(default)]
+    pub feature_nodes: Option<induce_baselines::FeatureNodes>,
     /// InduCE's greedy episodes look ahead over the policy's K best proposals, each judged by
     /// the black box (`--lookahead`; default 0: the policy's argmax, as the paper).
     #[serde(default)]
@@ -353,6 +357,12 @@ impl RunOptions {
         }
         if let Some(a) = self.additions {
             *baselines = baselines.clone().with_additions(a);
+        }
+        if let Some(n) = self.feature_nodes {
+            (
+                baselines.greedy.feature_nodes,
+                baselines.exact.feature_nodes,
+            ) = (n, n);
         }
     }
 

@@ -64,6 +64,9 @@ pub struct ExactConfig {
     /// Feature columns no feature edit may change (`--lock-features`).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub locked_features: Vec<u32>,
+    /// Whose features may be flipped (`--feature-nodes`; default the target's own row).
+    #[serde(skip_serializing_if = "crate::features::is_target")]
+    pub feature_nodes: crate::FeatureNodes,
 }
 
 impl Default for ExactConfig {
@@ -79,6 +82,7 @@ impl Default for ExactConfig {
             edges: true,
             features: false,
             locked_features: Vec::new(),
+            feature_nodes: crate::FeatureNodes::Target,
         }
     }
 }
@@ -169,11 +173,17 @@ impl Explainer for ExactExplainer<'_> {
         // The actions: the edge actions (indices below `ne`), then the feature flips.
         let actions: &[Edit] = if c.edges { &space.actions } else { &[] };
         let ne = actions.len();
-        let x0 = graph.features().row(target as usize).to_vec();
-        let feats = feature_actions(&x0, c.features, &c.locked_features)?;
+        let feats = crate::features::feature_actions(
+            graph,
+            target,
+            layers,
+            c.features,
+            c.feature_nodes,
+            &c.locked_features,
+        )?;
         if !feats.is_empty() && !oracle.judges_features() {
             // The typed error of an oracle that cannot judge a feature edit.
-            oracle.row_with_rows(&[], &[(target, x0.as_slice())])?;
+            oracle.row_with_rows(&[], &[(target, graph.features().row(target as usize))])?;
         }
         let total = ne + feats.len();
         // A set's edge edits and feature edits.
@@ -184,16 +194,7 @@ impl Explainer for ExactExplainer<'_> {
                 .map(|&i| actions[i])
                 .collect();
             let flips = (set.iter().filter(|&&i| i >= ne))
-                .map(|&i| {
-                    let f = feats[i - ne];
-                    let old = x0[f as usize];
-                    FeatureEdit {
-                        node: target,
-                        feature: f,
-                        old,
-                        new: 1.0 - old,
-                    }
-                })
+                .map(|&i| crate::features::flip(graph, feats[i - ne]))
                 .collect();
             (edits, flips)
         };
@@ -240,14 +241,11 @@ impl Explainer for ExactExplainer<'_> {
             if flips.is_empty() {
                 return oracle.row(&edits);
             }
-            let mut x = x0.clone();
-            for f in &flips {
-                x[f.feature as usize] = f.new;
-            }
-            oracle.row_with_rows(&edits, &[(target, x.as_slice())])
+            let rows = crate::features::edited_rows(graph, &flips);
+            oracle.row_with_rows(&edits, &crate::features::as_rows(&rows))
         };
-        // Size 1: every action that reaches the target alone (a flip of the target's own
-        // features always does).
+        // Size 1: every action that reaches the target alone (a flip of a feature within the
+        // receptive field always does).
         let mut single = vec![f32::INFINITY; total];
         let mut best: Option<(f32, usize, usize)> = None;
         let ones: Vec<usize> = (0..total).filter(|&i| i >= ne || reachable[i]).collect();
@@ -327,23 +325,6 @@ impl Explainer for ExactExplainer<'_> {
         let size = c.max_size.min(total);
         Ok(done(&[], y, Certified::NoneUpTo { size }, oracle.calls()))
     }
-}
-
-/// The feature columns a search may flip in the target's row `x`: with `features`, every entry
-/// holding 0 or 1 and not locked. Errors: a locked column outside the row.
-pub(crate) fn feature_actions(x: &[f32], features: bool, locked: &[u32]) -> Result<Vec<u32>> {
-    if let Some(&f) = locked.iter().find(|&&f| f as usize >= x.len()) {
-        return Err(ExplainError::InvalidConfig(format!(
-            "locked feature {f} is not a column of the features ({} columns)",
-            x.len()
-        )));
-    }
-    if !features {
-        return Ok(Vec::new());
-    }
-    Ok((0..x.len() as u32)
-        .filter(|&f| matches!(x[f as usize], 0.0 | 1.0) && !locked.contains(&f))
-        .collect())
 }
 
 /// Advances `pick` (strictly increasing indices below `n`) to the next combination in
@@ -429,6 +410,41 @@ mod tests {
             }
             assert!(certified > 0, "edges {edges}, features {features}");
         }
+    }
+
+    /// On the receptive field's features: every minimum is at most the target-only one (a
+    /// larger action space), flips the whole edited graph, and some use a neighbour's features.
+    #[test]
+    fn field_feature_minimums_are_never_larger_than_the_targets_own() {
+        use induce_explain::verdict::whole_graph_label_with_features;
+        let (g, gcn) = crate::action_space::fixtures::binary_graph();
+        let bound = induce_models::BoundBlackBox::new(&gcn, &g).unwrap();
+        let config = |nodes| ExactConfig {
+            max_size: 2,
+            edges: false,
+            features: true,
+            feature_nodes: nodes,
+            ..ExactConfig::default()
+        };
+        let own = ExactExplainer::new(&bound, config(crate::FeatureNodes::Target), EXACT);
+        let field = ExactExplainer::new(&bound, config(crate::FeatureNodes::Field), EXACT);
+        let (mut smaller_or_equal, mut elsewhere) = (0, 0);
+        for t in 0..g.num_nodes() as u32 {
+            let (a, b) = (own.explain(&g, t).unwrap(), field.explain(&g, t).unwrap());
+            if let Some(Certified::Minimum { size }) = a.certified {
+                assert!(b.found && b.features_changed() <= size, "{a:?} {b:?}");
+                smaller_or_equal += 1;
+            }
+            if b.found {
+                let now = whole_graph_label_with_features(&g, &gcn, t, &[], &b.feature_edits);
+                assert_eq!(now.unwrap(), b.new_label);
+                elsewhere += usize::from(b.feature_edits.iter().any(|f| f.node != t));
+            }
+        }
+        assert!(
+            smaller_or_equal > 0 && elsewhere > 0,
+            "{smaller_or_equal} {elsewhere}"
+        );
     }
 
     #[test]

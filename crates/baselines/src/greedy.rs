@@ -21,6 +21,7 @@ use induce_models::BlackBox;
 use serde::{Deserialize, Serialize};
 
 use crate::action_space::{ActionSpace, Additions, GraphPredictions, Reach, TargetOracle, argmax};
+use crate::features::{FeatureNodes, as_rows, edited_rows, feature_actions, flip};
 use crate::neighbourhood::GradModel;
 use crate::neighbourhood::search_hops;
 use crate::shortlist::{FirstOrder, shortlist};
@@ -68,8 +69,9 @@ pub struct GreedyConfig {
     /// Search edge edits (default true; `--edits feat` searches the features only).
     #[serde(skip_serializing_if = "is_true")]
     pub edges: bool,
-    /// Search feature edits too (`--edits …,feat`): an action flips one entry of the target's
-    /// own feature row between 0 and 1 (entries holding other values are not offered). Needs a
+    /// Search feature edits too (`--edits …,feat`): an action flips one 0/1 entry of the
+    /// target's own feature row, or of any node of its receptive field
+    /// ([`GreedyConfig::feature_nodes`]); entries holding other values are not offered. Needs a
     /// black box bound to the graph under exact verdicts
     /// ([`TargetOracle::judges_features`]).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
@@ -77,6 +79,9 @@ pub struct GreedyConfig {
     /// Feature columns no feature edit may change (`--lock-features`).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub locked_features: Vec<u32>,
+    /// Whose features may be flipped (`--feature-nodes`; default the target's own row).
+    #[serde(skip_serializing_if = "crate::features::is_target")]
+    pub feature_nodes: FeatureNodes,
 }
 
 pub(crate) fn is_true(b: &bool) -> bool {
@@ -96,6 +101,7 @@ impl Default for GreedyConfig {
             edges: true,
             features: false,
             locked_features: Vec::new(),
+            feature_nodes: FeatureNodes::Target,
         }
     }
 }
@@ -347,8 +353,14 @@ impl Explainer for GreedyExplainer<'_> {
             y,
             layers,
         } = self.search.start(graph, target, space_settings!(c))?;
-        let x0 = graph.features().row(target as usize);
-        let feats = crate::exact::feature_actions(x0, c.features, &c.locked_features)?;
+        let feats = feature_actions(
+            graph,
+            target,
+            layers,
+            c.features,
+            c.feature_nodes,
+            &c.locked_features,
+        )?;
         if c.features && !oracle.judges_features() {
             // The typed error of an oracle that cannot judge a feature edit.
             oracle.row_with_rows(&[], &[(target, graph.features().row(target as usize))])?;
@@ -361,9 +373,9 @@ impl Explainer for GreedyExplainer<'_> {
         let mut edits: Vec<Edit> = Vec::new();
         let mut applied: Vec<usize> = Vec::new();
         let mut trials: Vec<Vec<Edit>> = Vec::new();
-        // The target's feature row with the flips made so far, and the flips in order.
-        let mut x = graph.features().row(target as usize).to_vec();
+        // The flips made so far, in order, and the feature rows they give.
         let mut flips: Vec<FeatureEdit> = Vec::new();
+        let mut rows_now: Vec<(u32, Vec<f32>)> = Vec::new();
         let mut order: Vec<Action> = Vec::new();
         for _ in 0..c.budget {
             let reach = Reach::new(graph, target, layers, &edits);
@@ -405,7 +417,7 @@ impl Explainer for GreedyExplainer<'_> {
                         oracle.rows(&refs)?
                     }
                     false => {
-                        let own = [(target, x.as_slice())];
+                        let own = as_rows(&rows_now);
                         (trials.iter())
                             .map(|t| oracle.row_with_rows(t, &own))
                             .collect::<Result<_>>()?
@@ -415,16 +427,16 @@ impl Explainer for GreedyExplainer<'_> {
                     consider(&row, Action::Edge(i));
                 }
             }
-            let mut trial = x.clone();
-            for &f in feats
+            let mut trial = flips.clone();
+            for &a in feats
                 .iter()
-                .filter(|&&f| flips.iter().all(|e| e.feature != f))
+                .filter(|&&(v, f)| flips.iter().all(|e| (e.node, e.feature) != (v, f)))
             {
-                let v = x[f as usize];
-                trial[f as usize] = 1.0 - v;
-                let row = oracle.row_with_rows(&edits, &[(target, trial.as_slice())])?;
-                trial[f as usize] = v;
-                consider(&row, Action::Feature(f));
+                trial.push(flip(graph, a));
+                let rows = edited_rows(graph, &trial);
+                let row = oracle.row_with_rows(&edits, &as_rows(&rows))?;
+                trial.pop();
+                consider(&row, Action::Feature(a));
             }
             let Some((flipped, _, action, label)) = best else {
                 break;
@@ -436,15 +448,9 @@ impl Explainer for GreedyExplainer<'_> {
                     applied.push(i);
                     edits.push(space.actions[i]);
                 }
-                Action::Feature(f) => {
-                    let old = x[f as usize];
-                    x[f as usize] = 1.0 - old;
-                    flips.push(FeatureEdit {
-                        node: target,
-                        feature: f,
-                        old,
-                        new: 1.0 - old,
-                    });
+                Action::Feature(a) => {
+                    flips.push(flip(graph, a));
+                    rows_now = edited_rows(graph, &flips);
                 }
             }
             if flipped {
@@ -488,11 +494,11 @@ impl Explainer for GreedyExplainer<'_> {
 }
 
 /// One action of the greedy search: an edge action (its index in the [`ActionSpace`]) or a
-/// flip of one entry of the target's feature row.
+/// flip of one feature entry `(node, column)`.
 #[derive(Debug, Clone, Copy, PartialEq)]
 enum Action {
     Edge(usize),
-    Feature(u32),
+    Feature((u32, u32)),
 }
 
 /// A found counterfactual with feature edits made 1-minimal: each edit (edge or feature) is
@@ -504,26 +510,14 @@ fn reduce_mixed(
     e: &mut Explanation,
     goal: Goal,
 ) -> Result<()> {
-    let base = graph.features().row(e.target as usize).to_vec();
-    let row_of = |flips: &[FeatureEdit]| {
-        let mut x = base.clone();
-        for f in flips {
-            x[f.feature as usize] = f.new;
-        }
-        x
-    };
     loop {
         let mut dropped = false;
         // Feature edits last in, first tried; then the edge edits, last first.
         for k in (0..e.feature_edits.len()).rev() {
             let mut rest = e.feature_edits.clone();
             rest.remove(k);
-            let x = row_of(&rest);
-            let rows: Vec<(u32, &[f32])> = match rest.is_empty() {
-                true => vec![],
-                false => vec![(e.target, x.as_slice())],
-            };
-            let row = oracle.row_with_rows(&e.edits, &rows)?;
+            let rows = edited_rows(graph, &rest);
+            let row = oracle.row_with_rows(&e.edits, &as_rows(&rows))?;
             let label = argmax(&row);
             if goal.reached(e.original_label, label) && (!rest.is_empty() || !e.edits.is_empty()) {
                 e.feature_edits = rest;
@@ -534,12 +528,8 @@ fn reduce_mixed(
         for k in (0..e.edits.len()).rev() {
             let mut rest = e.edits.clone();
             rest.remove(k);
-            let x = row_of(&e.feature_edits);
-            let rows: Vec<(u32, &[f32])> = match e.feature_edits.is_empty() {
-                true => vec![],
-                false => vec![(e.target, x.as_slice())],
-            };
-            let row = oracle.row_with_rows(&rest, &rows)?;
+            let rows = edited_rows(graph, &e.feature_edits);
+            let row = oracle.row_with_rows(&rest, &as_rows(&rows))?;
             let label = argmax(&row);
             if goal.reached(e.original_label, label) && (!rest.is_empty() || !rows.is_empty()) {
                 e.edits = rest;

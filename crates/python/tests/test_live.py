@@ -220,3 +220,17 @@ def test_pyg_explainer_marks_the_changed_features():
             with torch.no_grad():
                 assert int(m(expl.cf_x, ei)[target].argmax()) == record["new_label"]
     assert changed > 0
+
+
+def test_feature_edits_on_the_receptive_field_replay_in_pyg():
+    # feature_nodes="field": any node within the model's layers of the target may change.
+    m, x, ei = binary_features("graphconv")
+    result = induce.Explainer(model=m, method="greedy", edits="feat",
+                              feature_nodes="field")(x, ei, index=TARGETS)
+    found = [e for e in result if e.found]
+    assert found
+    for e in found:
+        before, after = replay_features(m, x, ei, e)
+        assert before == e.original_label and after == e.new_label != before, e
+    with pytest.raises(ValueError, match="feature_nodes"):
+        induce.Explainer(model=m, method="greedy", feature_nodes="field")(x, ei, index=[0])

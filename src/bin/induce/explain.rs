@@ -112,6 +112,11 @@ pub struct ExplainArgs {
     /// another class).
     #[arg(long, value_name = "ball|graph", help_heading = "Searches")]
     pub additions: Option<induce::baselines::Additions>,
+    /// With --edits …,feat: whose 0/1 feature entries may be flipped: target (its own row) or
+    /// field (every node within the black box's layers of it in the unedited graph: many more
+    /// actions).
+    #[arg(long, value_name = "target|field", help_heading = "Searches")]
+    pub feature_nodes: Option<induce::baselines::FeatureNodes>,
     /// InduCE's greedy episodes (inductive's, inductive-best-of-k's first, the transductive
     /// search's) look ahead: at each step the policy's K most probable actions are each judged
     /// by the black box and the best taken (a flip first, else the smallest margin of the
@@ -204,6 +209,7 @@ impl ExplainArgs {
             max_evaluations: self.max_evaluations,
             shortlist: self.shortlist,
             additions: self.additions,
+            feature_nodes: self.feature_nodes,
             lookahead: self.lookahead,
             widen: self.widen.then_some(true),
             temperature: self.temperature,
@@ -308,6 +314,10 @@ fn library_defaults() -> Vec<(&'static str, String)> {
             induce::baselines::GreedyConfig::default()
                 .additions
                 .to_string(),
+        ),
+        (
+            "feature_nodes",
+            induce::baselines::FeatureNodes::default().to_string(),
         ),
         ("greedy_every", induce.train.greedy_every.to_string()),
         ("batch_targets", induce.inference.batch.to_string()),

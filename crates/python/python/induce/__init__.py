@@ -20,7 +20,8 @@ named as its flags: ``seed``, ``family``, ``hops``, ``budget``, ``episodes``, ``
 ``iterations``, ``edits`` (a comma list of ``add``, ``del``, ``feat``), ``samples``, ``greedy_every``, ``fanout``, ``max_neighbourhood``, ``kernel``,
 ``reward``, ``state`` (``paper``, ``targeted`` or ``estimated``), ``training`` (``train_policy``:
 ``imitation``, the default recipe, or ``reinforce``, the paper's), ``paper_faithful``, ``all_nodes``, ``threads``, ``batch_targets``,
-``black_box_kernel``, ``lookahead``, ``widen``, ``temperature``, ``max_size``, ``max_evaluations``, ``shortlist``, ``additions``, and the
+``black_box_kernel``, ``lookahead``, ``widen``, ``temperature``, ``max_size``, ``max_evaluations``, ``shortlist``, ``additions``, ``feature_nodes`` (``target`` or ``field``: whose features
+``edits="…,feat"`` may flip), and the
 constraints ``lock_nodes`` (node ids no edit may touch), ``lock_edges`` (pairs ``(u, v)`` no
 edit may delete or add) and ``lock_features`` (feature columns no feature edit may change, with
 ``edits="…,feat"``), ``to_class``; typed by ``Options``, listed by ``OPTIONS``), so its results
@@ -123,6 +124,7 @@ class Options(TypedDict, total=False):
     max_evaluations: Optional[int]
     shortlist: Optional[int]
     additions: Optional[Literal["ball", "graph"]]
+    feature_nodes: Optional[Literal["target", "field"]]
     lookahead: Optional[int]
     widen: Optional[bool]
     temperature: Optional[float]
