@@ -262,8 +262,27 @@ pub fn scene(
         induce_explain::Verdict::Exact,
     )?;
     let before = judge.log_probs().clone();
-    judge.set_edits(&e.edits)?;
-    let after = judge.log_probs().clone();
+    let after = match e.feature_edits.as_slice() {
+        [] => {
+            judge.set_edits(&e.edits)?;
+            judge.log_probs().clone()
+        }
+        fe => {
+            // A feature counterfactual: the same judgement on the graph with its features.
+            let entries: Vec<(u32, u32, f32)> =
+                fe.iter().map(|x| (x.node, x.feature, x.new)).collect();
+            let edited = g.with_features(g.features().with_entries(&entries)?)?;
+            let mut j = induce_explain::Judge::new(
+                &edited,
+                black_box,
+                e.target,
+                &sub.nodes,
+                induce_explain::Verdict::Exact,
+            )?;
+            j.set_edits(&e.edits)?;
+            j.log_probs().clone()
+        }
+    };
     // The drawn nodes: everything, or the nearest to the target and the edits.
     let mut drawn: Vec<usize> = (0..n).collect();
     let mut note = None;
@@ -345,11 +364,18 @@ pub fn scene(
     let p = |lp: &induce_models::LogProbs, k: usize| lp.row(t)[k].exp();
     let caption = if e.found {
         format!(
-            "target {}: class {y0} → {y1}, p(class {y0}) {:.2} → {:.2}; {} edit(s)",
+            "target {}: class {y0} → {y1}, p(class {y0}) {:.2} → {:.2}; {} edit(s){}",
             e.target,
             p(&before, y0),
             p(&after, y0),
-            e.size()
+            e.size(),
+            match e.features_changed() {
+                0 => String::new(),
+                k => format!(
+                    "; {k} feature(s): {}",
+                    induce_viz::report::feature_list(e, 8)
+                ),
+            }
         )
     } else {
         format!(

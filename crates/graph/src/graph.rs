@@ -158,6 +158,33 @@ impl Graph {
         &self.features
     }
 
+    /// The same graph with other node features (a feature counterfactual's, say), of one row
+    /// per node.
+    ///
+    /// ```
+    /// use induce_graph::{Features, Graph};
+    /// let g = Graph::from_edges(2, &[(0, 1)], Features::constant(2, 3, 0.0), vec![0; 2]).unwrap();
+    /// let h = g.with_features(Features::constant(2, 1, 1.0)).unwrap();
+    /// assert_eq!((h.num_edges(), h.features().dim()), (1, 1));
+    /// assert!(g.with_features(Features::constant(3, 1, 1.0)).is_err());
+    /// ```
+    pub fn with_features(&self, features: Features) -> Result<Graph> {
+        if features.num_nodes() != self.num_nodes() {
+            return Err(GraphError::FeatureShape {
+                nodes: self.num_nodes(),
+                dim: features.dim(),
+                got: features.as_slice().len(),
+            });
+        }
+        Ok(Graph {
+            topo: self.topo.clone(),
+            features,
+            labels: self.labels.clone(),
+            motif: self.motif.clone(),
+            csr: self.csr.clone(),
+        })
+    }
+
     /// Node labels (ground truth classes), one per node.
     pub fn labels(&self) -> &[u32] {
         &self.labels

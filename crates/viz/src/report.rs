@@ -84,19 +84,51 @@ pub fn gallery_picks(run: &MethodRun) -> Vec<(&'static str, &TargetRecord)> {
     out
 }
 
-/// The edits of an explanation as text: `+(u, w)` for additions, `−(u, w)` for deletions.
+/// The edits of an explanation as text: `+(u, w)` for additions, `−(u, w)` for deletions, then
+/// its feature edits ([`feature_list`]).
 pub fn edit_list(e: &Explanation) -> String {
-    if e.edits.is_empty() {
-        return "no edit".into();
+    let mut parts = Vec::new();
+    if !e.edits.is_empty() {
+        parts.push(
+            e.edits
+                .iter()
+                .map(|x| match x.kind {
+                    EditKind::Add => format!("+({}, {})", x.u, x.w),
+                    EditKind::Delete => format!("−({}, {})", x.u, x.w),
+                })
+                .collect::<Vec<_>>()
+                .join(" "),
+        );
     }
-    e.edits
-        .iter()
-        .map(|x| match x.kind {
-            EditKind::Add => format!("+({}, {})", x.u, x.w),
-            EditKind::Delete => format!("−({}, {})", x.u, x.w),
-        })
-        .collect::<Vec<_>>()
-        .join(" ")
+    if !e.feature_edits.is_empty() {
+        parts.push(format!("features {}", feature_list(e, usize::MAX)));
+    }
+    match parts.is_empty() {
+        true => "no edit".into(),
+        false => parts.join("; "),
+    }
+}
+
+/// The feature edits of an explanation as text, the first `max`: `node[feature] old→new`
+/// (`… and N more`).
+///
+/// ```
+/// use induce_explain::{Explanation, FeatureEdit};
+/// use induce_viz::report::feature_list;
+/// let f = |feature| FeatureEdit { node: 7, feature, old: 0.0, new: 1.0 };
+/// let e = Explanation { feature_edits: vec![f(12), f(40), f(3)],
+///     ..Explanation::counterfactual(7, 1, 0, vec![]) };
+/// assert_eq!(feature_list(&e, 2), "7[12] 0→1, 7[40] 0→1 … and 1 more");
+/// ```
+pub fn feature_list(e: &Explanation, max: usize) -> String {
+    let shown: Vec<String> = (e.feature_edits.iter().take(max))
+        .map(|f| format!("{}[{}] {}→{}", f.node, f.feature, f.old, f.new))
+        .collect();
+    let more = e.feature_edits.len().saturating_sub(max);
+    match more {
+        0 => shown.join(", "),
+        m => format!("{} … and {m} more", shown.join(", ")),
+    }
 }
 
 /// [`edit_list`] cut after `max` edits (`… and N more`).
