@@ -173,18 +173,13 @@ impl Explainer for ExactExplainer<'_> {
         // The actions: the edge actions (indices below `ne`), then the feature flips.
         let actions: &[Edit] = if c.edges { &space.actions } else { &[] };
         let ne = actions.len();
-        let feats = crate::features::feature_actions(
+        let feats = crate::features::search_actions(
             graph,
             target,
             layers,
-            c.features,
-            c.feature_nodes,
-            &c.locked_features,
+            (c.features, c.feature_nodes, &c.locked_features),
+            &mut oracle,
         )?;
-        if !feats.is_empty() && !oracle.judges_features() {
-            // The typed error of an oracle that cannot judge a feature edit.
-            oracle.row_with_rows(&[], &[(target, graph.features().row(target as usize))])?;
-        }
         let total = ne + feats.len();
         // A set's edge edits and feature edits.
         let split = |set: &[usize]| -> (Vec<Edit>, Vec<FeatureEdit>) {

@@ -15,6 +15,8 @@ use induce_explain::{ExplainError, FeatureEdit, Result};
 use induce_graph::{Graph, k_hop};
 use serde::{Deserialize, Serialize};
 
+use crate::action_space::TargetOracle;
+
 /// Whose features a search may flip (`--feature-nodes`).
 ///
 /// Serialised as `"target"` / `"field"`.
@@ -120,6 +122,22 @@ pub fn feature_actions(
         );
     }
     Ok(out)
+}
+
+/// [`feature_actions`] of a search whose verdicts `oracle` gives, refused (with the oracle's
+/// typed error) when `features` is asked of an oracle that cannot judge a feature edit.
+pub(crate) fn search_actions(
+    graph: &Graph,
+    target: u32,
+    layers: Option<u32>,
+    (features, nodes, locked): (bool, FeatureNodes, &[u32]),
+    oracle: &mut TargetOracle<'_>,
+) -> Result<Vec<(u32, u32)>> {
+    let actions = feature_actions(graph, target, layers, features, nodes, locked)?;
+    if features && !oracle.judges_features() {
+        oracle.row_with_rows(&[], &[(target, graph.features().row(target as usize))])?;
+    }
+    Ok(actions)
 }
 
 /// The flip of entry `(node, feature)` of `graph`'s features (`old` → `1 − old`).

@@ -21,7 +21,7 @@ use induce_models::BlackBox;
 use serde::{Deserialize, Serialize};
 
 use crate::action_space::{ActionSpace, Additions, GraphPredictions, Reach, TargetOracle, argmax};
-use crate::features::{FeatureNodes, as_rows, edited_rows, feature_actions, flip};
+use crate::features::{FeatureNodes, as_rows, edited_rows, flip, search_actions};
 use crate::neighbourhood::GradModel;
 use crate::neighbourhood::search_hops;
 use crate::shortlist::{FirstOrder, shortlist};
@@ -353,18 +353,13 @@ impl Explainer for GreedyExplainer<'_> {
             y,
             layers,
         } = self.search.start(graph, target, space_settings!(c))?;
-        let feats = feature_actions(
+        let feats = search_actions(
             graph,
             target,
             layers,
-            c.features,
-            c.feature_nodes,
-            &c.locked_features,
+            (c.features, c.feature_nodes, &c.locked_features),
+            &mut oracle,
         )?;
-        if c.features && !oracle.judges_features() {
-            // The typed error of an oracle that cannot judge a feature edit.
-            oracle.row_with_rows(&[], &[(target, graph.features().row(target as usize))])?;
-        }
         let first_order = match c.edges {
             true => self.first_order(graph, &space)?,
             false => None,

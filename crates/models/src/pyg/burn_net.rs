@@ -62,6 +62,17 @@ impl Activation {
     }
 }
 
+/// `x + b` (each row) where the layer has a bias.
+fn plus_bias(x: Tensor<2>, bias: &Option<Vec<f32>>) -> Tensor<2> {
+    match bias {
+        Some(b) => {
+            let device = x.device();
+            x + row(b, &device)
+        }
+        None => x,
+    }
+}
+
 /// `Σ_{k: dst[k] = i} values[k]`, or its constant version.
 fn degree(w: Tensor<2>, dst: Tensor<1, Int>, n: usize, gradient: DegreeGradient) -> Tensor<2> {
     let w = match gradient {
@@ -177,9 +188,7 @@ impl Hop {
         for &(b, c) in &self.own {
             head = head + block(b).mul_scalar(c);
         }
-        if let Some(b) = &self.bias {
-            head = head + row(b, &device);
-        }
+        head = plus_bias(head, &self.bias);
         if self.carry.is_empty() {
             return head;
         }
@@ -214,10 +223,7 @@ impl Conv {
                 let (_, _, coef) =
                     gcn_messages(edges, weights, *normalize, *self_loop, degree_gradient);
                 let out = edges.aggregate(coef, h);
-                match bias {
-                    Some(b) => out + row(b, &device),
-                    None => out,
-                }
+                plus_bias(out, bias)
             }
             Conv::Sage {
                 project,
@@ -312,10 +318,7 @@ impl Conv {
                     *negative_slope as f64,
                 );
                 let agg = attend(e, w, xs, (src, dst), n, (hh, c), *concat);
-                match bias {
-                    Some(b) => agg + row(b, &device),
-                    None => agg,
-                }
+                plus_bias(agg, bias)
             }
             Conv::Gatv2 {
                 lin_l,
@@ -346,10 +349,7 @@ impl Conv {
                     .sum_dim(2)
                     .reshape([k, hh]);
                 let agg = attend(e, w, xl, (src, dst), n, (hh, c), *concat);
-                match bias {
-                    Some(b) => agg + row(b, &device),
-                    None => agg,
-                }
+                plus_bias(agg, bias)
             }
             Conv::Hop(h) => h.burn(x, edges, weights, degree_gradient),
             Conv::Linear(d) => d.burn(x),

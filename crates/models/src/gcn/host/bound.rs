@@ -216,14 +216,10 @@ mod tests {
         let g = Graph::from_edges(n as usize, &edges, x.clone(), vec![0; n as usize]).unwrap();
         let gcn = HostGcn::from_gcn(&GcnConfig::new(d, 3).with_init_seed(9).init(&dev)).unwrap();
         let bound = BoundHostGcn::new(&gcn, &g).unwrap();
-        let deleted = edges[7];
-        for toggled in [
-            vec![],
-            vec![(3, 40), (0, 59)],
-            vec![deleted, (3, 12), (20, 21)],
-        ] {
-            let mut now: Vec<(u32, u32)> = edges.clone();
-            for &(a, b) in &toggled {
+        // The edge list with each toggled pair removed if present, added if not.
+        let toggle = |edges: &[(u32, u32)], toggled: &[(u32, u32)]| {
+            let mut now = edges.to_vec();
+            for &(a, b) in toggled {
                 match now.iter().position(|&e| e == (a.min(b), a.max(b))) {
                     Some(i) => {
                         now.remove(i);
@@ -231,6 +227,15 @@ mod tests {
                     None => now.push((a.min(b), a.max(b))),
                 }
             }
+            now
+        };
+        let deleted = edges[7];
+        for toggled in [
+            vec![],
+            vec![(3, 40), (0, 59)],
+            vec![deleted, (3, 12), (20, 21)],
+        ] {
+            let now = toggle(&edges, &toggled);
             let all = gcn.forward(&x, &now).unwrap();
             for v in 0..n {
                 for got in [
@@ -251,15 +256,7 @@ mod tests {
             .map(|&v| (v, x2.row(v as usize)))
             .collect();
         for toggled in [vec![], vec![(3, 40), (0, 59)]] {
-            let mut now: Vec<(u32, u32)> = edges.clone();
-            for &(a, b) in &toggled {
-                match now.iter().position(|&e| e == (a.min(b), a.max(b))) {
-                    Some(i) => {
-                        now.remove(i);
-                    }
-                    None => now.push((a.min(b), a.max(b))),
-                }
-            }
+            let now = toggle(&edges, &toggled);
             let all = gcn.forward(&x2, &now).unwrap();
             for v in 0..n {
                 let got = bound
