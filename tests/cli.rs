@@ -1237,6 +1237,95 @@ fn an_ogb_folder_goes_through_the_same_commands() {
     assert!(notes.contains("no motif ground truth"), "{notes}");
 }
 
+/// Continuous features (an ogbn-arxiv-like OGB folder): `--edits feat` sets target entries to
+/// the column's quantile levels (`--feature-quantiles`), every record valid on the whole graph;
+/// the option is refused without feature edits, and 1 level is refused.
+#[test]
+fn continuous_feature_edits_take_the_columns_quantile_levels() {
+    let tmp = tempfile::tempdir().unwrap();
+    let cfg = induce::graph::generators::ArxivLikeConfig {
+        num_nodes: 300,
+        num_edges: 1_200,
+        num_classes: 3,
+        feature_dim: 6,
+        feature_noise: 1.0,
+        ..Default::default()
+    };
+    let data = cfg.generate().unwrap();
+    let dir = tmp.path().join("ogbn_cont");
+    write_ogb(&data, &dir);
+    let bb = tmp.path().join("bb");
+    ok(induce(&[
+        "train-black-box",
+        "--data",
+        s(&dir),
+        "--epochs",
+        "200",
+        "--out",
+        s(&bb),
+    ]));
+    let run = |extra: &[&str], out: &Path| {
+        let mut a = vec![
+            "explain",
+            "--data",
+            s(&dir),
+            "--black-box",
+            s(&bb),
+            "--method",
+        ];
+        a.extend_from_slice(&[
+            "greedy",
+            "--targets",
+            "test",
+            "--sample",
+            "8",
+            "--out",
+            s(out),
+        ]);
+        a.extend_from_slice(extra);
+        induce(&a)
+    };
+    let out = tmp.path().join("feat");
+    ok(run(&["--edits", "feat", "--feature-quantiles", "2"], &out));
+    // K = 2: each column's minimum and maximum over the graph (the file's values, as read).
+    let g = induce::graph::io::load(&dir, None).unwrap().graph;
+    let (n, d) = (g.num_nodes(), g.features().dim());
+    let x = g.features().as_slice();
+    let column = |j: usize| (0..n).map(move |i| x[i * d + j]);
+    let text = std::fs::read_to_string(out.join("explanations.jsonl")).unwrap();
+    let mut found = 0;
+    for line in text.lines() {
+        let r: serde_json::Value = serde_json::from_str(line).unwrap();
+        if r["found"] != true {
+            continue;
+        }
+        found += 1;
+        assert_eq!(r["valid"], true, "{r}");
+        for e in r["feature_edits"].as_array().unwrap() {
+            let (j, new) = (
+                e[1].as_u64().unwrap() as usize,
+                e[3].as_f64().unwrap() as f32,
+            );
+            let lo = column(j).fold(f32::INFINITY, f32::min);
+            let hi = column(j).fold(f32::NEG_INFINITY, f32::max);
+            assert!(new == lo || new == hi, "{e} not in [{lo}, {hi}]'s ends");
+        }
+    }
+    assert!(found > 0, "{text}");
+    let refused = run(&["--feature-quantiles", "2"], &tmp.path().join("no"));
+    let err = String::from_utf8_lossy(&refused.stderr).to_string();
+    assert!(
+        !refused.status.success() && err.contains("--feature-quantiles 2"),
+        "{err}"
+    );
+    let one = run(
+        &["--edits", "feat", "--feature-quantiles", "1"],
+        &tmp.path().join("one"),
+    );
+    let err = String::from_utf8_lossy(&one.stderr).to_string();
+    assert!(!one.status.success() && err.contains("quantile"), "{err}");
+}
+
 #[test]
 fn data_subgraph_cuts_a_seeded_neighbourhood() {
     let tmp = tempfile::tempdir().unwrap();

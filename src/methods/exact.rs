@@ -19,7 +19,13 @@ pub(super) const DECL: MethodDecl = MethodDecl {
     adds_edges: true,
     edit_mode: None,
     schedule: Schedule::None,
-    settings: &["max_size", "max_evaluations", "additions", "feature_nodes"],
+    settings: &[
+        "max_size",
+        "max_evaluations",
+        "additions",
+        "feature_nodes",
+        "feature_quantiles",
+    ],
     build: |b| {
         b.baselines.exact.validate(b.protocol)?;
         Ok(Box::new(ExactExplainer::new(

@@ -22,7 +22,13 @@ pub(super) const DECL: MethodDecl = MethodDecl {
     adds_edges: true,
     edit_mode: None,
     schedule: Schedule::None,
-    settings: &["budget", "shortlist", "additions", "feature_nodes"],
+    settings: &[
+        "budget",
+        "shortlist",
+        "additions",
+        "feature_nodes",
+        "feature_quantiles",
+    ],
     build: |b| {
         b.baselines.greedy.validate(b.protocol)?;
         Ok(Box::new(

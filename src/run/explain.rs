@@ -236,6 +236,9 @@ impl ExplainJob {
     /// let mut j = ExplainJob::new("tree-cycles", "gcn.bpk", &[Method::GREEDY]);
     /// j.baselines.greedy.feature_nodes = induce::baselines::FeatureNodes::Field;
     /// assert!(j.validate().unwrap_err().to_string().contains("--feature-nodes"));
+    /// j.baselines.greedy.feature_nodes = induce::baselines::FeatureNodes::Target;
+    /// j.baselines.greedy.feature_quantiles = 5;
+    /// assert!(j.validate().unwrap_err().to_string().contains("--feature-quantiles 5"));
     /// j.restrictions.edits = Some("add,del,feat".parse().unwrap());
     /// assert!(j.validate().is_ok());
     /// ```
@@ -258,11 +261,21 @@ impl ExplainJob {
         let b = &self.baselines;
         let field = [b.greedy.feature_nodes, b.exact.feature_nodes]
             .contains(&induce_baselines::FeatureNodes::Field);
-        if field && !self.restrictions.edits.is_some_and(|e| e.feat) {
+        let quantiles = [b.greedy.feature_quantiles, b.exact.feature_quantiles]
+            .into_iter()
+            .find(|&k| k != induce_baselines::features::DEFAULT_FEATURE_QUANTILES);
+        let feature_setting = match (field, quantiles) {
+            (true, _) => Some("--feature-nodes field".to_string()),
+            (false, Some(k)) => Some(format!("--feature-quantiles {k}")),
+            (false, None) => None,
+        };
+        if let Some(value) = feature_setting
+            && !self.restrictions.edits.is_some_and(|e| e.feat)
+        {
             return Err(Error::InvalidValue {
                 what: "setting",
-                value: "--feature-nodes field".into(),
-                reason: "it says whose features a search flips, and this run searches none: \
+                value,
+                reason: "it says how a search edits features, and this run searches none: \
                          add feat to --edits (--edits add,del,feat)"
                     .into(),
             });

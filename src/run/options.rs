@@ -14,7 +14,7 @@ use crate::methods::{BaselineConfig, Preset, Restrictions, Variant};
 /// The library's names of the settings a user gives by name (in error messages, e.g.
 /// `InduceConfig.env.hops`) and the [`RunOptions`] field each one is (`hops`): front ends turn
 /// the first into their own spelling of the second ([`name_settings`]).
-pub const SETTING_NAMES: [(&str, &str); 20] = [
+pub const SETTING_NAMES: [(&str, &str); 22] = [
     ("InduceConfig.lr", "lr"),
     ("InduceConfig.env.budget", "budget"),
     ("InduceConfig.inference_batch", "batch_targets"),
@@ -33,6 +33,14 @@ pub const SETTING_NAMES: [(&str, &str); 20] = [
     ("BaselineConfig.exact.max_evaluations", "max_evaluations"),
     ("BaselineConfig.greedy.budget", "budget"),
     ("BaselineConfig.greedy.shortlist", "shortlist"),
+    (
+        "BaselineConfig.greedy.feature_quantiles",
+        "feature_quantiles",
+    ),
+    (
+        "BaselineConfig.exact.feature_quantiles",
+        "feature_quantiles",
+    ),
     ("ExplainJob.policy", "policy"),
     ("TargetFilter::AllNodes", "all_nodes"),
 ];
@@ -235,6 +243,12 @@ pub struct RunOptions {
     /// default the target's own row).
     #[serde(default)]
     pub feature_nodes: Option<induce_baselines::FeatureNodes>,
+    /// Quantile levels of a continuous feature column's candidate values for `greedy` and
+    /// `exact` with `--edits …,feat` (`--feature-quantiles`; default 3: the column's minimum,
+    /// median and maximum; 0/1 columns flip, see
+    /// [`FeatureValues`](induce_baselines::features::FeatureValues)).
+    #[serde(default)]
+    pub feature_quantiles: Option<usize>,
     /// InduCE's greedy episodes look ahead over the policy's K best proposals, each judged by
     /// the black box (`--lookahead`; default 0: the policy's argmax, as the paper).
     #[serde(default)]
@@ -363,6 +377,12 @@ impl RunOptions {
                 baselines.greedy.feature_nodes,
                 baselines.exact.feature_nodes,
             ) = (n, n);
+        }
+        if let Some(k) = self.feature_quantiles {
+            (
+                baselines.greedy.feature_quantiles,
+                baselines.exact.feature_quantiles,
+            ) = (k, k);
         }
     }
 

@@ -622,6 +622,24 @@ pub(crate) mod fixtures {
         let gcn = HostGcn::from_gcn(&GcnConfig::new(d, 3).with_init_seed(4).init(&dev)).unwrap();
         (g, gcn)
     }
+
+    /// [`binary_graph`] with continuous features: 8 columns of spread values (column 0 stays
+    /// 0/1, so both kinds of column are searched).
+    pub(crate) fn continuous_graph() -> (induce_graph::Graph, induce_models::HostGcn) {
+        use rand::rngs::StdRng;
+        use rand::{Rng, SeedableRng};
+        let (g, gcn) = binary_graph();
+        let mut rng = StdRng::seed_from_u64(12);
+        let d = g.features().dim();
+        let x: Vec<f32> = (g.features().as_slice().iter().enumerate())
+            .map(|(i, &v)| match i % d {
+                0 => v,
+                j => (rng.random::<f32>() * 4.0 - 2.0) * j as f32 / 4.0,
+            })
+            .collect();
+        let x = induce_graph::Features::new(g.num_nodes(), d, x).unwrap();
+        (g.with_features(x).unwrap(), gcn)
+    }
 }
 
 #[cfg(test)]

@@ -67,6 +67,13 @@ pub struct ExactConfig {
     /// Whose features may be flipped (`--feature-nodes`; default the target's own row).
     #[serde(skip_serializing_if = "crate::features::is_target")]
     pub feature_nodes: crate::FeatureNodes,
+    /// Quantile levels of a continuous column's candidate values (`--feature-quantiles`), as
+    /// greedy's.
+    #[serde(
+        default = "crate::features::default_quantiles",
+        skip_serializing_if = "crate::features::is_default_quantiles"
+    )]
+    pub feature_quantiles: usize,
 }
 
 impl Default for ExactConfig {
@@ -83,6 +90,7 @@ impl Default for ExactConfig {
             features: false,
             locked_features: Vec::new(),
             feature_nodes: crate::FeatureNodes::Target,
+            feature_quantiles: crate::features::DEFAULT_FEATURE_QUANTILES,
         }
     }
 }
@@ -99,6 +107,13 @@ impl ExactConfig {
             return Err(ExplainError::InvalidConfig(
                 "exact: neither edge nor feature edits to search".into(),
             ));
+        }
+        if self.feature_quantiles < 2 {
+            return Err(ExplainError::InvalidConfig(format!(
+                "exact: feature_quantiles = {}: a continuous column needs at least 2 quantile \
+                 levels (its minimum and maximum)",
+                self.feature_quantiles
+            )));
         }
         if self.max_evaluations == 0 {
             return Err(ExplainError::InvalidConfig(
@@ -177,7 +192,8 @@ impl Explainer for ExactExplainer<'_> {
             graph,
             target,
             layers,
-            (c.features, c.feature_nodes, &c.locked_features),
+            crate::features::feature_settings!(c),
+            &self.search.values,
             &mut oracle,
         )?;
         let total = ne + feats.len();
@@ -189,7 +205,7 @@ impl Explainer for ExactExplainer<'_> {
                 .map(|&i| actions[i])
                 .collect();
             let flips = (set.iter().filter(|&&i| i >= ne))
-                .map(|&i| crate::features::flip(graph, feats[i - ne]))
+                .map(|&i| feats[i - ne].edit(graph))
                 .collect();
             (edits, flips)
         };
@@ -287,7 +303,10 @@ impl Explainer for ExactExplainer<'_> {
                             .iter()
                             .any(|&a| a < ne && unlocks[a].binary_search(&i).is_ok())
                 });
-                if !prunable {
+                let repeats = crate::features::repeats_an_entry(
+                    set.iter().filter(|&&i| i >= ne).map(|&i| &feats[i - ne]),
+                );
+                if !prunable && !repeats {
                     if oracle.calls() >= c.max_evaluations {
                         break Some(Stop::Budget);
                     }
@@ -405,6 +424,72 @@ mod tests {
             }
             assert!(certified > 0, "edges {edges}, features {features}");
         }
+    }
+
+    /// Continuous features: every certified minimum sets each changed entry once, to one of
+    /// its column's quantile levels; it flips the whole edited graph; a minimum of 2 means no
+    /// single candidate value of the target's row flips (brute force); and more levels never
+    /// give a larger minimum (K = 5's levels hold K = 2's, the column's extremes).
+    #[test]
+    fn continuous_feature_minimums_use_quantile_levels_and_are_certified() {
+        use crate::features::{ColumnValues, FeatureValues};
+        use induce_explain::verdict::whole_graph_label_with_features;
+        let (g, gcn) = crate::action_space::fixtures::continuous_graph();
+        let bound = induce_models::BoundBlackBox::new(&gcn, &g).unwrap();
+        let values = FeatureValues::of(g.features(), 5).unwrap();
+        assert_eq!(values.column(0), &ColumnValues::Binary);
+        assert!(matches!(values.column(1), ColumnValues::Levels(v) if v.len() == 5));
+        let config = |k| ExactConfig {
+            max_size: 2,
+            edges: false,
+            features: true,
+            feature_quantiles: k,
+            ..ExactConfig::default()
+        };
+        let five = ExactExplainer::new(&bound, config(5), EXACT);
+        let two = ExactExplainer::new(&bound, config(2), EXACT);
+        let (mut pairs, mut certified) = (0, 0);
+        for t in 0..g.num_nodes() as u32 {
+            let e = five.explain(&g, t).unwrap();
+            let label =
+                |fe: &[FeatureEdit]| whole_graph_label_with_features(&g, &gcn, t, &[], fe).unwrap();
+            let Some(Certified::Minimum { size }) = e.certified else {
+                continue;
+            };
+            certified += 1;
+            assert_eq!(label(&e.feature_edits), e.new_label, "{e:?}");
+            assert_eq!(e.features_changed(), size);
+            for (i, f) in e.feature_edits.iter().enumerate() {
+                assert!(
+                    values.candidates(f.feature, f.old).any(|v| v == f.new),
+                    "{f:?}"
+                );
+                assert!(e.feature_edits[..i].iter().all(|o| o.feature != f.feature));
+            }
+            if size == 2 {
+                pairs += 1;
+                let x = g.features().row(t as usize);
+                for f in 0..x.len() as u32 {
+                    for new in values.candidates(f, x[f as usize]) {
+                        let old = x[f as usize];
+                        let one = FeatureEdit {
+                            node: t,
+                            feature: f,
+                            old,
+                            new,
+                        };
+                        assert_eq!(label(&[one]), e.original_label, "{e:?}");
+                    }
+                }
+            }
+            let e2 = two.explain(&g, t).unwrap();
+            if let Some(Certified::Minimum { size: s2 }) = e2.certified {
+                assert!(size <= s2, "{e:?} {e2:?}");
+            }
+        }
+        assert!(certified > 0 && pairs > 0, "{certified} {pairs}");
+        let bad = ExactExplainer::new(&bound, config(1), EXACT).explain(&g, 0);
+        assert!(matches!(bad, Err(ExplainError::InvalidConfig(m)) if m.contains("quantile")));
     }
 
     /// On the receptive field's features: every minimum is at most the target-only one (a

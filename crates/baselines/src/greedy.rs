@@ -21,7 +21,10 @@ use induce_models::BlackBox;
 use serde::{Deserialize, Serialize};
 
 use crate::action_space::{ActionSpace, Additions, GraphPredictions, Reach, TargetOracle, argmax};
-use crate::features::{FeatureNodes, as_rows, edited_rows, flip, search_actions};
+use crate::features::{
+    FeatureAction, FeatureNodes, FeatureValuesCache, as_rows, edited_rows, feature_settings,
+    search_actions,
+};
 use crate::neighbourhood::GradModel;
 use crate::neighbourhood::search_hops;
 use crate::shortlist::{FirstOrder, shortlist};
@@ -69,11 +72,11 @@ pub struct GreedyConfig {
     /// Search edge edits (default true; `--edits feat` searches the features only).
     #[serde(skip_serializing_if = "is_true")]
     pub edges: bool,
-    /// Search feature edits too (`--edits …,feat`): an action flips one 0/1 entry of the
-    /// target's own feature row, or of any node of its receptive field
-    /// ([`GreedyConfig::feature_nodes`]); entries holding other values are not offered. Needs a
-    /// black box bound to the graph under exact verdicts
-    /// ([`TargetOracle::judges_features`]).
+    /// Search feature edits too (`--edits …,feat`): an action sets one entry of the target's
+    /// own feature row, or of any node of its receptive field ([`GreedyConfig::feature_nodes`]),
+    /// to a new value: the flip of a 0/1 column's entry, or one of a continuous column's
+    /// quantiles ([`FeatureValues`](crate::features::FeatureValues)). Needs a black box bound
+    /// to the graph under exact verdicts ([`TargetOracle::judges_features`]).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub features: bool,
     /// Feature columns no feature edit may change (`--lock-features`).
@@ -82,6 +85,14 @@ pub struct GreedyConfig {
     /// Whose features may be flipped (`--feature-nodes`; default the target's own row).
     #[serde(skip_serializing_if = "crate::features::is_target")]
     pub feature_nodes: FeatureNodes,
+    /// Quantile levels of a continuous column's candidate values (`--feature-quantiles`;
+    /// default [`DEFAULT_FEATURE_QUANTILES`](crate::features::DEFAULT_FEATURE_QUANTILES), at
+    /// least 2; see [`FeatureValues`](crate::features::FeatureValues)). 0/1 columns flip.
+    #[serde(
+        default = "crate::features::default_quantiles",
+        skip_serializing_if = "crate::features::is_default_quantiles"
+    )]
+    pub feature_quantiles: usize,
 }
 
 pub(crate) fn is_true(b: &bool) -> bool {
@@ -102,6 +113,7 @@ impl Default for GreedyConfig {
             features: false,
             locked_features: Vec::new(),
             feature_nodes: FeatureNodes::Target,
+            feature_quantiles: crate::features::DEFAULT_FEATURE_QUANTILES,
         }
     }
 }
@@ -118,6 +130,13 @@ impl GreedyConfig {
             return Err(ExplainError::InvalidConfig(
                 "greedy: neither edge nor feature edits to search".into(),
             ));
+        }
+        if self.feature_quantiles < 2 {
+            return Err(ExplainError::InvalidConfig(format!(
+                "greedy: feature_quantiles = {}: a continuous column needs at least 2 quantile \
+                 levels (its minimum and maximum)",
+                self.feature_quantiles
+            )));
         }
         if self.shortlist == Some(0) {
             return Err(ExplainError::InvalidConfig(
@@ -173,6 +192,8 @@ pub(crate) struct Searcher<'a> {
     pub black_box: &'a dyn BlackBox,
     pub protocol: Protocol,
     predictions: GraphPredictions,
+    /// The candidate values of the features' columns (computed once per graph).
+    pub values: FeatureValuesCache,
 }
 
 impl<'a> Searcher<'a> {
@@ -181,6 +202,7 @@ impl<'a> Searcher<'a> {
             black_box,
             protocol,
             predictions: GraphPredictions::default(),
+            values: FeatureValuesCache::default(),
         }
     }
 
@@ -357,7 +379,8 @@ impl Explainer for GreedyExplainer<'_> {
             graph,
             target,
             layers,
-            (c.features, c.feature_nodes, &c.locked_features),
+            feature_settings!(c),
+            &self.search.values,
             &mut oracle,
         )?;
         let first_order = match c.edges {
@@ -368,7 +391,7 @@ impl Explainer for GreedyExplainer<'_> {
         let mut edits: Vec<Edit> = Vec::new();
         let mut applied: Vec<usize> = Vec::new();
         let mut trials: Vec<Vec<Edit>> = Vec::new();
-        // The flips made so far, in order, and the feature rows they give.
+        // The feature edits made so far, in order, and the feature rows they give.
         let mut flips: Vec<FeatureEdit> = Vec::new();
         let mut rows_now: Vec<(u32, Vec<f32>)> = Vec::new();
         let mut order: Vec<Action> = Vec::new();
@@ -425,9 +448,9 @@ impl Explainer for GreedyExplainer<'_> {
             let mut trial = flips.clone();
             for &a in feats
                 .iter()
-                .filter(|&&(v, f)| flips.iter().all(|e| (e.node, e.feature) != (v, f)))
+                .filter(|a| flips.iter().all(|e| (e.node, e.feature) != a.entry()))
             {
-                trial.push(flip(graph, a));
+                trial.push(a.edit(graph));
                 let rows = edited_rows(graph, &trial);
                 let row = oracle.row_with_rows(&edits, &as_rows(&rows))?;
                 trial.pop();
@@ -444,7 +467,7 @@ impl Explainer for GreedyExplainer<'_> {
                     edits.push(space.actions[i]);
                 }
                 Action::Feature(a) => {
-                    flips.push(flip(graph, a));
+                    flips.push(a.edit(graph));
                     rows_now = edited_rows(graph, &flips);
                 }
             }
@@ -489,11 +512,11 @@ impl Explainer for GreedyExplainer<'_> {
 }
 
 /// One action of the greedy search: an edge action (its index in the [`ActionSpace`]) or a
-/// flip of one feature entry `(node, column)`.
+/// new value for one feature entry.
 #[derive(Debug, Clone, Copy, PartialEq)]
 enum Action {
     Edge(usize),
-    Feature((u32, u32)),
+    Feature(FeatureAction),
 }
 
 /// A found counterfactual with feature edits made 1-minimal: each edit (edge or feature) is
@@ -620,6 +643,42 @@ mod tests {
             matches!(refused, Err(ExplainError::InvalidConfig(_))),
             "{refused:?}"
         );
+    }
+
+    /// Continuous features, jointly with edges: every counterfactual sets each changed entry
+    /// once, to one of its column's quantile levels, and flips the whole edited graph.
+    #[test]
+    fn continuous_feature_edits_take_quantile_levels_and_are_valid() {
+        use crate::features::FeatureValues;
+        use induce_explain::verdict::whole_graph_label_with_features;
+        let (g, gcn) = crate::action_space::fixtures::continuous_graph();
+        let bound = induce_models::BoundBlackBox::new(&gcn, &g).unwrap();
+        let values = FeatureValues::of(g.features(), 3).unwrap();
+        let config = GreedyConfig {
+            features: true,
+            feature_quantiles: 3,
+            ..GreedyConfig::default()
+        };
+        let greedy = GreedyExplainer::new(&bound, config, EXACT);
+        let mut with_features = 0;
+        for t in 0..g.num_nodes() as u32 {
+            let e = greedy.explain(&g, t).unwrap();
+            if !e.found {
+                continue;
+            }
+            let now = whole_graph_label_with_features(&g, &gcn, t, &e.edits, &e.feature_edits);
+            assert_eq!(now.unwrap(), e.new_label, "{e:?}");
+            with_features += usize::from(!e.feature_edits.is_empty());
+            for (i, f) in e.feature_edits.iter().enumerate() {
+                assert_eq!(f.old, g.features().row(t as usize)[f.feature as usize]);
+                assert!(
+                    values.candidates(f.feature, f.old).any(|v| v == f.new),
+                    "{f:?}"
+                );
+                assert!(e.feature_edits[..i].iter().all(|o| o.feature != f.feature));
+            }
+        }
+        assert!(with_features > 0);
     }
 
     /// Edges and features together: every counterfactual flips the whole edited graph, and is

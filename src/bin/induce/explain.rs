@@ -117,6 +117,11 @@ pub struct ExplainArgs {
     /// actions).
     #[arg(long, value_name = "target|field", help_heading = "Searches")]
     pub feature_nodes: Option<induce::baselines::FeatureNodes>,
+    /// With --edits …,feat: how many quantile levels of a continuous feature column (one not
+    /// all 0/1 over the graph) an entry may be set to: K evenly spaced levels, from the column's
+    /// minimum to its maximum (3: the minimum, the median and the maximum); 0/1 columns flip.
+    #[arg(long, value_name = "K", help_heading = "Searches")]
+    pub feature_quantiles: Option<usize>,
     /// InduCE's greedy episodes (inductive's, inductive-best-of-k's first, the transductive
     /// search's) look ahead: at each step the policy's K most probable actions are each judged
     /// by the black box and the best taken (a flip first, else the smallest margin of the
@@ -210,6 +215,7 @@ impl ExplainArgs {
             shortlist: self.shortlist,
             additions: self.additions,
             feature_nodes: self.feature_nodes,
+            feature_quantiles: self.feature_quantiles,
             lookahead: self.lookahead,
             widen: self.widen.then_some(true),
             temperature: self.temperature,
@@ -318,6 +324,10 @@ fn library_defaults() -> Vec<(&'static str, String)> {
         (
             "feature_nodes",
             induce::baselines::FeatureNodes::default().to_string(),
+        ),
+        (
+            "feature_quantiles",
+            induce::baselines::features::DEFAULT_FEATURE_QUANTILES.to_string(),
         ),
         ("greedy_every", induce.train.greedy_every.to_string()),
         ("batch_targets", induce.inference.batch.to_string()),

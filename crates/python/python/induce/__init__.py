@@ -21,7 +21,8 @@ named as its flags: ``seed``, ``family``, ``hops``, ``budget``, ``episodes``, ``
 ``reward``, ``state`` (``paper``, ``targeted`` or ``estimated``), ``training`` (``train_policy``:
 ``imitation``, the default recipe, or ``reinforce``, the paper's), ``paper_faithful``, ``all_nodes``, ``threads``, ``batch_targets``,
 ``black_box_kernel``, ``lookahead``, ``widen``, ``temperature``, ``max_size``, ``max_evaluations``, ``shortlist``, ``additions``, ``feature_nodes`` (``target`` or ``field``: whose features
-``edits="…,feat"`` may flip), and the
+``edits="…,feat"`` may edit), ``feature_quantiles`` (the quantile levels a continuous feature
+column's entries may take; 0/1 columns flip), and the
 constraints ``lock_nodes`` (node ids no edit may touch), ``lock_edges`` (pairs ``(u, v)`` no
 edit may delete or add) and ``lock_features`` (feature columns no feature edit may change, with
 ``edits="…,feat"``), ``to_class``; typed by ``Options``, listed by ``OPTIONS``), so its results
@@ -125,6 +126,7 @@ class Options(TypedDict, total=False):
     shortlist: Optional[int]
     additions: Optional[Literal["ball", "graph"]]
     feature_nodes: Optional[Literal["target", "field"]]
+    feature_quantiles: Optional[int]
     lookahead: Optional[int]
     widen: Optional[bool]
     temperature: Optional[float]
