@@ -2,7 +2,8 @@
 //! Each baseline declares itself in its own file (`random.rs`, `cf_gnnexplainer.rs`, …).
 
 use induce_baselines::{
-    Cf2Config, CfGnnConfig, ExactConfig, GreedyConfig, Optimiser, PgConfig, RandomConfig,
+    Cf2Config, CfGnnConfig, CfGnnFeaturesConfig, ExactConfig, GreedyConfig, Optimiser, PgConfig,
+    RandomConfig,
 };
 use induce_explain::Verdict;
 use serde::{Deserialize, Serialize};
@@ -18,6 +19,9 @@ pub struct BaselineConfig {
     pub random: RandomConfig,
     /// CF-GNNExplainer and (with every pair as candidate) CF-GNNExplainer++.
     pub cf_gnnexplainer: CfGnnConfig,
+    /// CF-GNNFeatures (a feature mask).
+    #[serde(default)]
+    pub cf_gnnfeatures: CfGnnFeaturesConfig,
     /// CF².
     pub cf2: Cf2Config,
     /// PGExplainer.
@@ -81,6 +85,7 @@ impl BaselineConfig {
                 ..RandomConfig::default()
             },
             cf_gnnexplainer,
+            cf_gnnfeatures: CfGnnFeaturesConfig::default(),
             cf2: Cf2Config { seed, ..cf2 },
             pgexplainer: PgConfig {
                 seed,
@@ -104,6 +109,7 @@ impl BaselineConfig {
     pub fn with_iterations(mut self, iterations: usize) -> Self {
         self.random.iterations = iterations;
         self.cf_gnnexplainer.iterations = iterations;
+        self.cf_gnnfeatures.iterations = iterations;
         self.cf2.iterations = iterations;
         self.pgexplainer.epochs = iterations;
         self
@@ -132,6 +138,7 @@ impl BaselineConfig {
                 "cf_gnnexplainer.iterations",
                 self.cf_gnnexplainer.iterations,
             ),
+            ("cf_gnnfeatures.iterations", self.cf_gnnfeatures.iterations),
             ("cf2.iterations", self.cf2.iterations),
             ("pgexplainer.epochs", self.pgexplainer.epochs),
             ("pgexplainer.k", self.pgexplainer.k),
@@ -159,6 +166,7 @@ impl BaselineConfig {
     pub fn quick(mut self, iterations: usize) -> Self {
         self.random.iterations = self.random.iterations.min(iterations);
         self.cf_gnnexplainer.iterations = self.cf_gnnexplainer.iterations.min(iterations);
+        self.cf_gnnfeatures.iterations = self.cf_gnnfeatures.iterations.min(iterations);
         self.cf2.iterations = self.cf2.iterations.min(iterations);
         self.pgexplainer.epochs = self.pgexplainer.epochs.min(2);
         self

@@ -206,6 +206,8 @@ impl Method {
     pub const CF_GNNEXPLAINER: Method = Method(&super::cf_gnnexplainer::DECL);
     /// CF-GNNExplainer with additions.
     pub const CF_GNNEXPLAINER_PLUS_PLUS: Method = Method(&super::cf_gnnexplainer::PLUS_PLUS);
+    /// CF-GNNFeatures: a feature mask.
+    pub const CF_GNNFEATURES: Method = Method(&super::cf_gnnfeatures::DECL);
     /// CF² in its counterfactual setting.
     pub const CF2: Method = Method(&super::cf2::DECL);
     /// PGExplainer, its top-k edges deleted.
@@ -426,7 +428,7 @@ mod tests {
             e.starts_with(
                 "invalid method `gem`: expected one of inductive, inductive-best-of-k, \
                  transductive, inductive-fine-tuned, inductive-del-only, untrained, random, \
-                 cf-gnnexplainer, cf-gnnexplainer++, cf2, pgexplainer, greedy, exact"
+                 cf-gnnexplainer, cf-gnnexplainer++, cf-gnnfeatures, cf2, pgexplainer, greedy, exact"
             ),
             "{e}"
         );

@@ -28,6 +28,7 @@ mod baselines;
 mod best_of_k;
 mod cf2;
 mod cf_gnnexplainer;
+mod cf_gnnfeatures;
 mod del_only;
 mod exact;
 mod fine_tuned;
@@ -73,6 +74,7 @@ pub static ALL: &[&MethodDecl] = &[
     &random::DECL,
     &cf_gnnexplainer::DECL,
     &cf_gnnexplainer::PLUS_PLUS,
+    &cf_gnnfeatures::DECL,
     &cf2::DECL,
     &pgexplainer::DECL,
     &greedy::DECL,

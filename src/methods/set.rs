@@ -376,6 +376,7 @@ impl<'a> MethodSet<'a> {
             }
             b.greedy.locked_features = r.locked_features.clone();
             b.exact.locked_features = r.locked_features.clone();
+            b.cf_gnnfeatures.locked_features = r.locked_features.clone();
             b.exact.locked = r.locked.clone();
             (b.greedy.goal, b.exact.goal) = (r.goal, r.goal);
             if let Some(k) = r.budget {

@@ -90,6 +90,16 @@ impl Supports {
         features: false,
     };
 
+    /// A baseline with a mask over feature entries (CF-GNNFeatures): it edits features only,
+    /// whatever `--edits` says of edges (so it refuses any edge edit type), and keeps the
+    /// locked feature columns.
+    pub const FEATURE_MASK_BASELINE: Supports = Supports {
+        edits: &[],
+        edits_what: "feature entries only (a mask zeroing nonzero entries)",
+        features: true,
+        ..Supports::DELETING_BASELINE
+    };
+
     /// A baseline with a mask over every node pair: no restriction.
     pub const PAIR_MASK_BASELINE: Supports = Supports {
         edits: &[EditMode::Both],
@@ -294,6 +304,14 @@ pub(crate) fn check_methods(methods: &[Method], restrictions: &Restrictions) -> 
                 EditMode::AddOnly => ("additions only", "add"),
                 EditMode::DeleteOnly => ("deletions only", "del"),
             };
+            if s.edits.is_empty() {
+                return refuse(format!(
+                    "it edits {} and no edges, so it cannot search edge edits (--edits {}): \
+                     run it with --edits feat, or without --edits",
+                    s.edits_what,
+                    restrictions.edits.map_or(String::new(), |e| e.to_string())
+                ));
+            }
             return refuse(format!(
                 "it edits {}, so it cannot be restricted to {what} (--edits {flag}): run it \
                  without --edits",
@@ -393,6 +411,12 @@ mod tests {
         let e = check(Method::RANDOM, feat("feat")).unwrap_err();
         assert!(e.contains("random") && e.contains("feat"), "{e}");
         assert!(check(Method::TRANSDUCTIVE, feat("add,del,feat")).is_err());
+        // CF-GNNFeatures edits features only: with feat alone or no --edits, never edges.
+        assert!(check(Method::CF_GNNFEATURES, feat("feat")).is_ok());
+        assert!(check(Method::CF_GNNFEATURES, Restrictions::default()).is_ok());
+        let e = check(Method::CF_GNNFEATURES, feat("add,del,feat")).unwrap_err();
+        assert!(e.contains("no edges") && e.contains("--edits feat"), "{e}");
+        assert!(check(Method::CF_GNNFEATURES, feat("del")).is_err());
         // Locked feature columns restrict feature edits: refused without them.
         let locked_features = |edits: Option<&str>| Restrictions {
             edits: edits.map(|s| s.parse().unwrap()),
@@ -400,6 +424,7 @@ mod tests {
             ..Restrictions::default()
         };
         assert!(check(Method::GREEDY, locked_features(Some("feat"))).is_ok());
+        assert!(check(Method::CF_GNNFEATURES, locked_features(Some("feat"))).is_ok());
         let e = check(Method::GREEDY, locked_features(None)).unwrap_err();
         assert!(e.contains("--lock-features"), "{e}");
         // The deleting baselines keep deletions only; ++ keeps no restriction of its edits.

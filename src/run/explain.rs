@@ -259,8 +259,12 @@ impl ExplainJob {
         }
         crate::methods::check_settings(&methods, &chosen)?;
         let b = &self.baselines;
-        let field = [b.greedy.feature_nodes, b.exact.feature_nodes]
-            .contains(&induce_baselines::FeatureNodes::Field);
+        let field = [
+            b.greedy.feature_nodes,
+            b.exact.feature_nodes,
+            b.cf_gnnfeatures.feature_nodes,
+        ]
+        .contains(&induce_baselines::FeatureNodes::Field);
         let quantiles = [b.greedy.feature_quantiles, b.exact.feature_quantiles]
             .into_iter()
             .find(|&k| k != induce_baselines::features::DEFAULT_FEATURE_QUANTILES);

@@ -14,7 +14,7 @@ use crate::methods::{BaselineConfig, Preset, Restrictions, Variant};
 /// The library's names of the settings a user gives by name (in error messages, e.g.
 /// `InduceConfig.env.hops`) and the [`RunOptions`] field each one is (`hops`): front ends turn
 /// the first into their own spelling of the second ([`name_settings`]).
-pub const SETTING_NAMES: [(&str, &str); 22] = [
+pub const SETTING_NAMES: [(&str, &str); 23] = [
     ("InduceConfig.lr", "lr"),
     ("InduceConfig.env.budget", "budget"),
     ("InduceConfig.inference_batch", "batch_targets"),
@@ -25,6 +25,7 @@ pub const SETTING_NAMES: [(&str, &str); 22] = [
     ("InduceConfig.env.hops", "hops"),
     ("BaselineConfig.random.iterations", "iterations"),
     ("BaselineConfig.cf_gnnexplainer.iterations", "iterations"),
+    ("BaselineConfig.cf_gnnfeatures.iterations", "iterations"),
     ("BaselineConfig.cf2.iterations", "iterations"),
     ("BaselineConfig.pgexplainer.epochs", "iterations"),
     ("EnvConfig.max_nodes", "max_neighbourhood"),
@@ -376,7 +377,8 @@ impl RunOptions {
             (
                 baselines.greedy.feature_nodes,
                 baselines.exact.feature_nodes,
-            ) = (n, n);
+                baselines.cf_gnnfeatures.feature_nodes,
+            ) = (n, n, n);
         }
         if let Some(k) = self.feature_quantiles {
             (

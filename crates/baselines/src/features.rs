@@ -267,24 +267,9 @@ pub fn feature_actions(
     scope: FeatureScope<'_>,
 ) -> Result<Vec<FeatureAction>> {
     check_locked(graph, scope.locked)?;
-    let rows: Vec<u32> = match scope.nodes {
-        FeatureNodes::Target => vec![target],
-        FeatureNodes::Field => {
-            let Some(l) = layers else {
-                return Err(ExplainError::InvalidConfig(
-                    "feature edits on the receptive field (feature_nodes = field) need a black \
-                     box whose message-passing layers are known"
-                        .into(),
-                ));
-            };
-            let mut ball = k_hop(graph, target, l)?.nodes;
-            ball.sort_unstable();
-            ball
-        }
-    };
     let d = graph.features().dim() as u32;
     let mut out = Vec::new();
-    for node in rows {
+    for node in feature_rows(graph, target, layers, scope.nodes)? {
         let x = graph.features().row(node as usize);
         for feature in (0..d).filter(|f| !scope.locked.contains(f)) {
             let current = x[feature as usize];
@@ -300,8 +285,35 @@ pub fn feature_actions(
     Ok(out)
 }
 
+/// The nodes whose rows a search of `target` may edit ([`FeatureNodes`]), ascending: the
+/// target, or every node within the black box's `layers` hops of it in `graph`.
+///
+/// Errors: [`FeatureNodes::Field`] with `layers` `None` (a receptive field unknown).
+pub fn feature_rows(
+    graph: &Graph,
+    target: u32,
+    layers: Option<u32>,
+    nodes: FeatureNodes,
+) -> Result<Vec<u32>> {
+    match nodes {
+        FeatureNodes::Target => Ok(vec![target]),
+        FeatureNodes::Field => {
+            let Some(l) = layers else {
+                return Err(ExplainError::InvalidConfig(
+                    "feature edits on the receptive field (feature_nodes = field) need a black \
+                     box whose message-passing layers are known"
+                        .into(),
+                ));
+            };
+            let mut ball = k_hop(graph, target, l)?.nodes;
+            ball.sort_unstable();
+            Ok(ball)
+        }
+    }
+}
+
 /// Errors unless every `locked` column is a column of `graph`'s features.
-fn check_locked(graph: &Graph, locked: &[u32]) -> Result<()> {
+pub(crate) fn check_locked(graph: &Graph, locked: &[u32]) -> Result<()> {
     let d = graph.features().dim();
     match locked.iter().find(|&&f| f as usize >= d) {
         Some(f) => Err(ExplainError::InvalidConfig(format!(
@@ -348,9 +360,7 @@ pub(crate) fn search_actions(
     if !s.features {
         return Ok(Vec::new());
     }
-    if !oracle.judges_features() {
-        oracle.row_with_rows(&[], &[(target, graph.features().row(target as usize))])?;
-    }
+    check_judges_features(graph, target, oracle)?;
     let values = cache.of(graph.features(), s.quantiles)?;
     let scope = FeatureScope {
         nodes: s.nodes,
@@ -358,6 +368,18 @@ pub(crate) fn search_actions(
         values: &values,
     };
     feature_actions(graph, target, layers, scope)
+}
+
+/// Errors (the oracle's typed error) unless `oracle` judges feature edits.
+pub(crate) fn check_judges_features(
+    graph: &Graph,
+    target: u32,
+    oracle: &mut TargetOracle<'_>,
+) -> Result<()> {
+    if !oracle.judges_features() {
+        oracle.row_with_rows(&[], &[(target, graph.features().row(target as usize))])?;
+    }
+    Ok(())
 }
 
 /// Whether `actions` change some entry twice (a set no search judges: each entry takes one

@@ -7,6 +7,7 @@
 //! | `random` | [`random`] | deletions | Random of CF-GNNExplainer |
 //! | `cf-gnnexplainer` | [`cf_gnnexplainer`] | deletions | Lucic et al., AISTATS 2022 |
 //! | `cf-gnnexplainer++` | [`cf_gnnexplainer`] | both | InduCE paper, §4.4 |
+//! | `cf-gnnfeatures` | [`cf_gnnfeatures`] | feature entries (zeroed) | the feature counterpart of CF-GNNExplainer (COMBINEX's baseline) |
 //! | `cf2` | [`cf2`] | deletions | Tan et al., WWW 2022 (α = 0) |
 //! | `pgexplainer` | [`pgexplainer`] | deletions (top-k) | Luo et al., NeurIPS 2020 |
 //! | `greedy` | [`greedy`] | both | exhaustive one-step search in InduCE's action space (or a first-order shortlist of it) |
@@ -26,6 +27,7 @@
 pub mod action_space;
 pub mod cf2;
 pub mod cf_gnnexplainer;
+pub mod cf_gnnfeatures;
 pub mod exact;
 pub mod features;
 pub mod greedy;
@@ -37,6 +39,7 @@ mod shortlist;
 
 pub use action_space::Additions;
 pub use cf_gnnexplainer::{CfGnnConfig, CfGnnExplainer};
+pub use cf_gnnfeatures::{CfGnnFeaturesConfig, CfGnnFeaturesExplainer};
 pub use cf2::{Cf2Config, Cf2Explainer};
 pub use exact::{ExactConfig, ExactExplainer};
 pub use features::FeatureNodes;

@@ -91,6 +91,43 @@ impl GradModel {
         }))
     }
 
+    /// The graph of `features`' nodes with its `edges` (local ids, each once), bound to the
+    /// model for the gradient of `target`'s output with respect to the feature entries (what a
+    /// feature mask, CF-GNNFeatures, optimises). Always Burn's autodiff on the model's device.
+    ///
+    /// Errors: features of another width than the model's, an edge or the target out of range.
+    pub fn bind_features(
+        &self,
+        features: &Features,
+        edges: &[(u32, u32)],
+        target: usize,
+    ) -> Result<SoftFeatures> {
+        if self.net.input_dim() != features.dim() {
+            return Err(ExplainError::FeatureDimension {
+                expected: self.net.input_dim(),
+                got: features.dim(),
+            });
+        }
+        let n = features.num_nodes();
+        if target >= n {
+            return Err(ExplainError::InvalidValue {
+                what: "target",
+                value: target.to_string(),
+                reason: format!("outside the {n} nodes bound"),
+            });
+        }
+        let ad = self.device.clone().autodiff();
+        let ones = vec![1.0f32; edges.len()];
+        Ok(SoftFeatures {
+            model: self.net.to_device_boxed(&ad),
+            shape: (n, features.dim()),
+            weights: Tensor::from_data(TensorData::new(ones, [edges.len()]), &ad),
+            edges: WeightedEdges::new(n, edges, &ad)?,
+            target: Tensor::from_data(TensorData::new(vec![target as i64], [1]), &ad),
+            device: ad,
+        })
+    }
+
     /// The kernel the gradients run on: the configured one for the GCN, Burn for other models.
     pub fn kernel(&self) -> Kernel {
         match self.host {
@@ -177,6 +214,73 @@ impl SoftNeighbourhood<'_> {
         if lp.iter().chain(&g).any(|v| !v.is_finite()) {
             return Err(ExplainError::InvalidConfig(
                 "the black box's output or gradient on the soft mask is not finite".into(),
+            ));
+        }
+        Ok((lp, g))
+    }
+}
+
+/// A neighbourhood bound to the black box for gradients with respect to its feature entries
+/// ([`GradModel::bind_features`]).
+pub struct SoftFeatures {
+    model: Box<dyn EdgeWeighted>,
+    shape: (usize, usize),
+    edges: WeightedEdges,
+    weights: Tensor<1>,
+    target: Tensor<1, Int>,
+    device: Device,
+}
+
+impl std::fmt::Debug for SoftFeatures {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "SoftFeatures({} × {})", self.shape.0, self.shape.1)
+    }
+}
+
+impl SoftFeatures {
+    /// The target's class log-probabilities with feature matrix `x` (row-major, the bound
+    /// nodes' rows) and the gradient of a loss `L(log p)` with respect to every entry of `x`,
+    /// given `dloss(log p) = ∂L/∂ log p`.
+    ///
+    /// # Shapes
+    /// - x: `[n · d]`
+    /// - output: (`[C]`, `[n · d]`)
+    pub fn log_probs_and_grad(
+        &self,
+        x: &[f32],
+        dloss: impl FnOnce(&[f32]) -> Vec<f32>,
+    ) -> Result<(Vec<f32>, Vec<f32>)> {
+        let (n, d) = self.shape;
+        if x.len() != n * d {
+            return Err(ExplainError::InvalidValue {
+                what: "features",
+                value: format!("{} values", x.len()),
+                reason: format!("the bound graph has {n} nodes of {d} features"),
+            });
+        }
+        crate::oracle::count(1);
+        let xt = matrix(x, n, d, &self.device).require_grad();
+        let row = self
+            .model
+            .forward_weighted(
+                xt.clone(),
+                &self.edges,
+                self.weights.clone(),
+                DegreeGradient::Detached,
+            )
+            .select(0, self.target.clone());
+        let lp = induce_models::kernels::tensors::to_vec(row.clone());
+        let coef = dloss(&lp);
+        let c = coef.len();
+        let k = Tensor::<2>::from_data(TensorData::new(coef, [1, c]), &self.device);
+        let grads = (row * k).sum().backward();
+        let g = match xt.grad(&grads) {
+            Some(t) => induce_models::kernels::tensors::to_vec(t),
+            None => vec![0.0; n * d],
+        };
+        if lp.iter().chain(&g).any(|v| !v.is_finite()) {
+            return Err(ExplainError::InvalidConfig(
+                "the black box's output or gradient on the soft features is not finite".into(),
             ));
         }
         Ok((lp, g))
