@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
 # Feature counterfactuals (issue 60; docs/RESULTS.md, "Feature edits"): greedy with edge edits
-# alone (--edits both), feature edits alone (--edits feat) and both (--edits add,del,feat) on
-# the same sampled test targets of Cora and CiteSeer (the paper's GCN recipe and the four PyG
-# families of scripts/pyg-train-cora.py) and of Amazon-Photo (its largest component, the paper's
-# GCN), then one table (scripts/feature-table.py).
+# alone (--edits both), feature edits alone (--edits feat) and both (--edits add,del,feat), and
+# the peer CF-GNNFeatures (a gradient mask zeroing feature entries), on the same sampled test
+# targets of Cora and CiteSeer (the paper's GCN recipe and the four PyG families of
+# scripts/pyg-train-cora.py) and of Amazon-Photo (its largest component, the paper's GCN); then
+# continuous features: a generated ogbn-arxiv-like graph's 2-hop cut (128 Gaussian features) with
+# the paper's GCN, greedy's feature edits at 2, 3 (the default), 5 and 9 quantile levels; then
+# one table (scripts/feature-table.py).
 #
 # Usage: scripts/feature-runs.sh [INDUCE_BIN] [OUT_DIR]
 #   INDUCE_BIN  the induce binary [default: target/release/induce]
@@ -41,6 +44,7 @@ three() {
   run explain "$@" --method greedy --edits both --out "$out/$name-edges"
   run explain "$@" --method greedy --edits feat --out "$out/$name-feat"
   run explain "$@" --method greedy --edits add,del,feat --out "$out/$name-both"
+  run explain "$@" --method cf-gnnfeatures --edits feat --out "$out/$name-cfgf"
 }
 for g in cora citeseer; do
   if [ -s "$lim/$g-bb/black_box.bpk" ] && [ -d "$real" ]; then
@@ -67,4 +71,18 @@ if [ -s "$amz/amazon-lcc.npz" ] && [ -s "$amz/amazon-lcc-bb/black_box.bpk" ]; th
 else
   echo "no $amz/amazon-lcc.npz or $amz/amazon-lcc-bb: skipping Amazon-Photo" >&2
 fi
+# Continuous features: arxiv-like (seed 42), its 2-hop cut around the seeded centre (664 nodes,
+# 128 continuous features, 40 classes), the paper's GCN recipe (1,000 epochs, 1.3 s).
+c=$out/continuous
+mkdir -p "$c"
+test -s "$c/arxiv.npz" || "$bin" data generate --kind arxiv-like --out "$c/arxiv.npz"
+test -s "$c/arxiv-2hop.npz" || "$bin" data subgraph --data "$c/arxiv.npz" --hops 2 --out "$c/arxiv-2hop.npz"
+test -s "$c/arxiv-2hop-bb/black_box.bpk" ||
+  "$bin" train-black-box --data "$c/arxiv-2hop.npz" --out "$c/arxiv-2hop-bb" --no-progress
+a=(--data "$c/arxiv-2hop.npz" --black-box "$c/arxiv-2hop-bb" --targets test --sample 40)
+three arxiv2hop-paper-gcn "${a[@]}"
+for k in 2 5 9; do
+  run explain "${a[@]}" --method greedy --edits feat --feature-quantiles "$k" \
+    --out "$out/arxiv2hop-paper-gcn-feat-q$k"
+done
 python3 scripts/feature-table.py "$out"

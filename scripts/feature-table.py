@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """The table of scripts/feature-runs.sh (docs/RESULTS.md, "Feature edits"): per model, greedy with
-edge edits alone, feature edits alone and both, on the same targets.
+edge edits alone, feature edits alone and both, and CF-GNNFeatures (`cfgf`, where run), on the same
+targets; then greedy's feature edits at other quantile levels (`feat-qK`, where run).
 
     python3 scripts/feature-table.py runs/features [--csv docs/results/features.csv]
 
@@ -17,12 +18,14 @@ import os
 import sys
 
 MODES = (("edges", "add,del"), ("feat", "feat"), ("both", "add,del,feat"))
+# Rows shown where their run exists: the peer, and greedy's feature edits at other quantile levels.
+EXTRA = (("cfgf", "cf-gnnfeatures"),) + tuple((f"feat-q{k}", f"feat, {k} levels") for k in (2, 5, 9))
 
 
 def records(run):
     path = os.path.join(run, "explanations.jsonl")
     with open(path) as f:
-        return {r["target"]: r for r in map(json.loads, f) if r["method"].startswith("greedy")}
+        return {r["target"]: r for r in map(json.loads, f)}
 
 
 def seconds(run):
@@ -42,16 +45,22 @@ def main():
     ap.add_argument("dir")
     ap.add_argument("--csv", default=None)
     a = ap.parse_args()
-    names = sorted({d.rsplit("-", 1)[0] for d in os.listdir(a.dir)
-                    if os.path.isdir(os.path.join(a.dir, d)) and not d.startswith(".")})
+    suffixes = [m for m, _ in MODES]
+    names = sorted({d[:-len(m) - 1] for d in os.listdir(a.dir) for m in suffixes
+                    if d.endswith("-" + m) and os.path.isdir(os.path.join(a.dir, d))})
     rows = []
     for name in names:
         runs = {m: os.path.join(a.dir, f"{name}-{m}") for m, _ in MODES}
         if not all(os.path.exists(os.path.join(r, "explanations.jsonl")) for r in runs.values()):
             print(f"{name}: incomplete, skipped", file=sys.stderr)
             continue
+        for m, _ in EXTRA:
+            r = os.path.join(a.dir, f"{name}-{m}")
+            if os.path.exists(os.path.join(r, "explanations.jsonl")):
+                runs[m] = r
         recs = {m: records(r) for m, r in runs.items()}
-        for m, edits in MODES:
+        shown = [(m, e) for m, e in MODES + EXTRA if m in runs]
+        for m, edits in shown:
             rs = list(recs[m].values())
             found = [r for r in rs if r["found"]]
             invalid = [r for r in found if r.get("valid") is not True]
@@ -69,9 +78,10 @@ def main():
             })
         both = [t for t, r in recs["both"].items()
                 if r["found"] and recs["edges"].get(t, {}).get("found")]
-        rows[-1]["common"] = len(both)
-        rows[-1]["edge_only_size"] = round(mean(len(recs["edges"][t]["edits"]) for t in both), 2)
-        rows[-1]["joint_total"] = round(mean(
+        joint = rows[-len(shown) + 2]
+        joint["common"] = len(both)
+        joint["edge_only_size"] = round(mean(len(recs["edges"][t]["edits"]) for t in both), 2)
+        joint["joint_total"] = round(mean(
             len(recs["both"][t]["edits"]) + len(recs["both"][t].get("feature_edits", []))
             for t in both), 2)
     print("| model | edits | found | edges | features | evaluations / target | s / target "

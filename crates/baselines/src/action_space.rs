@@ -16,7 +16,7 @@ use std::collections::HashSet;
 use std::sync::Mutex;
 
 use induce_explain::{Edit, EditKind, ExplainError, Judge, Locked, Result, Verdict, oracle};
-use induce_graph::{Graph, Subgraph, k_hop};
+use induce_graph::{Features, Graph, Subgraph, k_hop};
 use induce_models::{BlackBox, GraphBinding};
 use serde::{Deserialize, Serialize};
 
@@ -350,6 +350,55 @@ enum Source<'a> {
     },
 }
 
+/// The input that judges `target` with `edits` and the feature `rows` applied: its edited
+/// receptive field (`radius` hops in the edited graph, the target first) with those rows
+/// replaced, or with `radius` `None` the whole edited graph; the target's position in it.
+fn edited_input(
+    graph: &Graph,
+    target: u32,
+    radius: Option<u32>,
+    edits: &[Edit],
+    rows: &[(u32, &[f32])],
+) -> Result<(Features, Vec<(u32, u32)>, usize)> {
+    let pairs: Vec<(u32, u32)> = edits.iter().map(|e| (e.u, e.w)).collect();
+    let d = graph.features().dim();
+    if let Some(&(v, r)) = rows
+        .iter()
+        .find(|(v, r)| *v as usize >= graph.num_nodes() || r.len() != d)
+    {
+        return Err(ExplainError::InvalidValue {
+            what: "feature row",
+            value: format!("node {v}, {} values", r.len()),
+            reason: format!("the graph has {} nodes of {d} features", graph.num_nodes()),
+        });
+    }
+    let (nodes, edges, at) = match radius {
+        Some(r) => {
+            let (nodes, edges) = induce_explain::field::edited_field(graph, target, r, &pairs);
+            (nodes, edges, 0)
+        }
+        None => {
+            let mut edges: std::collections::BTreeSet<(u32, u32)> =
+                graph.edges().into_iter().collect();
+            for &(a, b) in pairs.iter().filter(|(a, b)| a != b) {
+                let p = (a.min(b), a.max(b));
+                if !edges.remove(&p) {
+                    edges.insert(p);
+                }
+            }
+            let nodes: Vec<u32> = (0..graph.num_nodes() as u32).collect();
+            (nodes, edges.into_iter().collect(), target as usize)
+        }
+    };
+    let mut x = graph.features().gather(&nodes).as_slice().to_vec();
+    for &(v, r) in rows {
+        if let Some(i) = nodes.iter().position(|&u| u == v) {
+            x[i * d..(i + 1) * d].copy_from_slice(r);
+        }
+    }
+    Ok((Features::new(nodes.len(), d, x)?, edges, at))
+}
+
 /// At most this many feature values go into one batched call (64 MiB of `f32`): the candidate
 /// fields of a step are split into calls of this size.
 const BATCH_VALUES: usize = 1 << 24;
@@ -378,7 +427,15 @@ pub struct TargetOracle<'a> {
     target: u32,
     source: Source<'a>,
     calls: u64,
+    graph: &'a Graph,
+    black_box: &'a dyn BlackBox,
+    /// Exact verdicts (the model on the whole edited graph): feature edits can be judged.
+    exact: bool,
 }
+
+/// One trial of [`TargetOracle::rows_with_rows`]: edge edits, and feature rows that replace the
+/// graph's rows of their nodes.
+pub type RowsTrial<'t> = (&'t [Edit], &'t [(u32, &'t [f32])]);
 
 impl<'a> TargetOracle<'a> {
     /// The oracle of `sub.target` (`sub` its neighbourhood: the node set of the frozen
@@ -426,6 +483,9 @@ impl<'a> TargetOracle<'a> {
             target,
             source,
             calls: 0,
+            graph,
+            black_box,
+            exact: verdict == Verdict::Exact,
         })
     }
 
@@ -502,17 +562,19 @@ impl<'a> TargetOracle<'a> {
         Ok(out)
     }
 
-    /// Whether the oracle judges feature edits ([`TargetOracle::row_with_rows`]): exact
-    /// verdicts through a black box bound to the graph.
+    /// Whether the oracle judges feature edits ([`TargetOracle::row_with_rows`]): under exact
+    /// verdicts, for every black box (the frozen neighbourhood of the paper's protocol judges
+    /// edge edits only).
     pub fn judges_features(&self) -> bool {
-        matches!(self.source, Source::Bound(_))
+        self.exact
     }
 
     /// [`TargetOracle::row`] with the nodes of `rows` given these feature rows too (feature
-    /// edits), through the graph binding ([`GraphBinding::log_probs_at_rows`]).
+    /// edits): through the graph binding ([`GraphBinding::log_probs_at_rows`]) where the black
+    /// box has one that answers, else as [`TargetOracle::rows_with_rows`].
     ///
     /// Errors: [`ExplainError::InvalidConfig`] where the oracle cannot judge feature edits
-    /// ([`TargetOracle::judges_features`]), the binding's errors.
+    /// ([`TargetOracle::judges_features`]), the black box's errors.
     ///
     /// # Shapes
     /// - rows: `[feature dim]` each; output: `[num_classes]`
@@ -520,24 +582,85 @@ impl<'a> TargetOracle<'a> {
         if rows.is_empty() {
             return self.row(edits);
         }
-        let unsupported = || {
-            ExplainError::InvalidConfig(
-                "feature edits are judged through a black box bound to the graph (the paper's \
-                 GCN, a PyG model of a native family) under exact verdicts; this black box \
+        if let Source::Bound(b) = &self.source {
+            let pairs: Vec<(u32, u32)> = edits.iter().map(|e| (e.u, e.w)).collect();
+            if let Some(row) = b.log_probs_at_rows(self.target, &pairs, rows)? {
+                self.calls += 1;
+                oracle::count(1);
+                return self.checked(row);
+            }
+        }
+        Ok(self.rows_with_rows(&[(edits, rows)])?.remove(0))
+    }
+
+    /// [`TargetOracle::row_with_rows`] for each trial, in order. A black box bound to the graph
+    /// answers each incrementally; any other is handed each trial's edited receptive field
+    /// (`L + 1` hops in the edited graph, its feature rows replaced; the whole edited graph
+    /// where `L` is unknown), many per call where it [batches graphs](BlackBox::batches_graphs):
+    /// a Python callback sees the edited features as it sees edited edges.
+    ///
+    /// Errors: as [`TargetOracle::row_with_rows`].
+    ///
+    /// # Shapes
+    /// - output: `[trials.len()][num_classes]`
+    pub fn rows_with_rows(&mut self, trials: &[RowsTrial<'_>]) -> Result<Vec<Vec<f32>>> {
+        if !self.exact {
+            return Err(ExplainError::InvalidConfig(
+                "feature edits are judged under exact verdicts (the model on the whole edited \
+                 graph); the frozen neighbourhood of the paper's protocol (--paper-faithful) \
                  judges edge edits only"
                     .into(),
-            )
-        };
-        let Source::Bound(b) = &self.source else {
-            return Err(unsupported());
-        };
-        self.calls += 1;
-        oracle::count(1);
-        let pairs: Vec<(u32, u32)> = edits.iter().map(|e| (e.u, e.w)).collect();
-        match b.log_probs_at_rows(self.target, &pairs, rows)? {
-            Some(row) => self.checked(row),
-            None => Err(unsupported()),
+            ));
         }
+        if let Source::Bound(b) = &self.source {
+            let mut out = Vec::with_capacity(trials.len());
+            let mut fallback = false;
+            for &(edits, rows) in trials {
+                let pairs: Vec<(u32, u32)> = edits.iter().map(|e| (e.u, e.w)).collect();
+                match b.log_probs_at_rows(self.target, &pairs, rows)? {
+                    Some(row) => out.push(row),
+                    None => {
+                        fallback = true;
+                        break;
+                    }
+                }
+            }
+            if !fallback {
+                self.calls += out.len() as u64;
+                oracle::count(out.len() as u64);
+                return out.into_iter().map(|r| self.checked(r)).collect();
+            }
+        }
+        let (graph, black_box) = (self.graph, self.black_box);
+        let radius = black_box.message_passing_layers().map(|l| l + 1);
+        let dim = graph.features().dim().max(1);
+        let mut out = Vec::with_capacity(trials.len());
+        let mut inputs: Vec<(Features, Vec<(u32, u32)>, usize)> = Vec::new();
+        let mut values = 0;
+        for (i, &(edits, rows)) in trials.iter().enumerate() {
+            let input = edited_input(graph, self.target, radius, edits, rows)?;
+            values += input.0.num_nodes() * dim;
+            inputs.push(input);
+            if values >= BATCH_VALUES || i + 1 == trials.len() {
+                let refs: Vec<_> = inputs.iter().map(|(x, e, _)| (x, e.as_slice())).collect();
+                oracle::count(refs.len() as u64);
+                self.calls += refs.len() as u64;
+                let answers = black_box.log_probs_many(&refs)?;
+                if answers.len() != refs.len() {
+                    return Err(ExplainError::InvalidValue {
+                        what: "black box",
+                        value: format!("{} answers", answers.len()),
+                        reason: format!("log_probs_many was given {} graphs", refs.len()),
+                    });
+                }
+                for (lp, (_, _, t)) in answers.iter().zip(&inputs) {
+                    out.push(self.checked(lp.row(*t).to_vec())?);
+                }
+                inputs.clear();
+                values = 0;
+            }
+        }
+        Ok(out)
     }
 
     fn checked(&self, row: Vec<f32>) -> Result<Vec<f32>> {

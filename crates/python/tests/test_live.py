@@ -180,10 +180,12 @@ def replay_features(module, x, ei, e):
         return int(module(x, ei)[e.target].argmax()), int(module(x2, cf)[e.target].argmax())
 
 
-@pytest.mark.parametrize("case", ["basic_sage", "graphconv"])
+@pytest.mark.parametrize("case", ["basic_sage", "graphconv", "transformer"])
 def test_feature_edits_flip_the_module_in_pyg(case):
     # Issue 60: `edits="feat"` searches the target's 0/1 feature entries (greedy), alone or
     # beside its edge edits; every counterfactual is replayed in PyG with the changed entries.
+    # TransformerConv is not native: a callback handed each trial's edited receptive field with
+    # its feature rows replaced.
     m, x, ei = binary_features(case)
     for edits in ("feat", "add,del,feat"):
         result = induce.Explainer(model=m, method="greedy", edits=edits)(x, ei, index=TARGETS)
