@@ -350,6 +350,10 @@ enum Source<'a> {
     },
 }
 
+/// A graph handed to the black box: its features, its edges (local ids), and the target's
+/// position in it.
+type EditedInput = (Features, Vec<(u32, u32)>, usize);
+
 /// The input that judges `target` with `edits` and the feature `rows` applied: its edited
 /// receptive field (`radius` hops in the edited graph, the target first) with those rows
 /// replaced, or with `radius` `None` the whole edited graph; the target's position in it.
@@ -359,7 +363,7 @@ fn edited_input(
     radius: Option<u32>,
     edits: &[Edit],
     rows: &[(u32, &[f32])],
-) -> Result<(Features, Vec<(u32, u32)>, usize)> {
+) -> Result<EditedInput> {
     let pairs: Vec<(u32, u32)> = edits.iter().map(|e| (e.u, e.w)).collect();
     let d = graph.features().dim();
     if let Some(&(v, r)) = rows
@@ -635,7 +639,7 @@ impl<'a> TargetOracle<'a> {
         let radius = black_box.message_passing_layers().map(|l| l + 1);
         let dim = graph.features().dim().max(1);
         let mut out = Vec::with_capacity(trials.len());
-        let mut inputs: Vec<(Features, Vec<(u32, u32)>, usize)> = Vec::new();
+        let mut inputs: Vec<EditedInput> = Vec::new();
         let mut values = 0;
         for (i, &(edits, rows)) in trials.iter().enumerate() {
             let input = edited_input(graph, self.target, radius, edits, rows)?;
