@@ -294,8 +294,10 @@ pub fn scene(
         }
         let mut dist = vec![usize::MAX; n];
         let mut queue = std::collections::VecDeque::new();
+        let featured = (e.feature_edits.iter()).filter_map(|f| sub.local_of(f.node));
         let seeds = std::iter::once(sub.target_local as u32)
-            .chain(deleted.iter().chain(&added).flat_map(|&(a, b)| [a, b]));
+            .chain(deleted.iter().chain(&added).flat_map(|&(a, b)| [a, b]))
+            .chain(featured.map(|l| l as u32));
         for s in seeds {
             if dist[s as usize] != 0 {
                 dist[s as usize] = 0;
@@ -338,6 +340,9 @@ pub fn scene(
                 .iter()
                 .chain(&added)
                 .any(|&(a, b)| a as usize == u || b as usize == u),
+            features_changed: (e.feature_edits.iter())
+                .filter(|f| f.node == sub.global_of(u))
+                .count(),
         })
         .collect();
     let mut edges = Vec::new();

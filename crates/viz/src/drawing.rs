@@ -13,7 +13,7 @@
 use std::fmt::Write;
 
 use crate::layout::stress_layout;
-use crate::xml::{ADDED, DELETED, class_colour, escape};
+use crate::xml::{ADDED, DELETED, FEATURES, class_colour, escape};
 
 /// A drawn node.
 #[derive(Debug, Clone, PartialEq)]
@@ -30,6 +30,9 @@ pub struct NodeView {
     pub motif: bool,
     /// Endpoint of an edit (always labelled).
     pub edited: bool,
+    /// Feature entries the explanation changed on this node (its row is marked in the
+    /// counterfactual panel with a dashed ring, and the node labelled).
+    pub features_changed: usize,
 }
 
 /// What the explanation did to an edge.
@@ -200,7 +203,17 @@ pub fn render_svg(scene: &Scene, seed: u64) -> String {
                      stroke=\"{stroke}\" stroke-width=\"{sw}\"/>"
                 );
             }
-            if small || v.target || v.edited {
+            if panel == "after" && v.features_changed > 0 {
+                let _ = write!(
+                    s,
+                    "<circle class=\"features-changed\" data-features=\"{}\" cx=\"{x:.1}\" \
+                     cy=\"{y:.1}\" r=\"{:.1}\" fill=\"none\" stroke=\"{FEATURES}\" \
+                     stroke-width=\"2\" stroke-dasharray=\"3 2\"/>",
+                    v.features_changed,
+                    r + 3.5
+                );
+            }
+            if small || v.target || v.edited || v.features_changed > 0 {
                 let _ = write!(
                     s,
                     "<text x=\"{:.1}\" y=\"{:.1}\">{}</text>",
@@ -272,6 +285,17 @@ pub fn render_svg(scene: &Scene, seed: u64) -> String {
         x + 24.0,
         x + 30.0
     );
+    if scene.nodes.iter().any(|v| v.features_changed > 0) {
+        x += 100.0;
+        let _ = write!(
+            s,
+            "<circle cx=\"{:.1}\" cy=\"0\" r=\"8\" fill=\"none\" stroke=\"{FEATURES}\" \
+             stroke-width=\"2\" stroke-dasharray=\"3 2\"/><text x=\"{:.1}\" y=\"4\">features \
+             changed</text>",
+            x + 8.0,
+            x + 20.0
+        );
+    }
     s.push_str("\n</g>\n");
     let cy = TOP + PANEL + 52.0;
     let _ = writeln!(
@@ -331,6 +355,7 @@ mod tests {
             target,
             motif,
             edited: false,
+            features_changed: usize::from(id == 13),
         };
         Scene {
             title: "cf-gnnexplainer, target 10".into(),
@@ -411,6 +436,14 @@ mod tests {
                 .count()
         };
         assert_eq!((class_of("edge deleted"), class_of("edge added")), (1, 1));
+        // Node 13's features changed: ringed in the counterfactual panel only, and legended.
+        assert_eq!(class_of("features-changed"), 1);
+        assert!(
+            panels[0]
+                .descendants()
+                .all(|n| n.attribute("class") != Some("features-changed"))
+        );
+        assert!(svg.contains(">features changed</text>"));
         assert!(svg.contains(".deleted{stroke:#d62728") && svg.contains(".added{stroke:#2ca02c"));
         assert!(svg.contains("class 1 → 0, p 0.93 → 0.41"));
         assert!(svg.contains("a &lt;note&gt; &amp; more"));

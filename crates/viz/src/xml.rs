@@ -35,3 +35,5 @@ pub fn class_colour(k: usize) -> &'static str {
 pub const ADDED: &str = "#2ca02c";
 /// Colour of deleted edges.
 pub const DELETED: &str = "#d62728";
+/// Stroke of the ring around a node whose features an explanation changed (orange).
+pub const FEATURES: &str = "#ff7f0e";
