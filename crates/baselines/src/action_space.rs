@@ -350,14 +350,19 @@ enum Source<'a> {
     },
 }
 
-/// A graph handed to the black box: its features, its edges (local ids), and the target's
-/// position in it.
-type EditedInput = (Features, Vec<(u32, u32)>, usize);
+/// A graph handed to the black box: its nodes (original ids), their features, its edges (local
+/// ids), and the target's position in it.
+pub(crate) struct EditedInput {
+    pub nodes: Vec<u32>,
+    pub x: Features,
+    pub edges: Vec<(u32, u32)>,
+    pub at: usize,
+}
 
 /// The input that judges `target` with `edits` and the feature `rows` applied: its edited
 /// receptive field (`radius` hops in the edited graph, the target first) with those rows
 /// replaced, or with `radius` `None` the whole edited graph; the target's position in it.
-fn edited_input(
+pub(crate) fn edited_input(
     graph: &Graph,
     target: u32,
     radius: Option<u32>,
@@ -400,7 +405,12 @@ fn edited_input(
             x[i * d..(i + 1) * d].copy_from_slice(r);
         }
     }
-    Ok((Features::new(nodes.len(), d, x)?, edges, at))
+    Ok(EditedInput {
+        x: Features::new(nodes.len(), d, x)?,
+        nodes,
+        edges,
+        at,
+    })
 }
 
 /// At most this many feature values go into one batched call (64 MiB of `f32`): the candidate
@@ -643,10 +653,12 @@ impl<'a> TargetOracle<'a> {
         let mut values = 0;
         for (i, &(edits, rows)) in trials.iter().enumerate() {
             let input = edited_input(graph, self.target, radius, edits, rows)?;
-            values += input.0.num_nodes() * dim;
+            values += input.x.num_nodes() * dim;
             inputs.push(input);
             if values >= BATCH_VALUES || i + 1 == trials.len() {
-                let refs: Vec<_> = inputs.iter().map(|(x, e, _)| (x, e.as_slice())).collect();
+                let refs: Vec<_> = (inputs.iter())
+                    .map(|i| (&i.x, i.edges.as_slice()))
+                    .collect();
                 oracle::count(refs.len() as u64);
                 self.calls += refs.len() as u64;
                 let answers = black_box.log_probs_many(&refs)?;
@@ -657,8 +669,8 @@ impl<'a> TargetOracle<'a> {
                         reason: format!("log_probs_many was given {} graphs", refs.len()),
                     });
                 }
-                for (lp, (_, _, t)) in answers.iter().zip(&inputs) {
-                    out.push(self.checked(lp.row(*t).to_vec())?);
+                for (lp, i) in answers.iter().zip(&inputs) {
+                    out.push(self.checked(lp.row(i.at).to_vec())?);
                 }
                 inputs.clear();
                 values = 0;
