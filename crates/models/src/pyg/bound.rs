@@ -10,7 +10,7 @@
 //!   layer 1:     …                        (GCN, normalised) a row reading an endpoint's degree
 //! ```
 
-use std::collections::{BTreeSet, HashMap, HashSet};
+use std::collections::HashMap;
 
 use induce_graph::Graph;
 
@@ -70,7 +70,9 @@ impl<'a> BoundPyg<'a> {
             )));
         }
         let overlay = GraphOverlay::new(self.graph, toggled)?;
-        let endpoints: HashSet<u32> = overlay.changed().into_iter().collect();
+        let mut endpoints: Vec<u32> = overlay.changed();
+        endpoints.sort_unstable();
+        endpoints.dedup();
         let mut touched = HashMap::new();
         for &v in &endpoints {
             let mut nb = Vec::new();
@@ -80,60 +82,112 @@ impl<'a> BoundPyg<'a> {
         }
         let layers = &self.net.layers;
         let depth = layers.len();
-        // need[l]: the rows of layer l's output (1-based) the target's row reads.
-        let mut need: Vec<Vec<u32>> = vec![Vec::new(); depth + 1];
-        need[depth] = vec![node];
+        // reach[l]: how far from the target (hops in the edited graph) the rows of layer l's
+        // output (1-based) that its row reads lie: the hop layers above l.
+        let mut reach = vec![0u32; depth + 1];
         for l in (1..depth).rev() {
-            let mut ball: BTreeSet<u32> = need[l + 1].iter().copied().collect();
-            if layers[l].hops() > 0 {
-                for &i in &need[l + 1] {
-                    ball.extend(self.neighbours(&touched, i));
+            reach[l] = reach[l + 1] + u32::from(layers[l].hops() > 0);
+        }
+        // Scratch marks reused across evaluations on this thread (no clearing: generations).
+        let Scratch {
+            mut dist,
+            prev: prev_marks,
+            mut spare,
+            mut flag,
+        } = SCRATCH.with(|s| std::mem::take(&mut *s.borrow_mut()));
+        // The target's ball in the edited graph, breadth first: `order` by distance.
+        dist.reset(n);
+        dist.set(node, 0);
+        let mut order = vec![node];
+        let mut head = 0;
+        while head < order.len() {
+            let v = order[head];
+            head += 1;
+            let dv = dist.get(v).unwrap_or(0);
+            if dv >= reach[1] {
+                continue;
+            }
+            for &w in self.neighbours(&touched, v) {
+                if dist.get(w).is_none() {
+                    dist.set(w, dv + 1);
+                    order.push(w);
                 }
             }
-            need[l] = ball.into_iter().collect();
         }
-        let mut scratch = RowScratch::default();
+        let within = |i: u32, l: usize| dist.get(i).is_some_and(|d| d <= reach[l]);
+        let mut rc = RowScratch::default();
         // The first layer reads the new rows' projections in place of the bound ones.
-        let mut prev: HashMap<u32, (Vec<f32>, Option<Vec<f32>>)> = rows
-            .iter()
-            .map(|&(v, r)| (v, layers[0].project(r, 1).into_rows()))
-            .collect();
+        let mut prev = RowMap::new(prev_marks, n);
+        for &(v, r) in rows {
+            prev.insert(v, layers[0].project(r, 1).into_rows());
+        }
         let mut out = Vec::new();
         for l in 1..=depth {
             let conv = &layers[l - 1];
-            let inputs = Overlaid {
-                base: &self.inputs[l - 1],
-                over: &prev,
-                touched: &touched,
-                graph: self.graph,
-            };
             let degrees = conv.reads_degrees();
             let hops = conv.hops() > 0;
-            let mut next = HashMap::new();
-            let mut row = vec![0.0; conv.output_dim()];
-            for &i in &need[l] {
-                let reads = |j: &u32| prev.contains_key(j) || (degrees && endpoints.contains(j));
-                let recompute = fresh
-                    || l == depth
-                    || prev.contains_key(&i)
-                    || hops
-                        && (endpoints.contains(&i)
-                            || inputs.neighbours(i as usize).iter().any(reads));
-                if !recompute {
-                    continue;
-                }
-                conv.row(i as usize, &inputs, &mut scratch, &mut row);
-                self.net.activate(l - 1, &mut row);
-                match l < depth {
-                    true => {
-                        let p = layers[l].project(&row, 1).into_rows();
-                        next.insert(i, p);
+            // The rows to recompute: every row the target reads (`fresh`), else those whose
+            // inputs changed: a row recomputed below, and (a layer reading neighbours) an
+            // endpoint, a row with a recomputed neighbour or, reading degrees, an endpoint's
+            // neighbour. Ascending.
+            let mut todo: Vec<u32> = match (fresh, l == depth) {
+                (_, true) => vec![node],
+                (true, false) => order.iter().copied().filter(|&i| within(i, l)).collect(),
+                (false, false) => {
+                    flag.reset(n);
+                    let mut c = Vec::new();
+                    let mut offer = |i: u32| {
+                        if flag.get(i).is_none() && within(i, l) {
+                            flag.set(i, 1);
+                            c.push(i);
+                        }
+                    };
+                    for &i in prev.keys() {
+                        offer(i);
                     }
-                    false => out = row.clone(),
+                    if hops {
+                        for &e in &endpoints {
+                            offer(e);
+                            if degrees {
+                                self.neighbours(&touched, e).iter().for_each(|&w| offer(w));
+                            }
+                        }
+                        for &j in prev.keys() {
+                            self.neighbours(&touched, j).iter().for_each(|&w| offer(w));
+                        }
+                    }
+                    c
+                }
+            };
+            todo.sort_unstable();
+            let mut next = RowMap::new(spare, n);
+            {
+                let inputs = Overlaid {
+                    base: &self.inputs[l - 1],
+                    over: &prev,
+                    touched: &touched,
+                    graph: self.graph,
+                };
+                let mut row = vec![0.0; conv.output_dim()];
+                for &i in &todo {
+                    conv.row(i as usize, &inputs, &mut rc, &mut row);
+                    self.net.activate(l - 1, &mut row);
+                    match l < depth {
+                        true => next.insert(i, layers[l].project(&row, 1).into_rows()),
+                        false => out = row.clone(),
+                    }
                 }
             }
-            prev = next;
+            spare = std::mem::replace(&mut prev, next).marks;
         }
+        SCRATCH.with(|s| {
+            *s.borrow_mut() = Scratch {
+                dist,
+                prev: prev.marks,
+                spare,
+                flag,
+            }
+        });
         let logits = match &self.net.head {
             Some(d) => d.apply(&out, 1),
             None => out,
@@ -150,25 +204,108 @@ impl<'a> BoundPyg<'a> {
     }
 }
 
+/// Marks on node ids with a value each, cleared in O(1) by moving to a new generation.
+#[derive(Default)]
+struct Marks {
+    stamp: Vec<u32>,
+    value: Vec<u32>,
+    generation: u32,
+}
+
+impl Marks {
+    /// Clears every mark, for ids below `n`.
+    fn reset(&mut self, n: usize) {
+        if self.stamp.len() < n {
+            self.stamp.resize(n, 0);
+            self.value.resize(n, 0);
+        }
+        self.generation = self.generation.wrapping_add(1);
+        if self.generation == 0 {
+            self.stamp.fill(0);
+            self.generation = 1;
+        }
+    }
+
+    fn get(&self, i: u32) -> Option<u32> {
+        (self.stamp[i as usize] == self.generation).then(|| self.value[i as usize])
+    }
+
+    fn set(&mut self, i: u32, v: u32) {
+        self.stamp[i as usize] = self.generation;
+        self.value[i as usize] = v;
+    }
+}
+
+/// One evaluation's scratch: distances from the target, the two layers' row maps' marks, and
+/// a set of offered rows. Kept per thread between evaluations.
+#[derive(Default)]
+struct Scratch {
+    dist: Marks,
+    prev: Marks,
+    spare: Marks,
+    flag: Marks,
+}
+
+thread_local! {
+    static SCRATCH: std::cell::RefCell<Scratch> = std::cell::RefCell::new(Scratch::default());
+}
+
+/// A layer's recomputed rows (their projections for the next layer), by node id.
+struct RowMap {
+    marks: Marks,
+    keys: Vec<u32>,
+    rows: Vec<(Vec<f32>, Option<Vec<f32>>)>,
+}
+
+impl RowMap {
+    fn new(mut marks: Marks, n: usize) -> Self {
+        marks.reset(n);
+        Self {
+            marks,
+            keys: Vec::new(),
+            rows: Vec::new(),
+        }
+    }
+
+    fn insert(&mut self, i: u32, row: (Vec<f32>, Option<Vec<f32>>)) {
+        match self.marks.get(i) {
+            Some(k) => self.rows[k as usize] = row,
+            None => {
+                self.marks.set(i, self.rows.len() as u32);
+                self.keys.push(i);
+                self.rows.push(row);
+            }
+        }
+    }
+
+    fn get(&self, i: u32) -> Option<&(Vec<f32>, Option<Vec<f32>>)> {
+        self.marks.get(i).map(|k| &self.rows[k as usize])
+    }
+
+    fn keys(&self) -> &[u32] {
+        &self.keys
+    }
+}
+
 /// One layer's inputs on the edited graph: the bound projection, with the rows recomputed at
 /// the layer below in place of theirs, and the toggled nodes' neighbour lists.
 struct Overlaid<'r> {
     base: &'r Projection,
-    over: &'r HashMap<u32, (Vec<f32>, Option<Vec<f32>>)>,
+    over: &'r RowMap,
     touched: &'r HashMap<u32, Vec<u32>>,
     graph: &'r Graph,
 }
 
 impl RowInputs for Overlaid<'_> {
     fn a(&self, j: usize) -> &[f32] {
-        match self.over.get(&(j as u32)) {
+        match self.over.get(j as u32) {
             Some((a, _)) => a,
             None => self.base.row_a(j),
         }
     }
 
     fn b(&self, j: usize) -> Option<&[f32]> {
-        match self.over.get(&(j as u32)) {
+        match self.over.get(j as u32) {
             Some((_, b)) => b.as_deref(),
             None => self.base.row_b(j),
         }
