@@ -37,13 +37,16 @@ run() {
   echo "+ induce $*" >&2
   "$bin" "$@" --no-progress >"$o.log" 2>&1 || { echo "failed: see $o.log" >&2; return 1; }
 }
-# The three searches of one model on its targets: $1 the run name, the rest its data flags.
+# The three searches of one model on its targets and the peer: $1 the run name, the rest its
+# data flags; greedy also gets the flags of the array `searched` (empty unless set).
+searched=()
 three() {
   local name=$1
   shift
-  run explain "$@" --method greedy --edits both --out "$out/$name-edges"
-  run explain "$@" --method greedy --edits feat --out "$out/$name-feat"
-  run explain "$@" --method greedy --edits add,del,feat --out "$out/$name-both"
+  local g=("$@" --method greedy ${searched[@]+"${searched[@]}"})
+  run explain "${g[@]}" --edits both --out "$out/$name-edges"
+  run explain "${g[@]}" --edits feat --out "$out/$name-feat"
+  run explain "${g[@]}" --edits add,del,feat --out "$out/$name-both"
   run explain "$@" --method cf-gnnfeatures --edits feat --out "$out/$name-cfgf"
 }
 for g in cora citeseer; do
@@ -64,10 +67,13 @@ for g in cora citeseer; do
 done
 if [ -s "$amz/amazon-lcc.npz" ] && [ -s "$amz/amazon-lcc-bb/black_box.bpk" ]; then
   # Exhaustive greedy over Amazon's edge actions costs thousands of evaluations a step: the
-  # bounded greedy (--shortlist 64) there, every feature entry judged.
+  # bounded greedy (--shortlist 64: the 64 edge and the 64 feature actions a first-order
+  # estimate ranks first, each step) there.
   d=(--data "$amz/amazon-lcc.npz" --black-box "$amz/amazon-lcc-bb" --targets test
-    --sample "${FEATURE_AMAZON_TARGETS:-30}" --shortlist 64)
+    --sample "${FEATURE_AMAZON_TARGETS:-30}")
+  searched=(--shortlist 64)
   three amazon-paper-gcn "${d[@]}"
+  searched=()
 else
   echo "no $amz/amazon-lcc.npz or $amz/amazon-lcc-bb: skipping Amazon-Photo" >&2
 fi
