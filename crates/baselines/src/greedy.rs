@@ -68,7 +68,9 @@ pub struct GreedyConfig {
     pub goal: Goal,
     /// Judge only the `K` actions of each step that a first-order estimate of the margin they
     /// leave ranks first (`--shortlist K`; needs the black box's gradients,
-    /// [`BlackBox::edge_weighted`]). `None` (the default): every action, the exhaustive search.
+    /// [`BlackBox::edge_weighted`]), and with [`GreedyConfig::features`] the `K` feature
+    /// actions ranked first by the gradient with respect to the features. `None` (the
+    /// default): every action, the exhaustive search.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub shortlist: Option<usize>,
     /// Search edge edits (default true; `--edits feat` searches the features only).

@@ -104,7 +104,8 @@ pub struct ExplainArgs {
     pub max_evaluations: Option<u64>,
     /// Judge only the K actions of each step that a first-order estimate of the margin they
     /// leave ranks first (one gradient of the black box per step; a bounded reference for
-    /// graphs where judging every action costs too much) [default: every action].
+    /// graphs where judging every action costs too much; with --edits …,feat also the K
+    /// feature actions so ranked) [default: every action].
     #[arg(long, value_name = "K", help_heading = "Searches")]
     pub shortlist: Option<usize>,
     /// Where additions (target, v) may go: ball (the target's neighbourhood, the paper's action
