@@ -38,6 +38,8 @@ def main():
     ap.add_argument("--graph", default="cora.npz")
     ap.add_argument("--targets", type=int, default=20, help="the first N test nodes")
     ap.add_argument("--method", default="greedy")
+    ap.add_argument("--edits", default=None,
+                    help="induce's edits option, e.g. feat (the feature edits of issue 60)")
     ap.add_argument("--threads", type=int, default=None, help="torch threads [default: torch's]")
     ap.add_argument("--families", default="gcn,sage,gin,gat",
                     help="comma list of the trained models, or `added` (pyg-train-cora.py's)")
@@ -55,7 +57,8 @@ def main():
     for name, model, _arch in t.models(x.shape[1], c, families=families):
         model.load_state_dict(load_file(os.path.join(a.dir, name, "model.safetensors")))
         model.eval()
-        native = induce.Explainer(model=model, method=a.method)
+        extra = {"edits": a.edits} if a.edits else {}
+        native = induce.Explainer(model=model, method=a.method, **extra)
         t0 = time.perf_counter()
         rn = native(x, ei, index=targets)
         tn = (time.perf_counter() - t0) / len(targets)
@@ -63,11 +66,12 @@ def main():
         # The callback gets the module's hops (a K-hop propagation counts K).
         hops = receptive_hops(model)
         called = induce.Explainer(model=lambda xx, ee: model(xx, ee), method=a.method,
-                                  layers=hops)
+                                  layers=hops, **extra)
         t0 = time.perf_counter()
         rc = called(x, ei, index=targets)
         tc = (time.perf_counter() - t0) / len(targets)
-        same = sum((p.found, p.added, p.removed) == (q.found, q.added, q.removed)
+        same = sum((p.found, p.added, p.removed, p.feature_edits)
+                   == (q.found, q.added, q.removed, q.feature_edits)
                    for p, q in zip(rn, rc))
         found = sum(e.is_counterfactual for e in rc)
         print(f"| {name} | {tn:.3f} | {tc:.3f} | {tc / tn:.1f}× | {same}/{len(targets)} "

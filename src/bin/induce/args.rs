@@ -88,10 +88,11 @@ pub struct InduceArgs {
     #[arg(long, allow_negative_numbers = true, help_heading = "InduCE")]
     pub lr: Option<f64>,
     /// Edit types: a comma list of add, del and feat (both = add,del) [default: both;
-    /// inductive-del-only: del]. feat searches feature edits too (greedy and exact:
-    /// flips of the target's 0/1 feature entries; `--edits feat` alone: features only). A method
-    /// that cannot keep them is refused (add with a deleting baseline or inductive-del-only; del
-    /// with cf-gnnexplainer++; feat with any method but greedy and exact).
+    /// inductive-del-only: del; cf-gnnfeatures: feat]. feat searches feature edits too (greedy
+    /// and exact: new values for the target's feature entries, 0/1 entries flipped;
+    /// `--edits feat` alone: features only). A method that cannot keep them is refused (add
+    /// with a deleting baseline or inductive-del-only; del with cf-gnnexplainer++; feat with any
+    /// method but greedy, exact and cf-gnnfeatures; add or del with cf-gnnfeatures).
     #[arg(long, help_heading = "Protocol and restrictions", value_parser = parse_edits)]
     pub edits: Option<EditSet>,
     /// Kernel of the policy and the black box: host (fused CPU kernels) or burn (Burn tensors
