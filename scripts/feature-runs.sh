@@ -31,7 +31,7 @@ real=../shared/datasets/cora-citeseer-npz
 test -x "$bin" || { echo "no induce binary at $bin (cargo build --release --bin induce)"; exit 1; }
 mkdir -p "$out"
 run() {
-  local o="" prev=""
+  local o="" prev="" a
   for a in "$@"; do [ "$prev" = --out ] && o=$a; prev=$a; done
   if [ -n "$o" ] && [ -s "$o/summary.json" ]; then echo "= kept $o" >&2; return; fi
   echo "+ induce $*" >&2
@@ -85,10 +85,15 @@ test -s "$c/arxiv.npz" || "$bin" data generate --kind arxiv-like --out "$c/arxiv
 test -s "$c/arxiv-2hop.npz" || "$bin" data subgraph --data "$c/arxiv.npz" --hops 2 --out "$c/arxiv-2hop.npz"
 test -s "$c/arxiv-2hop-bb/black_box.bpk" ||
   "$bin" train-black-box --data "$c/arxiv-2hop.npz" --out "$c/arxiv-2hop-bb" --no-progress
-a=(--data "$c/arxiv-2hop.npz" --black-box "$c/arxiv-2hop-bb" --targets test --sample 40)
-three arxiv2hop-paper-gcn "${a[@]}"
+arx=(--data "$c/arxiv-2hop.npz" --black-box "$c/arxiv-2hop-bb" --targets test --sample 40)
+three arxiv2hop-paper-gcn "${arx[@]}"
 for k in 2 5 9; do
-  run explain "${a[@]}" --method greedy --edits feat --feature-quantiles "$k" \
+  run explain "${arx[@]}" --method greedy --edits feat --feature-quantiles "$k" \
     --out "$out/arxiv2hop-paper-gcn-feat-q$k"
+done
+# exact over the words alone at 2 and 5 levels (half the targets, sizes up to 2).
+for k in 2 5; do
+  run explain "${arx[@]}" --shard 1/2 --method exact --max-size 2 --max-evaluations 300000 \
+    --edits feat --feature-quantiles "$k" --out "$out/exact-arxiv2hop-feat-q$k"
 done
 python3 scripts/feature-table.py "$out"
