@@ -413,6 +413,48 @@ pub(crate) fn edited_input(
     })
 }
 
+/// [`edited_input`] under the paper's frozen verdicts: the neighbourhood `sub` with `edits`
+/// toggled among its nodes and the feature `rows` of its nodes replaced.
+///
+/// Errors: an edit endpoint outside the neighbourhood ([`ExplainError::NodeOutOfRange`]).
+fn frozen_input(
+    graph: &Graph,
+    sub: &Subgraph,
+    edits: &[Edit],
+    rows: &[(u32, &[f32])],
+) -> Result<EditedInput> {
+    let local = |v: u32| {
+        sub.local_of(v)
+            .map(|l| l as u32)
+            .ok_or(ExplainError::NodeOutOfRange {
+                node: v,
+                num_nodes: sub.num_nodes(),
+                what: "the frozen neighbourhood",
+            })
+    };
+    let mut edges: std::collections::BTreeSet<(u32, u32)> = sub.edges.iter().copied().collect();
+    for e in edits.iter().filter(|e| e.u != e.w) {
+        let (a, b) = (local(e.u)?, local(e.w)?);
+        let p = (a.min(b), a.max(b));
+        if !edges.remove(&p) {
+            edges.insert(p);
+        }
+    }
+    let d = graph.features().dim();
+    let mut x = sub.features(graph).as_slice().to_vec();
+    for &(v, r) in rows {
+        if let Some(i) = sub.local_of(v).filter(|_| r.len() == d) {
+            x[i * d..(i + 1) * d].copy_from_slice(r);
+        }
+    }
+    Ok(EditedInput {
+        x: Features::new(sub.num_nodes(), d, x)?,
+        nodes: sub.nodes.clone(),
+        edges: edges.into_iter().collect(),
+        at: sub.target_local,
+    })
+}
+
 /// At most this many feature values go into one batched call (64 MiB of `f32`): the candidate
 /// fields of a step are split into calls of this size.
 const BATCH_VALUES: usize = 1 << 24;
@@ -443,8 +485,9 @@ pub struct TargetOracle<'a> {
     calls: u64,
     graph: &'a Graph,
     black_box: &'a dyn BlackBox,
-    /// Exact verdicts (the model on the whole edited graph): feature edits can be judged.
-    exact: bool,
+    /// The frozen neighbourhood of [`Verdict::Neighbourhood`] (`None` under exact verdicts):
+    /// what a feature edit is judged on there.
+    frozen: Option<Subgraph>,
 }
 
 /// One trial of [`TargetOracle::rows_with_rows`]: edge edits, and feature rows that replace the
@@ -499,7 +542,7 @@ impl<'a> TargetOracle<'a> {
             calls: 0,
             graph,
             black_box,
-            exact: verdict == Verdict::Exact,
+            frozen: (verdict == Verdict::Neighbourhood).then(|| sub.clone()),
         })
     }
 
@@ -576,11 +619,10 @@ impl<'a> TargetOracle<'a> {
         Ok(out)
     }
 
-    /// Whether the oracle judges feature edits ([`TargetOracle::row_with_rows`]): under exact
-    /// verdicts, for every black box (the frozen neighbourhood of the paper's protocol judges
-    /// edge edits only).
+    /// Whether the oracle judges feature edits ([`TargetOracle::row_with_rows`]): always, for
+    /// every black box and both verdicts.
     pub fn judges_features(&self) -> bool {
-        self.exact
+        true
     }
 
     /// [`TargetOracle::row`] with the nodes of `rows` given these feature rows too (feature
@@ -618,14 +660,6 @@ impl<'a> TargetOracle<'a> {
     /// # Shapes
     /// - output: `[trials.len()][num_classes]`
     pub fn rows_with_rows(&mut self, trials: &[RowsTrial<'_>]) -> Result<Vec<Vec<f32>>> {
-        if !self.exact {
-            return Err(ExplainError::InvalidConfig(
-                "feature edits are judged under exact verdicts (the model on the whole edited \
-                 graph); the frozen neighbourhood of the paper's protocol (--paper-faithful) \
-                 judges edge edits only"
-                    .into(),
-            ));
-        }
         if let Source::Bound(b) = &self.source {
             let mut out = Vec::with_capacity(trials.len());
             let mut fallback = false;
@@ -652,7 +686,10 @@ impl<'a> TargetOracle<'a> {
         let mut inputs: Vec<EditedInput> = Vec::new();
         let mut values = 0;
         for (i, &(edits, rows)) in trials.iter().enumerate() {
-            let input = edited_input(graph, self.target, radius, edits, rows)?;
+            let input = match &self.frozen {
+                None => edited_input(graph, self.target, radius, edits, rows)?,
+                Some(sub) => frozen_input(graph, sub, edits, rows)?,
+            };
             values += input.x.num_nodes() * dim;
             inputs.push(input);
             if values >= BATCH_VALUES || i + 1 == trials.len() {

@@ -27,9 +27,7 @@
 
 use burn::tensor::Device;
 use induce_explain::gradient::GradModel;
-use induce_explain::{
-    ExplainError, Explainer, Explanation, FeatureEdit, Protocol, Result, Verdict,
-};
+use induce_explain::{Explainer, Explanation, FeatureEdit, Protocol, Result};
 use induce_graph::{Graph, k_hop};
 use induce_models::{BlackBox, Kernel};
 use serde::{Deserialize, Serialize};
@@ -128,19 +126,11 @@ impl Explainer for CfGnnFeaturesExplainer<'_> {
     fn explain(&self, graph: &Graph, target: u32) -> Result<Explanation> {
         let c = &self.config;
         check_iterations("cf-gnnfeatures", c.iterations, "optimisation step")?;
-        if self.protocol.verdict != Verdict::Exact {
-            return Err(ExplainError::InvalidConfig(
-                "cf-gnnfeatures judges feature edits exactly, on the whole graph; the frozen \
-                 neighbourhood's verdicts (--paper-faithful) judge edge edits only"
-                    .into(),
-            ));
-        }
         let hops = search_hops(self.black_box, c.hops, self.protocol.verdict);
         let sub = k_hop(graph, target, hops)?;
-        let mut oracle = TargetOracle::new(graph, self.black_box, &sub, Verdict::Exact)?;
+        let mut oracle = TargetOracle::new(graph, self.black_box, &sub, self.protocol.verdict)?;
         let y = argmax(&oracle.row_with_rows(&[], &[])?);
         crate::features::check_locked(graph, &c.locked_features)?;
-        crate::features::check_judges_features(graph, target, &mut oracle)?;
         // The mask's entries: (node, local row, column) of every nonzero, unlocked entry of
         // the rows it covers.
         let layers = self.black_box.message_passing_layers();
@@ -333,24 +323,16 @@ mod tests {
         assert!(soft.log_probs_and_grad(&[0.0], e_y).is_err());
     }
 
-    /// Refusals: a black box without gradients, the frozen verdicts, zero iterations.
+    /// Refusals: a black box without gradients, zero iterations.
     #[test]
     fn what_it_cannot_do_is_a_typed_error() {
         use crate::neighbourhood::fixtures::DegreeAtLeast;
+        use induce_explain::ExplainError;
         let d = test_device().unwrap();
         let r = CfGnnFeaturesExplainer::new(&DegreeAtLeast(2), Default::default(), EXACT, &d);
         assert!(matches!(r, Err(ExplainError::NotDifferentiable { .. })));
         let (g, gcn) = crate::action_space::fixtures::binary_graph();
         let bound = induce_models::BoundBlackBox::new(&gcn, &g).unwrap();
-        let frozen = Protocol {
-            verdict: Verdict::Neighbourhood,
-            ..EXACT
-        };
-        let x = CfGnnFeaturesExplainer::new(&bound, Default::default(), frozen, &d).unwrap();
-        assert!(matches!(
-            x.explain(&g, 0),
-            Err(ExplainError::InvalidConfig(_))
-        ));
         let zero = CfGnnFeaturesConfig {
             iterations: 0,
             ..Default::default()

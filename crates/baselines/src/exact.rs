@@ -194,7 +194,6 @@ impl Explainer for ExactExplainer<'_> {
             layers,
             crate::features::feature_settings!(c),
             &self.search.values,
-            &mut oracle,
         )?;
         let total = ne + feats.len();
         // A set's edge edits and feature edits.

@@ -17,8 +17,6 @@ use induce_explain::{ExplainError, FeatureEdit, Result};
 use induce_graph::{Features, Graph, k_hop};
 use serde::{Deserialize, Serialize};
 
-use crate::action_space::TargetOracle;
-
 /// Whose features a search may flip (`--feature-nodes`).
 ///
 /// Serialised as `"target"` / `"field"`.
@@ -345,22 +343,19 @@ macro_rules! feature_settings {
 }
 pub(crate) use feature_settings;
 
-/// [`feature_actions`] of a search whose verdicts `oracle` gives (none without `features`),
-/// refused (with the oracle's typed error) when `features` is asked of an oracle that cannot
-/// judge a feature edit. The candidate values come from `cache`.
+/// [`feature_actions`] of a search (none without `features`); the candidate values come from
+/// `cache`.
 pub(crate) fn search_actions(
     graph: &Graph,
     target: u32,
     layers: Option<u32>,
     s: FeatureSettings<'_>,
     cache: &FeatureValuesCache,
-    oracle: &mut TargetOracle<'_>,
 ) -> Result<Vec<FeatureAction>> {
     check_locked(graph, s.locked)?;
     if !s.features {
         return Ok(Vec::new());
     }
-    check_judges_features(graph, target, oracle)?;
     let values = cache.of(graph.features(), s.quantiles)?;
     let scope = FeatureScope {
         nodes: s.nodes,
@@ -368,18 +363,6 @@ pub(crate) fn search_actions(
         values: &values,
     };
     feature_actions(graph, target, layers, scope)
-}
-
-/// Errors (the oracle's typed error) unless `oracle` judges feature edits.
-pub(crate) fn check_judges_features(
-    graph: &Graph,
-    target: u32,
-    oracle: &mut TargetOracle<'_>,
-) -> Result<()> {
-    if !oracle.judges_features() {
-        oracle.row_with_rows(&[], &[(target, graph.features().row(target as usize))])?;
-    }
-    Ok(())
 }
 
 /// Whether `actions` change some entry twice (a set no search judges: each entry takes one

@@ -389,7 +389,6 @@ impl Explainer for GreedyExplainer<'_> {
             layers,
             feature_settings!(c),
             &self.search.values,
-            &mut oracle,
         )?;
         let first_order = match c.edges {
             true => self.first_order(graph, &space)?,
@@ -816,16 +815,41 @@ mod tests {
                 "{a:?} {b:?}"
             );
         }
-        // The paper's frozen neighbourhood judges edge edits only.
+        // The paper's frozen verdicts judge both kinds of edit on the frozen neighbourhood: the
+        // model on the 4-hop ball with the edges toggled and the rows replaced.
         let frozen = Protocol {
             verdict: Verdict::Neighbourhood,
             ..EXACT
         };
-        let refused = GreedyExplainer::new(&bound, config, frozen).explain(&g, 0);
-        assert!(
-            matches!(refused, Err(ExplainError::InvalidConfig(_))),
-            "{refused:?}"
-        );
+        let on_ball = GreedyExplainer::new(&bound, config, frozen);
+        let mut with_features = 0;
+        for t in 0..g.num_nodes() as u32 {
+            let e = on_ball.explain(&g, t).unwrap();
+            if !e.found {
+                continue;
+            }
+            with_features += usize::from(!e.feature_edits.is_empty());
+            let sub = induce_graph::k_hop(&g, t, 4).unwrap();
+            let entries: Vec<(u32, u32, f32)> = (e.feature_edits.iter())
+                .map(|f| (sub.local_of(f.node).unwrap() as u32, f.feature, f.new))
+                .collect();
+            let x = sub.features(&g).with_entries(&entries).unwrap();
+            let mut edges: std::collections::BTreeSet<(u32, u32)> =
+                sub.edges.iter().copied().collect();
+            for d in &e.edits {
+                let (a, b) = (
+                    sub.local_of(d.u).unwrap() as u32,
+                    sub.local_of(d.w).unwrap() as u32,
+                );
+                if !edges.remove(&(a.min(b), a.max(b))) {
+                    edges.insert((a.min(b), a.max(b)));
+                }
+            }
+            let edges: Vec<(u32, u32)> = edges.into_iter().collect();
+            let lp = gcn.log_probs(&x, &edges).unwrap();
+            assert_eq!(lp.argmax(sub.target_local), e.new_label, "{e:?}");
+        }
+        assert!(with_features > 0);
     }
 
     #[test]
