@@ -94,7 +94,7 @@ pub struct CfGnnFeaturesExplainer<'a> {
 
 impl<'a> CfGnnFeaturesExplainer<'a> {
     /// The explainer named `cf-gnnfeatures`. Errors if the black box provides no gradients
-    /// ([`ExplainError::NotDifferentiable`]).
+    /// ([`ExplainError::NotDifferentiable`](induce_explain::ExplainError::NotDifferentiable)).
     pub fn new(
         black_box: &'a dyn BlackBox,
         config: CfGnnFeaturesConfig,
