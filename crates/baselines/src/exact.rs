@@ -265,9 +265,16 @@ impl Explainer for ExactExplainer<'_> {
         let trials: Vec<[Edit; 1]> = edge_ones.iter().map(|&i| [actions[i]]).collect();
         let refs: Vec<&[Edit]> = trials.iter().map(|t| t.as_slice()).collect();
         let mut rows = oracle.rows(&refs)?;
-        for &i in ones[..asked].iter().filter(|&&i| i >= ne) {
-            rows.push(judge(&mut oracle, &[i])?);
-        }
+        // The single feature edits, many per call for a black box that batches graphs.
+        let singles: Vec<Vec<(u32, Vec<f32>)>> = (ones[..asked].iter())
+            .filter(|&&i| i >= ne)
+            .map(|&i| crate::features::edited_rows(graph, &[feats[i - ne].edit(graph)]))
+            .collect();
+        let refs: Vec<Vec<(u32, &[f32])>> =
+            singles.iter().map(|r| crate::features::as_rows(r)).collect();
+        let with: Vec<crate::action_space::RowsTrial<'_>> =
+            refs.iter().map(|r| (&[][..], r.as_slice())).collect();
+        rows.extend(oracle.rows_with_rows(&with)?);
         if asked < ones.len() {
             let g = Certified::GaveUp {
                 evaluations: oracle.calls(),
