@@ -270,8 +270,10 @@ impl Explainer for ExactExplainer<'_> {
             .filter(|&&i| i >= ne)
             .map(|&i| crate::features::edited_rows(graph, &[feats[i - ne].edit(graph)]))
             .collect();
-        let refs: Vec<Vec<(u32, &[f32])>> =
-            singles.iter().map(|r| crate::features::as_rows(r)).collect();
+        let refs: Vec<Vec<(u32, &[f32])>> = singles
+            .iter()
+            .map(|r| crate::features::as_rows(r))
+            .collect();
         let with: Vec<crate::action_space::RowsTrial<'_>> =
             refs.iter().map(|r| (&[][..], r.as_slice())).collect();
         rows.extend(oracle.rows_with_rows(&with)?);
