@@ -200,6 +200,21 @@ def test_feature_edits_flip_the_module_in_pyg(case):
         induce.Explainer(model=m, method="transductive", edits="feat")(x, ei, index=[0])
 
 
+def test_cf_gnnfeatures_zeroes_entries_that_flip_the_module_in_pyg():
+    # The peer of issue 60: CF-GNNExplainer's mask on the target's features (it only zeroes
+    # entries); its counterfactuals are replayed in PyG, and it refuses edge edit types.
+    m, x, ei = binary_features("graphconv")
+    result = induce.Explainer(model=m, method="cf-gnnfeatures")(x, ei, index=TARGETS)
+    found = [e for e in result if e.found]
+    assert found
+    for e in found:
+        assert e.size == 0 and all(new == 0.0 and old == 1.0 for _, _, old, new in e.feature_edits)
+        before, after = replay_features(m, x, ei, e)
+        assert before == e.original_label and after == e.new_label != before, e
+    with pytest.raises(ValueError, match="no edges"):
+        induce.Explainer(model=m, method="cf-gnnfeatures", edits="add,del,feat")(x, ei, index=[0])
+
+
 def test_pyg_explainer_marks_the_changed_features():
     from torch_geometric.explain import Explainer
 
