@@ -371,16 +371,7 @@ pub(crate) fn edited_input(
 ) -> Result<EditedInput> {
     let pairs: Vec<(u32, u32)> = edits.iter().map(|e| (e.u, e.w)).collect();
     let d = graph.features().dim();
-    if let Some(&(v, r)) = rows
-        .iter()
-        .find(|(v, r)| *v as usize >= graph.num_nodes() || r.len() != d)
-    {
-        return Err(ExplainError::InvalidValue {
-            what: "feature row",
-            value: format!("node {v}, {} values", r.len()),
-            reason: format!("the graph has {} nodes of {d} features", graph.num_nodes()),
-        });
-    }
+    check_rows(graph, rows)?;
     let (nodes, edges, at) = match radius {
         Some(r) => {
             let (nodes, edges) = induce_explain::field::edited_field(graph, target, r, &pairs);
@@ -413,6 +404,22 @@ pub(crate) fn edited_input(
     })
 }
 
+/// Errors unless every row of `rows` is a node of `graph` with one value per feature.
+fn check_rows(graph: &Graph, rows: &[(u32, &[f32])]) -> Result<()> {
+    let d = graph.features().dim();
+    match rows
+        .iter()
+        .find(|(v, r)| *v as usize >= graph.num_nodes() || r.len() != d)
+    {
+        Some(&(v, r)) => Err(ExplainError::InvalidValue {
+            what: "feature row",
+            value: format!("node {v}, {} values", r.len()),
+            reason: format!("the graph has {} nodes of {d} features", graph.num_nodes()),
+        }),
+        None => Ok(()),
+    }
+}
+
 /// [`edited_input`] under the paper's frozen verdicts: the neighbourhood `sub` with `edits`
 /// toggled among its nodes and the feature `rows` of its nodes replaced.
 ///
@@ -441,9 +448,10 @@ fn frozen_input(
         }
     }
     let d = graph.features().dim();
+    check_rows(graph, rows)?;
     let mut x = sub.features(graph).as_slice().to_vec();
     for &(v, r) in rows {
-        if let Some(i) = sub.local_of(v).filter(|_| r.len() == d) {
+        if let Some(i) = sub.local_of(v) {
             x[i * d..(i + 1) * d].copy_from_slice(r);
         }
     }

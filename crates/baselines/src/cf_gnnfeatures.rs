@@ -63,18 +63,17 @@ pub struct CfGnnFeaturesConfig {
 }
 
 impl Default for CfGnnFeaturesConfig {
+    /// CF-GNNExplainer's defaults ([`CfGnnConfig::default`](crate::CfGnnConfig)), on the
+    /// target's own row.
     fn default() -> Self {
+        let cf = crate::CfGnnConfig::default();
         Self {
-            iterations: 500,
-            beta: 0.5,
-            optimiser: Optimiser::Sgd {
-                lr: 0.01,
-                momentum: 0.9,
-                nesterov: true,
-            },
-            clip: Some(2.0),
-            init: 1.0,
-            hops: 4,
+            iterations: cf.iterations,
+            beta: cf.beta,
+            optimiser: cf.optimiser,
+            clip: cf.clip,
+            init: cf.init,
+            hops: cf.hops,
             feature_nodes: FeatureNodes::Target,
             locked_features: Vec::new(),
         }
