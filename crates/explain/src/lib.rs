@@ -38,6 +38,7 @@
 
 mod error;
 pub mod explanation;
+pub mod features;
 pub mod field;
 mod goal;
 pub mod gradient;

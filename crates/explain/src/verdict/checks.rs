@@ -7,7 +7,7 @@ use std::sync::Arc;
 use induce_graph::{Features, Graph};
 use induce_models::{BlackBox, LogProbs, PreparedBlackBox};
 
-use super::Eval;
+use super::{EditedRows, Eval};
 use crate::error::{ExplainError, Result};
 use crate::explanation::{Edit, EditKind, FeatureEdit};
 use crate::field::is_edge;
@@ -41,20 +41,47 @@ pub(super) fn evaluator<'a>(
     black_box: &'a dyn BlackBox,
     nodes: &[u32],
     edges: &[(u32, u32)],
+    rows: &EditedRows,
 ) -> Result<(Eval<'a>, LogProbs)> {
     crate::oracle::count(1);
-    if let Some(inc) = black_box.incremental_rows(graph.features(), nodes, edges)? {
+    // With edited feature rows the black box is bound to the node set's own (edited) rows,
+    // gathered, with local ids standing for the nodes.
+    let gathered;
+    let (x, ids): (&Features, std::borrow::Cow<'_, [u32]>) = match rows.is_empty() {
+        true => (graph.features(), nodes.into()),
+        false => {
+            gathered = edited_gather(graph.features(), nodes, rows)?;
+            (
+                &gathered,
+                (0..nodes.len() as u32).collect::<Vec<_>>().into(),
+            )
+        }
+    };
+    if let Some(inc) = black_box.incremental_rows(x, &ids, edges)? {
         let lp = inc.log_probs()?;
         return Ok((Eval::Incremental(inc), lp));
     }
-    if let Some(p) = black_box.prepare_rows(graph.features(), nodes)? {
+    if let Some(p) = black_box.prepare_rows(x, &ids)? {
         let p: Arc<dyn PreparedBlackBox + 'a> = Arc::from(p);
         let lp = p.log_probs(edges)?;
         return Ok((Eval::Prepared(p), lp));
     }
-    let x = Arc::new(graph.features().gather(nodes));
+    let x = Arc::new(x.gather(&ids));
     let lp = black_box.log_probs(&x, edges)?;
     Ok((Eval::Plain(x), lp))
+}
+
+/// The rows of `nodes` (in order) of `features`, with the edited ones of `rows` in their place.
+fn edited_gather(features: &Features, nodes: &[u32], rows: &EditedRows) -> Result<Features> {
+    let d = features.dim();
+    let mut data = Vec::with_capacity(nodes.len() * d);
+    for &v in nodes {
+        match rows.get(&v) {
+            Some(r) => data.extend_from_slice(r),
+            None => data.extend_from_slice(features.row(v as usize)),
+        }
+    }
+    Ok(Features::new(nodes.len(), d, data)?)
 }
 
 /// A black box that declares no class cannot classify anything: a typed error instead of an

@@ -2,14 +2,15 @@
 //! the node set grown and the black box re-evaluated as needed.
 
 use std::collections::{BTreeSet, HashMap, HashSet};
+use std::sync::Arc;
 
 use induce_graph::EditGraph;
 use induce_models::LogProbs;
 
 use super::checks::{check_classes, evaluator};
-use super::{Eval, ExactTarget, Judge, Verdict};
+use super::{EditedRows, Eval, ExactTarget, Judge, Verdict};
 use crate::error::{ExplainError, Result};
-use crate::explanation::{Edit, EditKind};
+use crate::explanation::{Edit, EditKind, FeatureEdit};
 use crate::field::{ball, induced_edges, is_edge};
 
 impl<'a> Judge<'a> {
@@ -107,12 +108,13 @@ impl<'a> Judge<'a> {
     /// Whether this judge's answer is the model's output for its node set on the whole edited
     /// graph, so that the caller may evaluate it ([`Judge::toggle_deferred`]): exact verdicts
     /// on the judge's own node set (not [`Judge::frozen`], [`Judge::sampled`] or
-    /// [`Judge::exact_target`]).
+    /// [`Judge::exact_target`]), on the graph's own features (no [`Judge::set_features`]).
     pub fn takes_rows(&self) -> bool {
         self.verdict == Verdict::Exact
             && self.exact.is_none()
             && self.base.is_none()
             && !self.closed
+            && self.rows.is_empty()
     }
 
     /// Toggles each pair like [`Judge::toggle`] but leaves the evaluation to the caller, who
@@ -166,7 +168,10 @@ impl<'a> Judge<'a> {
             Some(ExactTarget::Bound(b)) => {
                 crate::oracle::count(1);
                 let toggled: Vec<(u32, u32)> = self.delta.iter().copied().collect();
-                b.log_probs_at_edited(self.target, &toggled)?
+                match self.rows.is_empty() {
+                    true => b.log_probs_at_edited(self.target, &toggled)?,
+                    false => self.bound_row_with_features(*b, &toggled)?,
+                }
             }
             Some(ExactTarget::Ball(inner)) => inner.target_row().to_vec(),
         };
@@ -184,6 +189,132 @@ impl<'a> Judge<'a> {
         data[self.target_local * c..(self.target_local + 1) * c].copy_from_slice(&row);
         self.log_probs = LogProbs::new(self.nodes.len(), c, data)?;
         Ok(())
+    }
+
+    /// The target's row from the black box's binding with the edited feature rows; where the
+    /// binding cannot take them, from a judge of the target's receptive field.
+    fn bound_row_with_features(
+        &self,
+        binding: &dyn induce_models::GraphBinding,
+        toggled: &[(u32, u32)],
+    ) -> Result<Vec<f32>> {
+        let rows: Vec<(u32, &[f32])> = self.rows.iter().map(|(&v, r)| (v, &r[..])).collect();
+        if let Some(row) = binding.log_probs_at_rows(self.target, toggled, &rows)? {
+            return Ok(row);
+        }
+        let mut ball = Judge::new(
+            self.graph,
+            self.black_box,
+            self.target,
+            &[self.target],
+            Verdict::Exact,
+        )?;
+        ball.stage_features(Arc::clone(&self.feature_edits), Arc::clone(&self.rows));
+        ball.toggle(toggled)?;
+        Ok(ball.target_row().to_vec())
+    }
+
+    /// Moves to the node features with exactly `edits` applied, in order, to the graph's (the
+    /// last edit of an entry decides its value; an edit's `old` is not read), keeping the edge
+    /// edits, and re-evaluates: a whole evaluation of the node set, on its edited rows, when
+    /// the rows change. A feature edit reaches the target only through its receptive field,
+    /// which the node set holds, so the verdict stays the model's on the whole edited graph.
+    ///
+    /// Errors: [`ExplainError::NodeOutOfRange`] for a node outside the graph or, with
+    /// [`Verdict::Neighbourhood`], outside the neighbourhood; [`ExplainError::InvalidValue`]
+    /// for a feature outside the row or a value that is not finite; the black box's errors.
+    /// An error leaves the judge as it was.
+    ///
+    /// ```
+    /// use induce_explain::{FeatureEdit, Judge, Verdict};
+    /// use induce_graph::{Features, Graph};
+    /// use induce_models::testing::GradedDegree;
+    ///
+    /// //  0 ─ 1   2
+    /// let g = Graph::from_edges(3, &[(0, 1)], Features::constant(3, 1, 1.0), vec![0; 3])
+    ///     .unwrap();
+    /// let mut judge = Judge::new(&g, &GradedDegree, 0, &[0], Verdict::Exact).unwrap();
+    /// let before = judge.target_row().to_vec();
+    /// judge.set_features(&[FeatureEdit { node: 0, feature: 0, old: 1.0, new: 0.0 }]).unwrap();
+    /// assert_eq!(judge.feature_edits().len(), 1);
+    /// judge.set_features(&[]).unwrap();
+    /// assert_eq!(judge.target_row(), &before[..]);
+    /// ```
+    pub fn set_features(&mut self, edits: &[FeatureEdit]) -> Result<()> {
+        let Some(rows) = self.rows_of(edits)? else {
+            return Ok(());
+        };
+        self.stage_features(Arc::new(edits.to_vec()), Arc::new(rows));
+        self.rebuild()
+    }
+
+    /// [`Judge::set_edits`] and [`Judge::set_features`] together, with one evaluation: the
+    /// graph with exactly `edits` and `feature_edits` applied. Their errors.
+    pub fn set_state(&mut self, edits: &[Edit], feature_edits: &[FeatureEdit]) -> Result<()> {
+        if let Some(rows) = self.rows_of(feature_edits)? {
+            self.stage_features(Arc::new(feature_edits.to_vec()), Arc::new(rows));
+        }
+        self.set_edits(edits)
+    }
+
+    /// The feature edits applied ([`Judge::set_features`]), in order.
+    pub fn feature_edits(&self) -> &[FeatureEdit] {
+        &self.feature_edits
+    }
+
+    /// The rows `edits` give, checked; `None` when they are this judge's (nothing to do).
+    fn rows_of(&self, edits: &[FeatureEdit]) -> Result<Option<EditedRows>> {
+        if edits == &self.feature_edits[..] {
+            return Ok(None);
+        }
+        let (n, x) = (self.graph.num_nodes(), self.graph.features());
+        let mut rows = EditedRows::new();
+        for e in edits {
+            if e.node as usize >= n {
+                return Err(ExplainError::NodeOutOfRange {
+                    node: e.node,
+                    num_nodes: n,
+                    what: "the graph",
+                });
+            }
+            if self.closed && !self.local.contains_key(&e.node) {
+                return Err(ExplainError::NodeOutOfRange {
+                    node: e.node,
+                    num_nodes: self.nodes.len(),
+                    what: "the target's neighbourhood",
+                });
+            }
+            if e.feature as usize >= x.dim() || !e.new.is_finite() {
+                return Err(ExplainError::InvalidValue {
+                    what: "feature edit",
+                    value: format!("node {}, feature {} to {}", e.node, e.feature, e.new),
+                    reason: format!(
+                        "a feature edit sets one of the {} columns to a finite value",
+                        x.dim()
+                    ),
+                });
+            }
+            let row = rows
+                .entry(e.node)
+                .or_insert_with(|| x.row(e.node as usize).to_vec());
+            row[e.feature as usize] = e.new;
+        }
+        // An edit back to the graph's own value leaves no edited row.
+        rows.retain(|&v, r| r[..] != *x.row(v as usize));
+        if rows == *self.rows {
+            return Ok(None);
+        }
+        Ok(Some(rows))
+    }
+
+    /// Takes `edits` and their `rows` as this judge's (and its inner judge's), to be evaluated
+    /// on the next answer.
+    fn stage_features(&mut self, edits: Arc<Vec<FeatureEdit>>, rows: Arc<EditedRows>) {
+        if let Some(ExactTarget::Ball(inner)) = &mut self.exact {
+            inner.stage_features(Arc::clone(&edits), Arc::clone(&rows));
+        }
+        (self.feature_edits, self.rows) = (edits, rows);
+        self.stale = true;
     }
 
     /// The errors [`Judge::toggle`] reports for `pairs`, found before any change.
@@ -288,7 +419,8 @@ impl<'a> Judge<'a> {
         edges.extend(set);
         self.edit = EditGraph::from_edges(self.nodes.len(), &edges);
         self.stale = true;
-        let (eval, lp) = evaluator(self.graph, self.black_box, &self.nodes, &self.edit.edges())?;
+        let edges = self.edit.edges();
+        let (eval, lp) = evaluator(self.graph, self.black_box, &self.nodes, &edges, &self.rows)?;
         self.eval = eval;
         self.log_probs = lp;
         if let Some(ExactTarget::Ball(inner)) = &mut self.exact

@@ -207,6 +207,8 @@ impl<'a> Judge<'a> {
             edit: EditGraph::from_edges(1, &[]),
             delta: BTreeSet::new(),
             base: None,
+            feature_edits: Arc::default(),
+            rows: Arc::default(),
             eval: Eval::TargetOnly,
             log_probs: LogProbs::new(
                 1,
@@ -323,12 +325,15 @@ impl<'a> Judge<'a> {
             edit,
             delta: BTreeSet::new(),
             base,
+            feature_edits: Arc::default(),
+            rows: Arc::default(),
             eval: Eval::Deferred,
             log_probs: LogProbs::new(0, black_box.num_classes(), Vec::new())?,
             stale: true,
         };
         if !defer {
-            let (eval, log_probs) = evaluator(graph, black_box, &judge.nodes, &judge.edit.edges())?;
+            let edges = judge.edit.edges();
+            let (eval, log_probs) = evaluator(graph, black_box, &judge.nodes, &edges, &judge.rows)?;
             (judge.eval, judge.log_probs, judge.stale) = (eval, log_probs, false);
             judge.checked()?;
         }

@@ -1,7 +1,7 @@
 //! Verdicts: the black box's prediction for a target on an edited graph, taken where the model
 //! really looks ([`Judge`]).
 
-use std::collections::{BTreeSet, HashMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::sync::Arc;
 
 use induce_graph::{EditGraph, Features, Graph};
@@ -13,6 +13,8 @@ mod edits;
 mod judge;
 #[cfg(test)]
 mod tests;
+
+use crate::explanation::FeatureEdit;
 
 pub use checks::{check_classes, check_inputs, whole_graph_label, whole_graph_label_with_features};
 pub use judge::PendingJudge;
@@ -54,6 +56,10 @@ impl Verdict {
 /// A frozen neighbourhood's edges: in local ids (for the black box) and in original ids (to
 /// tell additions from deletions).
 type FrozenEdges<'e> = (&'e [(u32, u32)], HashSet<(u32, u32)>);
+
+/// Feature rows edited relative to the graph's: node (original id) → its whole edited row
+/// ([`Judge::set_features`]).
+type EditedRows = BTreeMap<u32, Vec<f32>>;
 
 /// How a [`Judge`] runs the black box on its node set.
 enum Eval<'a> {
@@ -150,6 +156,9 @@ pub struct Judge<'a> {
     /// The edges of a given neighbourhood ([`Judge::frozen`]) in original ids, standing for the
     /// graph's; `None`: the graph's.
     base: Option<Arc<HashSet<(u32, u32)>>>,
+    /// The feature edits applied ([`Judge::set_features`]), in order, and the rows they give.
+    feature_edits: Arc<Vec<FeatureEdit>>,
+    rows: Arc<EditedRows>,
     eval: Eval<'a>,
     log_probs: LogProbs,
     /// The evaluator must be rebuilt before the next answer (the set grew, or an evaluation
@@ -167,6 +176,7 @@ impl std::fmt::Debug for Judge<'_> {
             .field("exact_target", &self.exact.is_some())
             .field("nodes", &self.nodes.len())
             .field("delta", &self.delta)
+            .field("feature_edits", &self.feature_edits)
             .finish_non_exhaustive()
     }
 }

@@ -438,3 +438,89 @@ fn feature_edits_reach_the_whole_graph_label() {
         Err(ExplainError::Graph(_))
     ));
 }
+
+/// Feature edits through every kind of judge (on the receptive field, sampled, the target
+/// alone, frozen on the whole graph), a GCN bound to the graph and not: each target row equals
+/// a whole-graph pass on the edited features and edges, edits are undone exactly, and bad
+/// feature edits are typed errors that leave the judge as it was.
+#[test]
+fn feature_edits_give_the_whole_graph_row_in_every_judge() {
+    use crate::explanation::FeatureEdit;
+    use induce_models::device::default_device;
+    use induce_models::{BoundBlackBox, GcnConfig, HostGcn};
+    // A ring of 9 with chords 0–4 and 2–7; features vary per node.
+    let mut e: Vec<(u32, u32)> = (0..9).map(|i| (i, (i + 1) % 9)).collect();
+    e.extend([(0, 4), (2, 7)]);
+    let x: Vec<f32> = (0..27).map(|i| ((i * 5) % 7) as f32 * 0.3 - 0.8).collect();
+    let g = Graph::from_edges(9, &e, Features::new(9, 3, x).unwrap(), vec![0; 9]).unwrap();
+    let gcn = HostGcn::from_gcn(
+        &GcnConfig::new(3, 3)
+            .with_init_seed(11)
+            .init(&default_device().unwrap()),
+    )
+    .unwrap();
+    let bound = BoundBlackBox::new(&gcn, &g).unwrap();
+    let fe = |node, feature, new| FeatureEdit {
+        node,
+        feature,
+        old: 0.0,
+        new,
+    };
+    let cases: [(&[Edit], &[FeatureEdit]); 4] = [
+        (&[], &[fe(1, 0, 2.5)]),
+        (&[Edit::add(1, 5)], &[fe(1, 0, 2.5), fe(5, 2, -3.0)]),
+        (&[Edit::delete(0, 1)], &[fe(0, 1, 4.0), fe(0, 1, -1.0)]),
+        (&[], &[]),
+    ];
+    let whole = |edits: &[Edit], fes: &[FeatureEdit]| -> Vec<f32> {
+        let entries: Vec<(u32, u32, f32)> =
+            fes.iter().map(|e| (e.node, e.feature, e.new)).collect();
+        let x = g.features().with_entries(&entries).unwrap();
+        let mut edges: BTreeSet<(u32, u32)> = g.edges().into_iter().collect();
+        for ed in edits {
+            let p = (ed.u.min(ed.w), ed.u.max(ed.w));
+            match ed.kind {
+                crate::EditKind::Add => edges.insert(p),
+                crate::EditKind::Delete => edges.remove(&p),
+            };
+        }
+        let edges: Vec<(u32, u32)> = edges.into_iter().collect();
+        gcn.log_probs(&x, &edges).unwrap().row(0).to_vec()
+    };
+    let all: Vec<u32> = (0..9).collect();
+    let sub = induce_graph::k_hop(&g, 0, 1).unwrap();
+    for bb in [&gcn as &dyn BlackBox, &bound] {
+        let judges = [
+            Judge::new(&g, bb, 0, &[0, 1], Verdict::Exact).unwrap(),
+            Judge::sampled(&g, bb, &induce_graph::k_hop(&g, 0, 2).unwrap()).unwrap(),
+            Judge::exact_target(&g, bb, 0).unwrap(),
+            Judge::new(&g, bb, 0, &all, Verdict::Neighbourhood).unwrap(),
+        ];
+        for mut j in judges {
+            let start = j.target_row().to_vec();
+            for (edits, fes) in cases {
+                j.set_state(edits, fes).unwrap();
+                let want = whole(edits, fes);
+                for (a, b) in j.target_row().iter().zip(&want) {
+                    assert!((a - b).abs() < 1e-4, "{j:?}: {a} vs {b}");
+                }
+                assert!(!j.takes_rows() || fes.is_empty());
+            }
+            for (a, b) in j.target_row().iter().zip(&start) {
+                assert!((a - b).abs() < 1e-5);
+            }
+            // Bad feature edits: nothing changes.
+            for bad in [fe(9, 0, 1.0), fe(0, 3, 1.0), fe(0, 0, f32::NAN)] {
+                assert!(j.set_features(&[bad]).is_err());
+                assert!(j.feature_edits().is_empty());
+            }
+        }
+        // A frozen judge refuses a row outside its neighbourhood.
+        let mut frozen = Judge::frozen(&g, bb, &sub).unwrap();
+        assert!(matches!(
+            frozen.set_features(&[fe(5, 0, 1.0)]),
+            Err(ExplainError::NodeOutOfRange { node: 5, .. })
+        ));
+        frozen.set_features(&[fe(1, 0, 1.0)]).unwrap();
+    }
+}
