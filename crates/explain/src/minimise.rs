@@ -47,27 +47,32 @@ impl<'a> EditProbe<'a> {
         })
     }
 
-    /// Number of edits.
+    /// Number of edits: the edge edits, then the feature edits.
     pub(crate) fn len(&self) -> usize {
-        self.explanation.edits.len()
+        self.explanation.edits.len() + self.explanation.feature_edits.len()
     }
 
-    /// The black box's label for the target with only the edits where `keep[i]` applied.
+    /// The black box's label for the target with only the edits where `keep[i]` applied
+    /// (`keep` runs over the edge edits, then the feature edits).
     pub(crate) fn label(&mut self, keep: &[bool]) -> Result<usize> {
-        let kept: Vec<_> = self
-            .explanation
-            .edits
-            .iter()
-            .zip(keep)
-            .filter(|(_, k)| **k)
-            .map(|(x, _)| *x)
-            .collect();
-        self.judge.label_with(&kept)
+        let e = &self.explanation;
+        let (edges, features) = keep.split_at(e.edits.len().min(keep.len()));
+        let (edges, features) = (kept(&e.edits, edges), kept(&e.feature_edits, features));
+        self.judge.set_state(&edges, &features)?;
+        Ok(self.judge.label())
     }
 }
 
+/// The items of `all` where `keep` is true.
+fn kept<T: Copy>(all: &[T], keep: &[bool]) -> Vec<T> {
+    (all.iter().zip(keep))
+        .filter(|(_, k)| **k)
+        .map(|(x, _)| *x)
+        .collect()
+}
+
 /// Removes from the counterfactual `e` every edit the flip does not need: passes over the edits
-/// in order, undoing each one whose removal keeps the black box's label different from
+/// in order (the edge edits, then the feature edits), undoing each one whose removal keeps the black box's label different from
 /// `e.original_label`, judged where `verdict` says (see [`Verdict`]), until a pass undoes nothing. The result is 1-minimal
 /// ([`is_one_minimal`](crate::metrics::is_one_minimal) holds), keeps the order of the remaining
 /// edits, and `new_label` is the label with them. An explanation that is not a counterfactual is
@@ -118,7 +123,8 @@ pub fn minimise(
 /// same order as [`minimise`]'s, and each verdict is the target's row of the model on the whole
 /// edited graph, so the results equal [`minimise`]'s up to float rounding in the verdicts.
 /// Results are in `es`' order; an explanation that is not a counterfactual, or has one edit,
-/// is returned unchanged.
+/// is returned unchanged. Edge edits only: a counterfactual with feature edits is an error
+/// (minimise it with [`minimise`]).
 ///
 /// `verdicts` must be the black box's own binding to `graph` (a verdict from another model would
 /// minimise against that model). Errors: [`ExplainError::InvalidValue`](crate::ExplainError)
@@ -162,6 +168,15 @@ pub fn minimise_batched(
                 "the graph has {} nodes: the binding must be the black box's to this graph",
                 graph.num_nodes()
             ),
+        });
+    }
+    if let Some(e) = es.iter().find(|e| !e.feature_edits.is_empty()) {
+        return Err(crate::ExplainError::InvalidValue {
+            what: "batched minimality pass",
+            value: format!("target {}", e.target),
+            reason: "batched verdicts judge edge edits only: minimise a counterfactual with \
+                     feature edits with `minimise`"
+                .into(),
         });
     }
     let mut searches: Vec<MinimalitySearch> =
@@ -225,12 +240,12 @@ impl MinimalitySearch {
     fn new(e: &Explanation, goal: Goal) -> Self {
         Self {
             goal,
-            keep: vec![true; e.edits.len()],
+            keep: vec![true; e.edits.len() + e.feature_edits.len()],
             at: 0,
             changed: false,
             label: e.new_label,
             asked: false,
-            done: !e.found || e.edits.len() < 2,
+            done: !e.found || e.edits.len() + e.feature_edits.len() < 2,
             e: e.clone(),
         }
     }
@@ -298,17 +313,12 @@ impl MinimalitySearch {
 
     /// The counterfactual with the undone edits removed (the original when not one).
     fn result(self) -> Explanation {
+        let (edges, features) = self.keep.split_at(self.e.edits.len());
         Explanation {
             evaluations: None,
             certified: None,
-            edits: self
-                .e
-                .edits
-                .iter()
-                .zip(&self.keep)
-                .filter(|(_, k)| **k)
-                .map(|(x, _)| *x)
-                .collect(),
+            edits: kept(&self.e.edits, edges),
+            feature_edits: kept(&self.e.feature_edits, features),
             new_label: self.label,
             ..self.e
         }

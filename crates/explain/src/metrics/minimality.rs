@@ -43,7 +43,7 @@ pub fn is_one_minimal(
     verdict: Verdict,
     goal: Goal,
 ) -> Result<Option<bool>> {
-    if !e.found || e.edits.is_empty() {
+    if !e.found || e.edits.is_empty() && e.feature_edits.is_empty() {
         return Ok(None);
     }
     let mut probe = EditProbe::new(graph, black_box, e, hops, verdict)?;
