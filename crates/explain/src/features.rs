@@ -196,6 +196,13 @@ pub struct FeatureValuesCache {
 }
 
 impl FeatureValuesCache {
+    /// An empty cache (usable in a `static`).
+    pub const fn new() -> Self {
+        Self {
+            cached: Mutex::new(None),
+        }
+    }
+
     /// The candidates of `features` with `levels` quantile levels, computed once per
     /// features and level count.
     pub fn of(&self, features: &Features, levels: usize) -> Result<Arc<FeatureValues>> {

@@ -217,19 +217,27 @@ fn candidate_index(ep: &Episode<'_>, edit: Edit) -> Option<usize> {
     (0..c.len()).find(|&i| {
         let (u, w, kind) = c.get(i);
         let (u, w) = (sub.global_of(u as usize), sub.global_of(w as usize));
-        kind == edit.kind && ((u, w) == (edit.u, edit.w) || (w, u) == (edit.u, edit.w))
+        kind.edit_kind() == Some(edit.kind)
+            && ((u, w) == (edit.u, edit.w) || (w, u) == (edit.u, edit.w))
     })
 }
 
-/// The candidate at `i` as an edit in original ids.
-fn edit_at(ep: &Episode<'_>, i: usize) -> Edit {
+/// The candidate at `i` as an edit in original ids (an error for a feature action: the
+/// authors' explanations edit edges only).
+fn edit_at(ep: &Episode<'_>, i: usize) -> Result<Edit> {
     let (u, w, kind) = ep.candidates().get(i);
     let sub = ep.subgraph();
-    Edit {
+    let Some(kind) = kind.edit_kind() else {
+        return Err(crate::error::RlError::InvalidConfig(format!(
+            "target {}: the divergence from a reference is over edge edits only",
+            ep.target()
+        )));
+    };
+    Ok(Edit {
         u: sub.global_of(u as usize),
         w: sub.global_of(w as usize),
         kind,
-    }
+    })
 }
 
 fn choice(
@@ -251,7 +259,7 @@ fn choice(
     Ok(Divergence::Choice {
         step,
         expected,
-        chosen: edit_at(ep, got),
+        chosen: edit_at(ep, got)?,
         chosen_log_prob: logp[got],
         expected_log_prob: logp[want],
         margin: logp[got] - logp[want],

@@ -61,8 +61,8 @@ pub use config::{
     RECOMMENDED_WIDTH, TrainConfig,
 };
 pub use env::{
-    ActionFlag, Candidates, EditMode, EnvConfig, Episode, PendingEpisode, StateLayout,
-    StateSnapshot, Step, state_dim,
+    ActionFlag, ActionKind, Candidates, EditMode, EnvConfig, Episode, FeatureActions,
+    PendingEpisode, StateLayout, StateSnapshot, Step, state_dim,
 };
 pub use error::Result;
 /// The error type of every explainer (`induce_explain::ExplainError`), under its historical

@@ -11,10 +11,10 @@
 //!   margin after:      +0.40        −0.10        +0.05      → del (2, 5): it flips the target
 //! ```
 
-use induce_explain::{Edit, EditKind, Judge, Verdict};
+use induce_explain::{Edit, FeatureEdit, Judge, Verdict};
 use serde::{Deserialize, Serialize};
 
-use crate::env::Episode;
+use crate::env::{ActionKind, Episode};
 use crate::error::{Result, RlError};
 
 /// The black box's verdicts on one episode's candidate steps (see the module docs): a judge of
@@ -23,6 +23,7 @@ use crate::error::{Result, RlError};
 pub struct Lookahead<'g> {
     judge: Judge<'g>,
     trial: Vec<Edit>,
+    features: Vec<FeatureEdit>,
     widening: Widening,
 }
 
@@ -92,6 +93,7 @@ impl<'g> Lookahead<'g> {
         Ok(Self {
             judge,
             trial: Vec::new(),
+            features: Vec::new(),
             widening: Widening::Fixed,
         })
     }
@@ -177,14 +179,21 @@ impl<'g> Lookahead<'g> {
         let sub = ep.subgraph();
         let (u, w, kind) = ep.candidates().get(index);
         let (gu, gw) = (sub.global_of(u as usize), sub.global_of(w as usize));
-        let edit = match kind {
-            EditKind::Add => Edit::add(gu, gw),
-            EditKind::Delete => Edit::delete(gu.min(gw), gu.max(gw)),
-        };
         self.trial.clear();
         self.trial.extend_from_slice(ep.edits());
-        self.trial.push(edit);
-        self.judge.set_edits(&self.trial)?;
+        self.features.clear();
+        self.features.extend_from_slice(ep.feature_edits());
+        match kind {
+            ActionKind::Add => self.trial.push(Edit::add(gu, gw)),
+            ActionKind::Delete => self.trial.push(Edit::delete(gu.min(gw), gu.max(gw))),
+            ActionKind::Feature { feature, value } => self.features.push(FeatureEdit {
+                node: gu,
+                feature,
+                old: ep.graph_features().row(gu as usize)[feature as usize],
+                new: value,
+            }),
+        }
+        self.judge.set_state(&self.trial, &self.features)?;
         let flipped = ep.goal().reached(y, self.judge.label());
         Ok((flipped, ep.goal().margin(self.judge.target_row(), y)))
     }
@@ -235,9 +244,9 @@ mod tests {
                         ep.subgraph().global_of(w as usize),
                     );
                     match (u.min(w), u.max(w), kind) {
-                        (3, 4, EditKind::Delete) => -0.1,
-                        (0, 2, EditKind::Add) => -0.2,
-                        (1, 2, EditKind::Delete) => -0.3,
+                        (3, 4, ActionKind::Delete) => -0.1,
+                        (0, 2, ActionKind::Add) => -0.2,
+                        (1, 2, ActionKind::Delete) => -0.3,
                         _ => -1.0,
                     }
                 })

@@ -3,6 +3,7 @@
 
 use std::sync::Arc;
 
+use induce_explain::features::{FeatureScope, FeatureValuesCache, feature_actions};
 use induce_explain::{Goal, Judge, PendingJudge, Verdict};
 use induce_graph::{EditGraph, Features, Graph, Subgraph, k_hop};
 use induce_models::policy::host::SparseRows;
@@ -12,7 +13,7 @@ use super::candidates::build_candidates;
 use super::estimate::Estimator;
 use super::{Candidates, EnvConfig, StateLayout, reference_entropy};
 use crate::error::{Result, RlError};
-use crate::explanation::{Edit, Explanation};
+use crate::explanation::{Edit, Explanation, FeatureEdit};
 use crate::reward::Reward;
 
 /// What an episode keeps of its [`EnvConfig`] after its start.
@@ -167,6 +168,8 @@ pub struct Episode<'a> {
     initial_candidates: Candidates,
     /// `log p(y)` before a deferred step that awaits its verdict ([`Episode::step_deferred`]).
     pub(super) pending: Option<f32>,
+    /// Feature actions are offered ([`EnvConfig::features`]).
+    pub(super) offers_features: bool,
 }
 
 impl std::fmt::Debug for Episode<'_> {
@@ -282,7 +285,8 @@ impl<'a> Episode<'a> {
         }
         induce_explain::verdict::check_classes(black_box)?;
         let edit = sub.to_edit_graph();
-        let candidates = build_candidates(&sub, &edit, config);
+        let features = feature_candidates(graph, black_box, &sub, config)?;
+        let candidates = build_candidates(&sub, &edit, config, &features);
         if candidates.is_empty() {
             return Err(RlError::NoCandidate { target: sub.target });
         }
@@ -376,6 +380,7 @@ impl<'a> Episode<'a> {
             }
         }
         let done = candidates.len() <= config.min_candidates;
+        let offers_features = (candidates.kind.iter()).any(|k| k.edit_kind().is_none());
         let estimator = match config.state {
             StateLayout::Estimated => Some(Arc::new(
                 Estimator::new(graph, black_box, &sub)?.with_weight(config.prior_weight),
@@ -405,9 +410,12 @@ impl<'a> Episode<'a> {
             min_candidates: config.min_candidates,
             edits: Vec::new(),
             done,
+            offers_features,
         };
         ep.refresh_state()?;
         ep.initial_small.clone_from(&ep.small);
+        // With the estimated layout's estimates, which the first refresh wrote.
+        ep.initial_candidates.clone_from(&ep.candidates);
         Ok(ep)
     }
 
@@ -439,14 +447,19 @@ impl<'a> Episode<'a> {
         self.goal.reached(self.original_label, self.current_label())
     }
 
-    /// The edits made so far, in order, in ORIGINAL node ids.
+    /// The edge edits made so far, in order, in ORIGINAL node ids.
     pub fn edits(&self) -> &[Edit] {
         &self.edits
     }
 
-    /// Number of edits made so far.
+    /// The feature edits made so far, in order ([`EnvConfig::features`]).
+    pub fn feature_edits(&self) -> &[FeatureEdit] {
+        self.judge.feature_edits()
+    }
+
+    /// Number of edits made so far, edge and feature edits together (what the budget counts).
     pub fn num_edits(&self) -> usize {
-        self.edits.len()
+        self.edits.len() + self.judge.feature_edits().len()
     }
 
     /// The edit budget `δ`.
@@ -524,7 +537,7 @@ impl<'a> Episode<'a> {
     /// The episode as an explanation (found = the label flipped).
     pub fn explanation(&self) -> Explanation {
         Explanation {
-            feature_edits: Vec::new(),
+            feature_edits: self.feature_edits().to_vec(),
             evaluations: None,
             certified: None,
             target: self.sub.target,
@@ -534,4 +547,44 @@ impl<'a> Episode<'a> {
             edits: self.edits.clone(),
         }
     }
+}
+
+/// The values of the feature actions' columns, computed once per graph.
+static FEATURE_VALUES: FeatureValuesCache = FeatureValuesCache::new();
+
+/// The feature actions of an episode on `sub` ([`EnvConfig::features`]), as (local node,
+/// column, value): none without them.
+///
+/// Errors: feature actions without [`StateLayout::Estimated`], or on the receptive field of a
+/// black box that does not report its layers; a locked column outside the features.
+fn feature_candidates(
+    graph: &Graph,
+    black_box: &dyn BlackBox,
+    sub: &Subgraph,
+    config: &EnvConfig,
+) -> Result<Vec<(u32, u32, f32)>> {
+    let Some(f) = &config.features else {
+        return Ok(Vec::new());
+    };
+    if config.state != StateLayout::Estimated {
+        return Err(RlError::InvalidConfig(
+            "feature actions need the estimated state (--state estimated): every entry of a \
+             row shares its node's embedding, and only the black box's gradient with respect \
+             to the features tells the entries apart"
+                .into(),
+        ));
+    }
+    let values = FEATURE_VALUES.of(graph.features(), f.quantiles)?;
+    let scope = FeatureScope {
+        nodes: f.nodes,
+        locked: &f.locked,
+        values: &values,
+    };
+    let layers = black_box.message_passing_layers();
+    let actions = feature_actions(graph, sub.target, layers, scope)?;
+    Ok(actions
+        .into_iter()
+        .filter(|a| config.locked.permits(a.node, a.node))
+        .filter_map(|a| Some((sub.local_of(a.node)? as u32, a.feature, a.value)))
+        .collect())
 }

@@ -17,6 +17,7 @@ use induce_explain::gradient::GradModel;
 use induce_graph::{EditGraph, Features, Graph, Subgraph};
 use induce_models::{BlackBox, DegreeGradient, Kernel};
 
+use super::ActionKind;
 use crate::error::{Result, RlError};
 
 /// The column's bound: an estimated change of more than 4 times the current margin reads as 4.
@@ -90,25 +91,30 @@ impl Estimator {
         self
     }
 
-    /// The column on the edit graph `edit` (local ids): node `v`'s entry is the estimated drop
-    /// of the margin toward `goal` (from the original class `y`) when `(target, v)` is toggled,
-    /// over the current margin (at least 0.05), clamped to `[−4, 4]`; 0 for the target. And the
-    /// same estimate for each of `candidates` (local pairs; every addition is a pair
-    /// `(target, v)`, every deletion an edge of the neighbourhood).
+    /// The column on the edit graph `edit` (local ids) with the neighbourhood's features `x`
+    /// (`None`: the original ones): node `v`'s entry is the estimated drop of the margin toward
+    /// `goal` (from the original class `y`) when `(target, v)` is toggled, over the current
+    /// margin (at least 0.05), clamped to `[−4, 4]`; 0 for the target. And the same estimate
+    /// for each of `candidates` (local pairs; every addition is a pair `(target, v)`, every
+    /// deletion an edge of the neighbourhood; a feature action's from the gradient with
+    /// respect to the features, `∂m/∂x[v, f] · (value − x[v, f])`, taken only when there is
+    /// one).
     ///
     /// # Shapes
     /// - candidates: `[C]`; output: (`[n]`, `[C]`)
     pub(crate) fn estimates(
         &self,
         edit: &EditGraph,
-        candidates: impl Iterator<Item = (u32, u32)>,
+        x: Option<&Features>,
+        candidates: &[(u32, u32, ActionKind)],
         goal: Goal,
         y: usize,
     ) -> Result<(Vec<f32>, Vec<f32>)> {
+        let x = x.unwrap_or(&self.features);
         let mut w: Vec<f32> = (self.pairs.iter())
             .map(|&(a, b)| f32::from(u8::from(edit.has_edge(a as usize, b as usize))))
             .collect();
-        let soft = self.model.bind(&self.features, &self.pairs, self.target)?;
+        let soft = self.model.bind(x, &self.pairs, self.target)?;
         let mut margin = 0.0;
         let (_, g) = soft.log_probs_and_grad(&w, DegreeGradient::Through, |lp| {
             margin = goal.margin(lp, y);
@@ -118,10 +124,30 @@ impl Estimator {
         w.iter_mut().for_each(|v| *v = 1.0 - 2.0 * *v); // Δw of a toggle
         let of = |k: usize| (-(g[k] * w[k]) / scale).clamp(-CLAMP, CLAMP);
         let column = (self.toggle_of.iter()).map(|k| k.map_or(0.0, of)).collect();
+        let features = candidates
+            .iter()
+            .any(|(_, _, k)| matches!(k, ActionKind::Feature { .. }));
+        let gx = match features {
+            true => {
+                let soft = self.model.bind_features(x, &edit.edges(), self.target)?;
+                let (_, gx) =
+                    soft.log_probs_and_grad(x.as_slice(), |lp| goal.margin_gradient(lp, y))?;
+                gx
+            }
+            false => Vec::new(),
+        };
+        let d = x.dim();
         let per_candidate = candidates
-            .map(|(a, b)| {
-                let k = self.index.get(&(a.min(b), a.max(b))).copied();
-                self.weight * k.map_or(0.0, of)
+            .iter()
+            .map(|&(a, b, kind)| {
+                let e = match kind {
+                    ActionKind::Feature { feature, value } => {
+                        let i = a as usize * d + feature as usize;
+                        (-(gx[i] * (value - x.as_slice()[i])) / scale).clamp(-CLAMP, CLAMP)
+                    }
+                    _ => (self.index.get(&(a.min(b), a.max(b))).copied()).map_or(0.0, of),
+                };
+                self.weight * e
             })
             .collect();
         Ok((column, per_candidate))
@@ -163,9 +189,7 @@ mod tests {
             .unwrap()
             .argmax(sub.target_local);
         let edit = sub.to_edit_graph();
-        let (col, _) = est
-            .estimates(&edit, std::iter::empty(), Goal::AnyOther, y)
-            .unwrap();
+        let (col, _) = est.estimates(&edit, None, &[], Goal::AnyOther, y).unwrap();
         assert_eq!(col.len(), 6);
         assert_eq!(col[sub.target_local], 0.0);
         let soft = est
@@ -200,13 +224,15 @@ mod tests {
         assert!(col.iter().any(|c| c.abs() > 1e-3), "{col:?}");
         // A prior weight scales the candidates' estimates, not the node column.
         let t = sub.target_local as u32;
-        let pairs: Vec<(u32, u32)> = (0..6).filter(|&v| v != t).map(|v| (t, v)).collect();
+        let pairs: Vec<(u32, u32, ActionKind)> = (0..6)
+            .filter(|&v| v != t)
+            .map(|v| (t, v, ActionKind::Add))
+            .collect();
         let (_, one) = est
-            .estimates(&edit, pairs.iter().copied(), Goal::AnyOther, y)
+            .estimates(&edit, None, &pairs, Goal::AnyOther, y)
             .unwrap();
         let heavy = Estimator::new(&g, &bb, &sub).unwrap().with_weight(3.0);
-        let (col3, three) =
-            (heavy.estimates(&edit, pairs.iter().copied(), Goal::AnyOther, y)).unwrap();
+        let (col3, three) = (heavy.estimates(&edit, None, &pairs, Goal::AnyOther, y)).unwrap();
         assert_eq!(col3, col);
         assert!(one.iter().any(|e| e.abs() > 1e-3), "{one:?}");
         for (a, b) in one.iter().zip(&three) {
@@ -231,12 +257,13 @@ mod tests {
         let start = last(&ep);
         let sub = k_hop(&g, 2, 4).unwrap();
         let cands = ep.candidates().clone();
-        let pairs = (0..cands.len()).map(|i| (cands.u[i], cands.w[i]));
+        let pairs: Vec<_> = (0..cands.len()).map(|i| cands.get(i)).collect();
         let (want, per) = Estimator::new(&g, &bb, &sub)
             .unwrap()
             .estimates(
                 &sub.to_edit_graph(),
-                pairs,
+                None,
+                &pairs,
                 Goal::AnyOther,
                 ep.original_label(),
             )
@@ -262,6 +289,8 @@ mod tests {
         }
         ep.reset();
         assert_eq!(last(&ep), start);
+        // The reset restores the candidates' estimates too (the policy's prior).
+        assert_eq!(ep.candidates().estimate(), Some(&per[..]));
         let path = Graph::from_edges(
             3,
             &[(0, 1), (1, 2)],

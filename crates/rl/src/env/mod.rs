@@ -5,6 +5,7 @@
 //! per-node state ([`StateSnapshot`], [`reference_entropy`]), the episode itself ([`Episode`],
 //! [`PendingEpisode`]) and its transition ([`Step`], [`Episode::step`]).
 
+use induce_explain::features::{DEFAULT_FEATURE_QUANTILES, FeatureNodes};
 use induce_explain::{Goal, Locked, Verdict};
 use serde::{Deserialize, Serialize};
 
@@ -18,7 +19,8 @@ mod step;
 #[cfg(test)]
 mod tests;
 
-pub use candidates::Candidates;
+pub use candidates::{ActionKind, Candidates};
+
 pub use episode::{Episode, PendingEpisode};
 pub use state::{StateSnapshot, reference_entropy};
 pub use step::Step;
@@ -210,6 +212,59 @@ pub struct EnvConfig {
     /// a smaller correction of the estimate's ranking.
     #[serde(default = "one", skip_serializing_if = "is_one")]
     pub prior_weight: f32,
+    /// Feature actions beside (or instead of) the edge actions (`--edits …,feat`; not in the
+    /// paper). Default `None`: edge actions only.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub features: Option<FeatureActions>,
+}
+
+/// The feature actions of an episode ([`EnvConfig::features`]): for every row
+/// [`FeatureNodes`] names that lies in the episode's neighbourhood and is not a locked node, and
+/// every column not `locked`, one action per candidate value
+/// ([`FeatureValues`](induce_explain::features::FeatureValues), the rule the searches use: a
+/// 0/1 column's entry flips, a continuous one takes its column's quantiles). Each entry changes
+/// at most once per episode: taking one of its actions removes the others.
+///
+/// They need [`StateLayout::Estimated`]: one action per entry of a row shares its node's
+/// embedding with every other entry of that row, and only the black box's first-order estimate
+/// of each (its gradient with respect to the features) tells them apart. The state's feature
+/// columns stay the original features; the black box's columns follow the edits.
+///
+/// ```
+/// use induce_rl::env::FeatureActions;
+/// let f: FeatureActions = serde_json::from_str(r#"{"only": true}"#).unwrap();
+/// assert_eq!((f.quantiles, f.only, f.locked.len()), (3, true, 0));
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FeatureActions {
+    /// Whose rows may change (default the target's own).
+    #[serde(default)]
+    pub nodes: FeatureNodes,
+    /// Columns no action may change (`--lock-features`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub locked: Vec<u32>,
+    /// Quantile levels of a continuous column's candidate values (`--feature-quantiles`;
+    /// default 3).
+    #[serde(default = "default_quantiles")]
+    pub quantiles: usize,
+    /// No edge action: feature actions only (`--edits feat`).
+    #[serde(default)]
+    pub only: bool,
+}
+
+impl Default for FeatureActions {
+    fn default() -> Self {
+        Self {
+            nodes: FeatureNodes::Target,
+            locked: Vec::new(),
+            quantiles: DEFAULT_FEATURE_QUANTILES,
+            only: false,
+        }
+    }
+}
+
+fn default_quantiles() -> usize {
+    DEFAULT_FEATURE_QUANTILES
 }
 
 fn one() -> f32 {
@@ -237,6 +292,7 @@ impl Default for EnvConfig {
             max_nodes: None,
             verdict: Verdict::Exact,
             prior_weight: 1.0,
+            features: None,
         }
     }
 }

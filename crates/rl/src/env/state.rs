@@ -111,6 +111,21 @@ fn graph_sparse_rows(graph: &Features) -> Option<Arc<SparseRows>> {
 }
 
 impl<'a> Episode<'a> {
+    /// The neighbourhood's features with the episode's feature edits applied (local rows);
+    /// `None` before any.
+    pub(super) fn edited_features(&self) -> Result<Option<Features>> {
+        let edits = self.judge.feature_edits();
+        if edits.is_empty() {
+            return Ok(None);
+        }
+        let entries: Vec<(u32, u32, f32)> = edits
+            .iter()
+            .filter_map(|e| Some((self.sub.local_of(e.node)? as u32, e.feature, e.new)))
+            .collect();
+        let x = self.graph_features.gather(&self.sub.nodes);
+        Ok(Some(x.with_entries(&entries)?))
+    }
+
     /// Rewrites the dynamic state columns from the current edit graph and black-box output:
     /// degree, entropy and one-hot ([`StateLayout::Paper`], O(n · dim)) or the degree only
     /// ([`StateLayout::Reference`], O(n)).
@@ -119,9 +134,15 @@ impl<'a> Episode<'a> {
         let estimated = match &self.estimator {
             Some(e) => {
                 let c = &self.candidates;
-                let pairs = (0..c.len()).map(|i| (c.u[i], c.w[i]));
-                let (column, per) =
-                    e.estimates(&self.edit, pairs, self.goal(), self.original_label())?;
+                let actions: Vec<_> = (0..c.len()).map(|i| c.get(i)).collect();
+                let x = self.edited_features()?;
+                let (column, per) = e.estimates(
+                    &self.edit,
+                    x.as_ref(),
+                    &actions,
+                    self.goal(),
+                    self.original_label(),
+                )?;
                 self.candidates.estimate = per;
                 Some(column)
             }

@@ -3,9 +3,15 @@
 
 use induce_models::LogProbs;
 
-use super::Episode;
+use super::{ActionKind, Episode};
 use crate::error::{Result, RlError};
-use crate::explanation::{Edit, EditKind};
+use crate::explanation::{Edit, EditKind, FeatureEdit};
+
+/// What a step hands the judge: a toggled pair (original ids) or a feature edit.
+enum Made {
+    Edge((u32, u32)),
+    Feature(FeatureEdit),
+}
 
 /// The outcome of one [`Episode::step`].
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -31,9 +37,14 @@ impl Episode<'_> {
     /// Errors: [`RlError::EpisodeOver`] after the end, [`RlError::ActionOutOfRange`], and the
     /// black-box errors of [`Episode::new`].
     pub fn step(&mut self, action: usize) -> Result<Step> {
-        let (before, edge) = self.begin_step(action)?;
-        crate::profile::time(crate::profile::Phase::Verdict, || {
-            self.judge.toggle(&[edge])
+        let (before, made) = self.begin_step(action)?;
+        crate::profile::time(crate::profile::Phase::Verdict, || match made {
+            Made::Edge(edge) => self.judge.toggle(&[edge]),
+            Made::Feature(e) => {
+                let mut all = self.judge.feature_edits().to_vec();
+                all.push(e);
+                self.judge.set_features(&all)
+            }
         })?;
         self.end_step(before)
     }
@@ -57,15 +68,30 @@ impl Episode<'_> {
                 self.sub.target
             )));
         }
-        let (before, edge) = self.begin_step(action)?;
+        if let (_, _, ActionKind::Feature { .. }) = self
+            .candidates
+            .get(action.min(self.candidates.len().saturating_sub(1)))
+        {
+            return Err(RlError::InvalidConfig(format!(
+                "target {}: a feature action's verdict is the episode's own (Episode::step)",
+                self.sub.target
+            )));
+        }
+        let (before, made) = self.begin_step(action)?;
+        let Made::Edge(edge) = made else {
+            unreachable!("feature actions are refused above");
+        };
         self.judge.toggle_deferred(&[edge])?;
         self.pending = Some(before);
         Ok(())
     }
 
-    /// Whether the black box's verdicts can be taken by the caller ([`Episode::step_deferred`]).
+    /// Whether the black box's verdicts can be taken by the caller ([`Episode::step_deferred`]):
+    /// not where feature actions are offered ([`EnvConfig::features`]).
+    ///
+    /// [`EnvConfig::features`]: super::EnvConfig::features
     pub fn takes_verdicts(&self) -> bool {
-        self.judge.takes_rows()
+        self.judge.takes_rows() && !self.offers_features
     }
 
     /// What a deferred step's verdict needs: the node pairs toggled relative to the original
@@ -95,8 +121,8 @@ impl Episode<'_> {
     }
 
     /// The first half of a step: checks, applies the action to the neighbourhood and the edit
-    /// list; returns `log p(y)` before it and the edge in original ids.
-    fn begin_step(&mut self, action: usize) -> Result<(f32, (u32, u32))> {
+    /// list; returns `log p(y)` before it and what the judge must apply.
+    fn begin_step(&mut self, action: usize) -> Result<(f32, Made)> {
         if self.pending.is_some() {
             return Err(RlError::InvalidConfig(format!(
                 "target {}: a deferred step awaits its verdict (Episode::complete_step)",
@@ -116,6 +142,21 @@ impl Episode<'_> {
         }
         let before = self.log_p_away();
         let (u, w, kind) = self.candidates.remove(action);
+        let Some(kind) = kind.edit_kind() else {
+            let ActionKind::Feature { feature, value } = kind else {
+                unreachable!("an action without an edge edit is a feature action");
+            };
+            self.candidates.remove_entry(u, feature);
+            let node = self.sub.global_of(u as usize);
+            let old = self.graph_features.row(node as usize)[feature as usize];
+            let e = FeatureEdit {
+                node,
+                feature,
+                old,
+                new: value,
+            };
+            return Ok((before, Made::Feature(e)));
+        };
         let exists = self.edit.toggle(u as usize, w as usize);
         debug_assert_eq!(
             exists,
@@ -131,7 +172,7 @@ impl Episode<'_> {
             self.sub.global_of(u as usize),
             self.sub.global_of(w as usize),
         );
-        Ok((before, edge))
+        Ok((before, Made::Edge(edge)))
     }
 
     /// The second half of a step, once the verdict is in: state, reward, end.
@@ -141,9 +182,9 @@ impl Episode<'_> {
         let flipped = self.is_flipped();
         let reward = self
             .reward
-            .compute(before, after, flipped, self.edits.len());
+            .compute(before, after, flipped, self.num_edits());
         self.done = flipped
-            || self.edits.len() >= self.budget
+            || self.num_edits() >= self.budget
             || self.candidates.len() <= self.min_candidates;
         Ok(Step {
             reward,

@@ -2,7 +2,7 @@
 
 use super::*;
 use crate::error::{Result, RlError};
-use crate::explanation::{Edit, EditKind};
+use crate::explanation::Edit;
 use induce_graph::{Features, Graph};
 use induce_models::policy::host::SparseRows;
 use induce_models::{BlackBox, LogProbs};
@@ -130,11 +130,11 @@ fn cfg() -> EnvConfig {
     }
 }
 
-fn list(c: &Candidates) -> Vec<(u32, u32, EditKind)> {
+fn list(c: &Candidates) -> Vec<(u32, u32, ActionKind)> {
     (0..c.len()).map(|i| c.get(i)).collect()
 }
 
-use EditKind::{Add as A, Delete as D};
+use ActionKind::{Add as A, Delete as D};
 
 const H: f32 = 1.039_720_8; // 1.5 ln 2: entropy of (0.5, 0.25, 0.25)
 
@@ -963,4 +963,134 @@ fn config_serde() {
         serde_json::from_str::<EnvConfig>("{}").unwrap(),
         EnvConfig::default()
     );
+}
+
+/// Feature actions ([`EnvConfig::features`]): the target's entries follow the edge actions
+/// (a 0/1 column flips, a continuous one takes its other quantiles), each carries the black
+/// box's first-order estimate (a central difference of the margin agrees), a step edits the
+/// features the judge sees (the whole-graph row agrees) and removes the entry's other actions,
+/// the look-ahead's verdict of a feature action is the whole graph's, and a reset undoes it.
+/// Without the estimated state they are refused; `only` drops the edge actions.
+#[test]
+fn feature_actions_are_estimated_judged_on_the_whole_graph_and_undone() {
+    use crate::lookahead::Lookahead;
+    use induce_explain::Goal;
+    use induce_models::testing::test_device;
+    use induce_models::{GcnBlackBox, GcnConfig};
+    // 0 ─ 1 ─ 2 ─ 3 ─ 4 and 2 ─ 5; columns 0–2 are 0/1, column 3 continuous.
+    let x: Vec<f32> = (0..6)
+        .flat_map(|i| {
+            [
+                (i % 2) as f32,
+                ((i / 2) % 2) as f32,
+                (i == 3) as u8 as f32,
+                0.3 * i as f32 - 0.5,
+            ]
+        })
+        .collect();
+    let g = Graph::from_edges(
+        6,
+        &[(0, 1), (1, 2), (2, 3), (3, 4), (2, 5)],
+        Features::new(6, 4, x).unwrap(),
+        vec![0; 6],
+    )
+    .unwrap();
+    let dev = test_device().unwrap();
+    let bb = GcnBlackBox::new(GcnConfig::new(4, 3).with_init_seed(9).init(&dev), &dev);
+    let c = EnvConfig {
+        state: StateLayout::Estimated,
+        features: Some(FeatureActions::default()),
+        ..EnvConfig::default()
+    };
+    let t = 2u32;
+    let mut ep = Episode::new(&g, &bb, t, &c).unwrap();
+    let cands = ep.candidates().clone();
+    let feats: Vec<usize> = (0..cands.len())
+        .filter(|&i| cands.kind[i].edit_kind().is_none())
+        .collect();
+    // Three flips and the continuous column's three levels (−0.5, 0.4 and 1.0; the target
+    // holds 0.1); all after the edge actions.
+    assert_eq!(feats.len(), 6);
+    assert_eq!(feats[0], cands.len() - 6);
+    for &i in &feats {
+        assert_eq!(
+            (cands.u[i], cands.w[i]),
+            (ep.target_local() as u32, ep.target_local() as u32)
+        );
+        assert!(
+            (1.6..=2.4).contains(&cands.flag()[i]),
+            "{}",
+            cands.flag()[i]
+        );
+    }
+    // The estimate is the first-order change of the margin over the margin.
+    let y = ep.original_label();
+    let margin = |x: &Features| {
+        let lp = bb.log_probs(x, &g.edges()).unwrap();
+        Goal::AnyOther.margin(lp.row(t as usize), y)
+    };
+    let m = margin(g.features());
+    for &i in &feats {
+        let ActionKind::Feature { feature, value } = cands.kind[i] else {
+            unreachable!()
+        };
+        let old = g.features().row(t as usize)[feature as usize];
+        let eps = 1e-2;
+        let at = |v: f32| g.features().with_entries(&[(t, feature, v)]).unwrap();
+        let slope = (margin(&at(old + eps)) - margin(&at(old - eps))) / (2.0 * eps);
+        let want = (-slope * (value - old) / m.max(0.05)).clamp(-4.0, 4.0);
+        let got = cands.estimate().unwrap()[i];
+        assert!(
+            (got - want).abs() < 2e-2 * (1.0 + want.abs()),
+            "{i}: {got} vs {want}"
+        );
+    }
+    // The look-ahead's verdict on the continuous column's first action.
+    let pick = feats[3];
+    let ActionKind::Feature { feature, value } = cands.kind[pick] else {
+        unreachable!()
+    };
+    let edited = g.features().with_entries(&[(t, feature, value)]).unwrap();
+    let (_, look) = Lookahead::new(&ep).unwrap().verdict(&ep, pick).unwrap();
+    assert!(
+        (look - margin(&edited)).abs() < 1e-4,
+        "{look} vs {}",
+        margin(&edited)
+    );
+    // The step: the judge sees the edited features; the entry's other level is gone.
+    ep.step(pick).unwrap();
+    assert_eq!(ep.num_edits(), 1);
+    assert!(ep.edits().is_empty());
+    let fe = ep.explanation().feature_edits;
+    assert_eq!(
+        (fe.len(), fe[0].node, fe[0].feature, fe[0].new),
+        (1, t, feature, value)
+    );
+    let want = bb.log_probs(&edited, &g.edges()).unwrap();
+    for (a, b) in ep.judge().target_row().iter().zip(want.row(t as usize)) {
+        assert!((a - b).abs() < 1e-4);
+    }
+    assert_eq!(ep.candidates().len(), cands.len() - 3);
+    assert!(!ep.takes_verdicts());
+    ep.reset();
+    assert!(ep.feature_edits().is_empty());
+    assert_eq!(ep.candidates(), &cands);
+    // Only features; refused without the estimated state.
+    let only = EnvConfig {
+        features: Some(FeatureActions {
+            only: true,
+            ..FeatureActions::default()
+        }),
+        ..c.clone()
+    };
+    assert_eq!(
+        Episode::new(&g, &bb, t, &only).unwrap().candidates().len(),
+        6
+    );
+    let paper = EnvConfig {
+        state: StateLayout::Paper,
+        ..c
+    };
+    let e = Episode::new(&g, &bb, t, &paper).unwrap_err();
+    assert!(matches!(e, RlError::InvalidConfig(_)), "{e}");
 }

@@ -1049,7 +1049,7 @@ mod tests {
     /// episodes are done, and its greedy choices are the packed batch's up to near-ties.
     #[test]
     fn the_resident_batch_scores_as_a_packed_one() {
-        use induce_explain::EditKind;
+        use crate::env::ActionKind;
         let (dev, data, bb) = ba_shapes_untrained();
         let g = &data.graph;
         let env = |budget| EnvConfig {
@@ -1112,15 +1112,16 @@ mod tests {
             for (i, ep) in eps.iter_mut().filter(|e| !e.is_done()).enumerate() {
                 // Alternate additions and deletions (additions come first in the list).
                 let c = ep.candidates();
-                let adds_left = c.kind.iter().filter(|&&k| k == EditKind::Add).count();
+                let adds_left = c.kind.iter().filter(|&&k| k == ActionKind::Add).count();
                 let a = match (round + i) % 2 {
                     0 if adds_left > 0 => (3 * i + round) % adds_left,
                     _ => adds_left + (5 * i + round) % (c.len() - adds_left).max(1),
                 };
                 let a = a.min(c.len() - 1);
                 match c.kind[a] {
-                    EditKind::Add => adds += 1,
-                    EditKind::Delete => deletions += 1,
+                    ActionKind::Add => adds += 1,
+                    ActionKind::Delete => deletions += 1,
+                    ActionKind::Feature { .. } => unreachable!("no feature action offered"),
                 }
                 ep.step(a).unwrap();
             }

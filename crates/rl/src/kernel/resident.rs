@@ -32,6 +32,8 @@ use std::ops::Range;
 
 use burn::tensor::{Device, Int, Tensor, TensorData};
 use induce_explain::{Edit, EditKind};
+
+use crate::env::ActionKind;
 use induce_models::kernels::tensors::{GraphTensors, add_at, index_tensor_below};
 use induce_models::policy::gat::ABSENT;
 use induce_models::{CandidateTensors, Policy};
@@ -194,7 +196,7 @@ impl Resident {
         let (mut nodes, mut msgs, mut cands) = (0usize, 0usize, 0usize);
         for (ep, _) in states {
             let c = ep.candidates();
-            let adds = c.kind.iter().filter(|&&k| k == EditKind::Add).count();
+            let adds = c.kind.iter().filter(|&&k| k == ActionKind::Add).count();
             sizes.push(Sizes { nodes, msgs, cands });
             nodes += ep.num_nodes();
             msgs += 2 * ep.edit_graph().num_edges() + ep.num_nodes() + 2 * adds;
@@ -549,7 +551,7 @@ fn lay_out(
     let mut reserved_at_target: Vec<u32> = Vec::new();
     let mut reserved = vec![false; n];
     for ((&u, &w), &k) in cand.u.iter().zip(&cand.w).zip(&cand.kind) {
-        if k == EditKind::Add {
+        if k == ActionKind::Add {
             if u != t || w == t {
                 return None;
             }
@@ -609,8 +611,8 @@ fn lay_out(
 /// Whether `cand`'s `adds` leading entries are the additions, ascending by second endpoint,
 /// and the rest deletions ascending by pair.
 fn sorted(cand: &crate::env::Candidates, adds: usize) -> bool {
-    let kinds = cand.kind[..adds].iter().all(|&k| k == EditKind::Add)
-        && cand.kind[adds..].iter().all(|&k| k == EditKind::Delete);
+    let kinds = cand.kind[..adds].iter().all(|&k| k == ActionKind::Add)
+        && cand.kind[adds..].iter().all(|&k| k == ActionKind::Delete);
     let add_sorted = cand.w[..adds].windows(2).all(|w| w[0] < w[1]);
     let (u, w) = (&cand.u[adds..], &cand.w[adds..]);
     let del_sorted = (1..u.len()).all(|i| (u[i - 1], w[i - 1]) < (u[i], w[i]));
