@@ -28,7 +28,7 @@ pub(super) const DECL: MethodDecl = MethodDecl {
         "lr",
         "greedy_every",
     ],
-    build: |b| Ok(per_target(b, Some(b.policy()?))),
+    build: |b| per_target(b, Some(b.policy()?)),
     describe,
 };
 

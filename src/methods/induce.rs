@@ -66,6 +66,8 @@ pub(super) fn greedy_every(config: &InduceConfig) -> Option<String> {
 pub(super) fn trained<'a>(b: &Build<'_, 'a>, samples: usize) -> Result<Box<dyn Explainer + 'a>> {
     let p = b.policy()?;
     let c = b.induce;
+    // Refused once, before any target (feature actions without the estimated state, say).
+    c.validate()?;
     Ok(Box::new(
         InduceExplainer::from_config(b.method.name(), p, b.black_box, c, b.device)
             .with_samples(samples, c.seed),
@@ -76,10 +78,11 @@ pub(super) fn trained<'a>(b: &Build<'_, 'a>, samples: usize) -> Result<Box<dyn E
 pub(super) fn per_target<'a>(
     b: &Build<'_, 'a>,
     init: Option<&induce_models::Policy>,
-) -> Box<dyn Explainer + 'a> {
+) -> Result<Box<dyn Explainer + 'a>> {
+    b.induce.validate()?;
     let e = TransductiveExplainer::new(b.method.name(), b.black_box, b.induce.clone(), b.device);
-    match init {
+    Ok(match init {
         Some(p) => Box::new(e.with_init(p.clone())),
         None => Box::new(e),
-    }
+    })
 }

@@ -156,6 +156,16 @@ pub fn method_config(
     if let Some(mode) = r.edits.and_then(|e| e.edges()) {
         c.env.mode = mode;
     }
+    if let Some(e) = r.edits {
+        // Feature actions as asked (a loaded policy's own without --edits).
+        let greedy = &settings.baselines.greedy;
+        c.env.features = e.feat.then(|| induce_rl::FeatureActions {
+            nodes: greedy.feature_nodes,
+            locked: r.locked_features.clone(),
+            quantiles: greedy.feature_quantiles,
+            only: e.edges().is_none(),
+        });
+    }
     if r.allowed.is_some() {
         c.env.allowed = r.allowed.clone();
     }
@@ -524,6 +534,7 @@ impl<'a> MethodSet<'a> {
                 // schedule: `inductive`, `inductive-best-of-k` and `inductive-fine-tuned` share it.
                 let mut training = method_config(Method::INDUCTIVE, None, &self.settings);
                 training.env.mode = config.env.mode;
+                training.env.features.clone_from(&config.env.features);
                 let key = (None, training.env.mode, training.env.verdict);
                 if let Some(c) = self.cache.iter().find(|c| c.key == key) {
                     return Ok((c.policy.clone(), config, c.seconds, false));

@@ -52,20 +52,22 @@ const ANY_EDIT: &[EditMode] = &[EditMode::Both, EditMode::AddOnly, EditMode::Del
 const DELETIONS: &[EditMode] = &[EditMode::Both, EditMode::DeleteOnly];
 
 impl Supports {
-    /// InduCE's: its environment applies every restriction.
+    /// InduCE's: its environment applies every restriction, and offers feature actions when
+    /// asked (with the estimated state).
     pub const INDUCE: Supports = Supports {
         allowed: true,
         locked: true,
         goal: true,
         edits: ANY_EDIT,
         edits_what: "InduCE's action space",
-        features: false,
+        features: true,
     };
 
-    /// InduCE's, restricted to deletions.
+    /// InduCE's, restricted to deletions (no feature actions).
     pub const INDUCE_DELETIONS: Supports = Supports {
         edits: DELETIONS,
         edits_what: "deletions only",
+        features: false,
         ..Supports::INDUCE
     };
 

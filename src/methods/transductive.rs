@@ -27,7 +27,7 @@ pub(super) const DECL: MethodDecl = MethodDecl {
         "reward",
         "state",
     ],
-    build: |b| Ok(per_target(b, None)),
+    build: |b| per_target(b, None),
     describe,
 };
 

@@ -21,6 +21,7 @@ pub(super) const DECL: MethodDecl = MethodDecl {
     schedule: Schedule::Inference,
     settings: &["budget", "lookahead", "widen", "batch_targets", "state"],
     build: |b| {
+        b.induce.validate()?;
         let d = b.data.graph.features().dim();
         let p = (b.induce)
             .policy_config(d, b.black_box.num_classes())

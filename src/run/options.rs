@@ -473,8 +473,8 @@ impl RunOptions {
     /// one); with [`RunOptions::paper_faithful`] it trains as the paper does: REINFORCE, the
     /// paper's state, and the episodes' verdicts on the frozen neighbourhood.
     ///
-    /// Errors: [`Error::InvalidValue`](crate::Error::InvalidValue) for edit types the policy
-    /// cannot learn (feature edits, or no edge edit).
+    /// With `feat` in [`RunOptions::edits`] the policy learns feature actions too
+    /// ([`induce_rl::FeatureActions`], `feat` alone: only them), which need the estimated state.
     pub fn train_job(
         &self,
         data: &str,
@@ -482,12 +482,20 @@ impl RunOptions {
         arch: Option<PathBuf>,
         targets: TargetSpec,
     ) -> crate::Result<TrainJob> {
-        if let Some(e) = self.edits.filter(|e| e.feat || e.edges().is_none()) {
+        let feat = self.edits.is_some_and(|e| e.feat);
+        let feature_flag = [
+            ("--lock-features", self.lock_features.is_some()),
+            ("--feature-nodes", self.feature_nodes.is_some()),
+            ("--feature-quantiles", self.feature_quantiles.is_some()),
+        ]
+        .into_iter()
+        .find(|&(_, given)| given && !feat);
+        if let Some((flag, _)) = feature_flag {
             return Err(crate::Error::InvalidValue {
-                what: "edits",
-                value: e.to_string(),
-                reason: "the policy learns edge edits only (add, del); feature edits are \
-                         searched by `explain --method greedy --edits …,feat`"
+                what: "setting",
+                value: flag.into(),
+                reason: "it says how the policy edits features, and it learns none: add feat to \
+                         --edits (--edits add,del,feat)"
                     .into(),
             });
         }
@@ -510,6 +518,16 @@ impl RunOptions {
         }
         if let Some(mode) = self.edits.and_then(|e| e.edges()) {
             job.induce.env.mode = mode;
+        }
+        if let Some(e) = self.edits.filter(|e| e.feat) {
+            // Feature actions, with the searches' settings of them.
+            job.induce.env.features = Some(induce_rl::FeatureActions {
+                nodes: self.feature_nodes.unwrap_or_default(),
+                locked: self.lock_features.clone().unwrap_or_default(),
+                quantiles: (self.feature_quantiles)
+                    .unwrap_or(induce_baselines::features::DEFAULT_FEATURE_QUANTILES),
+                only: e.edges().is_none(),
+            });
         }
         Ok(job)
     }

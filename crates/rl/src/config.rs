@@ -273,6 +273,19 @@ impl InduceConfig {
         if self.train.method == Training::Imitation {
             self.train.imitation.validate()?;
         }
+        if let Some(f) = &self.env.features {
+            if self.env.state != crate::StateLayout::Estimated {
+                return bad(
+                    "env.features",
+                    "used with env.state = estimated (the gradient with respect to the features \
+                     tells a row's entries apart; --state estimated)",
+                    format!("env.state = {:?}", self.env.state),
+                );
+            }
+            if f.quantiles < 2 {
+                return bad("env.features.quantiles", "at least 2", f.quantiles.to_string());
+            }
+        }
         for (field, v) in [
             ("hidden", self.network.hidden),
             ("gat_layers", self.network.gat_layers),

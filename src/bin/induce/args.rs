@@ -88,13 +88,32 @@ pub struct InduceArgs {
     #[arg(long, allow_negative_numbers = true, help_heading = "InduCE")]
     pub lr: Option<f64>,
     /// Edit types: a comma list of add, del and feat (both = add,del) [default: both;
-    /// inductive-del-only: del; cf-gnnfeatures: feat]. feat searches feature edits too (greedy
-    /// and exact: new values for the target's feature entries, 0/1 entries flipped;
-    /// `--edits feat` alone: features only). A method that cannot keep them is refused (add
-    /// with a deleting baseline or inductive-del-only; del with cf-gnnexplainer++; feat with any
-    /// method but greedy, exact and cf-gnnfeatures; add or del with cf-gnnfeatures).
+    /// inductive-del-only: del; cf-gnnfeatures: feat]. feat edits features too (new values for
+    /// the target's feature entries, 0/1 entries flipped; `--edits feat` alone: features only;
+    /// InduCE's policy needs the estimated state for them). A method that cannot keep them is
+    /// refused (add with a deleting baseline or inductive-del-only; del with cf-gnnexplainer++;
+    /// feat with the other baselines and inductive-del-only; add or del with cf-gnnfeatures).
     #[arg(long, help_heading = "Protocol and restrictions", value_parser = parse_edits)]
     pub edits: Option<EditSet>,
+    /// Feature columns no feature edit may change (protected attributes, say), comma
+    /// separated: with --edits …,feat.
+    #[arg(
+        long,
+        value_name = "IDS",
+        value_delimiter = ',',
+        help_heading = "Protocol and restrictions"
+    )]
+    pub lock_features: Vec<u32>,
+    /// With --edits …,feat: whose feature entries may change: target (its own row) or field
+    /// (every node within the black box's layers of it in the unedited graph: many more
+    /// actions; InduCE: those inside its neighbourhood).
+    #[arg(long, value_name = "target|field", help_heading = "Protocol and restrictions")]
+    pub feature_nodes: Option<induce::baselines::FeatureNodes>,
+    /// With --edits …,feat: how many quantile levels of a continuous feature column (one not
+    /// all 0/1 over the graph) an entry may be set to: K evenly spaced levels, from the column's
+    /// minimum to its maximum (3: the minimum, the median and the maximum); 0/1 columns flip.
+    #[arg(long, value_name = "K", help_heading = "Protocol and restrictions")]
+    pub feature_quantiles: Option<usize>,
     /// Kernel of the policy and the black box: host (fused CPU kernels) or burn (Burn tensors
     /// on the backend).
     #[arg(long, help_heading = "Scale")]
@@ -180,6 +199,9 @@ impl InduceArgs {
             episodes: self.episodes,
             lr: self.lr,
             edits: self.edits,
+            lock_features: (!self.lock_features.is_empty()).then(|| self.lock_features.clone()),
+            feature_nodes: self.feature_nodes,
+            feature_quantiles: self.feature_quantiles,
             kernel: self.kernel,
             hops: self.hops,
             budget: self.budget,

@@ -86,15 +86,6 @@ pub struct ExplainArgs {
     /// InduCE's methods and the searches.
     #[arg(long, value_name = "FILE", help_heading = "Protocol and restrictions")]
     pub lock_edges: Option<PathBuf>,
-    /// Feature columns no feature edit may change (protected attributes, say), comma
-    /// separated: with --edits …,feat.
-    #[arg(
-        long,
-        value_name = "IDS",
-        value_delimiter = ',',
-        help_heading = "Protocol and restrictions"
-    )]
-    pub lock_features: Vec<u32>,
 
     /// The largest counterfactual size searched (every edit set up to it is tried).
     #[arg(long, value_name = "K", help_heading = "Searches")]
@@ -113,16 +104,6 @@ pub struct ExplainArgs {
     /// another class).
     #[arg(long, value_name = "ball|graph", help_heading = "Searches")]
     pub additions: Option<induce::baselines::Additions>,
-    /// With --edits …,feat: whose 0/1 feature entries may be flipped: target (its own row) or
-    /// field (every node within the black box's layers of it in the unedited graph: many more
-    /// actions).
-    #[arg(long, value_name = "target|field", help_heading = "Searches")]
-    pub feature_nodes: Option<induce::baselines::FeatureNodes>,
-    /// With --edits …,feat: how many quantile levels of a continuous feature column (one not
-    /// all 0/1 over the graph) an entry may be set to: K evenly spaced levels, from the column's
-    /// minimum to its maximum (3: the minimum, the median and the maximum); 0/1 columns flip.
-    #[arg(long, value_name = "K", help_heading = "Searches")]
-    pub feature_quantiles: Option<usize>,
     /// InduCE's greedy episodes (inductive's, inductive-best-of-k's first, the transductive
     /// search's) look ahead: at each step the policy's K most probable actions are each judged
     /// by the black box and the best taken (a flip first, else the smallest margin of the
@@ -215,13 +196,10 @@ impl ExplainArgs {
             max_evaluations: self.max_evaluations,
             shortlist: self.shortlist,
             additions: self.additions,
-            feature_nodes: self.feature_nodes,
-            feature_quantiles: self.feature_quantiles,
             lookahead: self.lookahead,
             widen: self.widen.then_some(true),
             temperature: self.temperature,
             lock_nodes: (!self.lock_nodes.is_empty()).then(|| self.lock_nodes.clone()),
-            lock_features: (!self.lock_features.is_empty()).then(|| self.lock_features.clone()),
             ..self.induce.options()
         };
         let mut job = options.explain_job(
