@@ -6,7 +6,9 @@
 # scripts/pyg-train-cora.py) and of Amazon-Photo (its largest component, the paper's GCN); then
 # continuous features: a generated ogbn-arxiv-like graph's 2-hop cut (128 Gaussian features) with
 # the paper's GCN, greedy's feature edits at 2, 3 (the default), 5 and 9 quantile levels; then
-# one table (scripts/feature-table.py).
+# InduCE's policy with feature actions (`--edits feat` and `--edits add,del,feat`: trained with the
+# recommended recipe on 150 sampled training targets, then its argmax on the same test targets);
+# then one table (scripts/feature-table.py).
 #
 # Usage: scripts/feature-runs.sh [INDUCE_BIN] [OUT_DIR]
 #   INDUCE_BIN  the induce binary [default: target/release/induce]
@@ -17,6 +19,8 @@
 #   FEATURE_AMAZON=DIR the Amazon-Photo run directory of docs/RESULTS.md's Amazon section
 #     [default: runs]: DIR/amazon-lcc.npz and DIR/amazon-lcc-bb; skipped when missing.
 #   FEATURE_TARGETS=N sampled test targets per graph [default: 60; Amazon: 30].
+#   FEATURE_POLICY_ALL=1 train InduCE's policy with feature actions for every model [default:
+#     the paper's GCN and the PyG GCN of each graph, and the continuous graph's; not Amazon].
 #
 # Every run is seeded (--seed's default, 42): counts, sizes and evaluations are reproducible; the
 # seconds are this machine's. A run whose --out already holds a summary.json is kept.
@@ -49,9 +53,24 @@ three() {
   run explain "${g[@]}" --edits add,del,feat --out "$out/$name-both"
   run explain "$@" --method cf-gnnfeatures --edits feat --out "$out/$name-cfgf"
 }
+# InduCE's policy on one model, words alone and with edges: $1 the run name, $2 whether to run it
+# (1 or 0), the rest the data flags (without --targets and --sample).
+policy() {
+  local name=$1 on=$2 e s
+  shift 2
+  [ "$on" = 1 ] || [ "${FEATURE_POLICY_ALL:-0}" = 1 ] || return 0
+  for e in feat add,del,feat; do
+    s=${e/add,del,feat/both}
+    test -s "$out/$name-policy-$s/policy.bpk" ||
+      run train "$@" --sample 150 --edits "$e" --out "$out/$name-policy-$s"
+    run explain "$@" --targets test --sample "$n" --method inductive \
+      --policy "$out/$name-policy-$s" --edits "$e" --out "$out/$name-ind-$s"
+  done
+}
 for g in cora citeseer; do
   if [ -s "$lim/$g-bb/black_box.bpk" ] && [ -d "$real" ]; then
     three "$g-paper-gcn" --data "$real/$g.npz" --black-box "$lim/$g-bb" --targets test --sample "$n"
+    policy "$g-paper-gcn" 1 --data "$real/$g.npz" --black-box "$lim/$g-bb"
   else
     echo "no $lim/$g-bb or $real: skipping $g's paper GCN" >&2
   fi
@@ -60,6 +79,8 @@ for g in cora citeseer; do
     if [ -s "$p/$m/model.safetensors" ]; then
       three "$g-pyg-$m" --data "$p/$g.npz" --black-box "$p/$m/model.safetensors" \
         --arch "$p/$m/arch.json" --targets test --sample "$n"
+      policy "$g-pyg-$m" "$([ $m = gcn ] && echo 1 || echo 0)" --data "$p/$g.npz" \
+        --black-box "$p/$m/model.safetensors" --arch "$p/$m/arch.json"
     else
       echo "no $p/$m: skipping $g's PyG $m (LIMIT_PYG=python scripts/limit-runs.sh)" >&2
     fi
@@ -87,6 +108,7 @@ test -s "$c/arxiv-2hop-bb/black_box.bpk" ||
   "$bin" train-black-box --data "$c/arxiv-2hop.npz" --out "$c/arxiv-2hop-bb" --no-progress
 arx=(--data "$c/arxiv-2hop.npz" --black-box "$c/arxiv-2hop-bb" --targets test --sample 40)
 three arxiv2hop-paper-gcn "${arx[@]}"
+policy arxiv2hop-paper-gcn 1 "${arx[@]::4}"
 for k in 2 5 9; do
   run explain "${arx[@]}" --method greedy --edits feat --feature-quantiles "$k" \
     --out "$out/arxiv2hop-paper-gcn-feat-q$k"

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """The table of scripts/feature-runs.sh (docs/RESULTS.md, "Feature edits"): per model, greedy with
 edge edits alone, feature edits alone and both, and CF-GNNFeatures (`cfgf`, where run), on the same
-targets; then greedy's feature edits at other quantile levels (`feat-qK`, where run).
+targets; then greedy's feature edits at other quantile levels (`feat-qK`, where run), and InduCE's
+policy trained with feature actions, its argmax (`ind-feat`, `ind-both`, where run).
 
     python3 scripts/feature-table.py runs/features [--csv docs/results/features.csv]
 
@@ -19,7 +20,8 @@ import sys
 
 MODES = (("edges", "add,del"), ("feat", "feat"), ("both", "add,del,feat"))
 # Rows shown where their run exists: the peer, and greedy's feature edits at other quantile levels.
-EXTRA = (("cfgf", "cf-gnnfeatures"),) + tuple((f"feat-q{k}", f"feat, {k} levels") for k in (2, 5, 9))
+EXTRA = (("cfgf", "cf-gnnfeatures"),) + tuple((f"feat-q{k}", f"feat, {k} levels") for k in (2, 5, 9)) \
+    + (("ind-feat", "inductive, feat"), ("ind-both", "inductive, add,del,feat"))
 
 
 def records(run):

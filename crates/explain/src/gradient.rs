@@ -203,12 +203,14 @@ impl SoftNeighbourhood<'_> {
                 let coef = dloss(&lp);
                 let c = coef.len();
                 let k = Tensor::<2>::from_data(TensorData::new(coef, [1, c]), device);
-                let grads = (row * k).sum().backward();
-                let g = w
-                    .grad(&grads)
-                    .map(host)
-                    .unwrap_or_else(|| vec![0.0; weights.len()]);
-                (lp, g)
+                // An output that does not depend on the weights (no pair reaches the target, or
+                // a model that ignores them) has a zero gradient, and no autodiff graph.
+                let loss = (row * k).sum();
+                let g = match loss.is_tracked() {
+                    true => w.grad(&loss.backward()).map(host),
+                    false => None,
+                };
+                (lp, g.unwrap_or_else(|| vec![0.0; weights.len()]))
             }
         };
         if lp.iter().chain(&g).any(|v| !v.is_finite()) {
@@ -273,11 +275,12 @@ impl SoftFeatures {
         let coef = dloss(&lp);
         let c = coef.len();
         let k = Tensor::<2>::from_data(TensorData::new(coef, [1, c]), &self.device);
-        let grads = (row * k).sum().backward();
-        let g = match xt.grad(&grads) {
-            Some(t) => induce_models::kernels::tensors::to_vec(t),
-            None => vec![0.0; n * d],
+        let loss = (row * k).sum();
+        let g = match loss.is_tracked() {
+            true => xt.grad(&loss.backward()),
+            false => None,
         };
+        let g = g.map_or_else(|| vec![0.0; n * d], induce_models::kernels::tensors::to_vec);
         if lp.iter().chain(&g).any(|v| !v.is_finite()) {
             return Err(ExplainError::InvalidConfig(
                 "the black box's output or gradient on the soft features is not finite".into(),
@@ -303,4 +306,32 @@ pub fn differentiable<'b>(
 /// Reads a 1-D float tensor back to the host.
 pub fn host(t: Tensor<1>) -> Vec<f32> {
     induce_models::kernels::tensors::to_vec(t.unsqueeze_dim(1))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use induce_models::device::default_device;
+    use induce_models::{GcnBlackBox, GcnConfig};
+
+    /// A target no pair reaches (an isolated node): on Burn's autodiff its output has no graph
+    /// to differentiate, and the gradients are zero, not a panic.
+    #[test]
+    fn an_output_the_inputs_do_not_reach_has_zero_gradients() {
+        let dev = default_device().unwrap();
+        let bb = GcnBlackBox::new(GcnConfig::new(2, 3).with_init_seed(1).init(&dev), &dev);
+        let net = bb.edge_weighted().unwrap();
+        let model = GradModel::new(net, Kernel::Burn, &dev).unwrap();
+        let x = Features::new(1, 2, vec![0.5, -1.0]).unwrap();
+        let soft = model.bind(&x, &[], 0).unwrap();
+        let (lp, g) = soft
+            .log_probs_and_grad(&[], DegreeGradient::Through, |lp| vec![1.0; lp.len()])
+            .unwrap();
+        assert_eq!((lp.len(), g.len()), (3, 0));
+        let soft = model.bind_features(&x, &[], 0).unwrap();
+        let (_, gx) = soft
+            .log_probs_and_grad(x.as_slice(), |lp| vec![1.0; lp.len()])
+            .unwrap();
+        assert_eq!(gx.len(), 2);
+    }
 }

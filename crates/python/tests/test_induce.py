@@ -204,6 +204,25 @@ def test_torch_style_inputs_and_one_direction_edges():
     assert [e.target for e in explainer(g["features"], ei, index=mask)] == [3, 5]
 
 
+def test_a_policy_learns_feature_actions(tmp_path):
+    # Issue 60: `edits="add,del,feat"` trains the policy with feature actions beside its edge
+    # actions (the estimated state); its explanations list their feature edits, and every
+    # counterfactual holds on the whole graph. Feature settings without feat are refused.
+    d, g = fixture("gat")
+    n = g["features"].shape[0]
+    kw = dict(model=d / "model.safetensors", arch=d / "arch.json")
+    induce.train_policy(x=g["features"], edge_index=g["edge_index"], index=range(n // 2),
+                        out=tmp_path / "p", seed=3, episodes=2, edits="add,del,feat", **kw)
+    saved = json.loads((tmp_path / "p" / "policy.json").read_text())
+    assert saved["induce"]["env"]["features"]["only"] is False
+    result = induce.Explainer(method="inductive", policy=tmp_path / "p", edits="add,del,feat",
+                              **kw)(g["features"], g["edge_index"], index=range(n // 2, n))
+    assert all(e.valid and e.features_changed == len(e.feature_edits) for e in result if e.found)
+    with pytest.raises(ValueError, match="feature-quantiles"):
+        induce.train_policy(x=g["features"], edge_index=g["edge_index"], index=range(2),
+                            out=tmp_path / "q", feature_quantiles=5, **kw)
+
+
 def test_training_and_inductive_explaining(tmp_path):
     d, g = fixture("gat")
     n = g["features"].shape[0]

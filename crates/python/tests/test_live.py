@@ -196,8 +196,20 @@ def test_feature_edits_flip_the_module_in_pyg(case):
             assert edits != "feat" or (e.size == 0 and e.features_changed > 0), e
             before, after = replay_features(m, x, ei, e)
             assert before == e.original_label and after == e.new_label != before, e
-    with pytest.raises(ValueError, match="feat"):
+    # InduCE's policy scores feature actions from the estimated state's gradient: refused
+    # without that state; with it (a native module, which has gradients) its counterfactuals
+    # replay in PyG too.
+    with pytest.raises(ValueError, match="estimated"):
         induce.Explainer(model=m, method="transductive", edits="feat")(x, ei, index=[0])
+    if case == "transformer":
+        return
+    for edits in ("feat", "add,del,feat"):
+        result = induce.Explainer(model=m, method="transductive", edits=edits, state="estimated",
+                                  episodes=20)(x, ei, index=TARGETS)
+        for e in (e for e in result if e.found):
+            assert e.features_changed == len(e.feature_edits) > 0 or edits != "feat", e
+            before, after = replay_features(m, x, ei, e)
+            assert before == e.original_label and after == e.new_label != before, e
 
 
 def test_cf_gnnfeatures_zeroes_entries_that_flip_the_module_in_pyg():

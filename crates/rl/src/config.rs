@@ -283,7 +283,11 @@ impl InduceConfig {
                 );
             }
             if f.quantiles < 2 {
-                return bad("env.features.quantiles", "at least 2", f.quantiles.to_string());
+                return bad(
+                    "env.features.quantiles",
+                    "at least 2",
+                    f.quantiles.to_string(),
+                );
             }
         }
         for (field, v) in [

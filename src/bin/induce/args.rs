@@ -107,7 +107,11 @@ pub struct InduceArgs {
     /// With --edits …,feat: whose feature entries may change: target (its own row) or field
     /// (every node within the black box's layers of it in the unedited graph: many more
     /// actions; InduCE: those inside its neighbourhood).
-    #[arg(long, value_name = "target|field", help_heading = "Protocol and restrictions")]
+    #[arg(
+        long,
+        value_name = "target|field",
+        help_heading = "Protocol and restrictions"
+    )]
     pub feature_nodes: Option<induce::baselines::FeatureNodes>,
     /// With --edits …,feat: how many quantile levels of a continuous feature column (one not
     /// all 0/1 over the graph) an entry may be set to: K evenly spaced levels, from the column's
