@@ -218,7 +218,7 @@ def test_a_policy_learns_feature_actions(tmp_path):
     result = induce.Explainer(method="inductive", policy=tmp_path / "p", edits="add,del,feat",
                               **kw)(g["features"], g["edge_index"], index=range(n // 2, n))
     assert all(e.valid and e.features_changed == len(e.feature_edits) for e in result if e.found)
-    with pytest.raises(ValueError, match="feature-quantiles"):
+    with pytest.raises(ValueError, match="feature_quantiles"):
         induce.train_policy(x=g["features"], edge_index=g["edge_index"], index=range(2),
                             out=tmp_path / "q", feature_quantiles=5, **kw)
 
