@@ -524,3 +524,40 @@ fn feature_edits_give_the_whole_graph_row_in_every_judge() {
         frozen.set_features(&[fe(1, 0, 1.0)]).unwrap();
     }
 }
+
+/// The minimality pass runs over edge and feature edits together: on the path with every
+/// feature 1, node 0 reaches class 1 (a sum of 3) with both of its raised entries once the
+/// added edge is undone, and neither entry alone is enough; the result is 1-minimal.
+#[test]
+fn the_minimality_pass_undoes_edge_and_feature_edits_alike() {
+    use crate::explanation::{Explanation, FeatureEdit};
+    use crate::goal::Goal;
+    let g = path();
+    let bb = FeatureSum;
+    let raise = |node| FeatureEdit {
+        node,
+        feature: 0,
+        old: 1.0,
+        new: 1.5,
+    };
+    let e = Explanation {
+        target: 0,
+        found: true,
+        original_label: 0,
+        new_label: 1,
+        edits: vec![Edit::add(0, 2)],
+        feature_edits: vec![raise(0), raise(1)],
+        evaluations: None,
+        certified: None,
+    };
+    for verdict in [Verdict::Exact, Verdict::Neighbourhood] {
+        let m = crate::minimise(&g, &bb, &e, 3, verdict, Goal::AnyOther).unwrap();
+        assert!(m.edits.is_empty(), "{m:?}");
+        assert_eq!(m.feature_edits, e.feature_edits);
+        assert_eq!(m.new_label, 1);
+        let minimal = crate::metrics::is_one_minimal(&g, &bb, &m, 3, verdict, Goal::AnyOther);
+        assert_eq!(minimal.unwrap(), Some(true));
+        let whole = crate::metrics::is_one_minimal(&g, &bb, &e, 3, verdict, Goal::AnyOther);
+        assert_eq!(whole.unwrap(), Some(false));
+    }
+}
