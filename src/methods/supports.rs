@@ -401,7 +401,8 @@ mod tests {
         };
         assert!(check(Method::EXACT, kept).is_ok());
         assert!(check(Method::GREEDY, edits(EditMode::DeleteOnly)).is_err());
-        // Feature edits: greedy searches them (beside its edges or alone); no other method does.
+        // Feature edits: the searches and InduCE's policy edit them (beside edges or alone); the
+        // deletion-only policy and the edge baselines do not.
         let feat = |s: &str| Restrictions {
             edits: Some(s.parse().unwrap()),
             ..Restrictions::default()
@@ -412,7 +413,10 @@ mod tests {
         assert!(check(Method::EXACT, feat("feat")).is_ok());
         let e = check(Method::RANDOM, feat("feat")).unwrap_err();
         assert!(e.contains("random") && e.contains("feat"), "{e}");
-        assert!(check(Method::TRANSDUCTIVE, feat("add,del,feat")).is_err());
+        assert!(check(Method::TRANSDUCTIVE, feat("add,del,feat")).is_ok());
+        assert!(check(Method::INDUCTIVE, feat("feat")).is_ok());
+        let e = check(Method::INDUCTIVE_DEL_ONLY, feat("del,feat")).unwrap_err();
+        assert!(e.contains("inductive-del-only") && e.contains("feat"), "{e}");
         // CF-GNNFeatures edits features only: with feat alone or no --edits, never edges.
         assert!(check(Method::CF_GNNFEATURES, feat("feat")).is_ok());
         assert!(check(Method::CF_GNNFEATURES, Restrictions::default()).is_ok());

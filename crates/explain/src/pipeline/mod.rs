@@ -289,11 +289,7 @@ impl<'a> EvalContext<'a> {
             false => (None, None),
         };
         let (one_minimal, valid) = match self.black_box {
-            // 1-minimality is checked over edge edits; with feature edits it is not measured
-            // here (greedy makes its counterfactuals 1-minimal over both kinds).
-            Some(bb) if !explanation.feature_edits.is_empty() => {
-                (None, self.is_valid(bb, &explanation)?)
-            }
+            // 1-minimality over the edge and the feature edits together.
             Some(bb) => (
                 is_one_minimal(
                     self.graph,

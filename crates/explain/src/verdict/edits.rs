@@ -228,15 +228,17 @@ impl<'a> Judge<'a> {
     /// ```
     /// use induce_explain::{FeatureEdit, Judge, Verdict};
     /// use induce_graph::{Features, Graph};
-    /// use induce_models::testing::GradedDegree;
+    /// use induce_models::testing::DegreeAtLeast;
     ///
     /// //  0 ─ 1   2
     /// let g = Graph::from_edges(3, &[(0, 1)], Features::constant(3, 1, 1.0), vec![0; 3])
     ///     .unwrap();
-    /// let mut judge = Judge::new(&g, &GradedDegree, 0, &[0], Verdict::Exact).unwrap();
+    /// let mut judge = Judge::new(&g, &DegreeAtLeast(1), 0, &[0], Verdict::Exact).unwrap();
     /// let before = judge.target_row().to_vec();
     /// judge.set_features(&[FeatureEdit { node: 0, feature: 0, old: 1.0, new: 0.0 }]).unwrap();
     /// assert_eq!(judge.feature_edits().len(), 1);
+    /// assert!(judge.set_features(&[FeatureEdit { node: 0, feature: 1, old: 0.0, new: 1.0 }])
+    ///     .is_err()); // one column only
     /// judge.set_features(&[]).unwrap();
     /// assert_eq!(judge.target_row(), &before[..]);
     /// ```
