@@ -416,7 +416,10 @@ mod tests {
         assert!(check(Method::TRANSDUCTIVE, feat("add,del,feat")).is_ok());
         assert!(check(Method::INDUCTIVE, feat("feat")).is_ok());
         let e = check(Method::INDUCTIVE_DEL_ONLY, feat("del,feat")).unwrap_err();
-        assert!(e.contains("inductive-del-only") && e.contains("feat"), "{e}");
+        assert!(
+            e.contains("inductive-del-only") && e.contains("feat"),
+            "{e}"
+        );
         // CF-GNNFeatures edits features only: with feat alone or no --edits, never edges.
         assert!(check(Method::CF_GNNFEATURES, feat("feat")).is_ok());
         assert!(check(Method::CF_GNNFEATURES, Restrictions::default()).is_ok());

@@ -34,6 +34,10 @@ pub(crate) struct Estimator {
     target: usize,
     /// The weight of the per-candidate estimates ([`EnvConfig::prior_weight`](super::EnvConfig)).
     weight: f32,
+    /// The black box's message-passing layers `L`: the gradient with respect to the features
+    /// is taken on the target's `L + 1`-hop ball of the edited neighbourhood (what its output
+    /// reads); `None`: on the whole neighbourhood.
+    layers: Option<u32>,
 }
 
 impl std::fmt::Debug for Estimator {
@@ -82,6 +86,7 @@ impl Estimator {
             toggle_of,
             target: t,
             weight: 1.0,
+            layers: black_box.message_passing_layers(),
         })
     }
 
@@ -127,30 +132,73 @@ impl Estimator {
         let features = candidates
             .iter()
             .any(|(_, _, k)| matches!(k, ActionKind::Feature { .. }));
-        let gx = match features {
-            true => {
-                let soft = self.model.bind_features(x, &edit.edges(), self.target)?;
-                let (_, gx) =
-                    soft.log_probs_and_grad(x.as_slice(), |lp| goal.margin_gradient(lp, y))?;
-                gx
-            }
-            false => Vec::new(),
+        let (ball, gx) = match features {
+            true => self.feature_gradient(edit, x, goal, y)?,
+            false => (Vec::new(), Vec::new()),
         };
         let d = x.dim();
         let per_candidate = candidates
             .iter()
             .map(|&(a, b, kind)| {
                 let e = match kind {
-                    ActionKind::Feature { feature, value } => {
-                        let i = a as usize * d + feature as usize;
-                        (-(gx[i] * (value - x.as_slice()[i])) / scale).clamp(-CLAMP, CLAMP)
-                    }
+                    // A node outside the ball does not reach the target's output.
+                    ActionKind::Feature { feature, value } => match ball[a as usize] {
+                        u32::MAX => 0.0,
+                        at => {
+                            let g = gx[at as usize * d + feature as usize];
+                            let old = x.row(a as usize)[feature as usize];
+                            (-(g * (value - old)) / scale).clamp(-CLAMP, CLAMP)
+                        }
+                    },
                     _ => (self.index.get(&(a.min(b), a.max(b))).copied()).map_or(0.0, of),
                 };
                 self.weight * e
             })
             .collect();
         Ok((column, per_candidate))
+    }
+
+    /// The gradient of the margin toward `goal` with respect to the features `x` of the nodes
+    /// within `L + 1` hops of the target in `edit` (every node with unknown `L`): each local
+    /// node's position in the ball (`u32::MAX` outside it) and the gradient, `[ball · d]`.
+    fn feature_gradient(
+        &self,
+        edit: &EditGraph,
+        x: &Features,
+        goal: Goal,
+        y: usize,
+    ) -> Result<(Vec<u32>, Vec<f32>)> {
+        let n = edit.num_nodes();
+        let mut at = vec![u32::MAX; n];
+        let mut nodes = vec![self.target as u32];
+        at[self.target] = 0;
+        let hops = self.layers.map_or(usize::MAX, |l| l as usize + 1);
+        let mut frontier = 0;
+        for _ in 0..hops {
+            let end = nodes.len();
+            if frontier == end {
+                break;
+            }
+            for i in frontier..end {
+                for &w in edit.neighbors(nodes[i] as usize) {
+                    if at[w as usize] == u32::MAX {
+                        at[w as usize] = nodes.len() as u32;
+                        nodes.push(w);
+                    }
+                }
+            }
+            frontier = end;
+        }
+        let edges: Vec<(u32, u32)> = (edit.edges().into_iter())
+            .filter_map(|(a, b)| {
+                let (a, b) = (at[a as usize], at[b as usize]);
+                (a != u32::MAX && b != u32::MAX).then_some((a.min(b), a.max(b)))
+            })
+            .collect();
+        let xb = x.gather(&nodes);
+        let soft = self.model.bind_features(&xb, &edges, 0)?;
+        let (_, gx) = soft.log_probs_and_grad(xb.as_slice(), |lp| goal.margin_gradient(lp, y))?;
+        Ok((at, gx))
     }
 }
 

@@ -1094,3 +1094,60 @@ fn feature_actions_are_estimated_judged_on_the_whole_graph_and_undone() {
     let e = Episode::new(&g, &bb, t, &paper).unwrap_err();
     assert!(matches!(e, RlError::InvalidConfig(_)), "{e}");
 }
+
+/// With `--feature-nodes field` every row of the receptive field offers feature actions, and
+/// their estimates (taken on the target's `L + 1`-hop ball, smaller here than the episode's
+/// neighbourhood) match central differences of the margin on the whole graph.
+#[test]
+fn field_feature_estimates_are_the_whole_graphs_first_order_changes() {
+    use induce_explain::Goal;
+    use induce_explain::features::FeatureNodes;
+    use induce_models::testing::test_device;
+    use induce_models::{GcnBlackBox, GcnConfig};
+    // A path of 10 nodes, two continuous columns.
+    let x: Vec<f32> = (0..20).map(|i| ((i * 7) % 11) as f32 * 0.2 - 1.0).collect();
+    let edges: Vec<(u32, u32)> = (0..9).map(|i| (i, i + 1)).collect();
+    let g = Graph::from_edges(10, &edges, Features::new(10, 2, x).unwrap(), vec![0; 10]).unwrap();
+    let dev = test_device().unwrap();
+    let bb = GcnBlackBox::new(GcnConfig::new(2, 3).with_init_seed(4).init(&dev), &dev);
+    let c = EnvConfig {
+        hops: 8,
+        state: StateLayout::Estimated,
+        features: Some(FeatureActions {
+            nodes: FeatureNodes::Field,
+            only: true,
+            ..FeatureActions::default()
+        }),
+        ..EnvConfig::default()
+    };
+    let t = 1u32;
+    let ep = Episode::new(&g, &bb, t, &c).unwrap();
+    let cands = ep.candidates();
+    // The field: nodes 0–4 (3 layers from node 1).
+    let rows: std::collections::BTreeSet<u32> = (0..cands.len())
+        .map(|i| ep.subgraph().global_of(cands.u[i] as usize))
+        .collect();
+    assert_eq!(rows.into_iter().collect::<Vec<_>>(), [0, 1, 2, 3, 4]);
+    let y = ep.original_label();
+    let margin = |x: &Features| {
+        let lp = bb.log_probs(x, &g.edges()).unwrap();
+        Goal::AnyOther.margin(lp.row(t as usize), y)
+    };
+    let m = margin(g.features());
+    for i in 0..cands.len() {
+        let ActionKind::Feature { feature, value } = cands.kind[i] else {
+            unreachable!()
+        };
+        let v = ep.subgraph().global_of(cands.u[i] as usize);
+        let old = g.features().row(v as usize)[feature as usize];
+        let at = |x: f32| g.features().with_entries(&[(v, feature, x)]).unwrap();
+        let eps = 1e-2;
+        let slope = (margin(&at(old + eps)) - margin(&at(old - eps))) / (2.0 * eps);
+        let want = (-slope * (value - old) / m.max(0.05)).clamp(-4.0, 4.0);
+        let got = cands.estimate().unwrap()[i];
+        assert!(
+            (got - want).abs() < 2e-2 * (1.0 + want.abs()),
+            "{v}/{feature}: {got} vs {want}"
+        );
+    }
+}
