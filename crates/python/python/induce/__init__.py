@@ -695,7 +695,8 @@ def train_policy(model: ModelLike, x: ArrayLike, edge_index: ArrayLike, index: A
     of the greedy search on the estimated state, the targeted one for a model without
     gradients; ``training="reinforce"`` or ``paper_faithful=True`` for the paper's). Returns
     ``{"policy": path, "targets": n, "seconds": s}``; pass ``policy=out`` to
-    ``Explainer(method="inductive", ...)``."""
+    ``Explainer(method="inductive", ...)``. ``edits="add,del,feat"`` (or ``"feat"``) trains the
+    policy with feature actions too (the estimated state: a model with gradients)."""
     xf = _features(x)
     ei = _edge_index(edge_index)
     m = _Model(model, arch, layers, inputs)
