@@ -54,7 +54,8 @@ three() {
   run explain "$@" --method cf-gnnfeatures --edits feat --out "$out/$name-cfgf"
 }
 # InduCE's policy on one model, words alone and with edges: $1 the run name, $2 whether to run it
-# (1 or 0), the rest the data flags (without --targets and --sample).
+# (1 or 0), the rest the data flags (without --targets and --sample); its test targets are the
+# searches' ($psample of them, default $n).
 policy() {
   local name=$1 on=$2 e s
   shift 2
@@ -63,7 +64,7 @@ policy() {
     s=${e/add,del,feat/both}
     test -s "$out/$name-policy-$s/policy.bpk" ||
       run train "$@" --sample 150 --edits "$e" --out "$out/$name-policy-$s"
-    run explain "$@" --targets test --sample "$n" --method inductive \
+    run explain "$@" --targets test --sample "${psample:-$n}" --method inductive \
       --policy "$out/$name-policy-$s" --edits "$e" --out "$out/$name-ind-$s"
   done
 }
@@ -108,7 +109,7 @@ test -s "$c/arxiv-2hop-bb/black_box.bpk" ||
   "$bin" train-black-box --data "$c/arxiv-2hop.npz" --out "$c/arxiv-2hop-bb" --no-progress
 arx=(--data "$c/arxiv-2hop.npz" --black-box "$c/arxiv-2hop-bb" --targets test --sample 40)
 three arxiv2hop-paper-gcn "${arx[@]}"
-policy arxiv2hop-paper-gcn 1 "${arx[@]::4}"
+psample=40 policy arxiv2hop-paper-gcn 1 "${arx[@]::4}"
 for k in 2 5 9; do
   run explain "${arx[@]}" --method greedy --edits feat --feature-quantiles "$k" \
     --out "$out/arxiv2hop-paper-gcn-feat-q$k"
