@@ -48,8 +48,10 @@ def main():
     ap.add_argument("--csv", default=None)
     a = ap.parse_args()
     suffixes = [m for m, _ in MODES]
+    # A model's runs are NAME-edges, NAME-feat, NAME-both (InduCE's: NAME-ind-*, NAME-policy-*).
     names = sorted({d[:-len(m) - 1] for d in os.listdir(a.dir) for m in suffixes
-                    if d.endswith("-" + m) and os.path.isdir(os.path.join(a.dir, d))})
+                    if d.endswith("-" + m) and os.path.isdir(os.path.join(a.dir, d))
+                    and not d[:-len(m) - 1].endswith(("-ind", "-policy"))})
     rows = []
     for name in names:
         runs = {m: os.path.join(a.dir, f"{name}-{m}") for m, _ in MODES}
