@@ -68,10 +68,8 @@ impl Episode<'_> {
                 self.sub.target
             )));
         }
-        if let (_, _, ActionKind::Feature { .. }) = self
-            .candidates
-            .get(action.min(self.candidates.len().saturating_sub(1)))
-        {
+        // (An episode offering feature actions does not take verdicts, above.)
+        if (self.candidates.kind.get(action)).is_some_and(|k| k.edit_kind().is_none()) {
             return Err(RlError::InvalidConfig(format!(
                 "target {}: a feature action's verdict is the episode's own (Episode::step)",
                 self.sub.target

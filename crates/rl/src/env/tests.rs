@@ -1151,3 +1151,18 @@ fn field_feature_estimates_are_the_whole_graphs_first_order_changes() {
         );
     }
 }
+
+/// A deferred step after the last candidate is used is a typed error (the episode is over),
+/// not a panic.
+#[test]
+fn a_deferred_step_without_candidates_is_an_error() {
+    use induce_models::testing::DegreeAtLeast;
+    //  0 ─ 1: node 1 has degree 1 (class 1); deleting (0, 1) flips it and leaves no candidate.
+    let g = Graph::from_edges(2, &[(0, 1)], Features::constant(2, 1, 1.0), vec![0; 2]).unwrap();
+    let mut ep = Episode::new(&g, &DegreeAtLeast(1), 1, &EnvConfig::default()).unwrap();
+    assert!(ep.takes_verdicts());
+    assert!(ep.step(0).unwrap().done);
+    assert!(ep.candidates().is_empty());
+    let e = ep.step_deferred(0).unwrap_err();
+    assert!(matches!(e, RlError::EpisodeOver { .. }), "{e}");
+}
