@@ -66,6 +66,9 @@ policy() {
       run train "$@" --sample 150 --edits "$e" --out "$out/$name-policy-$s"
     run explain "$@" --targets test --sample "${psample:-$n}" --method inductive \
       --policy "$out/$name-policy-$s" --edits "$e" --out "$out/$name-ind-$s"
+    # The gradient's argmax at the policy's cost: one verdict per edit.
+    run explain "$@" --targets test --sample "${psample:-$n}" --method greedy --shortlist 1 \
+      --edits "$e" --out "$out/$name-sl1-$s"
   done
 }
 for g in cora citeseer; do

@@ -2,7 +2,8 @@
 """The table of scripts/feature-runs.sh (docs/RESULTS.md, "Feature edits"): per model, greedy with
 edge edits alone, feature edits alone and both, and CF-GNNFeatures (`cfgf`, where run), on the same
 targets; then greedy's feature edits at other quantile levels (`feat-qK`, where run), and InduCE's
-policy trained with feature actions, its argmax (`ind-feat`, `ind-both`, where run).
+policy trained with feature actions, its argmax (`ind-feat`, `ind-both`, where run), beside the
+gradient's argmax at the same cost (`sl1-feat`, `sl1-both`: greedy --shortlist 1).
 
     python3 scripts/feature-table.py runs/features [--csv docs/results/features.csv]
 
@@ -21,7 +22,8 @@ import sys
 MODES = (("edges", "add,del"), ("feat", "feat"), ("both", "add,del,feat"))
 # Rows shown where their run exists: the peer, and greedy's feature edits at other quantile levels.
 EXTRA = (("cfgf", "cf-gnnfeatures"),) + tuple((f"feat-q{k}", f"feat, {k} levels") for k in (2, 5, 9)) \
-    + (("ind-feat", "inductive, feat"), ("ind-both", "inductive, add,del,feat"))
+    + (("ind-feat", "inductive, feat"), ("ind-both", "inductive, add,del,feat"),
+       ("sl1-feat", "greedy --shortlist 1, feat"), ("sl1-both", "greedy --shortlist 1, add,del,feat"))
 
 
 def records(run):
@@ -51,7 +53,7 @@ def main():
     # A model's runs are NAME-edges, NAME-feat, NAME-both (InduCE's: NAME-ind-*, NAME-policy-*).
     names = sorted({d[:-len(m) - 1] for d in os.listdir(a.dir) for m in suffixes
                     if d.endswith("-" + m) and os.path.isdir(os.path.join(a.dir, d))
-                    and not d[:-len(m) - 1].endswith(("-ind", "-policy"))})
+                    and not d[:-len(m) - 1].endswith(("-ind", "-policy", "-sl1"))})
     rows = []
     for name in names:
         runs = {m: os.path.join(a.dir, f"{name}-{m}") for m, _ in MODES}
@@ -83,7 +85,8 @@ def main():
         # InduCE's rows against greedy's in the same mode, on the targets both explain.
         total = lambda r: len(r["edits"]) + len(r.get("feature_edits", []))
         for row, (m, _) in zip(rows[-len(shown):], shown):
-            base = {"ind-feat": "feat", "ind-both": "both"}.get(m)
+            base = {"ind-feat": "feat", "ind-both": "both", "sl1-feat": "feat",
+                    "sl1-both": "both"}.get(m)
             if base is None:
                 continue
             common = [t for t, r in recs[m].items()
