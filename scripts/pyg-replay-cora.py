@@ -2,7 +2,7 @@
 """Independent check of the runs on scripts/pyg-train-cora.py's models: every found
 counterfactual of RUN/explanations.jsonl (each --runs pattern with {m} the model; default
 ex-{m}) is replayed in PyG itself (the model rebuilt in torch_geometric, its state_dict loaded,
-one full forward pass of the whole edited graph) and must flip the target's prediction as
+one full forward pass of the whole edited graph, its feature edits applied) and must flip the target's prediction as
 recorded.
 
     cd runs/pyg-cora && python ../../scripts/pyg-replay-cora.py     # needs torch + PyG
@@ -68,7 +68,10 @@ for m, build in BUILD.items():
                 p.add(q) if kind == "add" else p.remove(q)
             src = [u for u, v in p] + [v for u, v in p]
             dst = [v for u, v in p] + [u for u, v in p]
-            after = int(net(x, torch.tensor([src, dst]))[r["target"]])
+            xe = x.clone()  # feature edits: [node, feature, old, new]
+            for node, f, _, new in r.get("feature_edits", []):
+                xe[node, f] = new
+            after = int(net(xe, torch.tensor([src, dst]))[r["target"]])
             t0 = int(before[r["target"]])
             good = t0 == r["original_label"] and after == r["new_label"] != t0
             ok, bad = ok + good, bad + (not good)
