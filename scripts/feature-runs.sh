@@ -7,7 +7,8 @@
 # continuous features: a generated ogbn-arxiv-like graph's 2-hop cut (128 Gaussian features) with
 # the paper's GCN, greedy's feature edits at 2, 3 (the default), 5 and 9 quantile levels; then
 # InduCE's policy with feature actions (`--edits feat` and `--edits add,del,feat`: trained with the
-# recommended recipe on 150 sampled training targets, then its argmax on the same test targets);
+# recommended recipe on 150 sampled training targets, judging up to 2,048 candidates per state as
+# the recipe did when these rows were measured, then its argmax on the same test targets);
 # then one table (scripts/feature-table.py).
 #
 # Usage: scripts/feature-runs.sh [INDUCE_BIN] [OUT_DIR]
@@ -63,7 +64,7 @@ policy() {
   for e in feat add,del,feat; do
     s=${e/add,del,feat/both}
     test -s "$out/$name-policy-$s/policy.bpk" ||
-      run train "$@" --sample 150 --edits "$e" --out "$out/$name-policy-$s"
+      run train "$@" --sample 150 --max-judged 2048 --edits "$e" --out "$out/$name-policy-$s"
     run explain "$@" --targets test --sample "${psample:-$n}" --method inductive \
       --policy "$out/$name-policy-$s" --edits "$e" --out "$out/$name-ind-$s"
     # The gradient's argmax at the policy's cost: one verdict per edit.

@@ -8,13 +8,14 @@
 #   recommended recipe with its ablation: "The trained policy at the paper's cost"; BA-Shapes,
 #   Tree-Cycles and Tree-Grid on
 #   their training targets, about 1.5, 0.2 and 3 minutes on 2 cores; CiteSeer on 250 and Cora on
-#   150 sampled training targets) and measures inductive and inductive-best-of-k, with and
+#   150 sampled training targets, the recipe on 900) and measures inductive and inductive-best-of-k, with and
 #   without look-ahead, and best-of-k's sampled look-ahead at temperatures 1, 4, 8 and 10^6.
 #   LIMIT_PYG=PYTHON (a Python with torch and torch_geometric) also trains the four PyG families
 #   on Cora and CiteSeer (scripts/pyg-train-cora.py), explains 60 test targets of each with
 #   exact (up to size 2, 200,000 evaluations per target), greedy (exhaustive and with
 #   --shortlist 64) and transductive (with
-#   LIMIT_POLICY=1 also an inductive policy per model, 150 training targets), and replays every
+#   LIMIT_POLICY=1 also inductive policies per model, on 150 training targets and the recipe on
+#   900), and replays every
 #   counterfactual in PyG (scripts/pyg-replay-cora.py).
 #
 #   LIMIT_CSV=FILE where the rows also go as CSV [default: OUT_DIR/limit.csv]; the full grid of
@@ -72,9 +73,19 @@ if [ "${LIMIT_POLICY:-0}" = 1 ]; then
   # The recommended recipe on BA-Shapes (`induce train` without options), and the bounded
   # greedy's first-order choice alone.
   run explain "${d[@]}" --targets eval --method greedy --shortlist 1 --out "$out/syn1-greedy-sl1"
-  test -s "$out/syn1-policy-recipe/policy.bpk" || run train "${d[@]}" --out "$out/syn1-policy-recipe"
-  run explain "${d[@]}" --targets eval --policy "$out/syn1-policy-recipe" \
-    --method inductive,inductive-best-of-k --out "$out/syn1-recipe-inductive"
+  # BA-Shapes has 303 training targets: the recipe judges up to 2,048 candidates per state there
+  # (with the default 128 it lost 1 to 3 of the 76 targets, two seeds: the -mj128 rows).
+  for s in 42 7; do
+    sx=$([ $s = 42 ] && echo "" || echo "-s$s")
+    test -s "$out/syn1-policy-recipe$sx/policy.bpk" ||
+      run train "${d[@]}" --max-judged 2048 --seed $s --out "$out/syn1-policy-recipe$sx"
+    run explain "${d[@]}" --targets eval --policy "$out/syn1-policy-recipe$sx" \
+      --method inductive,inductive-best-of-k --out "$out/syn1-recipe$sx-inductive"
+    test -s "$out/syn1-policy-recipe-mj128$sx/policy.bpk" ||
+      run train "${d[@]}" --seed $s --out "$out/syn1-policy-recipe-mj128$sx"
+    run explain "${d[@]}" --targets eval --policy "$out/syn1-policy-recipe-mj128$sx" \
+      --method inductive,inductive-best-of-k --out "$out/syn1-recipe-mj128$sx-inductive"
+  done
   # The targeted state (--state targeted) on BA-Shapes.
   test -s "$out/syn1-policy-targeted/policy.bpk" ||
     run train "${d[@]}" --training reinforce --state targeted --out "$out/syn1-policy-targeted"
@@ -142,21 +153,38 @@ for g in cora citeseer; do
     # Imitation of the greedy search (--training imitation, DAgger with a listwise loss; issue
     # 58): the recommended recipe (`induce train` without options: the estimated state, width
     # 32, 20 passes) and its ablation, each on the same training targets.
-    imitate() { # NAME TRAIN-OPTIONS... (the ablation: at the earlier prior weight 1 unless the
-      # options say otherwise; the recipe itself at its own, 10)
+    imitate() { # NAME TRAIN-OPTIONS... (the ablation: on $n targets, judging up to 2,048
+      # candidates per state, at the earlier prior weight 1, unless the options say otherwise;
+      # the recipe itself on 900 targets with its own settings)
       local name=$1; shift
-      local w=(--prior-weight 1)
-      [ "$name" = recipe ] && w=()
+      local w=(--prior-weight 1) s=(--sample $n) j=(--max-judged 2048)
+      [ "$name" = recipe ] && { w=(); s=(--sample 900); j=(); }
       case " $* " in *" --prior-weight "*) w=() ;; esac
+      case " $* " in *" --sample "*) s=() ;; esac
+      case " $* " in *" --max-judged "*) j=() ;; esac
       test -s "$out/$g-policy-$name/policy.bpk" ||
-        run train --data "$real/$g.npz" --black-box "$out/$g-bb" --sample $n "${w[@]}" "$@" \
-          --out "$out/$g-policy-$name"
+        run train --data "$real/$g.npz" --black-box "$out/$g-bb" "${s[@]}" "${w[@]}" "${j[@]}" \
+          "$@" --out "$out/$g-policy-$name"
       run explain "${d[@]}" --policy "$out/$g-policy-$name" \
         --method inductive,inductive-best-of-k --out "$out/$g-$name-inductive"
     }
-    imitate recipe
-    imitate recipe-pw1            # the recipe at prior weight 1 (the earlier default)
+    imitate recipe                # 900 training targets, up to 128 candidates judged per state
+    imitate recipe-s7 --sample 900 --max-judged 128 --prior-weight 10 --seed 7
+    # The recipe before 2026-12-07: $n targets, 2,048 candidates judged per state.
+    imitate recipe-mj2048 --prior-weight 10
+    imitate recipe-pw1            # that recipe at prior weight 1 (the earlier default)
     imitate recipe-pw3 --prior-weight 3
+    # Fewer judged candidates, more training targets (the recipe's weight 10).
+    imitate n150-mj256 --sample 150 --max-judged 256 --prior-weight 10
+    imitate n450-mj256 --sample 450 --max-judged 256 --prior-weight 10
+    if [ $g = cora ]; then
+      # What a model without gradients gets (the targeted state), on the recipe's targets.
+      imitate targeted-n900 --sample 900 --max-judged 128 --state targeted
+      imitate n450-mj256-s7 --sample 450 --max-judged 256 --prior-weight 10 --seed 7
+      imitate n900-mj256-e10 --sample 900 --max-judged 256 --prior-weight 10 --episodes 10
+    else
+      imitate n1800 --sample 1800 --max-judged 128 --prior-weight 10
+    fi
     # No training: the estimated state's prior alone (greedy --shortlist 1's choice, in effect).
     run explain "${d[@]}" --method untrained --state estimated --out "$out/$g-untrained-estimated"
     imitate im-paper-h16 --training imitation --state paper --hidden 16
@@ -170,10 +198,21 @@ for g in cora citeseer; do
       imitate rf-estimated --training reinforce --state estimated
     fi
     # The policy's order with a look-ahead, against the uniform control above.
-    run explain "${d[@]}" --policy "$out/$g-policy-recipe" --method inductive-best-of-k \
-      --lookahead 32 --widen --out "$out/$g-recipe-bestofk-la32-w"
-    run explain "${d[@]}" --policy "$out/$g-policy-recipe" --method inductive --lookahead 8 \
-      --widen --out "$out/$g-recipe-inductive-la8-w"
+    for r in recipe recipe-mj2048; do
+      run explain "${d[@]}" --policy "$out/$g-policy-$r" --method inductive-best-of-k \
+        --lookahead 32 --widen --out "$out/$g-$r-bestofk-la32-w"
+      run explain "${d[@]}" --policy "$out/$g-policy-$r" --method inductive --lookahead 8 \
+        --widen --out "$out/$g-$r-inductive-la8-w"
+    done
+    # 300 test targets (the 60 are among them): the searches and the recipes, old and new.
+    b=(--data "$real/$g.npz" --black-box "$out/$g-bb" --targets test --sample 300)
+    run explain "${b[@]}" --method greedy --out "$out/$g-t300-greedy"
+    run explain "${b[@]}" --method greedy --shortlist 1 --out "$out/$g-t300-greedy-sl1"
+    run explain "${b[@]}" --method untrained --state estimated --out "$out/$g-t300-untrained-estimated"
+    for r in recipe recipe-s7 recipe-mj2048; do
+      run explain "${b[@]}" --policy "$out/$g-policy-$r" --method inductive \
+        --out "$out/$g-t300-$r-inductive"
+    done
     # Both states again with another training seed (other training targets, other initial
     # weights; the same test targets).
     for st in paper targeted; do
@@ -213,14 +252,20 @@ if [ -n "${LIMIT_PYG:-}" ]; then
           run train "${d[@]::6}" --sample 150 --training reinforce --out "$p/$m-policy"
         run explain "${d[@]}" --policy "$p/$m-policy" --method inductive,inductive-best-of-k \
           --lookahead 128 --widen --out "$p/$m-inductive-la128-w"
-        # The recommended recipe (imitation on the estimated state) at the paper's cost.
+        # The recommended recipe (imitation on the estimated state) at the paper's cost: 900
+        # training targets; before 2026-12-07 150, judging up to 2,048 candidates per state.
         test -s "$p/$m-policy-recipe/policy.bpk" ||
-          run train "${d[@]::6}" --sample 150 --out "$p/$m-policy-recipe"
+          run train "${d[@]::6}" --sample 900 --out "$p/$m-policy-recipe"
         run explain "${d[@]}" --policy "$p/$m-policy-recipe" --method inductive \
           --out "$p/$m-recipe-inductive"
-        # The recipe at prior weight 1 (the earlier default), and the prior alone.
+        test -s "$p/$m-policy-recipe-mj2048/policy.bpk" ||
+          run train "${d[@]::6}" --sample 150 --max-judged 2048 --out "$p/$m-policy-recipe-mj2048"
+        run explain "${d[@]}" --policy "$p/$m-policy-recipe-mj2048" --method inductive \
+          --out "$p/$m-recipe-mj2048-inductive"
+        # That recipe at prior weight 1 (the earlier default), and the prior alone.
         test -s "$p/$m-policy-recipe-pw1/policy.bpk" ||
-          run train "${d[@]::6}" --sample 150 --prior-weight 1 --out "$p/$m-policy-recipe-pw1"
+          run train "${d[@]::6}" --sample 150 --max-judged 2048 --prior-weight 1 \
+            --out "$p/$m-policy-recipe-pw1"
         run explain "${d[@]}" --policy "$p/$m-policy-recipe-pw1" --method inductive \
           --out "$p/$m-recipe-pw1-inductive"
         run explain "${d[@]}" --method untrained --state estimated \
@@ -230,7 +275,8 @@ if [ -n "${LIMIT_PYG:-}" ]; then
     (cd "$p" && "$LIMIT_PYG" "$root/scripts/pyg-replay-cora.py" --graph $g.npz \
       --runs '{m}-exact' '{m}-greedy' '{m}-greedy-sl64' '{m}-greedy-graph' '{m}-transductive' '{m}-transductive-la256' \
       '{m}-transductive-la64-w' '{m}-transductive-la256-w' '{m}-inductive-la128-w' \
-      '{m}-greedy-sl1' '{m}-recipe-inductive' '{m}-recipe-pw1-inductive')
+      '{m}-greedy-sl1' '{m}-recipe-inductive' '{m}-recipe-mj2048-inductive' \
+      '{m}-recipe-pw1-inductive')
   done
 fi
 

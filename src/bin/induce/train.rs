@@ -86,7 +86,7 @@ pub struct ImitationArgs {
     #[arg(long, value_name = "P")]
     pub teacher_share: Option<f32>,
     /// Imitation: candidates the search judges at a training state (the policy's most
-    /// probable half and as many drawn at random where there are more) [default: 2048].
+    /// probable half and as many drawn at random where there are more) [default: 128].
     #[arg(long, value_name = "N")]
     pub max_judged: Option<usize>,
     /// Imitation: passes of the paper's REINFORCE after the imitation passes [default: 0].
