@@ -317,7 +317,8 @@ pub fn target_rule_line(
     hops: u32,
 ) -> String {
     let what = spec_nodes(spec);
-    let head = match sample {
+    // A sample at least as large as the pool keeps every target: no sample to speak of.
+    let head = match sample.filter(|s| s.size < pool) {
         Some(s) => format!(
             "targets: a random sample (seed {}) of {chosen} of the {pool} {what}, drawn among",
             s.seed

@@ -40,7 +40,9 @@ pub struct TrainJob {
     /// Keep only the paper's targets of a broad spec.
     #[serde(rename = "paper_filter")]
     pub filter: TargetFilter,
-    /// Train only on a seeded random sample of the targets.
+    /// Train only on a seeded random sample of the targets. `None` with imitation (the
+    /// recommended recipe): a sample of [`induce_rl::RECOMMENDED_TARGETS`] seeded by the run's
+    /// seed ([`TrainJob::training_sample`]); with REINFORCE, all of them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sample: Option<Sample>,
     /// The hyper-parameter family whose settings `induce` starts from
@@ -60,6 +62,26 @@ pub struct TrainJob {
 }
 
 impl TrainJob {
+    /// The sample of the targets this job trains on: [`TrainJob::sample`], or with imitation
+    /// (the recommended recipe) and none given, [`induce_rl::RECOMMENDED_TARGETS`] of them drawn
+    /// with the run's seed (all of them where there are fewer).
+    ///
+    /// ```
+    /// use induce::run::TrainJob;
+    /// let mut job = TrainJob::new("ba-shapes", "bb.bpk");
+    /// assert_eq!(job.training_sample(), None); // the paper's REINFORCE: every target
+    /// job.induce = job.induce.clone().recommended();
+    /// assert_eq!(job.training_sample().map(|s| s.size), Some(900));
+    /// ```
+    pub fn training_sample(&self) -> Option<Sample> {
+        self.sample.or_else(|| {
+            (self.induce.train.method == induce_rl::Training::Imitation).then_some(Sample {
+                size: induce_rl::RECOMMENDED_TARGETS,
+                seed: self.induce.seed,
+            })
+        })
+    }
+
     /// The paper's inductive settings for the family guessed from `data`'s name.
     pub fn new(data: impl Into<String>, black_box: impl Into<PathBuf>) -> Self {
         let data = data.into();
@@ -228,7 +250,7 @@ fn train_checkpointed(
             let (t, _) = resolve_targets_described(
                 &pool,
                 TargetFilter::AllNodes,
-                job.sample,
+                job.training_sample(),
                 None,
                 data,
                 bb,
@@ -244,7 +266,8 @@ fn train_checkpointed(
             (t, Some(line))
         }
         false => {
-            resolve_targets_described(&job.targets, job.filter, job.sample, None, data, bb, hops)?
+            let sample = job.training_sample();
+            resolve_targets_described(&job.targets, job.filter, sample, None, data, bb, hops)?
         }
     };
     (run.notice)(&job.family_line());

@@ -169,6 +169,11 @@ pub struct InduceConfig {
 /// Imitation passes of [`InduceConfig::recommended`].
 pub const RECOMMENDED_PASSES: usize = 20;
 
+/// Training targets the recommended recipe samples when given more and told no `--sample`
+/// (`induce train`, `induce.train_policy`): on Cora and CiteSeer 900 found more than 150 or 450
+/// and as many as 1,800, in a fifth of the time of all of them (docs/RESULTS.md).
+pub const RECOMMENDED_TARGETS: usize = 900;
+
 /// Width of the policy's layers in [`InduceConfig::recommended`] (the paper's: 16).
 pub const RECOMMENDED_WIDTH: usize = 32;
 

@@ -58,7 +58,7 @@ pub use induce_explain::{explanation, metrics, parallel};
 
 pub use config::{
     InferenceConfig, NetworkConfig, RECOMMENDED_PASSES, RECOMMENDED_PRIOR_WEIGHT,
-    RECOMMENDED_WIDTH, TrainConfig,
+    RECOMMENDED_TARGETS, RECOMMENDED_WIDTH, TrainConfig,
 };
 pub use env::{
     ActionFlag, ActionKind, Candidates, EditMode, EnvConfig, Episode, FeatureActions,

@@ -24,7 +24,8 @@ pub struct TrainArgs {
     pub targets: TargetSpec,
     #[command(flatten)]
     pub family: FamilyArg,
-    /// Train on a random sample of N of the targets (seeded by --seed) [default: all of them]
+    /// Train on a random sample of N of the targets (seeded by --seed) [default: all of them with
+    /// --training reinforce; at most 900 with the recommended recipe]
     #[arg(long, value_name = "N")]
     pub sample: Option<usize>,
     #[command(flatten)]

@@ -696,7 +696,8 @@ def train_policy(model: ModelLike, x: ArrayLike, edge_index: ArrayLike, index: A
     gradients; ``training="reinforce"`` or ``paper_faithful=True`` for the paper's). Returns
     ``{"policy": path, "targets": n, "seconds": s}``; pass ``policy=out`` to
     ``Explainer(method="inductive", ...)``. ``edits="add,del,feat"`` (or ``"feat"``) trains the
-    policy with feature actions too (the estimated state: a model with gradients)."""
+    policy with feature actions too (the estimated state: a model with gradients). The recipe
+    trains on at most 900 of the nodes ``index`` (a sample seeded by ``seed``)."""
     xf = _features(x)
     ei = _edge_index(edge_index)
     m = _Model(model, arch, layers, inputs)
