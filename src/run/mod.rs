@@ -307,6 +307,13 @@ fn spec_nodes(spec: &TargetSpec) -> String {
 /// let line = induce::run::target_rule_line(&TargetSpec::Test, 175, 60, None, &d, 4);
 /// assert!(line.starts_with("targets: 60 of the 175 test nodes"), "{line}");
 /// assert!(line.contains("non-zero label"), "{line}");
+/// // A sample at least as large as the pool keeps them all: no sample to speak of.
+/// let all = induce::run::Sample { size: 900, seed: 42 };
+/// let line = induce::run::target_rule_line(&TargetSpec::Test, 175, 60, Some(all), &d, 4);
+/// assert!(line.starts_with("targets: 60 of the 175 test nodes"), "{line}");
+/// let few = induce::run::Sample { size: 60, seed: 42 };
+/// let line = induce::run::target_rule_line(&TargetSpec::Test, 175, 60, Some(few), &d, 4);
+/// assert!(line.starts_with("targets: a random sample (seed 42) of 60"), "{line}");
 /// ```
 pub fn target_rule_line(
     spec: &TargetSpec,
