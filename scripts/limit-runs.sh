@@ -73,8 +73,8 @@ if [ "${LIMIT_POLICY:-0}" = 1 ]; then
   # The recommended recipe on BA-Shapes (`induce train` without options), and the bounded
   # greedy's first-order choice alone.
   run explain "${d[@]}" --targets eval --method greedy --shortlist 1 --out "$out/syn1-greedy-sl1"
-  # BA-Shapes has 303 training targets: the recipe judges up to 2,048 candidates per state there
-  # (with the default 128 it lost 1 to 3 of the 76 targets, two seeds: the -mj128 rows).
+  # BA-Shapes has 303 training targets: its recipe rows pass --max-judged 2048 (with the default
+  # 128 it lost 1 to 3 of the 76 targets, two seeds: the -mj128 rows).
   for s in 42 7; do
     sx=$([ $s = 42 ] && echo "" || echo "-s$s")
     test -s "$out/syn1-policy-recipe$sx/policy.bpk" ||
@@ -161,7 +161,7 @@ for g in cora citeseer; do
       [ "$name" = recipe ] && { w=(); s=(--sample 900); j=(); }
       case " $* " in *" --prior-weight "*) w=() ;; esac
       case " $* " in *" --sample "*) s=() ;; esac
-      case " $* " in *" --max-judged "*) j=() ;; esac
+      case " $* " in *" --max-judged "* | *" --training reinforce "*) j=() ;; esac
       test -s "$out/$g-policy-$name/policy.bpk" ||
         run train --data "$real/$g.npz" --black-box "$out/$g-bb" "${s[@]}" "${w[@]}" "${j[@]}" \
           "$@" --out "$out/$g-policy-$name"
@@ -179,7 +179,7 @@ for g in cora citeseer; do
     imitate n450-mj256 --sample 450 --max-judged 256 --prior-weight 10
     if [ $g = cora ]; then
       # What a model without gradients gets (the targeted state), on the recipe's targets.
-      imitate targeted-n900 --sample 900 --max-judged 128 --state targeted
+      imitate targeted-n900 --sample 900 --max-judged 128 --prior-weight 10 --state targeted
       imitate n450-mj256-s7 --sample 450 --max-judged 256 --prior-weight 10 --seed 7
       imitate n900-mj256-e10 --sample 900 --max-judged 256 --prior-weight 10 --episodes 10
     else
@@ -288,7 +288,7 @@ echo "|---|---|---|---|---|---|---|---|"
 for g in syn1 syn4 syn5 cora citeseer; do
   test -d "$out/$g-exact" || continue
   python3 scripts/limit-table.py --csv "$csv" --exact "$out/$g-exact" --greedy "$out/$g-greedy" "$g" \
-    $(ls -dv "$out/$g"-* | grep -v -- "-bb$\|-policy\|-bestofk-") \
+    $(ls -dv "$out/$g"-* | grep -v -- "-bb$\|-policy\|-bestofk-\|-t300-\|-recipe-\|-s7-\|-mj\|-n1800-\|-targeted-n900-") \
     $(ls -dv "$out/$g"-bestofk-* "$out/$g"-*-bestofk-* 2>/dev/null) | grep "^| $g "
 done
 for g in cora citeseer; do
@@ -296,6 +296,6 @@ for g in cora citeseer; do
     p=$out/pyg-$g
     test -d "$p/$m-exact" || continue
     python3 scripts/limit-table.py --csv "$csv" --exact "$p/$m-exact" --greedy "$p/$m-greedy" "$g PyG $m" \
-      $(ls -dv "$p/$m"-* | grep -v -- "-policy") | grep "^| $g "
+      $(ls -dv "$p/$m"-* | grep -v -- "-policy\|-recipe-\|-untrained-") | grep "^| $g "
   done
 done

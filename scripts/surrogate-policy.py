@@ -7,6 +7,8 @@ on the targeted state (whose features need only class probabilities), and the po
 the called model itself, its argmax against greedy, both called back, on the same test nodes.
 Prints a Markdown row.
 
+    python scripts/pyg-train-cora.py ../shared/datasets/cora-citeseer-npz/cora.npz runs/pyg-cora \
+        --families added                      # GATv2Conv among the added families
     python scripts/surrogate-policy.py runs/pyg-cora --model gatv2 --targets 60
 
 Needs torch, torch_geometric, safetensors, the `induce` package (pip install ./crates/python) and

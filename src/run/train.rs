@@ -174,6 +174,11 @@ pub struct Trained {
 /// failure before the first epoch leaves no empty directory behind.
 pub fn train(job: &TrainJob, run: &RunContext<'_>) -> Result<Trained> {
     job.validate()?;
+    // The sample the job trains on, recorded as such in `train.json`.
+    let job = &TrainJob {
+        sample: job.training_sample(),
+        ..job.clone()
+    };
     let Some((out, resume)) = run.out else {
         return train_checkpointed(job, run, None);
     };

@@ -170,8 +170,9 @@ pub struct InduceConfig {
 pub const RECOMMENDED_PASSES: usize = 20;
 
 /// Training targets the recommended recipe samples when given more and told no `--sample`
-/// (`induce train`, `induce.train_policy`): on Cora and CiteSeer 900 found more than 150 or 450
-/// and as many as 1,800, in a fifth of the time of all of them (docs/RESULTS.md).
+/// (`induce train`, `induce.train_policy`): on Cora and CiteSeer 900 found more than 150, as many
+/// as 450 with smaller counterfactuals, and as many as 1,800 on CiteSeer in a third of its
+/// training time (docs/RESULTS.md).
 pub const RECOMMENDED_TARGETS: usize = 900;
 
 /// Width of the policy's layers in [`InduceConfig::recommended`] (the paper's: 16).
