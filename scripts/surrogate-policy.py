@@ -22,17 +22,15 @@ import subprocess
 import time
 
 import numpy as np
-import torch
-from safetensors.torch import load_file
 
 import induce
-from induce._torch import receptive_hops
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 
-def trainer():
-    spec = importlib.util.spec_from_file_location("pyg_train", os.path.join(HERE, "pyg-train-cora.py"))
+def callback_policy():
+    """scripts/callback-policy.py as a module: its loading and comparing helpers."""
+    spec = importlib.util.spec_from_file_location("callback_policy", os.path.join(HERE, "callback-policy.py"))
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     return mod
@@ -47,20 +45,8 @@ def main():
     ap.add_argument("--out", default=None, help="the surrogate's folder [default: DIR/MODEL-surrogate]")
     a = ap.parse_args()
     bin_ = os.environ.get("INDUCE_BIN", os.path.join(HERE, "..", "target", "release", "induce"))
-    t = trainer()
-    path = os.path.join(a.dir, a.graph)
-    g = np.load(path)
-    x, ei = torch.from_numpy(g["features"]), torch.from_numpy(g["edge_index"])
-    c = int(g["labels"].max()) + 1
-    model = next(m for name, m, _ in t.models(x.shape[1], c, families=(a.model,)) if name == a.model)
-    model.load_state_dict(load_file(os.path.join(a.dir, a.model, "model.safetensors")))
-    model.eval()
-    hops = receptive_hops(model)
-
-    def called(xx, ee):
-        with torch.no_grad():
-            return model(xx, ee)
-
+    cb = callback_policy()
+    g, x, ei, hops, called = cb.load_called(a.dir, a.graph, a.model)
     out = a.out or os.path.join(a.dir, f"{a.model}-surrogate")
     os.makedirs(out, exist_ok=True)
     # The graph labelled by the called model: what the surrogate learns.
@@ -86,14 +72,7 @@ def main():
     sur = induce.predict(bb, x, ei).argmax(1)
     agree = float(np.mean(sur == pred))
     test = [int(i) for i in g["test_idx"][: a.targets]]
-    rows = {}
-    for method, extra in (("greedy", {}), ("inductive", {"policy": policy})):
-        ex = induce.Explainer(model=called, layers=hops, method=method, **extra)
-        t0 = time.perf_counter()
-        res = list(ex(x, ei, index=test))
-        rows[method] = (res, (time.perf_counter() - t0) / len(test))
-    greedy, pol = rows["greedy"][0], rows["inductive"][0]
-    common = [i for i, (p, q) in enumerate(zip(pol, greedy)) if p.is_counterfactual and q.is_counterfactual]
+    greedy, pol, common, seconds = cb.greedy_and_policy(called, hops, x, ei, test, policy)
     size = lambda rs: np.mean([rs[i].size for i in common]) if common else float("nan")
     ev = lambda rs: np.mean([r.evaluations or 0 for r in rs])
     print(f"surrogate: {t_bb:.0f} s, agrees with the called model on {agree:.1%} of the nodes; "
@@ -104,7 +83,7 @@ def main():
     print(f"| {a.model} | {sum(r.is_counterfactual for r in greedy)}/{len(test)} "
           f"| {sum(r.is_counterfactual for r in pol)}/{len(test)} ({len(common)}) "
           f"| {size(pol):.2f} / {size(greedy):.2f} | {ev(pol):.1f} / {ev(greedy):.0f} "
-          f"| {rows['inductive'][1]:.3f} / {rows['greedy'][1]:.3f} |")
+          f"| {seconds['inductive']:.3f} / {seconds['greedy']:.3f} |")
 
 
 if __name__ == "__main__":
