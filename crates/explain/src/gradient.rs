@@ -91,6 +91,52 @@ impl GradModel {
         }))
     }
 
+    /// `features` through the model's first layer, once, for many bindings of the same nodes
+    /// ([`Self::bind_with`]): what the host kernel binds (`X W₁`); nothing on Burn's.
+    ///
+    /// Errors: features of another width than the model's.
+    pub fn first_layer(&self, features: &Features) -> Result<FirstLayer> {
+        if self.net.input_dim() != features.dim() {
+            return Err(ExplainError::FeatureDimension {
+                expected: self.net.input_dim(),
+                got: features.dim(),
+            });
+        }
+        Ok(FirstLayer {
+            nodes: features.num_nodes(),
+            product: match (&self.host, self.kernel) {
+                (Some(host), Kernel::Host) => Some(host.first_layer(features)?),
+                _ => None,
+            },
+        })
+    }
+
+    /// [`Self::bind`] with the features' [`FirstLayer`] computed once: the same result, without
+    /// multiplying the features into the first layer again. `first` must come from `features`.
+    ///
+    /// Errors: as [`Self::bind`]; a `first` of another node count than `features`.
+    pub fn bind_with<'m>(
+        &'m self,
+        features: &Features,
+        first: &'m FirstLayer,
+        pairs: &[(u32, u32)],
+        target: usize,
+    ) -> Result<SoftNeighbourhood<'m>> {
+        if first.nodes != features.num_nodes() {
+            return Err(ExplainError::InvalidValue {
+                what: "first-layer product",
+                value: format!("{} nodes", first.nodes),
+                reason: format!("the features have {}", features.num_nodes()),
+            });
+        }
+        match (&self.host, self.kernel, &first.product) {
+            (Some(host), Kernel::Host, Some(xw)) => Ok(SoftNeighbourhood(Soft::Host(
+                host.bind_first_layer(xw, pairs, target)?,
+            ))),
+            _ => self.bind(features, pairs, target),
+        }
+    }
+
     /// The graph of `features`' nodes with its `edges` (local ids, each once), bound to the
     /// model for the gradient of `target`'s output with respect to the feature entries (what a
     /// feature mask, CF-GNNFeatures, optimises). Always Burn's autodiff on the model's device.
@@ -137,6 +183,14 @@ impl GradModel {
     }
 }
 
+/// A neighbourhood's features through the model's first layer ([`GradModel::first_layer`]).
+#[derive(Debug, Clone)]
+pub struct FirstLayer {
+    nodes: usize,
+    /// `X W₁` on the host kernel; `None` where the binding multiplies the features itself.
+    product: Option<Vec<f32>>,
+}
+
 enum Soft<'m> {
     Host(BoundEdgeWeightGcn<'m>),
     Burn(Box<BurnSoft>),
@@ -180,7 +234,13 @@ impl SoftNeighbourhood<'_> {
         crate::oracle::count(1);
         let (lp, g) = match &self.0 {
             Soft::Host(b) => {
-                b.log_probs(weights)?; // checks the length
+                if weights.len() != b.num_pairs() {
+                    return Err(ExplainError::InvalidValue {
+                        what: "pair weights",
+                        value: weights.len().to_string(),
+                        reason: format!("{} pairs are bound", b.num_pairs()),
+                    });
+                }
                 b.log_probs_and_grad(weights, degree_gradient, dloss)
             }
             Soft::Burn(b) => {

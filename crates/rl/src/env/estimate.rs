@@ -13,7 +13,7 @@
 use std::collections::HashMap;
 
 use induce_explain::Goal;
-use induce_explain::gradient::GradModel;
+use induce_explain::gradient::{FirstLayer, GradModel};
 use induce_graph::{EditGraph, Features, Graph, Subgraph};
 use induce_models::{BlackBox, DegreeGradient, Kernel};
 
@@ -27,6 +27,9 @@ const CLAMP: f32 = 4.0;
 pub(crate) struct Estimator {
     model: GradModel,
     features: Features,
+    /// `features` through the black box's first layer, once per neighbourhood (edge edits do
+    /// not change it).
+    first: FirstLayer,
     pairs: Vec<(u32, u32)>,
     index: HashMap<(u32, u32), usize>,
     /// The pair `(target, v)` of each local node `v` (`None` for the target).
@@ -78,9 +81,11 @@ impl Estimator {
                 })
             })
             .collect();
+        let features = sub.features(graph);
         Ok(Self {
+            first: model.first_layer(&features)?,
             model,
-            features: sub.features(graph),
+            features,
             pairs,
             index,
             toggle_of,
@@ -115,11 +120,16 @@ impl Estimator {
         goal: Goal,
         y: usize,
     ) -> Result<(Vec<f32>, Vec<f32>)> {
-        let x = x.unwrap_or(&self.features);
         let mut w: Vec<f32> = (self.pairs.iter())
             .map(|&(a, b)| f32::from(u8::from(edit.has_edge(a as usize, b as usize))))
             .collect();
-        let soft = self.model.bind(x, &self.pairs, self.target)?;
+        let soft = match x {
+            Some(x) => self.model.bind(x, &self.pairs, self.target)?,
+            None => {
+                (self.model).bind_with(&self.features, &self.first, &self.pairs, self.target)?
+            }
+        };
+        let x = x.unwrap_or(&self.features);
         let mut margin = 0.0;
         let (_, g) = soft.log_probs_and_grad(&w, DegreeGradient::Through, |lp| {
             margin = goal.margin(lp, y);

@@ -11,6 +11,8 @@
 //! `log_softmax([H1 ‖ H2 ‖ H3] W_lin + b_lin)`. The backward pass starts from the target's row
 //! only.
 
+use std::borrow::Cow;
+
 use induce_graph::Features;
 
 use crate::black_box::check_features;
@@ -129,8 +131,47 @@ impl EdgeWeightGcn {
         pairs: &[(u32, u32)],
         target: usize,
     ) -> Result<BoundEdgeWeightGcn<'_>> {
+        let xw = self.first_layer(x)?;
+        self.bind_product(x.num_nodes(), Cow::Owned(xw), pairs, target)
+    }
+
+    /// The first layer's `X W₁` (`[n, hidden]`): bound once by [`Self::bind_first_layer`] for
+    /// many bindings of the same nodes and features (the state of an episode at every step).
+    ///
+    /// Errors: features of another width than the model's.
+    pub fn first_layer(&self, x: &Features) -> Result<Vec<f32>> {
         check_features(x, self.layers[0].rows)?;
-        let n = x.num_nodes();
+        Ok(product(x.as_slice(), x.num_nodes(), &self.layers[0], None))
+    }
+
+    /// [`Self::bind`] with the first layer's product `xw` of [`Self::first_layer`] (for the
+    /// same nodes' features) instead of the features.
+    ///
+    /// Errors: `xw` not `[n, hidden]` for some `n`, a pair or the target out of range.
+    pub fn bind_first_layer<'a>(
+        &'a self,
+        xw: &'a [f32],
+        pairs: &[(u32, u32)],
+        target: usize,
+    ) -> Result<BoundEdgeWeightGcn<'a>> {
+        let h = self.layers[0].cols;
+        if h == 0 || !xw.len().is_multiple_of(h) {
+            return Err(ModelError::DimensionMismatch {
+                what: "first-layer product (a multiple of the hidden width)".into(),
+                expected: h,
+                got: xw.len(),
+            });
+        }
+        self.bind_product(xw.len() / h, Cow::Borrowed(xw), pairs, target)
+    }
+
+    fn bind_product<'a>(
+        &'a self,
+        n: usize,
+        xw: Cow<'a, [f32]>,
+        pairs: &[(u32, u32)],
+        target: usize,
+    ) -> Result<BoundEdgeWeightGcn<'a>> {
         if target >= n {
             return Err(ModelError::InvalidInput(format!(
                 "target {target} outside the {n} nodes"
@@ -139,7 +180,7 @@ impl EdgeWeightGcn {
         let m = Messages::new(n, pairs)?;
         // Hop distance from the target over every pair (capped at 3): the target's output reads
         // layer 3 at the target, layer 2 within 1 hop, layer 1 within 2 hops; nothing else is
-        // computed.
+        // computed. (Every pair counts, a weight-0 one too: its gradient reads both ends.)
         let mut adj = vec![Vec::new(); n];
         for &(u, w) in pairs {
             adj[u as usize].push(w as usize);
@@ -160,15 +201,19 @@ impl EdgeWeightGcn {
             }
             frontier = next;
         }
+        let into_target = (0..m.dst.len() as u32)
+            .filter(|&k| m.dst[k as usize] as usize == target)
+            .collect();
         Ok(BoundEdgeWeightGcn {
             gcn: self,
             n,
             target,
             src: m.src,
             dst: m.dst,
-            within: [1, 2].map(|h| (0..n as u32).filter(|&i| hop[i as usize] <= h).collect()),
+            within2: (0..n as u32).filter(|&i| hop[i as usize] <= 2).collect(),
+            into_target,
             hop,
-            xw: product(x.as_slice(), n, &self.layers[0], None),
+            xw,
         })
     }
 }
@@ -185,9 +230,12 @@ pub struct BoundEdgeWeightGcn<'a> {
     dst: Vec<u32>,
     /// Hop distance of every node from the target, capped at 3.
     hop: Vec<u8>,
-    /// The nodes within 1 and within 2 hops of the target, ascending.
-    within: [Vec<u32>; 2],
-    xw: Vec<f32>,
+    /// The nodes within 2 hops of the target, ascending (the rows of `H₁ W₂` its output reads).
+    within2: Vec<u32>,
+    /// The messages into the target (indices into `src`/`dst`): the only ones of the third layer
+    /// that its output reads.
+    into_target: Vec<u32>,
+    xw: Cow<'a, [f32]>,
 }
 
 /// Everything the backward pass needs from the forward pass.
@@ -195,9 +243,10 @@ struct Tape {
     omega: Vec<f32>,
     inv: Vec<f32>,
     a: Vec<f32>,
-    /// `P_l = H_{l-1} W_l` of each layer.
-    p: [Vec<f32>; 3],
-    /// Pre-activations `Z_l`.
+    /// `P₂ = H₁ W₂` (the first layer's `X W₁` is bound; the third layer is taken at the target
+    /// only, without `H₂ W₃`).
+    p2: Vec<f32>,
+    /// Pre-activations `Z₁`, `Z₂` (`[n, cols]`) and the target's `Z₃` (`[cols]`).
     z: [Vec<f32>; 3],
     logits: Vec<f32>,
 }
@@ -229,7 +278,7 @@ impl BoundEdgeWeightGcn<'_> {
     }
 
     fn forward(&self, weights: &[f32]) -> Result<Tape> {
-        let pairs = (self.src.len() - self.n) / 2;
+        let pairs = self.num_pairs();
         if weights.len() != pairs {
             return Err(ModelError::DimensionMismatch {
                 what: "edge weights (one per pair)".into(),
@@ -252,35 +301,50 @@ impl BoundEdgeWeightGcn<'_> {
         let [l1, l2, l3] = &self.gcn.layers;
         let z1 = self.aggregate(&a, &self.xw, l1.cols, &l1.b, 2);
         let h1: Vec<f32> = z1.iter().map(|&v| crate::ops::relu(v)).collect();
-        let p2 = product(&h1, self.n, l2, Some(&self.within[1]));
+        let p2 = product(&h1, self.n, l2, Some(&self.within2));
         let z2 = self.aggregate(&a, &p2, l2.cols, &l2.b, 1);
-        let h2: Vec<f32> = z2.iter().map(|&v| crate::ops::relu(v)).collect();
-        let p3 = product(&h2, self.n, l3, Some(&self.within[0]));
-        let z3 = self.aggregate(&a, &p3, l3.cols, &l3.b, 0);
+        // The third layer at the target only, aggregated before the product:
+        // `z₃ = (Σ_{t_k = t} a_k relu(z₂)_{s_k}) W₃ + b₃` (one row instead of `H₂ W₃` on every
+        // node that messages the target: with a candidate pair per node, all of them).
+        let mut agg = vec![0.0f32; l3.rows];
+        for &k in &self.into_target {
+            let (ak, s) = (a[k as usize], self.src[k as usize] as usize);
+            for (o, &v) in agg.iter_mut().zip(&z2[s * l2.cols..(s + 1) * l2.cols]) {
+                *o += ak * crate::ops::relu(v);
+            }
+        }
+        let mut z3 = l3.b.clone();
+        matmul_acc(&agg, &l3.w, l3.rows, l3.cols, &mut z3);
         // Logits of the target only.
         let t = self.target;
         let lin = &self.gcn.lin;
         let mut logits = lin.b.clone();
         let mut row0 = 0;
-        for (h, l) in [(&h1, l1), (&h2, l2), (&z3, l3)] {
+        let h2t: Vec<f32> = (z2[t * l2.cols..(t + 1) * l2.cols].iter())
+            .map(|&v| crate::ops::relu(v))
+            .collect();
+        for (h, l) in [
+            (&h1[t * l1.cols..(t + 1) * l1.cols], l1),
+            (&h2t[..], l2),
+            (&z3[..], l3),
+        ] {
             let w = &lin.w[row0 * lin.cols..(row0 + l.cols) * lin.cols];
-            matmul_acc(
-                &h[t * l.cols..(t + 1) * l.cols],
-                w,
-                l.cols,
-                lin.cols,
-                &mut logits,
-            );
+            matmul_acc(h, w, l.cols, lin.cols, &mut logits);
             row0 += l.cols;
         }
         Ok(Tape {
             omega,
             inv,
             a,
-            p: [self.xw.clone(), p2, p3],
+            p2,
             z: [z1, z2, z3],
             logits,
         })
+    }
+
+    /// The number of weighted pairs (the length of a weight vector).
+    pub fn num_pairs(&self) -> usize {
+        (self.src.len() - self.n) / 2
     }
 
     /// The target's class log-probabilities with pair weights `weights`.
@@ -322,66 +386,87 @@ impl BoundEdgeWeightGcn<'_> {
         let [l1, l2, l3] = &self.gcn.layers;
         let lin = &self.gcn.lin;
         let (n, t) = (self.n, self.target);
-        // Gradients of H1, H2, H3 (only the target's row is non-zero at first).
-        let mut g_h = [
-            vec![0.0f32; n * l1.cols],
-            vec![0.0f32; n * l2.cols],
-            vec![0.0f32; n * l3.cols],
-        ];
+        // Gradients of H1 and H2 (`[n, cols]`, only the target's row non-zero at first) and of
+        // the target's Z3 (`[cols]`), from the output layer.
+        let mut gh1 = vec![0.0f32; n * l1.cols];
+        let mut gh2 = vec![0.0f32; n * l2.cols];
+        let mut gz3 = vec![0.0f32; l3.cols];
         let mut row0 = 0;
-        for (gh, l) in g_h.iter_mut().zip([l1, l2, l3]) {
-            for j in 0..l.cols {
+        for (gh, l) in [
+            &mut gh1[t * l1.cols..(t + 1) * l1.cols],
+            &mut gh2[t * l2.cols..(t + 1) * l2.cols],
+            &mut gz3[..],
+        ]
+        .into_iter()
+        .zip([l1, l2, l3])
+        {
+            for (j, g) in gh.iter_mut().enumerate() {
                 let wr = &lin.w[(row0 + j) * lin.cols..(row0 + j + 1) * lin.cols];
-                gh[t * l.cols + j] = wr.iter().zip(&g_o).map(|(w, g)| w * g).sum();
+                *g = wr.iter().zip(&g_o).map(|(w, g)| w * g).sum();
             }
             row0 += l.cols;
         }
         let mut g_a = vec![0.0f32; tape.a.len()];
-        let [gh1, gh2, gh3] = &mut g_h;
-        for layer in (0..3).rev() {
-            let l = &self.gcn.layers[layer];
-            let cols = l.cols;
-            // g_Z = g_H ⊙ relu'(Z) (no ReLU after the third layer).
-            let gz: Vec<f32> = match layer {
-                2 => gh3.clone(),
-                1 => gh2
-                    .iter()
-                    .zip(&tape.z[1])
-                    .map(|(g, &z)| if z > 0.0 { *g } else { 0.0 })
-                    .collect(),
-                _ => gh1
-                    .iter()
-                    .zip(&tape.z[0])
-                    .map(|(g, &z)| if z > 0.0 { *g } else { 0.0 })
-                    .collect(),
+        // Third layer (no ReLU), target only: with u = W₃ g_z₃ᵀ, ∂/∂a_k = u · h₂[s_k] and
+        // g_H₂[s_k] += a_k u over the messages into the target.
+        let mut u = vec![0.0f32; l3.rows];
+        matmul_acc(&gz3, &l3.wt, l3.cols, l3.rows, &mut u);
+        let (c2, z2) = (l2.cols, &tape.z[1]);
+        for &k in &self.into_target {
+            let (k, s) = (k as usize, self.src[k as usize] as usize);
+            let zs = &z2[s * c2..(s + 1) * c2];
+            g_a[k] += u
+                .iter()
+                .zip(zs)
+                .map(|(a, &z)| a * crate::ops::relu(z))
+                .sum::<f32>();
+            let ak = tape.a[k];
+            if ak != 0.0 {
+                for (o, &v) in gh2[s * c2..(s + 1) * c2].iter_mut().zip(&u) {
+                    *o += ak * v;
+                }
+            }
+        }
+        for layer in [1, 0] {
+            let (gh, z, cols) = match layer {
+                1 => (&gh2, &tape.z[1], l2.cols),
+                _ => (&gh1, &tape.z[0], l1.cols),
             };
-            let p = &tape.p[layer];
+            // g_Z = g_H ⊙ relu'(Z), and which of its rows are non-zero.
+            let gz: Vec<f32> = (gh.iter().zip(z))
+                .map(|(g, &z)| if z > 0.0 { *g } else { 0.0 })
+                .collect();
+            let live: Vec<bool> = gz
+                .chunks_exact(cols)
+                .map(|r| r.iter().any(|&v| v != 0.0))
+                .collect();
+            let p: &[f32] = if layer == 1 { &tape.p2 } else { &self.xw };
             let mut g_p = vec![0.0f32; if layer > 0 { n * cols } else { 0 }];
+            let mut touched = vec![false; if layer > 0 { n } else { 0 }];
             for (k, ga) in g_a.iter_mut().enumerate() {
                 let (s, d) = (self.src[k] as usize, self.dst[k] as usize);
-                let gzt = &gz[d * cols..(d + 1) * cols];
-                if gzt.iter().all(|&v| v == 0.0) {
+                if !live[d] {
                     continue;
                 }
+                let gzt = &gz[d * cols..(d + 1) * cols];
                 *ga += gzt
                     .iter()
                     .zip(&p[s * cols..(s + 1) * cols])
                     .map(|(a, b)| a * b)
                     .sum::<f32>();
-                if layer > 0 {
-                    let ak = tape.a[k];
+                let ak = tape.a[k];
+                if layer > 0 && ak != 0.0 {
+                    touched[s] = true;
                     for (o, &v) in g_p[s * cols..(s + 1) * cols].iter_mut().zip(gzt) {
                         *o += ak * v;
                     }
                 }
             }
-            // g_H += g_P · Wᵀ (through the stored transpose) on the rows where g_P can be
-            // non-zero: the sources of messages into rows where g_Z is (layer 3: the target's
-            // neighbours, within 1 hop; layer 2: within 2 hops).
-            match layer {
-                2 => matmul_acc_at(&g_p, &l3.wt, l3.cols, l3.rows, &self.within[0], gh2),
-                1 => matmul_acc_at(&g_p, &l2.wt, l2.cols, l2.rows, &self.within[1], gh1),
-                _ => {}
+            // g_H₁ += g_P₂ W₂ᵀ (through the stored transpose) on the rows where g_P₂ is
+            // non-zero: the sources of weighted messages into rows where g_Z₂ is.
+            if layer == 1 {
+                let rows: Vec<u32> = (0..n as u32).filter(|&i| touched[i as usize]).collect();
+                matmul_acc_at(&g_p, &l2.wt, l2.cols, l2.rows, &rows, &mut gh1);
             }
         }
         // a_k = ω_k inv_s inv_t.
@@ -422,7 +507,7 @@ mod tests {
     use rand::{Rng, SeedableRng};
 
     /// Host gradients equal Burn's autodiff through `Gcn::forward_weighted`, for random graphs,
-    /// weights, losses and both degree modes.
+    /// weights (some 0), losses and both degree modes.
     #[test]
     fn gradients_match_burn_autodiff() {
         let d = test_device().unwrap();
@@ -444,10 +529,23 @@ mod tests {
                     }
                 }
             }
-            let x: Vec<f32> = (0..n * din).map(|_| rng.random_range(-1.0..1.0)).collect();
-            let weights: Vec<f32> = pairs.iter().map(|_| rng.random_range(0.05..1.0)).collect();
-            let coef: Vec<f32> = (0..c).map(|_| rng.random_range(-1.0..1.0)).collect();
             let target = trial % n;
+            // Every pair (target, v) a candidate, as the estimated state binds them, a third of
+            // the weights exactly 0 (absent edges: their gradient reads both ends).
+            for v in 0..n as u32 {
+                let key = (v.min(target as u32), v.max(target as u32));
+                if v != target as u32 && !pairs.contains(&key) {
+                    pairs.push(key);
+                }
+            }
+            let x: Vec<f32> = (0..n * din).map(|_| rng.random_range(-1.0..1.0)).collect();
+            let weights: Vec<f32> = (pairs.iter())
+                .map(|_| match rng.random_bool(0.3) {
+                    true => 0.0,
+                    false => rng.random_range(0.05..1.0),
+                })
+                .collect();
+            let coef: Vec<f32> = (0..c).map(|_| rng.random_range(-1.0..1.0)).collect();
             let host = EdgeWeightGcn::from_gcn(&model).unwrap();
             let feats = Features::new(n, din, x.clone()).unwrap();
             let bound = host.bind(&feats, &pairs, target).unwrap();
@@ -526,5 +624,31 @@ mod tests {
         let b = host.bind(&x, &[(0, 1)], 0).unwrap();
         assert!(b.log_probs(&[1.0, 1.0]).is_err());
         assert_eq!(b.log_probs(&[1.0]).unwrap().len(), 2);
+        // A first-layer product of another width, a target outside its rows.
+        assert!(host.bind_first_layer(&[0.0; 7], &[(0, 1)], 0).is_err());
+        let xw = host.first_layer(&x).unwrap();
+        assert!(host.bind_first_layer(&xw, &[(0, 1)], 3).is_err());
+    }
+
+    /// Binding the first layer's product once gives exactly what binding the features does.
+    #[test]
+    fn the_bound_first_layer_is_the_features_product() {
+        let d = test_device().unwrap();
+        let host =
+            EdgeWeightGcn::from_gcn(&GcnConfig::new(2, 3).with_init_seed(5).init(&d)).unwrap();
+        //  0 ─ 1 ─ 2 ─ 3, candidate (0, 3)
+        let pairs = [(0, 1), (1, 2), (2, 3), (0, 3)];
+        let x = Features::new(4, 2, (0..8).map(|i| (i as f32 * 0.7).cos()).collect()).unwrap();
+        let w = [1.0, 1.0, 0.5, 0.0];
+        let coef = |_: &[f32]| vec![1.0, 0.0, -1.0];
+        let through = DegreeGradient::Through;
+        let want = host
+            .bind(&x, &pairs, 0)
+            .unwrap()
+            .log_probs_and_grad(&w, through, coef);
+        let xw = host.first_layer(&x).unwrap();
+        let bound = host.bind_first_layer(&xw, &pairs, 0).unwrap();
+        assert_eq!(bound.num_pairs(), 4);
+        assert_eq!(bound.log_probs_and_grad(&w, through, coef), want);
     }
 }
