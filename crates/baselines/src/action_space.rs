@@ -17,7 +17,7 @@ use std::sync::Mutex;
 
 use induce_explain::{Edit, EditKind, ExplainError, Judge, Locked, Result, Verdict, oracle};
 use induce_graph::{Features, Graph, Subgraph, k_hop};
-use induce_models::{BlackBox, GraphBinding};
+use induce_models::{BlackBox, GraphBinding, StateBinding};
 use serde::{Deserialize, Serialize};
 
 /// Where a search's additions `(target, v)` may go.
@@ -585,6 +585,9 @@ impl<'a> TargetOracle<'a> {
     /// # Shapes
     /// - output: `[trials.len()][num_classes]`
     pub fn rows(&mut self, trials: &[&[Edit]]) -> Result<Vec<Vec<f32>>> {
+        if let Source::Bound(b) = self.source {
+            return self.bound_rows(b, trials);
+        }
         let Source::Batched {
             graph,
             black_box,
@@ -622,6 +625,34 @@ impl<'a> TargetOracle<'a> {
                 }
                 fields.clear();
                 values = 0;
+            }
+        }
+        Ok(out)
+    }
+
+    /// [`TargetOracle::rows`] through the graph binding: trials that extend the same edits by
+    /// one (a search's candidates at one state) from the binding's cache of that state
+    /// ([`GraphBinding::state_at`]) where it has one, else one [`TargetOracle::row`] each.
+    fn bound_rows(&mut self, b: &dyn GraphBinding, trials: &[&[Edit]]) -> Result<Vec<Vec<f32>>> {
+        let mut out = Vec::with_capacity(trials.len());
+        let mut state: Option<(&[Edit], Box<dyn StateBinding + '_>)> = None;
+        for &t in trials {
+            let Some((last, prefix)) = t.split_last() else {
+                out.push(self.row(t)?);
+                continue;
+            };
+            if state.as_ref().is_none_or(|(at, _)| *at != prefix) {
+                let pairs: Vec<(u32, u32)> = prefix.iter().map(|e| (e.u, e.w)).collect();
+                state = b.state_at(self.target, &pairs)?.map(|s| (prefix, s));
+            }
+            match &mut state {
+                Some((_, s)) => {
+                    self.calls += 1;
+                    oracle::count(1);
+                    let row = s.log_probs_toggling((last.u, last.w))?;
+                    out.push(self.checked(row)?);
+                }
+                None => out.push(self.row(t)?),
             }
         }
         Ok(out)

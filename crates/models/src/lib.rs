@@ -64,7 +64,7 @@ pub mod timing;
 
 pub use black_box::{
     BlackBox, BoundBlackBox, EdgeWeighted, GraphBinding, IncrementalBlackBox, LayersSource,
-    LogProbs, PreparedBlackBox, RowGraph,
+    LogProbs, PreparedBlackBox, RowGraph, StateBinding,
 };
 pub use error::{ModelError, Result};
 pub use gcn::host::HostGcn;

@@ -12,6 +12,7 @@
 //! ```
 
 use induce_explain::{Edit, FeatureEdit, Judge, Verdict};
+use induce_models::{LogProbs, StateBinding};
 use serde::{Deserialize, Serialize};
 
 use crate::env::{ActionKind, Episode};
@@ -25,6 +26,10 @@ pub struct Lookahead<'g> {
     trial: Vec<Edit>,
     features: Vec<FeatureEdit>,
     widening: Widening,
+    /// The binding at the episode's current edits (the state's rows cached, so that each
+    /// candidate is evaluated from them: [`induce_models::GraphBinding::state_at`]), with those
+    /// edits; `None` until the first verdict, or where the binding has no such cache.
+    state: Option<(Vec<Edit>, Box<dyn StateBinding + 'g>)>,
 }
 
 /// How far the look-ahead reaches past the policy's `k` best proposals (`--widen`;
@@ -95,6 +100,7 @@ impl<'g> Lookahead<'g> {
             trial: Vec::new(),
             features: Vec::new(),
             widening: Widening::Fixed,
+            state: None,
         })
     }
 
@@ -179,6 +185,13 @@ impl<'g> Lookahead<'g> {
         let sub = ep.subgraph();
         let (u, w, kind) = ep.candidates().get(index);
         let (gu, gw) = (sub.global_of(u as usize), sub.global_of(w as usize));
+        if kind.edit_kind().is_some()
+            && ep.feature_edits().is_empty()
+            && let Some(row) = self.from_state(ep, (gu.min(gw), gu.max(gw)))?
+        {
+            let label = LogProbs::new(1, row.len(), row.clone())?.argmax(0);
+            return Ok((ep.goal().reached(y, label), ep.goal().margin(&row, y)));
+        }
         self.trial.clear();
         self.trial.extend_from_slice(ep.edits());
         self.features.clear();
@@ -196,6 +209,44 @@ impl<'g> Lookahead<'g> {
         self.judge.set_state(&self.trial, &self.features)?;
         let flipped = ep.goal().reached(y, self.judge.label());
         Ok((flipped, ep.goal().margin(self.judge.target_row(), y)))
+    }
+
+    /// The target's row with `ep`'s edits and `pair` toggled, from the binding's cache of the
+    /// episode's state (built again when the edits changed); `None` where the judge has no
+    /// binding or the binding no such cache.
+    fn from_state(&mut self, ep: &Episode<'_>, pair: (u32, u32)) -> Result<Option<Vec<f32>>> {
+        let Some(binding) = self.judge.binding() else {
+            return Ok(None);
+        };
+        if self
+            .state
+            .as_ref()
+            .is_none_or(|(at, _)| at[..] != *ep.edits())
+        {
+            let toggled: Vec<(u32, u32)> = self.judge.toggles_of(ep.edits()).into_iter().collect();
+            self.state = match binding
+                .state_at(self.judge.target(), &toggled)
+                .map_err(induce_explain::ExplainError::from)?
+            {
+                Some(s) => Some((ep.edits().to_vec(), s)),
+                None => return Ok(None),
+            };
+        }
+        let Some((_, state)) = self.state.as_mut() else {
+            return Ok(None);
+        };
+        induce_explain::oracle::count(1);
+        let row = state
+            .log_probs_toggling(pair)
+            .map_err(induce_explain::ExplainError::from)?;
+        if row.iter().any(|x| x.is_nan()) {
+            return Err(induce_explain::ExplainError::NanOutput {
+                target: self.judge.target(),
+                node: self.judge.target(),
+            }
+            .into());
+        }
+        Ok(Some(row))
     }
 }
 

@@ -357,6 +357,28 @@ impl<'a> Judge<'a> {
     /// graph (a deletion removes its pair, an addition inserts it), and re-evaluates only what
     /// differs from the current edits. Same errors as [`Judge::toggle`].
     pub fn set_edits(&mut self, edits: &[Edit]) -> Result<()> {
+        let want = self.toggles_of(edits);
+        let toggles: Vec<(u32, u32)> = self.delta.symmetric_difference(&want).copied().collect();
+        self.toggle(&toggles)
+    }
+
+    /// The pairs `edits` toggle, applied in order to the original graph (or the frozen
+    /// neighbourhood): those whose presence differs from it, each once, sorted, with a self
+    /// loop or a node outside the graph kept (for [`Judge::toggle`] to report).
+    ///
+    /// ```
+    /// use induce_explain::{Edit, Judge, Verdict};
+    /// use induce_graph::{Features, Graph};
+    /// use induce_models::testing::DegreeAtLeast;
+    ///
+    /// //  0 ─ 1   2
+    /// let g = Graph::from_edges(3, &[(0, 1)], Features::constant(3, 1, 1.0), vec![0; 3])
+    ///     .unwrap();
+    /// let judge = Judge::new(&g, &DegreeAtLeast(1), 0, &[0], Verdict::Exact).unwrap();
+    /// let edits = [Edit::add(2, 0), Edit::delete(0, 1), Edit::add(0, 1)];
+    /// assert_eq!(judge.toggles_of(&edits).into_iter().collect::<Vec<_>>(), [(0, 2)]);
+    /// ```
+    pub fn toggles_of(&self, edits: &[Edit]) -> BTreeSet<(u32, u32)> {
         let mut present: HashMap<(u32, u32), bool> = HashMap::with_capacity(edits.len());
         for e in edits {
             present.insert((e.u.min(e.w), e.u.max(e.w)), e.kind == EditKind::Add);
@@ -371,8 +393,17 @@ impl<'a> Judge<'a> {
                 want.insert(p); // a self loop or out of range: `toggle` reports it
             }
         }
-        let toggles: Vec<(u32, u32)> = self.delta.symmetric_difference(&want).copied().collect();
-        self.toggle(&toggles)
+        want
+    }
+
+    /// The black box's binding to the graph through which this judge takes the target's
+    /// verdict ([`Judge::exact_target`] and [`Judge::sampled`] of a black box bound to the
+    /// graph), if any.
+    pub fn binding(&self) -> Option<&'a dyn induce_models::GraphBinding> {
+        match &self.exact {
+            Some(ExactTarget::Bound(b)) => Some(*b),
+            _ => None,
+        }
     }
 
     /// The target's label with exactly `edits` applied ([`Judge::set_edits`]).

@@ -320,6 +320,34 @@ pub trait GraphBinding: Send + Sync {
         let _ = (node, toggled, rows);
         Ok(None)
     }
+
+    /// `node` at the edited state `toggled`, prepared to evaluate each single further toggle
+    /// from the state's cached rows ([`StateBinding`]): the verdicts a search takes on every
+    /// candidate of one state. `Ok(None)` where the binding cannot (the default); the caller
+    /// then evaluates each candidate with [`GraphBinding::log_probs_at_edited`].
+    ///
+    /// Errors: [`ModelError::InvalidInput`] for an id outside the graph or a self loop.
+    fn state_at(
+        &self,
+        node: u32,
+        toggled: &[(u32, u32)],
+    ) -> Result<Option<Box<dyn StateBinding + '_>>> {
+        let _ = (node, toggled);
+        Ok(None)
+    }
+}
+
+/// One node at one edited state of a bound graph ([`GraphBinding::state_at`]).
+pub trait StateBinding: Send {
+    /// The node's class log-probabilities with the state's toggles and `pair` toggled (back,
+    /// if the state toggles it): [`GraphBinding::log_probs_at_edited`] with `pair` appended to
+    /// the state's toggles, up to float summation order.
+    ///
+    /// Errors: [`ModelError::InvalidInput`] for an id outside the graph or a self loop.
+    ///
+    /// # Shapes
+    /// - output: `[num_classes]`
+    fn log_probs_toggling(&mut self, pair: (u32, u32)) -> Result<Vec<f32>>;
 }
 
 /// A black box together with its binding to one graph ([`BlackBox::bind_graph`], made once):

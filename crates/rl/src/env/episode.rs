@@ -209,6 +209,44 @@ impl<'a> Episode<'a> {
         Self::with_subgraph(graph, black_box, sub, config)
     }
 
+    /// Whether an episode of `target` would offer an action: [`Episode::new`] without its
+    /// first verdicts (the neighbourhood and the candidates only), unless the goal is a
+    /// desired class, which needs the target's label. `Ok(false)` where [`Episode::new`] is
+    /// [`RlError::NoCandidate`]; its other errors, except those of the black box's first
+    /// evaluation, which [`Episode::new`] reports.
+    ///
+    /// ```
+    /// use induce_graph::{Features, Graph};
+    /// use induce_models::testing::DegreeAtLeast;
+    /// use induce_rl::{EnvConfig, Episode};
+    ///
+    /// //  0 ─ 1   2
+    /// let g = Graph::from_edges(3, &[(0, 1)], Features::constant(3, 1, 1.0), vec![0; 3])
+    ///     .unwrap();
+    /// let env = EnvConfig::default();
+    /// assert!(Episode::offers_action(&g, &DegreeAtLeast(1), 0, &env).unwrap());
+    /// assert!(!Episode::offers_action(&g, &DegreeAtLeast(1), 2, &env).unwrap()); // isolated
+    /// assert!(Episode::offers_action(&g, &DegreeAtLeast(1), 3, &env).is_err());
+    /// ```
+    pub fn offers_action(
+        graph: &'a Graph,
+        black_box: &'a dyn BlackBox,
+        target: u32,
+        config: &EnvConfig,
+    ) -> Result<bool> {
+        let built = match config.goal {
+            Goal::Class(_) => Self::new(graph, black_box, target, config).map(drop),
+            _ => Self::neighbourhood(graph, target, config)
+                .and_then(|sub| Self::start(graph, black_box, sub, config))
+                .map(drop),
+        };
+        match built {
+            Ok(()) => Ok(true),
+            Err(RlError::NoCandidate { .. }) => Ok(false),
+            Err(e) => Err(e),
+        }
+    }
+
     /// [`Episode::new`] with the black box's first verdicts left to the caller: the
     /// neighbourhood, its candidates and the node set of its judge are found
     /// ([`PendingEpisode::request`]), nothing is evaluated; the caller evaluates the model on

@@ -6,8 +6,8 @@ use std::sync::Arc;
 
 use induce_graph::Graph;
 
-use super::{FirstLayer, HostGcn, Neighbours, Projected};
-use crate::black_box::GraphBinding;
+use super::{FirstLayer, HostGcn, Neighbours, Projected, TargetState};
+use crate::black_box::{GraphBinding, StateBinding};
 use crate::error::{ModelError, Result};
 
 /// A graph with a few node pairs toggled, read without copying it: the edges of `graph`, minus
@@ -63,6 +63,11 @@ impl<'g> GraphOverlay<'g> {
             }
         }
         Ok(Self { graph, edits })
+    }
+
+    /// The unedited graph.
+    pub fn graph(&self) -> &'g Graph {
+        self.graph
     }
 
     /// The endpoints of every toggled pair.
@@ -179,6 +184,21 @@ impl GraphBinding for BoundHostGcn<'_> {
         self.gcn
             .log_probs_at_edited_rows(&self.xw, &self.base, &g, &g.changed(), &projected, node)
             .map(Some)
+    }
+
+    fn state_at(
+        &self,
+        node: u32,
+        toggled: &[(u32, u32)],
+    ) -> Result<Option<Box<dyn StateBinding + '_>>> {
+        let state = TargetState::new(self.gcn, &self.xw, &self.base, self.graph, node, toggled)?;
+        Ok(Some(Box::new(state)))
+    }
+}
+
+impl StateBinding for TargetState<'_> {
+    fn log_probs_toggling(&mut self, pair: (u32, u32)) -> Result<Vec<f32>> {
+        TargetState::log_probs_toggling(self, pair)
     }
 }
 

@@ -28,6 +28,7 @@ mod forward;
 mod layer;
 mod project;
 mod receptive;
+mod state;
 
 pub(crate) use bound::BoundHostGcn;
 pub use bound::GraphOverlay;
@@ -35,6 +36,7 @@ pub(crate) use dense::{log_softmax_in_place, pad_matrix, padded};
 use layer::HostConv;
 pub use project::Projected;
 pub use receptive::{FirstLayer, Neighbours};
+pub use state::TargetState;
 
 use crate::error::Result;
 use crate::gcn::Gcn;

@@ -9,8 +9,25 @@ use crate::linalg::matmul_acc;
 /// The first layer of a GCN on an unedited graph (see [`HostGcn::first_layer`]).
 #[derive(Debug, Clone)]
 pub struct FirstLayer {
+    /// `ReLU(pre)`, `[n, hidden]`.
     h1: Vec<f32>,
-    num_nodes: usize,
+    /// `Â X W₁ + b₁`, `[n, hidden]`.
+    pre: Vec<f32>,
+    pub(super) num_nodes: usize,
+}
+
+impl FirstLayer {
+    /// Node `v`'s output row.
+    pub(super) fn h1_row(&self, v: u32) -> &[f32] {
+        let m = self.h1.len() / self.num_nodes.max(1);
+        &self.h1[v as usize * m..(v as usize + 1) * m]
+    }
+
+    /// Node `v`'s pre-activation row (bias added).
+    pub(super) fn pre_row(&self, v: u32) -> &[f32] {
+        let m = self.pre.len() / self.num_nodes.max(1);
+        &self.pre[v as usize * m..(v as usize + 1) * m]
+    }
 }
 
 /// Read access to a (possibly edited) undirected graph for [`HostGcn::log_probs_at`]: lets the
@@ -70,9 +87,14 @@ impl HostGcn {
         }
         let all: Vec<u32> = (0..n as u32).collect();
         let c1 = &self.convs[0];
-        let mut h1 = aggregate_rows(graph, &all, c1.m, &|v| Some(xw.row(v)))?;
-        bias_relu(&mut h1, &c1.bias, c1.m, true);
-        Ok(FirstLayer { h1, num_nodes: n })
+        let mut pre = aggregate_rows(graph, &all, c1.m, &|v| Some(xw.row(v)))?;
+        bias_relu(&mut pre, &c1.bias, c1.m, false);
+        let h1 = pre.iter().map(|&v| crate::ops::relu(v)).collect();
+        Ok(FirstLayer {
+            h1,
+            pre,
+            num_nodes: n,
+        })
     }
 
     /// The log-probabilities of one node of an EDITED graph, incrementally: `base` is
@@ -197,7 +219,7 @@ impl HostGcn {
     }
 
     /// `log_softmax([h1 ‖ h2 ‖ h3] W + b)` of one node.
-    fn output_row(&self, h1: &[f32], h2: &[f32], h3: &[f32]) -> Vec<f32> {
+    pub(super) fn output_row(&self, h1: &[f32], h2: &[f32], h3: &[f32]) -> Vec<f32> {
         let mc = padded(self.num_classes);
         let mut z = vec![0.0f32; mc];
         let mut row0 = 0;
