@@ -211,6 +211,12 @@ impl<'g> Lookahead<'g> {
         Ok((flipped, ep.goal().margin(self.judge.target_row(), y)))
     }
 
+    /// Whether the last verdict came from the binding's cache of the state.
+    #[cfg(test)]
+    pub(crate) fn judges_from_state(&self) -> bool {
+        self.state.is_some()
+    }
+
     /// The target's row with `ep`'s edits and `pair` toggled, from the binding's cache of the
     /// episode's state (built again when the edits changed); `None` where the judge has no
     /// binding or the binding no such cache.

@@ -1166,3 +1166,76 @@ fn a_deferred_step_without_candidates_is_an_error() {
     let e = ep.step_deferred(0).unwrap_err();
     assert!(matches!(e, RlError::EpisodeOver { .. }), "{e}");
 }
+
+/// With a black box bound to the graph, the look-ahead judges each candidate from the binding's
+/// cache of the episode's state ([`induce_models::GraphBinding::state_at`]): at the start and
+/// after two edits, every judged candidate's verdict and margin are the whole graph's.
+#[test]
+fn the_lookaheads_verdicts_from_the_states_rows_are_the_whole_graphs() {
+    use crate::lookahead::Lookahead;
+    use induce_explain::Goal;
+    use induce_graph::generators::SyntheticKind;
+    use induce_models::testing::test_device;
+    use induce_models::{BoundBlackBox, GcnConfig, HostGcn};
+    let g = SyntheticKind::BaShapes.generate(5).unwrap().graph;
+    let dev = test_device().unwrap();
+    let gcn = GcnConfig::new(g.features().dim(), 4)
+        .with_init_seed(3)
+        .init(&dev);
+    let bb = HostGcn::from_gcn(&gcn).unwrap();
+    let bound = BoundBlackBox::new(&bb, &g).unwrap();
+    let env = EnvConfig {
+        hops: 3,
+        budget: 5,
+        ..EnvConfig::default()
+    };
+    let toggled = |pairs: &[(u32, u32)]| {
+        let mut now: std::collections::BTreeSet<(u32, u32)> = g.edges().into_iter().collect();
+        for &(a, b) in pairs {
+            let p = (a.min(b), a.max(b));
+            if !now.remove(&p) {
+                now.insert(p);
+            }
+        }
+        now.into_iter().collect::<Vec<_>>()
+    };
+    let mut judged = 0;
+    for t in [301u32, 402, 650] {
+        let mut ep = Episode::new(&g, &bound, t, &env).unwrap();
+        let y = ep.original_label();
+        let mut look = Lookahead::new(&ep).unwrap();
+        for round in 0..3 {
+            let n = ep.candidates().len();
+            let state: Vec<(u32, u32)> = ep.edits().iter().map(|e| (e.u, e.w)).collect();
+            for i in (0..n).step_by((n / 40).max(1)) {
+                let (u, w, _) = ep.candidates().get(i);
+                let sub = ep.subgraph();
+                let pair = (sub.global_of(u as usize), sub.global_of(w as usize));
+                let mut all = state.clone();
+                all.push(pair);
+                let lp = bb.log_probs(g.features(), &toggled(&all)).unwrap();
+                let want = Goal::AnyOther.margin(lp.row(t as usize), y);
+                let (flipped, margin) = look.verdict(&ep, i).unwrap();
+                assert!((margin - want).abs() < 1e-4, "{t}, round {round}, {pair:?}");
+                assert_eq!(flipped, lp.argmax(t as usize) != y);
+                assert!(look.judges_from_state());
+                judged += 1;
+            }
+            if ep.is_done() {
+                break;
+            }
+            // A deletion at the target first, then whatever comes first.
+            let del = (0..n).find(|&i| {
+                let (u, w, k) = ep.candidates().get(i);
+                k == ActionKind::Delete
+                    && (ep.subgraph().global_of(u as usize) == t
+                        || ep.subgraph().global_of(w as usize) == t)
+            });
+            ep.step(del.unwrap_or(0)).unwrap();
+            if ep.is_done() {
+                break;
+            }
+        }
+    }
+    assert!(judged > 100, "{judged}");
+}
