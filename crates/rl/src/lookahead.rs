@@ -187,7 +187,7 @@ impl<'g> Lookahead<'g> {
         let (gu, gw) = (sub.global_of(u as usize), sub.global_of(w as usize));
         if kind.edit_kind().is_some()
             && ep.feature_edits().is_empty()
-            && let Some(row) = self.from_state(ep, (gu.min(gw), gu.max(gw)))?
+            && let Some(row) = self.state_row(ep, (gu.min(gw), gu.max(gw)))?
         {
             let label = LogProbs::new(1, row.len(), row.clone())?.argmax(0);
             return Ok((ep.goal().reached(y, label), ep.goal().margin(&row, y)));
@@ -220,7 +220,7 @@ impl<'g> Lookahead<'g> {
     /// The target's row with `ep`'s edits and `pair` toggled, from the binding's cache of the
     /// episode's state (built again when the edits changed); `None` where the judge has no
     /// binding or the binding no such cache.
-    fn from_state(&mut self, ep: &Episode<'_>, pair: (u32, u32)) -> Result<Option<Vec<f32>>> {
+    fn state_row(&mut self, ep: &Episode<'_>, pair: (u32, u32)) -> Result<Option<Vec<f32>>> {
         let Some(binding) = self.judge.binding() else {
             return Ok(None);
         };
@@ -249,8 +249,7 @@ impl<'g> Lookahead<'g> {
             return Err(induce_explain::ExplainError::NanOutput {
                 target: self.judge.target(),
                 node: self.judge.target(),
-            }
-            .into());
+            });
         }
         Ok(Some(row))
     }
