@@ -47,6 +47,27 @@ fn sorted_neighbours(graph: &dyn Neighbours, v: u32) -> Vec<u32> {
 /// evaluating one node after each single further toggle ([`TargetState::log_probs_toggling`]).
 /// Equal to [`HostGcn::log_probs_at_edited`] on the state with the pair toggled, up to float
 /// summation order (a test pins it).
+///
+/// ```
+/// use induce_graph::{Features, Graph};
+/// use induce_models::device::default_device;
+/// use induce_models::gcn::host::{GraphOverlay, TargetState};
+/// use induce_models::{GcnConfig, HostGcn};
+///
+/// //  0 ─ 1 ─ 2 ─ 3      state: (1, 3) added; candidates: (0, 2) added, (2, 3) deleted
+/// let x = Features::new(4, 2, vec![0.1, 0.9, 0.4, 0.2, 0.7, 0.3, 0.5, 0.5]).unwrap();
+/// let g = Graph::from_edges(4, &[(0, 1), (1, 2), (2, 3)], x, vec![0; 4]).unwrap();
+/// let gcn = HostGcn::from_gcn(&GcnConfig::new(2, 3).init(&default_device().unwrap())).unwrap();
+/// let xw = gcn.project(g.features()).unwrap();
+/// let base = gcn.first_layer(&xw, &GraphOverlay::new(&g, &[]).unwrap()).unwrap();
+/// let mut state = TargetState::new(&gcn, &xw, &base, &g, 0, &[(1, 3)]).unwrap();
+/// for pair in [(0, 2), (2, 3)] {
+///     let g2 = GraphOverlay::new(&g, &[(1, 3), pair]).unwrap();
+///     let want = gcn.log_probs_at_edited(&xw, &base, &g2, &g2.changed(), 0).unwrap();
+///     let got = state.log_probs_toggling(pair).unwrap();
+///     assert!(got.iter().zip(&want).all(|(a, b)| (a - b).abs() < 1e-5));
+/// }
+/// ```
 pub struct TargetState<'g> {
     gcn: &'g HostGcn,
     xw: &'g Projected,
