@@ -207,9 +207,8 @@ mod tests {
     use super::*;
     use crate::GcnConfig;
     use crate::testing::test_device;
-    use induce_graph::Features;
+    use rand::SeedableRng;
     use rand::rngs::StdRng;
-    use rand::{Rng, SeedableRng};
 
     /// On a random graph with a hub, every node's bound prediction after additions and
     /// deletions (through the hub, and far away) equals the whole-graph pass on the edited
@@ -219,20 +218,7 @@ mod tests {
         let dev = test_device().unwrap();
         let mut rng = StdRng::seed_from_u64(5);
         let (n, d) = (60u32, 12);
-        let mut edges: Vec<(u32, u32)> = (1..n).map(|v| (rng.random_range(0..v), v)).collect();
-        edges.extend((10..n).step_by(3).map(|v| (3, v)));
-        edges
-            .iter_mut()
-            .for_each(|e| *e = (e.0.min(e.1), e.0.max(e.1)));
-        edges.retain(|e| e.0 != e.1);
-        edges.sort_unstable();
-        edges.dedup();
-        let x = Features::new(
-            n as usize,
-            d,
-            (0..n as usize * d).map(|_| rng.random::<f32>()).collect(),
-        )
-        .unwrap();
+        let (edges, x) = super::super::tests::hub_tree(&mut rng, (n, d), (3, 10), 0, 0.0);
         let g = Graph::from_edges(n as usize, &edges, x.clone(), vec![0; n as usize]).unwrap();
         let gcn = HostGcn::from_gcn(&GcnConfig::new(d, 3).with_init_seed(9).init(&dev)).unwrap();
         let bound = BoundHostGcn::new(&gcn, &g).unwrap();

@@ -149,6 +149,31 @@ mod tests {
     use rand::rngs::StdRng;
     use std::collections::BTreeSet;
 
+    /// A random tree on `n` nodes (each node after the first joined to an earlier one), node
+    /// `hub` joined to every third node from `from` on, and `extra` random pairs: undirected,
+    /// sorted, without duplicates or self loops; then `[n, d]` features uniform in
+    /// `[shift, 1 + shift)`, drawn after the edges.
+    pub(super) fn hub_tree(
+        rng: &mut StdRng,
+        (n, d): (u32, usize),
+        (hub, from): (u32, u32),
+        extra: usize,
+        shift: f32,
+    ) -> (Vec<(u32, u32)>, Features) {
+        let mut edges: Vec<(u32, u32)> = (1..n).map(|v| (rng.random_range(0..v), v)).collect();
+        edges.extend((from..n).step_by(3).map(|v| (hub, v)));
+        edges.extend((0..extra).map(|_| (rng.random_range(0..n), rng.random_range(0..n))));
+        edges
+            .iter_mut()
+            .for_each(|e| *e = (e.0.min(e.1), e.0.max(e.1)));
+        edges.retain(|e| e.0 != e.1);
+        edges.sort_unstable();
+        edges.dedup();
+        let values = (0..n as usize * d).map(|_| rng.random::<f32>() + shift);
+        let x = Features::new(n as usize, d, values.collect()).unwrap();
+        (edges, x)
+    }
+
     /// A random simple graph on nodes `0..n_active` (`m` random tries; node `hub`, if any,
     /// joined to every other one); nodes from `n_active` on are isolated.
     pub(super) fn random_graph(

@@ -333,9 +333,9 @@ mod tests {
     use super::*;
     use crate::GcnConfig;
     use crate::testing::test_device;
-    use induce_graph::{Features, Graph};
+    use induce_graph::Graph;
+    use rand::SeedableRng;
     use rand::rngs::StdRng;
-    use rand::{Rng, SeedableRng};
 
     /// On a random graph with a hub, at states with edits at the target, at the hub and far
     /// away, every single further toggle (additions and deletions at the target, at its
@@ -346,23 +346,7 @@ mod tests {
         let dev = test_device().unwrap();
         let mut rng = StdRng::seed_from_u64(11);
         let (n, d) = (70u32, 9);
-        let mut edges: Vec<(u32, u32)> = (1..n).map(|v| (rng.random_range(0..v), v)).collect();
-        edges.extend((8..n).step_by(3).map(|v| (2, v)));
-        edges.extend((0..40).map(|_| (rng.random_range(0..n), rng.random_range(0..n))));
-        edges
-            .iter_mut()
-            .for_each(|e| *e = (e.0.min(e.1), e.0.max(e.1)));
-        edges.retain(|e| e.0 != e.1);
-        edges.sort_unstable();
-        edges.dedup();
-        let x = Features::new(
-            n as usize,
-            d,
-            (0..n as usize * d)
-                .map(|_| rng.random::<f32>() - 0.3)
-                .collect(),
-        )
-        .unwrap();
+        let (edges, x) = super::super::tests::hub_tree(&mut rng, (n, d), (2, 8), 40, -0.3);
         let g = Graph::from_edges(n as usize, &edges, x, vec![0; n as usize]).unwrap();
         let gcn = HostGcn::from_gcn(&GcnConfig::new(d, 4).with_init_seed(3).init(&dev)).unwrap();
         let xw = gcn.project(g.features()).unwrap();
