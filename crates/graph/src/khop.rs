@@ -167,34 +167,151 @@ pub fn k_hop(g: &Graph, target: u32, h: u32) -> Result<Subgraph> {
 pub fn k_hop_edge_count(g: &Graph, target: u32, h: u32) -> Result<usize> {
     g.check_node(target)?;
     let csr = g.csr();
-    let mut seen = vec![false; g.num_nodes()];
-    seen[target as usize] = true;
-    let mut nodes = vec![target];
-    let mut frontier = 0;
+    // Twice the edge count is the sum, over the ball's nodes, of their neighbours in the ball.
+    // A node the search expanded (at distance < h, or any node once the ball stops growing) has
+    // all its neighbours in the ball: its whole degree counts, read while expanding it. Only
+    // the outer shell's adjacency is scanned again, in id order (a bit set marks the ball: it
+    // stays in cache where a byte per node would not).
+    let words = g.num_nodes().div_ceil(64);
+    let mut ball = vec![0u64; words];
+    let mut expanded = vec![0u64; words];
+    let mark = |set: &mut [u64], v: u32| -> bool {
+        let (w, b) = ((v / 64) as usize, 1u64 << (v % 64));
+        let was = set[w] & b != 0;
+        set[w] |= b;
+        !was
+    };
+    let has = |set: &[u64], v: u32| set[(v / 64) as usize] & (1u64 << (v % 64)) != 0;
+    mark(&mut ball, target);
+    let mut frontier = vec![target];
+    let mut next = Vec::new();
+    let mut twice = 0usize;
     for _ in 0..h {
-        let end = nodes.len();
-        for i in frontier..end {
-            for &w in csr.neighbors(nodes[i] as usize) {
-                if !std::mem::replace(&mut seen[w as usize], true) {
-                    nodes.push(w);
+        if frontier.is_empty() {
+            break;
+        }
+        for &u in &frontier {
+            mark(&mut expanded, u);
+            let nb = csr.neighbors(u as usize);
+            twice += nb.len();
+            next.extend(nb.iter().copied().filter(|&w| mark(&mut ball, w)));
+        }
+        std::mem::swap(&mut frontier, &mut next);
+        next.clear();
+    }
+    for (i, (&b, &e)) in ball.iter().zip(&expanded).enumerate() {
+        let mut shell = b & !e;
+        while shell != 0 {
+            let u = i * 64 + shell.trailing_zeros() as usize;
+            shell &= shell - 1;
+            twice += csr.neighbors(u).iter().filter(|&&w| has(&ball, w)).count();
+        }
+    }
+    Ok(twice / 2)
+}
+
+/// [`k_hop_edge_count`] of every target of `targets`, in their order, 64 targets at a time:
+/// one breadth-first search per batch carries a 64-bit mask per node (bit `j` set once the
+/// batch's `j`-th target reaches it), so a node shared by many balls is visited once per batch
+/// instead of once per target, and the edges are counted into 64 bit-sliced counters. On a
+/// graph whose balls overlap (hubs, several hops) this is many times faster than one count per
+/// target; the counts are the same.
+///
+/// ```
+/// use induce_graph::{Features, Graph, k_hop_edge_count, k_hop_edge_counts};
+/// //  0 ─ 1 ─ 2 ─ 3,  1 ─ 3
+/// let g = Graph::from_edges(4, &[(0, 1), (1, 2), (2, 3), (1, 3)], Features::constant(4, 1, 1.0),
+///     vec![0; 4]).unwrap();
+/// let counts = k_hop_edge_counts(&g, &[0, 3, 0], 1).unwrap();
+/// assert_eq!(counts, [1, 3, 1]);
+/// assert_eq!(counts[1], k_hop_edge_count(&g, 3, 1).unwrap());
+/// assert!(k_hop_edge_counts(&g, &[4], 1).is_err());
+/// ```
+pub fn k_hop_edge_counts(g: &Graph, targets: &[u32], h: u32) -> Result<Vec<usize>> {
+    for &t in targets {
+        g.check_node(t)?;
+    }
+    let csr = g.csr();
+    let n = g.num_nodes();
+    // Per node: the batch's targets that reach it, those that expanded it, and (while a round
+    // runs) those that reached it in this round.
+    let mut reach = vec![0u64; n];
+    let mut expanded = vec![0u64; n];
+    let mut fresh = vec![0u64; n];
+    let mut out = Vec::with_capacity(targets.len());
+    for batch in targets.chunks(64) {
+        let mut twice = [0usize; 64];
+        let mut active: Vec<(u32, u64)> = Vec::new();
+        for (j, &t) in batch.iter().enumerate() {
+            if reach[t as usize] == 0 {
+                active.push((t, 0));
+            }
+            reach[t as usize] |= 1 << j;
+        }
+        for a in &mut active {
+            a.1 = reach[a.0 as usize];
+        }
+        let mut next: Vec<u32> = Vec::new();
+        for _ in 0..h {
+            if active.is_empty() {
+                break;
+            }
+            for &(u, bits) in &active {
+                expanded[u as usize] |= bits;
+                let nb = csr.neighbors(u as usize);
+                let mut b = bits;
+                while b != 0 {
+                    twice[b.trailing_zeros() as usize] += nb.len();
+                    b &= b - 1;
+                }
+                for &w in nb {
+                    let new = bits & !reach[w as usize];
+                    if new != 0 {
+                        if fresh[w as usize] == 0 {
+                            next.push(w);
+                        }
+                        fresh[w as usize] |= new;
+                        reach[w as usize] |= new;
+                    }
+                }
+            }
+            active.clear();
+            for &w in &next {
+                active.push((w, std::mem::take(&mut fresh[w as usize])));
+            }
+            next.clear();
+        }
+        // The shell (reached, not expanded): its neighbours in the ball, lane by lane, added
+        // into bit-sliced counters (plane k holds bit k of every lane's count).
+        let mut planes = [0u64; usize::BITS as usize];
+        for u in 0..n {
+            let shell = reach[u] & !expanded[u];
+            if shell == 0 {
+                continue;
+            }
+            for &w in csr.neighbors(u) {
+                let mut carry = shell & reach[w as usize];
+                let mut k = 0;
+                while carry != 0 {
+                    let c = planes[k] & carry;
+                    planes[k] ^= carry;
+                    carry = c;
+                    k += 1;
                 }
             }
         }
-        if nodes.len() == end {
-            break;
-        }
-        frontier = end;
-    }
-    let inside: usize = nodes
-        .iter()
-        .map(|&u| {
-            csr.neighbors(u as usize)
+        for (j, t) in twice.iter_mut().take(batch.len()).enumerate() {
+            *t += planes
                 .iter()
-                .filter(|&&w| seen[w as usize])
-                .count()
-        })
-        .sum();
-    Ok(inside / 2)
+                .enumerate()
+                .map(|(k, p)| (((p >> j) & 1) as usize) << k)
+                .sum::<usize>();
+        }
+        out.extend(twice[..batch.len()].iter().map(|t| t / 2));
+        reach.fill(0);
+        expanded.fill(0);
+    }
+    Ok(out)
 }
 
 /// Mixes a node id into the sampling seed of [`k_hop_sampled`] (`2^64 / φ`, odd).
@@ -623,6 +740,59 @@ mod tests {
                 assert_eq!(k_hop(&graph, t, 2).unwrap(), k_hop_reference(&graph, t, 2));
             }
         }
+    }
+
+    /// The edge count without the subgraph equals the subgraph's, at every node and radius
+    /// (isolated nodes, balls that stop growing before `h`, hubs), and follows edits.
+    #[test]
+    fn edge_count_equals_the_subgraphs() {
+        let mut graphs = sampling_graphs();
+        for graph in &graphs {
+            for t in 0..graph.num_nodes() as u32 {
+                for h in [0, 1, 2, 3, 4, u32::MAX] {
+                    let count = k_hop_edge_count(graph, t, h).unwrap();
+                    assert_eq!(
+                        count,
+                        k_hop(graph, t, h).unwrap().num_edges(),
+                        "{t}, {h} hops"
+                    );
+                }
+            }
+        }
+        let graph = graphs.last_mut().unwrap();
+        for i in 0..50u32 {
+            let (u, w) = ((i * 7) % 600, (i * 13 + 5) % 600);
+            if u != w {
+                graph.toggle_edge(u, w).unwrap();
+            }
+            for t in [u, w, 0] {
+                assert_eq!(
+                    k_hop_edge_count(graph, t, 2).unwrap(),
+                    k_hop(graph, t, 2).unwrap().num_edges()
+                );
+            }
+        }
+        assert!(k_hop_edge_count(&g(), 99, 1).is_err());
+        // The batched counts: every node at once (batches of 64 and a partial one), and a list
+        // with repeats.
+        for graph in &graphs {
+            let all: Vec<u32> = (0..graph.num_nodes() as u32).collect();
+            for h in [0, 1, 2, 3, u32::MAX] {
+                let one: Vec<usize> = all
+                    .iter()
+                    .map(|&t| k_hop_edge_count(graph, t, h).unwrap())
+                    .collect();
+                assert_eq!(k_hop_edge_counts(graph, &all, h).unwrap(), one, "{h} hops");
+                let some = [3u32, 3, 0, 5, 3];
+                let want: Vec<usize> = some.iter().map(|&t| one[t as usize]).collect();
+                assert_eq!(k_hop_edge_counts(graph, &some, h).unwrap(), want);
+            }
+        }
+        assert!(k_hop_edge_counts(&g(), &[0, 99], 1).is_err());
+        assert_eq!(
+            k_hop_edge_counts(&g(), &[], 1).unwrap(),
+            Vec::<usize>::new()
+        );
     }
 
     /// Graphs for the sampled search: the path-like `g`, a benchmark tree and a small

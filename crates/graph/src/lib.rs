@@ -27,4 +27,4 @@ pub use edit::EditGraph;
 pub use error::{GraphError, Result};
 pub use features::Features;
 pub use graph::{Csr, Graph};
-pub use khop::{Subgraph, k_hop, k_hop_edge_count, k_hop_sampled};
+pub use khop::{Subgraph, k_hop, k_hop_edge_count, k_hop_edge_counts, k_hop_sampled};

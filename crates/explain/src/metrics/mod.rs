@@ -46,7 +46,7 @@ pub use fidelity::fidelity;
 pub use minimality::is_one_minimal;
 pub use size::{SizeStats, size};
 pub use size_histogram::size_histogram;
-pub use sparsity::{neighbourhood_edges, sparsity};
+pub use sparsity::{neighbourhood_edges, neighbourhood_edges_many, sparsity};
 pub use stability::{NoisyGraph, jaccard, mean_pairwise_jaccard, with_noise_edges};
 pub use strict_accuracy::strict_accuracy;
 

@@ -32,7 +32,9 @@ use crate::Protocol;
 use crate::error::{ExplainError, Result};
 use crate::explanation::{Explainer, Explanation};
 use crate::goal::Goal;
-use crate::metrics::{accuracy, is_one_minimal, neighbourhood_edges, strict_accuracy};
+use crate::metrics::{
+    accuracy, is_one_minimal, neighbourhood_edges, neighbourhood_edges_many, strict_accuracy,
+};
 use crate::verdict::{Verdict, whole_graph_label_with_features};
 
 pub use journal::{Journal, MethodJournal};
@@ -273,6 +275,19 @@ impl<'a> EvalContext<'a> {
         explanation: Explanation,
         hops: u32,
     ) -> Result<TargetRecord> {
+        let edges = neighbourhood_edges(self.graph, explanation.target, hops)?;
+        self.record_counted(method, explanation, hops, edges)
+    }
+
+    /// [`EvalContext::record_within`] given the target's `hops`-hop edge count (sparsity's
+    /// `m_v`, from [`neighbourhood_edges_many`] for many targets at once).
+    fn record_counted(
+        &self,
+        method: &str,
+        explanation: Explanation,
+        hops: u32,
+        neighbourhood_edges: usize,
+    ) -> Result<TargetRecord> {
         let mut explanation = explanation;
         if !explanation.found {
             // What a method tried without a flip is no explanation: a record lists none.
@@ -320,7 +335,7 @@ impl<'a> EvalContext<'a> {
             one_minimal,
             valid,
             verdict: self.protocol.verdict,
-            neighbourhood_edges: neighbourhood_edges(self.graph, explanation.target, hops)?,
+            neighbourhood_edges,
             explanation,
             accuracy,
             strict_accuracy,
@@ -459,8 +474,11 @@ pub fn explain_targets_journaled(
     let hops = explainer
         .neighbourhood_hops()
         .unwrap_or(ctx.protocol.radius);
-    let records = crate::parallel::map(&explanations, opts.threads, |e| {
-        ctx.record_within(&name, e.clone(), hops)
+    let targets: Vec<u32> = explanations.iter().map(|e| e.target).collect();
+    let edges = neighbourhood_edges_many(ctx.graph, &targets, hops, opts.threads)?;
+    let counted: Vec<(&Explanation, usize)> = explanations.iter().zip(edges).collect();
+    let records = crate::parallel::map(&counted, opts.threads, |&(e, m)| {
+        ctx.record_counted(&name, e.clone(), hops, m)
     });
     Ok(MethodRun {
         method: name,

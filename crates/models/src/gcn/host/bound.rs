@@ -31,6 +31,8 @@ pub struct GraphOverlay<'g> {
     graph: &'g Graph,
     /// `(u, w, added)`: each toggled pair once.
     edits: Vec<(u32, u32, bool)>,
+    /// The unedited graph's `1 / sqrt(deg + 1)` per node, where the overlay has the table.
+    norms: Option<&'g [f32]>,
 }
 
 impl<'g> GraphOverlay<'g> {
@@ -62,7 +64,28 @@ impl<'g> GraphOverlay<'g> {
                 }
             }
         }
-        Ok(Self { graph, edits })
+        Ok(Self {
+            graph,
+            edits,
+            norms: None,
+        })
+    }
+
+    /// The overlay reading the normalisation of every node no toggle touches from `norms`, the
+    /// unedited graph's `1 / sqrt(deg(v) + 1)` (the same values, without a degree lookup and a
+    /// square root per aggregated edge).
+    ///
+    /// Errors: [`ModelError::InvalidInput`] when `norms` has not one entry per node.
+    pub(crate) fn with_norms(mut self, norms: &'g [f32]) -> Result<Self> {
+        if norms.len() != self.graph.num_nodes() {
+            return Err(ModelError::InvalidInput(format!(
+                "{} normalisations for a graph of {} nodes",
+                norms.len(),
+                self.graph.num_nodes()
+            )));
+        }
+        self.norms = Some(norms);
+        Ok(self)
     }
 
     /// The unedited graph.
@@ -111,6 +134,13 @@ impl Neighbours for GraphOverlay<'_> {
         );
     }
 
+    fn inv_sqrt_degree(&self, v: u32) -> f32 {
+        match self.norms {
+            Some(norms) if !self.edits.iter().any(|e| e.0 == v || e.1 == v) => norms[v as usize],
+            _ => 1.0 / ((self.degree(v) + 1) as f32).sqrt(),
+        }
+    }
+
     fn degree(&self, v: u32) -> usize {
         let mut d = self.graph.sorted_neighbors(v).len();
         for e in &self.edits {
@@ -152,12 +182,12 @@ impl<'a> BoundHostGcn<'a> {
 
 impl GraphBinding for BoundHostGcn<'_> {
     fn log_probs_at(&self, node: u32, toggled: &[(u32, u32)]) -> Result<Vec<f32>> {
-        let g = GraphOverlay::new(self.graph, toggled)?;
+        let g = GraphOverlay::new(self.graph, toggled)?.with_norms(self.base.norms())?;
         self.gcn.log_probs_at(&self.xw, &g, node)
     }
 
     fn log_probs_at_edited(&self, node: u32, toggled: &[(u32, u32)]) -> Result<Vec<f32>> {
-        let g = GraphOverlay::new(self.graph, toggled)?;
+        let g = GraphOverlay::new(self.graph, toggled)?.with_norms(self.base.norms())?;
         self.gcn
             .log_probs_at_edited(&self.xw, &self.base, &g, &g.changed(), node)
     }
@@ -176,7 +206,7 @@ impl GraphBinding for BoundHostGcn<'_> {
                 r.len()
             )));
         }
-        let g = GraphOverlay::new(self.graph, toggled)?;
+        let g = GraphOverlay::new(self.graph, toggled)?.with_norms(self.base.norms())?;
         let projected: Vec<(u32, Vec<f32>)> = rows
             .iter()
             .map(|&(v, r)| (v, self.gcn.project_row(r)))

@@ -13,6 +13,8 @@ pub struct FirstLayer {
     h1: Vec<f32>,
     /// `Â X W₁ + b₁`, `[n, hidden]`.
     pre: Vec<f32>,
+    /// `1 / sqrt(deg(v) + 1)` of every node of the unedited graph, `[n]`.
+    norms: Vec<f32>,
     pub(super) num_nodes: usize,
 }
 
@@ -21,6 +23,12 @@ impl FirstLayer {
     pub(super) fn h1_row(&self, v: u32) -> &[f32] {
         let m = self.h1.len() / self.num_nodes.max(1);
         &self.h1[v as usize * m..(v as usize + 1) * m]
+    }
+
+    /// The unedited graph's normalisations `1 / sqrt(deg(v) + 1)`, `[n]` (for
+    /// [`GraphOverlay::with_norms`](super::GraphOverlay::with_norms)).
+    pub(super) fn norms(&self) -> &[f32] {
+        &self.norms
     }
 
     /// Node `v`'s pre-activation row (bias added).
@@ -40,6 +48,11 @@ pub trait Neighbours {
     fn neighbours(&self, v: u32, out: &mut Vec<u32>);
     /// The degree of `v` (the length of its neighbour list).
     fn degree(&self, v: u32) -> usize;
+    /// The GCN's normalisation of `v`, `1 / sqrt(deg(v) + 1)` (with its self loop); a graph
+    /// may read it from a table instead of computing it for every edge it aggregates.
+    fn inv_sqrt_degree(&self, v: u32) -> f32 {
+        1.0 / ((self.degree(v) + 1) as f32).sqrt()
+    }
 }
 
 /// `out[i] = Σ_{w ∈ N(v) ∪ {v}} â_vw · input(w)` for the rows `v = rows[i]`, where `input(w)` is
@@ -50,7 +63,7 @@ fn aggregate_rows<'r>(
     width: usize,
     input: &dyn Fn(u32) -> Option<&'r [f32]>,
 ) -> Result<Vec<f32>> {
-    let inv_sqrt = |v: u32| 1.0 / ((graph.degree(v) + 1) as f32).sqrt();
+    let inv_sqrt = |v: u32| graph.inv_sqrt_degree(v);
     let mut out = vec![0.0f32; rows.len() * width];
     let mut nb = Vec::new();
     for (&v, o) in rows.iter().zip(out.chunks_exact_mut(width.max(1))) {
@@ -90,9 +103,11 @@ impl HostGcn {
         let mut pre = aggregate_rows(graph, &all, c1.m, &|v| Some(xw.row(v)))?;
         bias_relu(&mut pre, &c1.bias, c1.m, false);
         let h1 = pre.iter().map(|&v| crate::ops::relu(v)).collect();
+        let norms = (0..n as u32).map(|v| graph.inv_sqrt_degree(v)).collect();
         Ok(FirstLayer {
             h1,
             pre,
+            norms,
             num_nodes: n,
         })
     }
@@ -191,15 +206,8 @@ impl HostGcn {
                 Err(_) => &base.h1[v as usize * c1.m..(v as usize + 1) * c1.m],
             }
         };
-        let mut h1 = Vec::with_capacity(needed.len() * c1.m);
-        for &v in &needed {
-            h1.extend_from_slice(h1_row(v));
-        }
-        let at1 = |v: u32| {
-            let i = needed.binary_search(&v).ok()?;
-            Some(&h1[i * c1.m..(i + 1) * c1.m])
-        };
-        let a2 = aggregate_rows(graph, &rows1, c1.m, &at1)?;
+        // Layer 2 reads the rows in place (every neighbour of `rows1` is in `needed`).
+        let a2 = aggregate_rows(graph, &rows1, c1.m, &|v| Some(h1_row(v)))?;
         let mut h2 = vec![0.0f32; rows1.len() * c2.m];
         matmul_acc(&a2, &c2.weight, c2.k, c2.m, &mut h2);
         bias_relu(&mut h2, &c2.bias, c2.m, true);

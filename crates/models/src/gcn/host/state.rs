@@ -25,7 +25,7 @@ use crate::linalg::matmul_acc;
 
 /// `1 / sqrt(deg(v) + 1)` in `graph`.
 fn inv_sqrt(graph: &dyn Neighbours, v: u32) -> f32 {
-    1.0 / ((graph.degree(v) + 1) as f32).sqrt()
+    graph.inv_sqrt_degree(v)
 }
 
 /// `out += c · row`.
@@ -113,7 +113,7 @@ impl<'g> TargetState<'g> {
                 base.num_nodes
             )));
         }
-        let overlay = GraphOverlay::new(graph, toggled)?;
+        let overlay = GraphOverlay::new(graph, toggled)?.with_norms(base.norms())?;
         let mut affected = overlay.changed();
         for a in affected.clone() {
             overlay.neighbours(a, &mut affected);
@@ -203,7 +203,7 @@ impl<'g> TargetState<'g> {
         let mut all = self.toggled.clone();
         all.push(pair);
         let graph = self.graph.graph();
-        let cand = GraphOverlay::new(graph, &all)?;
+        let cand = GraphOverlay::new(graph, &all)?.with_norms(self.base.norms())?;
         let (a, b) = pair;
         let [c1, c2, c3] = &self.gcn.convs;
         let (m1, k2, m2) = (c1.m, c2.k, c2.m);
