@@ -100,9 +100,10 @@ pub fn check_classes(black_box: &dyn BlackBox) -> Result<()> {
 /// The black box's label for `target` on the WHOLE graph with `edits` applied, checked
 /// independently of [`Judge`]: the edits are applied to a copy of the edge list and the black
 /// box runs once on the whole graph (no neighbourhood, no incremental evaluation). A black box
-/// bound to `graph` ([`BlackBox::graph_binding`]) answers from scratch on the target's receptive
-/// field in the edited graph instead ([`GraphBinding::log_probs_at`]: the same function, no
-/// cached layer, no whole-graph pass).
+/// bound to `graph` ([`BlackBox::graph_binding`]) answers on the target's receptive field in
+/// the edited graph instead ([`GraphBinding::log_probs_checked`]: the same function, every
+/// layer recomputed there from the whole graph's first layer or from scratch, never from a
+/// search's incremental updates).
 ///
 /// The edits are applied in order as set operations on the edge set: adding an edge that is
 /// present, or deleting one that is absent, changes nothing, and a self-loop edit is skipped
@@ -114,7 +115,7 @@ pub fn check_classes(black_box: &dyn BlackBox) -> Result<()> {
 /// class, the black box's errors.
 ///
 /// [`Judge`]: super::Judge
-/// [`GraphBinding::log_probs_at`]: induce_models::GraphBinding::log_probs_at
+/// [`GraphBinding::log_probs_checked`]: induce_models::GraphBinding::log_probs_checked
 pub fn whole_graph_label(
     graph: &Graph,
     black_box: &dyn BlackBox,
@@ -184,7 +185,7 @@ pub fn whole_graph_label_with_features(
             .map(|(p, _)| p)
             .collect();
         let row = match &features {
-            None => Some(binding.log_probs_at(target, &toggled)?),
+            None => Some(binding.log_probs_checked(target, &toggled)?),
             Some(x) => {
                 let mut nodes: Vec<u32> = feature_edits.iter().map(|e| e.node).collect();
                 nodes.sort_unstable();

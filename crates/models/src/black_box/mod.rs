@@ -282,8 +282,7 @@ pub enum LayersSource {
 /// Pairs are in the graph's ids; each pair is toggled once relative to the unedited graph.
 pub trait GraphBinding: Send + Sync {
     /// `node`'s class log-probabilities on the whole graph with `toggled` applied, computed
-    /// from scratch on its receptive field (independent of any cached layer: the check of an
-    /// explanation).
+    /// from scratch on its receptive field (independent of any cached layer).
     ///
     /// Errors: [`ModelError::InvalidInput`] for an id outside the graph or a self loop.
     ///
@@ -292,12 +291,25 @@ pub trait GraphBinding: Send + Sync {
     fn log_probs_at(&self, node: u32, toggled: &[(u32, u32)]) -> Result<Vec<f32>>;
 
     /// The same values as [`GraphBinding::log_probs_at`] (up to float summation order), from the
-    /// layers cached at binding time, recomputing only what the toggles reach (the verdict of
+    /// layers cached at binding time, updating only what the toggles reach (the verdict of
     /// each step of a search). The default calls `log_probs_at`.
     ///
     /// # Shapes
     /// - output: `[num_classes]`
     fn log_probs_at_edited(&self, node: u32, toggled: &[(u32, u32)]) -> Result<Vec<f32>> {
+        self.log_probs_at(node, toggled)
+    }
+
+    /// The check of an explanation: the same values as [`GraphBinding::log_probs_at`], with the
+    /// node's receptive field in the edited graph recomputed layer by layer, from the whole
+    /// graph's first layer where the binding caches it (a whole-graph pass at binding time,
+    /// every row the toggles reach recomputed), never from a search's incremental updates
+    /// ([`GraphBinding::log_probs_at_edited`], [`GraphBinding::state_at`]). The default calls
+    /// `log_probs_at`.
+    ///
+    /// # Shapes
+    /// - output: `[num_classes]`
+    fn log_probs_checked(&self, node: u32, toggled: &[(u32, u32)]) -> Result<Vec<f32>> {
         self.log_probs_at(node, toggled)
     }
 

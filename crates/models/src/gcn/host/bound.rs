@@ -189,6 +189,12 @@ impl GraphBinding for BoundHostGcn<'_> {
     fn log_probs_at_edited(&self, node: u32, toggled: &[(u32, u32)]) -> Result<Vec<f32>> {
         let g = GraphOverlay::new(self.graph, toggled)?.with_norms(self.base.norms())?;
         self.gcn
+            .log_probs_at_delta(&self.xw, &self.base, &g, &g.changed(), node)
+    }
+
+    fn log_probs_checked(&self, node: u32, toggled: &[(u32, u32)]) -> Result<Vec<f32>> {
+        let g = GraphOverlay::new(self.graph, toggled)?.with_norms(self.base.norms())?;
+        self.gcn
             .log_probs_at_edited(&self.xw, &self.base, &g, &g.changed(), node)
     }
 
@@ -277,6 +283,7 @@ mod tests {
                 for got in [
                     bound.log_probs_at(v, &toggled).unwrap(),
                     bound.log_probs_at_edited(v, &toggled).unwrap(),
+                    bound.log_probs_checked(v, &toggled).unwrap(),
                 ] {
                     for (a, b) in got.iter().zip(all.row(v as usize)) {
                         assert!((a - b).abs() < 1e-5, "node {v}, {toggled:?}");
@@ -308,5 +315,6 @@ mod tests {
         assert!(bound.log_probs_at(n, &[]).is_err());
         assert!(bound.log_probs_at_edited(0, &[(4, 4)]).is_err());
         assert!(bound.log_probs_at_edited(0, &[(4, n)]).is_err());
+        assert!(bound.log_probs_checked(0, &[(4, n)]).is_err());
     }
 }

@@ -13,6 +13,8 @@ pub struct FirstLayer {
     h1: Vec<f32>,
     /// `Â X W₁ + b₁`, `[n, hidden]`.
     pre: Vec<f32>,
+    /// `Â ReLU(pre)`: the second layer's aggregate of every node, `[n, hidden]`.
+    a2: Vec<f32>,
     /// `1 / sqrt(deg(v) + 1)` of every node of the unedited graph, `[n]`.
     norms: Vec<f32>,
     pub(super) num_nodes: usize,
@@ -29,6 +31,12 @@ impl FirstLayer {
     /// [`GraphOverlay::with_norms`](super::GraphOverlay::with_norms)).
     pub(super) fn norms(&self) -> &[f32] {
         &self.norms
+    }
+
+    /// Node `v`'s second-layer aggregate row (`Â H₁`, before the layer's weight).
+    fn a2_row(&self, v: u32) -> &[f32] {
+        let m = self.a2.len() / self.num_nodes.max(1);
+        &self.a2[v as usize * m..(v as usize + 1) * m]
     }
 
     /// Node `v`'s pre-activation row (bias added).
@@ -102,11 +110,15 @@ impl HostGcn {
         let c1 = &self.convs[0];
         let mut pre = aggregate_rows(graph, &all, c1.m, &|v| Some(xw.row(v)))?;
         bias_relu(&mut pre, &c1.bias, c1.m, false);
-        let h1 = pre.iter().map(|&v| crate::ops::relu(v)).collect();
+        let h1: Vec<f32> = pre.iter().map(|&v| crate::ops::relu(v)).collect();
         let norms = (0..n as u32).map(|v| graph.inv_sqrt_degree(v)).collect();
+        let a2 = aggregate_rows(graph, &all, c1.m, &|v| {
+            Some(&h1[v as usize * c1.m..(v as usize + 1) * c1.m])
+        })?;
         Ok(FirstLayer {
             h1,
             pre,
+            a2,
             norms,
             num_nodes: n,
         })
@@ -220,6 +232,151 @@ impl HostGcn {
             Some(&h2[p * c2.m..(p + 1) * c2.m])
         };
         let a3 = aggregate_rows(graph, &[node], c2.m, &at2)?;
+        let mut h3 = vec![0.0f32; c3.m];
+        matmul_acc(&a3, &c3.weight, c3.k, c3.m, &mut h3);
+        bias_relu(&mut h3, &c3.bias, c3.m, false);
+        Ok(self.output_row(h1_row(node), &h2[..c2.m], &h3))
+    }
+
+    /// [`HostGcn::log_probs_at_edited`] by deltas on the unedited graph's cached layers (the
+    /// verdict of each step of a search): the first-layer rows of the toggles' endpoints are
+    /// recomputed; every other row the toggles reach (a neighbour of an endpoint) moves by the
+    /// change of the endpoint's coefficient times its projected row; the second layer's
+    /// aggregate at each node of the edited 1-hop neighbourhood is the cached one moved by the
+    /// rows that moved (recomputed at an endpoint); layer 3 on the node. The cost is the
+    /// endpoints' degrees times the width, plus one pass over the neighbour lists of the
+    /// node's neighbours (no second-layer aggregation over a hub's thousands of rows). Equal
+    /// to [`HostGcn::log_probs_at`] on the edited graph up to float rounding (a test pins it).
+    ///
+    /// `base` must be [`HostGcn::first_layer`] of the unedited graph, `graph` the edited one and
+    /// `changed` the endpoints of every toggled pair.
+    ///
+    /// # Shapes
+    /// - xw: `[graph.num_nodes(), hidden]`; output: `[num_classes]`
+    pub fn log_probs_at_delta(
+        &self,
+        xw: &Projected,
+        base: &FirstLayer,
+        graph: &dyn Neighbours,
+        changed: &[u32],
+        node: u32,
+    ) -> Result<Vec<f32>> {
+        let n = graph.num_nodes();
+        let [c1, c2, c3] = &self.convs;
+        let m1 = c1.m;
+        if base.num_nodes != n
+            || xw.num_nodes != n
+            || node as usize >= n
+            || base.a2.len() != n * m1
+            || base.norms.len() != n
+        {
+            return Err(ModelError::InvalidInput(format!(
+                "node {node} of a graph with {n} nodes and cached layers for {} nodes",
+                base.num_nodes
+            )));
+        }
+        if let Some(&v) = changed.iter().find(|&&v| v as usize >= n) {
+            return Err(ModelError::InvalidInput(format!(
+                "changed node {v} outside the graph's {n} nodes"
+            )));
+        }
+        let mut ends = changed.to_vec();
+        ends.sort_unstable();
+        ends.dedup();
+        let is_end = |v: u32| ends.binary_search(&v).is_ok();
+        let mut affected = ends.clone();
+        for &a in &ends {
+            graph.neighbours(a, &mut affected);
+        }
+        affected.sort_unstable();
+        affected.dedup();
+        // New first-layer pre-activations (bias added) of the affected rows.
+        let mut pre = vec![0.0f32; affected.len() * m1];
+        let mut full = aggregate_rows(graph, &ends, m1, &|v| Some(xw.row(v)))?;
+        bias_relu(&mut full, &c1.bias, m1, false);
+        for (i, &v) in affected.iter().enumerate() {
+            let row = &mut pre[i * m1..(i + 1) * m1];
+            match ends.binary_search(&v) {
+                Ok(k) => row.copy_from_slice(&full[k * m1..(k + 1) * m1]),
+                Err(_) => row.copy_from_slice(base.pre_row(v)),
+            }
+        }
+        let mut nb = Vec::new();
+        for &a in &ends {
+            let moved = graph.inv_sqrt_degree(a) - base.norms[a as usize];
+            nb.clear();
+            graph.neighbours(a, &mut nb);
+            for &v in nb.iter().filter(|&&v| !is_end(v)) {
+                // Not an endpoint: the edge (v, a) is in both graphs, v's own coefficient and
+                // neighbour set are unchanged.
+                let i = affected.binary_search(&v).expect("a neighbour of an endpoint");
+                let c = base.norms[v as usize] * moved;
+                for (o, &r) in pre[i * m1..(i + 1) * m1].iter_mut().zip(xw.row(a)) {
+                    *o += c * r;
+                }
+            }
+        }
+        let h1: Vec<f32> = pre.iter().map(|&v| crate::ops::relu(v)).collect();
+        let h1_row = |v: u32| -> &[f32] {
+            match affected.binary_search(&v) {
+                Ok(i) => &h1[i * m1..(i + 1) * m1],
+                Err(_) => base.h1_row(v),
+            }
+        };
+        // Layer 2 on the node and its (edited) neighbours.
+        let mut rows1 = vec![node];
+        graph.neighbours(node, &mut rows1);
+        let mut a2 = vec![0.0f32; rows1.len() * m1];
+        for (&u, out) in rows1.iter().zip(a2.chunks_exact_mut(m1.max(1))) {
+            nb.clear();
+            graph.neighbours(u, &mut nb);
+            nb.push(u);
+            if is_end(u) {
+                let su = graph.inv_sqrt_degree(u);
+                for &w in &nb {
+                    let norm = if w == u {
+                        su * su
+                    } else {
+                        su * graph.inv_sqrt_degree(w)
+                    };
+                    for (o, &r) in out.iter_mut().zip(h1_row(w)) {
+                        *o += norm * r;
+                    }
+                }
+            } else {
+                out.copy_from_slice(base.a2_row(u));
+                let su = base.norms[u as usize];
+                for &w in &nb {
+                    let Ok(i) = affected.binary_search(&w) else {
+                        continue;
+                    };
+                    let (now, was) = (
+                        su * graph.inv_sqrt_degree(w),
+                        su * base.norms[w as usize],
+                    );
+                    let new = &h1[i * m1..(i + 1) * m1];
+                    for ((o, &r), &q) in out.iter_mut().zip(new).zip(base.h1_row(w)) {
+                        *o += now * r - was * q;
+                    }
+                }
+            }
+        }
+        let mut h2 = vec![0.0f32; rows1.len() * c2.m];
+        matmul_acc(&a2, &c2.weight, c2.k, c2.m, &mut h2);
+        bias_relu(&mut h2, &c2.bias, c2.m, true);
+        // Layer 3 on the node: its neighbours' rows, then its own.
+        let st = graph.inv_sqrt_degree(node);
+        let mut a3 = vec![0.0f32; c2.m];
+        for (i, &u) in rows1.iter().enumerate().skip(1).chain([(0, &node)]) {
+            let norm = if i == 0 {
+                st * st
+            } else {
+                st * graph.inv_sqrt_degree(u)
+            };
+            for (o, &r) in a3.iter_mut().zip(&h2[i * c2.m..(i + 1) * c2.m]) {
+                *o += norm * r;
+            }
+        }
         let mut h3 = vec![0.0f32; c3.m];
         matmul_acc(&a3, &c3.weight, c3.k, c3.m, &mut h3);
         bias_relu(&mut h3, &c3.bias, c3.m, false);
@@ -424,9 +581,14 @@ mod tests {
             let got = host
                 .log_probs_at_edited(&xw, &base, &g, &changed, v)
                 .unwrap();
-            for (a, b) in got.iter().zip(&want) {
-                assert!((a - b).abs() < 1e-5, "node {v}: {got:?} vs {want:?}");
+            let delta = host
+                .log_probs_at_delta(&xw, &base, &g, &changed, v)
+                .unwrap();
+            for (a, b) in got.iter().zip(&want).chain(delta.iter().zip(&want)) {
+                assert!((a - b).abs() < 1e-5, "node {v}: {got:?} {delta:?} vs {want:?}");
             }
         }
+        assert!(host.log_probs_at_delta(&xw, &base, &g, &[n], 0).is_err());
+        assert!(host.log_probs_at_delta(&xw, &base, &g, &[], n).is_err());
     }
 }

@@ -379,7 +379,11 @@ mod tests {
                         .log_probs_at_edited(&xw, &base, &g2, &g2.changed(), node)
                         .unwrap();
                     let got = ts.log_probs_toggling(pair).unwrap();
-                    for (a, b) in got.iter().zip(&want) {
+                    // The search's verdict from the unedited graph's layers, by deltas.
+                    let delta = gcn
+                        .log_probs_at_delta(&xw, &base, &g2, &g2.changed(), node)
+                        .unwrap();
+                    for (a, b) in got.iter().zip(&want).chain(delta.iter().zip(&want)) {
                         assert!(
                             (a - b).abs() < 1e-5,
                             "node {node}, state {state:?}, {pair:?}"
