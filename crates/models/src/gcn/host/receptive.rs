@@ -309,7 +309,9 @@ impl HostGcn {
             for &v in nb.iter().filter(|&&v| !is_end(v)) {
                 // Not an endpoint: the edge (v, a) is in both graphs, v's own coefficient and
                 // neighbour set are unchanged.
-                let i = affected.binary_search(&v).expect("a neighbour of an endpoint");
+                let i = affected
+                    .binary_search(&v)
+                    .expect("a neighbour of an endpoint");
                 let c = base.norms[v as usize] * moved;
                 for (o, &r) in pre[i * m1..(i + 1) * m1].iter_mut().zip(xw.row(a)) {
                     *o += c * r;
@@ -350,10 +352,7 @@ impl HostGcn {
                     let Ok(i) = affected.binary_search(&w) else {
                         continue;
                     };
-                    let (now, was) = (
-                        su * graph.inv_sqrt_degree(w),
-                        su * base.norms[w as usize],
-                    );
+                    let (now, was) = (su * graph.inv_sqrt_degree(w), su * base.norms[w as usize]);
                     let new = &h1[i * m1..(i + 1) * m1];
                     for ((o, &r), &q) in out.iter_mut().zip(new).zip(base.h1_row(w)) {
                         *o += now * r - was * q;
@@ -585,7 +584,10 @@ mod tests {
                 .log_probs_at_delta(&xw, &base, &g, &changed, v)
                 .unwrap();
             for (a, b) in got.iter().zip(&want).chain(delta.iter().zip(&want)) {
-                assert!((a - b).abs() < 1e-5, "node {v}: {got:?} {delta:?} vs {want:?}");
+                assert!(
+                    (a - b).abs() < 1e-5,
+                    "node {v}: {got:?} {delta:?} vs {want:?}"
+                );
             }
         }
         assert!(host.log_probs_at_delta(&xw, &base, &g, &[n], 0).is_err());
