@@ -8,6 +8,7 @@ recorded.
     cd runs/pyg-cora && python ../../scripts/pyg-replay-cora.py     # needs torch + PyG
     cd runs/pyg-citeseer && python ../../scripts/pyg-replay-cora.py --graph citeseer.npz \
         --runs 'greedy-{m}' 'transductive-{m}'                      # run directories, {m}: model
+        [--models gin]                                              # only these models
 """
 import argparse
 import json
@@ -21,6 +22,8 @@ from torch_geometric.nn import GATConv, GCNConv, GINConv, SAGEConv
 ap = argparse.ArgumentParser()
 ap.add_argument("--graph", default="cora.npz")
 ap.add_argument("--runs", nargs="+", default=["ex-{m}"])
+ap.add_argument("--models", nargs="+", default=["gcn", "sage", "gin", "gat"],
+                help="the models to replay (default: all four)")
 args = ap.parse_args()
 g = np.load(args.graph)
 x, ei = torch.tensor(g["features"]), g["edge_index"]
@@ -51,6 +54,8 @@ class Net(torch.nn.Module):
 pairs0 = {(min(u, v), max(u, v)) for u, v in ei.T.tolist()}
 failed = 0
 for m, build in BUILD.items():
+    if m not in args.models:
+        continue
     net = Net(*build())
     net.load_state_dict(load_file(f"{m}/model.safetensors"))
     net.eval()
