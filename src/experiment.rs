@@ -180,7 +180,7 @@ pub fn run_on(
         let prepared = set.prepare(method)?;
         runs.push(prepared.explain(&ctx, &eval_targets, &opts, None)?);
     }
-    let summary = summary_for(data, bb, config.seed, None, &runs)?;
+    let summary = summary_for(data, ctx.predictions(), config.seed, None, &runs)?;
     let config_json = serde_json::to_value(config).map_err(|e| Error::InvalidValue {
         what: "experiment config",
         value: config.dataset.clone(),

@@ -211,7 +211,7 @@ pub(crate) fn explain_memory_core(
         };
         runs.push(p.explain(&ctx, &targets, &opts, journal)?);
     }
-    let mut summary = summary_for(data, bb, job.seed, job.shard, &runs)?;
+    let mut summary = summary_for(data, ctx.predictions(), job.seed, job.shard, &runs)?;
     summary.notes.extend(rule);
     summary.notes.extend(reach_note);
     Ok((summary, runs))

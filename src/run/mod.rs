@@ -31,7 +31,7 @@ use induce_graph::generators::SyntheticKind;
 use induce_graph::io::DataFormat;
 use induce_graph::{Dataset, GraphError};
 use induce_models::BlackBox;
-use induce_models::gcn::train::split_accuracy;
+use induce_models::gcn::train::split_accuracy_of;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
@@ -179,12 +179,12 @@ pub fn run_notes(data: &Dataset) -> Vec<String> {
 /// The summary skeleton of a run on `data` (rows added by the caller).
 pub fn summary_for(
     data: &Dataset,
-    black_box: &dyn BlackBox,
+    predictions: &[usize],
     seed: u64,
     shard: Option<Shard>,
     runs: &[MethodRun],
 ) -> Result<RunSummary> {
-    let (train, test) = split_accuracy(black_box, data)?;
+    let (train, test) = split_accuracy_of(predictions, data);
     Ok(RunSummary {
         dataset: data.name.clone(),
         seed,

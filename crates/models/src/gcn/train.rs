@@ -290,10 +290,26 @@ pub fn accuracy(pred: &[usize], graph: &Graph, nodes: &[u32]) -> Option<f64> {
 pub fn split_accuracy(bb: &dyn BlackBox, dataset: &Dataset) -> Result<(Option<f64>, Option<f64>)> {
     let g = &dataset.graph;
     let pred = bb.log_probs(g.features(), &g.edges())?.predictions();
-    Ok((
-        accuracy(&pred, g, &dataset.split.train),
-        accuracy(&pred, g, &dataset.split.test),
-    ))
+    Ok(split_accuracy_of(&pred, dataset))
+}
+
+/// [`split_accuracy`] from predictions already made on the whole graph (one class per node).
+///
+/// ```
+/// use induce_graph::{Dataset, Features, Graph, Split};
+/// use induce_models::gcn::train::split_accuracy_of;
+/// let g = Graph::empty(Features::constant(3, 1, 1.0), vec![0, 1, 1]).unwrap();
+/// let split = Split { train: vec![0, 1], valid: vec![], test: vec![2] };
+/// let data = Dataset { name: "tiny".into(), graph: g, split, eval_targets: None,
+///     notes: vec![] };
+/// assert_eq!(split_accuracy_of(&[0, 0, 1], &data), (Some(0.5), Some(1.0)));
+/// ```
+pub fn split_accuracy_of(pred: &[usize], dataset: &Dataset) -> (Option<f64>, Option<f64>) {
+    let g = &dataset.graph;
+    (
+        accuracy(pred, g, &dataset.split.train),
+        accuracy(pred, g, &dataset.split.test),
+    )
 }
 
 #[cfg(test)]
