@@ -57,7 +57,7 @@ pub use method::{
 pub use preset::{Family, Preset};
 pub use set::{MethodSet, MethodSettings, Policies, PreparedMethod, method_config};
 pub(crate) use supports::check_methods;
-pub use supports::{EditSet, Restrictions, Supports, check_settings};
+pub use supports::{EditSet, Restrictions, Supports, TRAINING_SETTINGS, check_settings};
 pub use variant::Variant;
 pub(crate) use variant::check_distinct;
 

@@ -324,7 +324,12 @@ pub(crate) fn check_methods(methods: &[Method], restrictions: &Restrictions) -> 
     Ok(())
 }
 
-/// Refuses a run option that no method of `methods` reads, naming it and the methods that do.
+/// The [`RunOptions`](crate::run::RunOptions) that only training reads: [`check_settings`]
+/// refuses them rather than ignoring them silently.
+pub const TRAINING_SETTINGS: [&str; 3] = ["training", "sample", "max_judged"];
+
+/// Refuses a run option that no method of `methods` reads, naming it and the methods that do,
+/// and an option only training reads ([`TRAINING_SETTINGS`]).
 /// `chosen` are the [`RunOptions`](crate::run::RunOptions) fields the user set (and `policy`);
 /// an option no method declares ([`MethodDecl::settings`](super::MethodDecl)) is the run's
 /// own (data, targets, protocol, restrictions, scale) and always applies.
@@ -340,6 +345,15 @@ pub(crate) fn check_methods(methods: &[Method], restrictions: &Restrictions) -> 
 /// assert!(e.contains("RunOptions.shortlist") && e.contains("read by greedy"), "{e}");
 /// ```
 pub fn check_settings(methods: &[Method], chosen: &[String]) -> Result<()> {
+    if let Some(option) = (chosen.iter()).find(|c| TRAINING_SETTINGS.contains(&c.as_str())) {
+        return Err(Error::InvalidValue {
+            what: "setting",
+            value: format!("RunOptions.{option}"),
+            reason: "it says how a policy is trained, and explaining trains none: give it to \
+                     the training (induce train, induce.train_policy) and the policy here"
+                .into(),
+        });
+    }
     for option in chosen {
         let readers: Vec<&str> = (super::ALL.iter())
             .filter(|d| d.settings.contains(&option.as_str()))

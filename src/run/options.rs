@@ -209,6 +209,15 @@ pub struct RunOptions {
     /// REINFORCE.
     #[serde(default)]
     pub training: Option<induce_rl::Training>,
+    /// Train on a random sample of this many of the targets, seeded by the run's seed
+    /// (`induce train --sample`; default: all of them with REINFORCE, at most
+    /// [`induce_rl::RECOMMENDED_TARGETS`] with the recommended recipe). Training only.
+    #[serde(default)]
+    pub sample: Option<usize>,
+    /// Imitation: the candidates the search judges at a training state (`--max-judged`; default
+    /// 128). Training only, with imitation.
+    #[serde(default)]
+    pub max_judged: Option<usize>,
     /// The paper's protocol (`--paper-faithful`): its verdicts and no minimality pass; the
     /// reward stays [`RunOptions::reward`]'s.
     #[serde(default)]
@@ -475,6 +484,28 @@ impl RunOptions {
     ///
     /// With `feat` in [`RunOptions::edits`] the policy learns feature actions too
     /// ([`induce_rl::FeatureActions`], `feat` alone: only them), which need the estimated state.
+    ///
+    /// The training-only options ([`crate::methods::TRAINING_SETTINGS`]) apply here, and an
+    /// explain job refuses them:
+    ///
+    /// ```
+    /// use induce::run::RunOptions;
+    /// use induce::{Method, TargetSpec};
+    /// let o = RunOptions { seed: Some(7), sample: Some(1800), max_judged: Some(512),
+    ///     ..RunOptions::default() };
+    /// let job = o.train_job("cora", "bb.bpk", None, TargetSpec::Train).unwrap();
+    /// let sample = job.sample.unwrap();
+    /// assert_eq!((sample.size, sample.seed), (1800, 7));
+    /// assert_eq!(job.induce.train.imitation.max_judged, 512);
+    /// // max_judged sets imitation: REINFORCE refuses it.
+    /// let paper = RunOptions { paper_faithful: true, ..o.clone() };
+    /// let e = paper.train_job("cora", "bb.bpk", None, TargetSpec::Train).unwrap_err();
+    /// assert!(e.to_string().contains("RunOptions.max_judged"), "{e}");
+    /// // Explaining trains no policy.
+    /// let e = o.explain_job("cora", "bb.bpk", None, None, &[Method::GREEDY], TargetSpec::Test)
+    ///     .validate().unwrap_err();
+    /// assert!(e.to_string().contains("RunOptions.max_judged"), "{e}");
+    /// ```
     pub fn train_job(
         &self,
         data: &str,
@@ -515,6 +546,24 @@ impl RunOptions {
         self.apply_induce(&mut job.induce);
         if let Some(t) = self.training {
             job.induce.train.method = t;
+        }
+        if let Some(size) = self.sample {
+            job.sample = Some(crate::run::Sample {
+                size,
+                seed: self.seed(),
+            });
+        }
+        if let Some(n) = self.max_judged {
+            if job.induce.train.method != induce_rl::Training::Imitation {
+                return Err(crate::Error::InvalidValue {
+                    what: "setting",
+                    value: "RunOptions.max_judged".into(),
+                    reason: "it sets how imitation trains, and this training is REINFORCE: \
+                             train with imitation (RunOptions.training)"
+                        .into(),
+                });
+            }
+            job.induce.train.imitation.max_judged = n;
         }
         if let Some(mode) = self.edits.and_then(|e| e.edges()) {
             job.induce.env.mode = mode;

@@ -236,6 +236,16 @@ def test_training_and_inductive_explaining(tmp_path):
     # The recommended recipe by default: imitation of the greedy search on the estimated state.
     assert saved["induce"]["training"] == "imitation"
     assert saved["induce"]["env"]["state"] == "estimated"
+    # The training sample and the candidates judged, as `induce train --sample --max-judged`.
+    info = induce.train_policy(x=g["features"], edge_index=g["edge_index"], index=range(n // 2),
+                               out=tmp_path / "small", seed=3, episodes=1, sample=3,
+                               max_judged=16, **kw)
+    assert info["targets"] == 3
+    trained = json.loads((tmp_path / "small" / "train.json").read_text())["job"]
+    assert trained["sample"] == {"size": 3, "seed": 3}
+    assert trained["induce"]["imitation"]["max_judged"] == 16
+    with pytest.raises(ValueError, match="max_judged"):
+        induce.Explainer(method="greedy", max_judged=16, **kw)
     induce.train_policy(x=g["features"], edge_index=g["edge_index"], index=range(2),
                         out=tmp_path / "paper", seed=3, episodes=1, reward="paper", **kw)
     saved = json.loads((tmp_path / "paper" / "policy.json").read_text())

@@ -6,7 +6,7 @@ use anyhow::Result;
 use clap::Args;
 use induce::TargetSpec;
 use induce::cli::Bars;
-use induce::run::{RunContext, RunOptions, Sample, TrainJob, train};
+use induce::run::{RunContext, RunOptions, TrainJob, train};
 
 use crate::args::{DataArgs, FamilyArg, InduceArgs, ModelArgs};
 use crate::pick_device;
@@ -106,7 +106,6 @@ impl ImitationArgs {
         let given = [
             ("--teacher-temperature", self.teacher_temperature.is_some()),
             ("--teacher-share", self.teacher_share.is_some()),
-            ("--max-judged", self.max_judged.is_some()),
             ("--finetune", self.finetune.is_some()),
             ("--imitation-lr", self.imitation_lr.is_some()),
         ];
@@ -125,9 +124,6 @@ impl ImitationArgs {
         if let Some(lr) = self.imitation_lr {
             im.lr = lr;
         }
-        if let Some(n) = self.max_judged {
-            im.max_judged = n;
-        }
         if let Some(n) = self.finetune {
             im.finetune = n;
         }
@@ -143,6 +139,8 @@ impl TrainArgs {
             family: self.family.family.0,
             paper_faithful: self.paper_faithful,
             training: self.training,
+            sample: self.sample,
+            max_judged: self.imitation.max_judged,
             ..self.induce.options()
         };
         let mut job = options.train_job(
@@ -152,10 +150,6 @@ impl TrainArgs {
             self.targets.clone(),
         )?;
         job.format = self.data.format.format;
-        job.sample = self.sample.map(|size| Sample {
-            size,
-            seed: self.data.seed,
-        });
         if let Some(h) = self.hidden {
             (job.induce.network.hidden, job.induce.network.mlp_hidden) = (h, h);
         }

@@ -116,6 +116,10 @@ class Options(TypedDict, total=False):
     reward: Optional[Literal["shaped", "paper"]]
     state: Optional[Literal["paper", "reference", "targeted", "estimated"]]
     training: Optional[Literal["reinforce", "imitation"]]
+    #: ``train_policy`` only: train on a seeded random sample of this many of ``index``.
+    sample: Optional[int]
+    #: ``train_policy`` only, imitation: the candidates judged at a training state.
+    max_judged: Optional[int]
     paper_faithful: Optional[bool]
     all_nodes: Optional[bool]
     threads: Optional[int]
@@ -697,7 +701,9 @@ def train_policy(model: ModelLike, x: ArrayLike, edge_index: ArrayLike, index: A
     ``{"policy": path, "targets": n, "seconds": s}``; pass ``policy=out`` to
     ``Explainer(method="inductive", ...)``. ``edits="add,del,feat"`` (or ``"feat"``) trains the
     policy with feature actions too (the estimated state: a model with gradients). The recipe
-    trains on at most 900 of the nodes ``index`` (a sample seeded by ``seed``)."""
+    trains on at most 900 of the nodes ``index`` (a sample seeded by ``seed``); ``sample=N``
+    draws N instead, and ``max_judged=N`` sets the candidates the search judges at a training
+    state (default 128). ``Explainer`` refuses these training options."""
     xf = _features(x)
     ei = _edge_index(edge_index)
     m = _Model(model, arch, layers, inputs)
