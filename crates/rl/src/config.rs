@@ -9,6 +9,7 @@ use crate::env::EnvConfig;
 use crate::error::{Result, RlError};
 use crate::imitation::{ImitationConfig, Training};
 use crate::lookahead::Widening;
+use crate::returns::Baseline;
 
 /// The policy network's shape: what a checkpoint fixes (part of [`InduceConfig`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -102,6 +103,11 @@ pub struct TrainConfig {
     pub batch_size: usize,
     /// Floor `c` of the standard deviation when normalising returns.
     pub return_std_floor: f32,
+    /// What REINFORCE's updates (the paper's training, and the fine-tuning after imitation)
+    /// subtract from a sampled episode's return: the batch's normalisation, the paper's
+    /// ([`Baseline::Batch`], the default), or the policy's own greedy episode on the same target
+    /// ([`Baseline::Greedy`], not in the paper). Inductive training only.
+    pub baseline: Baseline,
     /// Transductive (and fine-tuned) search: also play the per-target policy's GREEDY episode
     /// after every `greedy_every`-th update and after the last one, and keep its counterfactual
     /// when it is smaller. The sampled episodes are the same with or without it (it uses no
@@ -129,6 +135,7 @@ impl Default for TrainConfig {
             episodes: 80,
             batch_size: 16,
             return_std_floor: 1e-3,
+            baseline: Baseline::Batch,
             greedy_every: 0,
             method: Training::Reinforce,
             imitation: ImitationConfig::default(),

@@ -91,6 +91,12 @@ pub struct ImitationConfig {
     /// Passes of the paper's REINFORCE after imitation (at
     /// [`TrainConfig::lr`](crate::TrainConfig::lr)); 0: none.
     pub finetune: usize,
+    /// A curriculum over the first `curriculum` passes: pass `e < curriculum` trains on the
+    /// easiest `(e + 1) / (curriculum + 1)` of the targets only, easiest meaning the smallest
+    /// margin of the black box's prediction on the unedited graph (the targets a short
+    /// counterfactual is likeliest to flip; [`curriculum_share`]); later passes on all. 0, the
+    /// default: every pass on all of them.
+    pub curriculum: usize,
 }
 
 impl Default for ImitationConfig {
@@ -101,6 +107,7 @@ impl Default for ImitationConfig {
             max_judged: 128,
             lr: 1e-3,
             finetune: 0,
+            curriculum: 0,
         }
     }
 }
@@ -146,6 +153,22 @@ impl ImitationConfig {
         }
         self.teacher_share * (1.0 - epoch as f32 / (epochs - 1) as f32)
     }
+}
+
+/// How many of `n` targets, ordered easiest first, imitation pass `epoch` trains on under a
+/// curriculum of `curriculum` passes ([`ImitationConfig::curriculum`]): `⌈n (e + 1) / (c + 1)⌉`
+/// while `e < c`, then all `n`.
+///
+/// ```
+/// use induce_rl::imitation::curriculum_share;
+/// assert_eq!((0..4).map(|e| curriculum_share(10, e, 3)).collect::<Vec<_>>(), [3, 5, 8, 10]);
+/// assert_eq!(curriculum_share(10, 0, 0), 10);
+/// ```
+pub fn curriculum_share(n: usize, epoch: usize, curriculum: usize) -> usize {
+    if epoch >= curriculum {
+        return n;
+    }
+    (n * (epoch + 1)).div_ceil(curriculum + 1)
 }
 
 /// The teacher's verdict on one candidate: whether taking it reaches the goal, and the margin

@@ -9,6 +9,7 @@ use induce_models::policy::host::HostPolicy;
 use induce_models::testing::test_device;
 use induce_models::{GcnBlackBox, GcnConfig, GcnTrainingConfig, train_gcn};
 use induce_rl::metrics::fidelity;
+use induce_rl::returns::Baseline;
 use induce_rl::{
     EpochStats, ImitationConfig, InduceConfig, Kernel, KernelPolicy, TrainConfig, Training,
     explain_greedy, train_inductive, train_inductive_checkpointed,
@@ -93,10 +94,48 @@ fn imitation_learns_the_teachers_choices_and_beats_the_untrained_policy() {
 /// checkpoint to exactly the uninterrupted policy.
 #[test]
 fn imitation_resumes_to_the_uninterrupted_policy() {
+    resumes_to_the_uninterrupted_policy(imitation(3, 2));
+}
+
+/// The same with a curriculum over the first two passes and the greedy-rollout baseline in the
+/// fine-tuning: both change the policy, and a resumed run still ends where an uninterrupted one
+/// does (the curriculum's order is recomputed on resuming).
+#[test]
+fn curriculum_and_greedy_baseline_resume_to_the_uninterrupted_policy() {
+    let mut cfg = imitation(3, 2);
+    cfg.train.imitation.curriculum = 2;
+    cfg.train.baseline = Baseline::Greedy;
     let dev = test_device().unwrap();
     let (data, bb, train, _) = setup();
     let train: Vec<u32> = train.into_iter().take(24).collect();
-    let cfg = imitation(3, 2);
+    let params = |c: &InduceConfig| {
+        HostPolicy::from_policy(
+            &train_inductive(&data.graph, &bb, &train, c, &dev, |_| {}).unwrap(),
+        )
+        .params
+    };
+    let plain = params(&imitation(3, 2));
+    let mut curriculum = imitation(3, 2);
+    curriculum.train.imitation.curriculum = 2;
+    let mut greedy = imitation(3, 2);
+    greedy.train.baseline = Baseline::Greedy;
+    assert_ne!(
+        params(&curriculum),
+        plain,
+        "the curriculum changes the passes"
+    );
+    assert_ne!(
+        params(&greedy),
+        plain,
+        "the baseline changes the fine-tuning"
+    );
+    resumes_to_the_uninterrupted_policy(cfg);
+}
+
+fn resumes_to_the_uninterrupted_policy(cfg: InduceConfig) {
+    let dev = test_device().unwrap();
+    let (data, bb, train, _) = setup();
+    let train: Vec<u32> = train.into_iter().take(24).collect();
     assert_eq!(cfg.training_passes(), 5);
     let params = |p: &induce_models::Policy| HostPolicy::from_policy(p).params;
     let mut passes = Vec::new();

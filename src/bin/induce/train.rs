@@ -56,6 +56,12 @@ pub struct TrainArgs {
     /// [default: 16].
     #[arg(long, value_name = "N")]
     pub batch_size: Option<usize>,
+    /// What REINFORCE subtracts from a sampled episode's return: batch (the paper's: returns
+    /// normalised over the batch) or greedy (the policy's own argmax episode on the same
+    /// target, Kool et al. 2019; one more rollout per episode). REINFORCE's training and
+    /// --finetune's passes only [default: batch].
+    #[arg(long, value_name = "batch|greedy")]
+    pub baseline: Option<induce::rl::returns::Baseline>,
     /// Width of the policy's GAT layers and of its scoring MLP's hidden layers [default: 32
     /// with the recommended recipe; 16, the paper's, with --training reinforce and
     /// --paper-faithful].
@@ -97,6 +103,11 @@ pub struct ImitationArgs {
     /// REINFORCE's, the fine-tuning's too).
     #[arg(long, value_name = "LR")]
     pub imitation_lr: Option<f64>,
+    /// Imitation: a curriculum over the first N passes; pass e < N trains on the easiest
+    /// (e+1)/(N+1) of the targets only (the smallest margins of the black box's prediction)
+    /// [default: 0, every pass on all].
+    #[arg(long, value_name = "N")]
+    pub curriculum: Option<usize>,
 }
 
 impl ImitationArgs {
@@ -108,6 +119,7 @@ impl ImitationArgs {
             ("--teacher-share", self.teacher_share.is_some()),
             ("--finetune", self.finetune.is_some()),
             ("--imitation-lr", self.imitation_lr.is_some()),
+            ("--curriculum", self.curriculum.is_some()),
         ];
         if job.induce.train.method != induce::rl::Training::Imitation
             && let Some((flag, _)) = given.iter().find(|(_, g)| *g)
@@ -126,6 +138,9 @@ impl ImitationArgs {
         }
         if let Some(n) = self.finetune {
             im.finetune = n;
+        }
+        if let Some(n) = self.curriculum {
+            im.curriculum = n;
         }
         Ok(())
     }
@@ -160,6 +175,13 @@ impl TrainArgs {
             job.induce.env.prior_weight = w;
         }
         self.imitation.apply(&mut job)?;
+        if let Some(b) = self.baseline {
+            let t = &job.induce.train;
+            if t.method == induce::rl::Training::Imitation && t.imitation.finetune == 0 {
+                anyhow::bail!("--baseline needs REINFORCE: --training reinforce or --finetune N");
+            }
+            job.induce.train.baseline = b;
+        }
         Ok(job)
     }
 }

@@ -92,6 +92,32 @@ impl<'a> Pool<'_, 'a> {
         })
     }
 
+    /// Each target's margin on its unedited neighbourhood ([`Goal::margin`]: how far the black
+    /// box's prediction is from the goal), in pool order, on `threads` threads: the
+    /// curriculum's measure of a target's difficulty. A lazy pool builds each episode once for
+    /// it.
+    ///
+    /// [`Goal::margin`]: induce_explain::Goal::margin
+    pub(super) fn margins(&mut self, threads: usize) -> Result<Vec<f32>> {
+        let margin =
+            |ep: &Episode<'_>| (ep.goal()).margin(ep.judge().target_row(), ep.original_label());
+        match self {
+            Pool::Prepared(episodes) => crate::parallel::map_mut(episodes, threads, |ep| {
+                ep.reset();
+                Ok(margin(ep))
+            }),
+            Pool::Lazy { .. } => {
+                let pool = &*self;
+                let indices: Vec<usize> = (0..pool.len()).collect();
+                crate::parallel::map(&indices, threads, |&i| {
+                    Ok(margin(
+                        &pool.build(i)?.expect("a lazy pool builds its episodes"),
+                    ))
+                })
+            }
+        }
+    }
+
     /// A fresh episode of target `i` of a lazy pool.
     fn build(&self, i: usize) -> Result<Option<Episode<'a>>> {
         match self {

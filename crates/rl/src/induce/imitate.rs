@@ -10,7 +10,7 @@ use super::InduceConfig;
 use super::epochs::{EpochStats, Pool};
 use crate::env::Episode;
 use crate::error::Result;
-use crate::imitation::{Judged, judged_set, teacher_turn, teacher_weights};
+use crate::imitation::{Judged, curriculum_share, judged_set, teacher_turn, teacher_weights};
 use crate::kernel::{Learner, argmax};
 use crate::lookahead::Lookahead;
 
@@ -99,15 +99,30 @@ pub(super) fn imitate_epochs<L: Learner>(
     progress: &mut impl FnMut(&EpochStats),
     after_epoch: &mut impl FnMut(usize, &L) -> Result<()>,
 ) -> Result<()> {
-    let k = pool.len() as f32;
+    let curriculum = config.train.imitation.curriculum;
+    // The targets easiest first (by their unedited margin; ties by pool order), when a
+    // curriculum needs them.
+    let easiest: Vec<usize> = if first < curriculum.min(config.train.episodes) {
+        let margins = pool.margins(learner.threads())?;
+        let mut by: Vec<usize> = (0..pool.len()).collect();
+        by.sort_by(|&a, &b| margins[a].total_cmp(&margins[b]).then(a.cmp(&b)));
+        by
+    } else {
+        (0..pool.len()).collect()
+    };
     for epoch in first..config.train.episodes {
         let mut rng = epoch_rng(config.seed, epoch);
         let share = config
             .train
             .imitation
             .share_at(epoch, config.train.episodes);
-        let mut order: Vec<usize> = (0..pool.len()).collect();
+        let mut order: Vec<usize> = if epoch < curriculum {
+            easiest[..curriculum_share(pool.len(), epoch, curriculum)].to_vec()
+        } else {
+            (0..pool.len()).collect()
+        };
         order.shuffle(&mut rng);
+        let k = order.len() as f32;
         let (mut ret, mut flips, mut edits, mut agreed) = (0.0f32, 0usize, 0usize, 0usize);
         for batch in order.chunks(config.train.batch_size) {
             let seeds: Vec<u64> = batch.iter().map(|_| rng.random()).collect();

@@ -16,8 +16,9 @@ use crate::error::{Result, RlError};
 use crate::imitation::Training;
 use crate::kernel::burn::BurnLearner;
 use crate::kernel::host::HostLearner;
-use crate::kernel::{Learner, rollout_batch};
+use crate::kernel::{Learner, rollout_batch, rollout_batch_picking};
 use crate::returns::batch_returns;
+use crate::returns::{Baseline, greedy_advantages};
 use crate::train_store::TrainStore;
 
 /// Trains a policy inductively on `targets` (typically training-split nodes with a non-zero
@@ -283,6 +284,16 @@ fn train_epochs<L: Learner>(
                 .zip(rngs.iter_mut())
                 .map(|((ep, _), rng)| (&mut **ep, rng))
                 .collect();
+            // The greedy baseline's episodes first, with the parameters the samples use.
+            let greedy = match config.train.baseline {
+                Baseline::Batch => None,
+                Baseline::Greedy => Some(
+                    rollout_batch_picking(&*learner, &mut rolls, false, true)?
+                        .iter()
+                        .map(|steps| steps.iter().map(L::reward).sum::<f32>())
+                        .collect::<Vec<f32>>(),
+                ),
+            };
             let rolled = rollout_batch(&*learner, &mut rolls, false)?;
             let flipped: Vec<bool> = rolls.iter().map(|(ep, _)| ep.is_flipped()).collect();
             drop(rolls);
@@ -293,7 +304,15 @@ fn train_epochs<L: Learner>(
                 edits += steps.len();
                 batch_steps.push(steps);
             }
-            let returns = batch_returns(&batch_steps, L::reward, config)?;
+            let returns = match &greedy {
+                None => batch_returns(&batch_steps, L::reward, config)?,
+                Some(greedy) => {
+                    let rewards: Vec<Vec<f32>> = (batch_steps.iter())
+                        .map(|steps| steps.iter().map(L::reward).collect())
+                        .collect();
+                    greedy_advantages(&rewards, greedy, config.train.return_std_floor)?
+                }
+            };
             if !returns.is_empty() {
                 learner.update(&batch_steps, &returns, config)?;
             }

@@ -443,6 +443,17 @@ pub(crate) fn rollout_batch<L: Learner>(
     jobs: &mut [(&mut Episode<'_>, &mut StdRng)],
     keep_trace: bool,
 ) -> Result<Vec<Vec<L::Step>>> {
+    rollout_batch_picking(learner, jobs, keep_trace, false)
+}
+
+/// [`rollout_batch`], each step taking the policy's argmax (the first on ties; the streams are
+/// not drawn from) when `argmax`, else a sample.
+pub(crate) fn rollout_batch_picking<L: Learner>(
+    learner: &L,
+    jobs: &mut [(&mut Episode<'_>, &mut StdRng)],
+    keep_trace: bool,
+    argmax_pick: bool,
+) -> Result<Vec<Vec<L::Step>>> {
     let threads = learner.threads();
     // The policy is fixed during the rollout: what each episode's states share is computed once.
     let mut rolls = induce_explain::parallel::map_mut(jobs, threads, |(ep, _)| {
@@ -474,7 +485,11 @@ pub(crate) fn rollout_batch<L: Learner>(
             .map(|(r, (log_probs, step))| (r, log_probs, Some(step)))
             .collect();
         induce_explain::parallel::map_mut(&mut moves, threads, |(r, log_probs, step)| {
-            let action = sample(log_probs, r.rng);
+            let action = if argmax_pick {
+                argmax(log_probs)
+            } else {
+                sample(log_probs, r.rng)
+            };
             let reward = r.ep.step(action)?.reward;
             let mut step = step.take().expect("each observed step is taken once");
             L::complete(&mut step, action, reward);
