@@ -188,6 +188,14 @@ for g in cora citeseer; do
     else
       imitate n1800 --sample 1800 --max-judged 128 --prior-weight 10
     fi
+    # The recipe with a curriculum (its first 5 passes on the easiest targets by the black box's
+    # margin), and with 5 REINFORCE passes after it: the paper's batch baseline, and the policy's
+    # own greedy episode as the baseline (Kool et al. 2019).
+    r9=(--sample 900 --max-judged 128 --prior-weight 10)
+    imitate recipe-cur5 "${r9[@]}" --curriculum 5
+    imitate recipe-cur5-s7 "${r9[@]}" --curriculum 5 --seed 7
+    imitate recipe-ftb5 "${r9[@]}" --finetune 5
+    imitate recipe-ftg5 "${r9[@]}" --finetune 5 --baseline greedy
     # No training: the estimated state's prior alone (greedy --shortlist 1's choice, in effect).
     run explain "${d[@]}" --method untrained --state estimated --out "$out/$g-untrained-estimated"
     imitate im-paper-h16 --training imitation --state paper --hidden 16
@@ -212,7 +220,7 @@ for g in cora citeseer; do
     run explain "${b[@]}" --method greedy --out "$out/$g-t300-greedy"
     run explain "${b[@]}" --method greedy --shortlist 1 --out "$out/$g-t300-greedy-sl1"
     run explain "${b[@]}" --method untrained --state estimated --out "$out/$g-t300-untrained-estimated"
-    for r in recipe recipe-s7 recipe-mj2048; do
+    for r in recipe recipe-s7 recipe-mj2048 recipe-cur5 recipe-ftb5 recipe-ftg5; do
       run explain "${b[@]}" --policy "$out/$g-policy-$r" --method inductive \
         --out "$out/$g-t300-$r-inductive"
     done

@@ -58,6 +58,9 @@ def flags(run):
     if name.endswith("-graph"):
         out.append("--additions graph")
     policy = {
+        "-recipe-cur5": "[policy: recipe, --curriculum 5]",
+        "-recipe-ftb5": "[policy: recipe + 5 REINFORCE passes]",
+        "-recipe-ftg5": "[policy: recipe + 5 REINFORCE passes, greedy baseline]",
         "-recipe-pw1": "[policy: recipe at prior weight 1]",
         "-recipe-pw3": "[policy: recipe at prior weight 3]",
         "-recipe": "[policy: recipe]",

@@ -113,6 +113,14 @@ def main():
                  "inductive", "policy-n900-mj256-e10", ""),
                 ("inductive, 1,800 targets, 128 judged", "n1800-inductive", "inductive",
                  "policy-n1800", ""),
+                ("inductive, the recipe with --curriculum 5", f"{pre}recipe-cur5-inductive",
+                 "inductive", "policy-recipe-cur5", ""),
+                ("inductive, the recipe with --curriculum 5, --seed 7", "recipe-cur5-s7-inductive",
+                 "inductive", "policy-recipe-cur5-s7", ""),
+                ("inductive, the recipe + 5 REINFORCE passes (--finetune 5)",
+                 f"{pre}recipe-ftb5-inductive", "inductive", "policy-recipe-ftb5", ""),
+                ("inductive, the recipe + 5 REINFORCE passes, greedy baseline",
+                 f"{pre}recipe-ftg5-inductive", "inductive", "policy-recipe-ftg5", ""),
             ]
             for label, run, method, policy, note in spec:
                 if pre and not run.startswith(pre):
