@@ -215,6 +215,25 @@ fn generate_train_explain_eval_round_trip_and_shards_merge_to_the_whole_run() {
         "{e}"
     );
     assert!(!p.root.join("refused").exists());
+    // So is a greedy-rollout baseline where no REINFORCE pass runs (the library's check).
+    let idle = induce(&[
+        "train",
+        "--data",
+        s(&p.data),
+        "--black-box",
+        s(&p.black_box),
+        "--baseline",
+        "greedy",
+        "--out",
+        s(&p.root.join("refused")),
+    ]);
+    let e = String::from_utf8_lossy(&idle.stderr);
+    assert!(!idle.status.success(), "{e}");
+    assert!(
+        e.contains("--baseline must be batch where no REINFORCE pass runs"),
+        "{e}"
+    );
+    assert!(!p.root.join("refused").exists());
     // The targeted state: saved with the policy, which explains with it (two more columns).
     let (targeted, j) = train("policy-targeted", &["--state", "targeted"]);
     assert_eq!(j["induce"]["env"]["state"], "targeted", "{j}");

@@ -14,7 +14,7 @@ use crate::methods::{BaselineConfig, Preset, Restrictions, Variant};
 /// The library's names of the settings a user gives by name (in error messages, e.g.
 /// `InduceConfig.env.hops`) and the [`RunOptions`] field each one is (`hops`): front ends turn
 /// the first into their own spelling of the second ([`name_settings`]).
-pub const SETTING_NAMES: [(&str, &str); 23] = [
+pub const SETTING_NAMES: [(&str, &str); 25] = [
     ("InduceConfig.lr", "lr"),
     ("InduceConfig.env.budget", "budget"),
     ("InduceConfig.inference_batch", "batch_targets"),
@@ -23,6 +23,8 @@ pub const SETTING_NAMES: [(&str, &str); 23] = [
     ("InduceConfig.temperature", "temperature"),
     ("InduceConfig.kernel", "kernel"),
     ("InduceConfig.env.hops", "hops"),
+    ("InduceConfig.imitation.curriculum", "curriculum"),
+    ("InduceConfig.baseline", "baseline"),
     ("BaselineConfig.random.iterations", "iterations"),
     ("BaselineConfig.cf_gnnexplainer.iterations", "iterations"),
     ("BaselineConfig.cf_gnnfeatures.iterations", "iterations"),

@@ -239,6 +239,12 @@ impl InduceConfig {
     /// let mut cold = InduceConfig::default();
     /// cold.inference.temperature = 0.0;
     /// assert!(cold.validate().unwrap_err().to_string().contains("InduceConfig.temperature"));
+    /// // A greedy-rollout baseline with no REINFORCE pass to use it.
+    /// let mut idle = InduceConfig::default().recommended();
+    /// idle.train.baseline = induce_rl::returns::Baseline::Greedy;
+    /// assert!(idle.validate().unwrap_err().to_string().contains("InduceConfig.baseline"));
+    /// idle.train.imitation.finetune = 5;
+    /// assert!(idle.validate().is_ok());
     /// ```
     pub fn validate(&self) -> Result<()> {
         let bad = |field: &str, rule: &str, value: String| {
@@ -285,6 +291,21 @@ impl InduceConfig {
         }
         if self.train.method == Training::Imitation {
             self.train.imitation.validate()?;
+            let im = &self.train.imitation;
+            if im.curriculum > self.train.episodes {
+                return bad(
+                    "imitation.curriculum",
+                    &format!("at most the passes (episodes = {})", self.train.episodes),
+                    im.curriculum.to_string(),
+                );
+            }
+            if im.finetune == 0 && self.train.baseline != Baseline::Batch {
+                return bad(
+                    "baseline",
+                    "batch where no REINFORCE pass runs (imitation without finetune passes)",
+                    self.train.baseline.to_string(),
+                );
+            }
         }
         if let Some(f) = &self.env.features {
             if self.env.state != crate::StateLayout::Estimated {

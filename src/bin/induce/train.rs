@@ -176,10 +176,6 @@ impl TrainArgs {
         }
         self.imitation.apply(&mut job)?;
         if let Some(b) = self.baseline {
-            let t = &job.induce.train;
-            if t.method == induce::rl::Training::Imitation && t.imitation.finetune == 0 {
-                anyhow::bail!("--baseline needs REINFORCE: --training reinforce or --finetune N");
-            }
             job.induce.train.baseline = b;
         }
         Ok(job)
