@@ -281,6 +281,23 @@ if [ -n "${LIMIT_PYG:-}" ]; then
           --out "$p/$m-recipe-pw1-inductive"
         run explain "${d[@]}" --method untrained --state estimated \
           --out "$p/$m-untrained-estimated"
+        # The recipe on 1,800 training targets (--sample 1800).
+        test -s "$p/$m-policy-s1800/policy.bpk" ||
+          run train "${d[@]::6}" --sample 1800 --out "$p/$m-policy-s1800"
+        run explain "${d[@]}" --policy "$p/$m-policy-s1800" --method inductive,inductive-best-of-k \
+          --out "$p/$m-s1800-inductive"
+        if [ $m = gin ]; then
+          # The GINs on 300 test targets (the 60 among them), and the recipe with a curriculum.
+          test -s "$p/$m-policy-cur5/policy.bpk" ||
+            run train "${d[@]::6}" --curriculum 5 --out "$p/$m-policy-cur5"
+          t=("${d[@]::6}" --targets test --sample 300)
+          run explain "${t[@]}" --method greedy --out "$p/$m-t300-greedy"
+          run explain "${t[@]}" --method greedy --shortlist 1 --out "$p/$m-t300-greedy-sl1"
+          for r in recipe s1800 cur5; do
+            run explain "${t[@]}" --policy "$p/$m-policy-$r" --method inductive \
+              --out "$p/$m-t300-$r-inductive"
+          done
+        fi
       fi
     done
     (cd "$p" && "$LIMIT_PYG" "$root/scripts/pyg-replay-cora.py" --graph $g.npz \
