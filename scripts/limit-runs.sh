@@ -286,14 +286,19 @@ if [ -n "${LIMIT_PYG:-}" ]; then
           run train "${d[@]::6}" --sample 1800 --out "$p/$m-policy-s1800"
         run explain "${d[@]}" --policy "$p/$m-policy-s1800" --method inductive,inductive-best-of-k \
           --out "$p/$m-s1800-inductive"
-        if [ $m = gin ]; then
-          # The GINs on 300 test targets (the 60 among them), and the recipe with a curriculum.
-          test -s "$p/$m-policy-cur5/policy.bpk" ||
-            run train "${d[@]::6}" --curriculum 5 --out "$p/$m-policy-cur5"
+        if [ $m = gcn ] || [ $m = gin ]; then
+          # The GCNs and GINs on 300 test targets (the 60 among them); the GINs also with the
+          # recipe's curriculum.
+          rs=(recipe s1800)
+          if [ $m = gin ]; then
+            test -s "$p/$m-policy-cur5/policy.bpk" ||
+              run train "${d[@]::6}" --curriculum 5 --out "$p/$m-policy-cur5"
+            rs+=(cur5)
+          fi
           t=("${d[@]::6}" --targets test --sample 300)
           run explain "${t[@]}" --method greedy --out "$p/$m-t300-greedy"
           run explain "${t[@]}" --method greedy --shortlist 1 --out "$p/$m-t300-greedy-sl1"
-          for r in recipe s1800 cur5; do
+          for r in "${rs[@]}"; do
             run explain "${t[@]}" --policy "$p/$m-policy-$r" --method inductive \
               --out "$p/$m-t300-$r-inductive"
           done
