@@ -178,7 +178,7 @@ pub const RECOMMENDED_PASSES: usize = 20;
 
 /// Training targets the recommended recipe samples when given more and told no `--sample`
 /// (`induce train`, `induce.train_policy`): on Cora and CiteSeer 900 found more than 150, as many
-/// as 450 with smaller counterfactuals, and as many as 1,800 on CiteSeer in a third of its
+/// as 450 with smaller counterfactuals, and within one to three targets of 1,800 in half its
 /// training time (docs/RESULTS.md).
 pub const RECOMMENDED_TARGETS: usize = 900;
 
