@@ -19,8 +19,8 @@ use crate::error::{Result, RlError};
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Baseline {
-    /// The paper's: each step's discounted return `G_t`, normalised over the batch's steps
-    /// ([`batch_returns`]).
+    /// The paper's: each step's discounted return `G_t` ([`discounted_returns`]), normalised
+    /// over the batch's steps ([`normalise`]).
     #[default]
     Batch,
     /// A greedy-rollout baseline (Kool, van Hoof, Welling, ICLR 2019): the policy also plays
