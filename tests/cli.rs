@@ -194,46 +194,33 @@ fn generate_train_explain_eval_round_trip_and_shards_merge_to_the_whole_run() {
         report["job"]["induce"]["env"]["state"], "estimated",
         "{report}"
     );
-    // The imitation settings are refused where nothing would read them.
-    let refused = induce(&[
-        "train",
-        "--data",
-        s(&p.data),
-        "--black-box",
-        s(&p.black_box),
-        "--training",
-        "reinforce",
-        "--teacher-share",
-        "0.3",
-        "--out",
-        s(&p.root.join("refused")),
-    ]);
-    let e = String::from_utf8_lossy(&refused.stderr);
-    assert!(!refused.status.success(), "{e}");
-    assert!(
-        e.contains("--teacher-share needs --training imitation"),
-        "{e}"
+    // Training settings are refused where nothing would read them, and nothing is written.
+    let refused = |flags: &[&str], says: &str| {
+        let out = p.root.join("refused");
+        let mut args = vec![
+            "train",
+            "--data",
+            s(&p.data),
+            "--black-box",
+            s(&p.black_box),
+        ];
+        args.extend_from_slice(flags);
+        args.extend_from_slice(&["--out", s(&out)]);
+        let r = induce(&args);
+        let e = String::from_utf8_lossy(&r.stderr);
+        assert!(!r.status.success(), "{e}");
+        assert!(e.contains(says), "{e}");
+        assert!(!out.exists());
+    };
+    refused(
+        &["--training", "reinforce", "--teacher-share", "0.3"],
+        "--teacher-share needs --training imitation",
     );
-    assert!(!p.root.join("refused").exists());
-    // So is a greedy-rollout baseline where no REINFORCE pass runs (the library's check).
-    let idle = induce(&[
-        "train",
-        "--data",
-        s(&p.data),
-        "--black-box",
-        s(&p.black_box),
-        "--baseline",
-        "greedy",
-        "--out",
-        s(&p.root.join("refused")),
-    ]);
-    let e = String::from_utf8_lossy(&idle.stderr);
-    assert!(!idle.status.success(), "{e}");
-    assert!(
-        e.contains("--baseline must be batch where no REINFORCE pass runs"),
-        "{e}"
+    // A greedy-rollout baseline where no REINFORCE pass runs (the library's check).
+    refused(
+        &["--baseline", "greedy"],
+        "--baseline must be batch where no REINFORCE pass runs",
     );
-    assert!(!p.root.join("refused").exists());
     // The targeted state: saved with the policy, which explains with it (two more columns).
     let (targeted, j) = train("policy-targeted", &["--state", "targeted"]);
     assert_eq!(j["induce"]["env"]["state"], "targeted", "{j}");
